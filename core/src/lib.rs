@@ -1,0 +1,15 @@
+//! Portal's conversation engine: pure logic shared by the server and the browser.
+//!
+//! Architecture invariant: nothing in this crate does IO or reads a clock. Time is always an
+//! argument, and every function is deterministic in its inputs.
+
+pub mod attachment;
+pub mod block;
+pub mod effort;
+pub mod stream;
+pub mod transcript;
+pub mod validate;
+
+pub use block::{Block, BlockKind, CompactionTrigger, TurnsCovered};
+pub use transcript::{Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus};
+pub use validate::{Invariant, Location, TranscriptError, parse_transcript, validate};

@@ -1,0 +1,63 @@
+//! Events that carry a running turn's blocks from the server to the browser.
+
+use serde::{Deserialize, Serialize};
+
+use crate::block::{BlockKind, CompactionTrigger, TurnsCovered};
+use crate::transcript::{Role, TurnStatus};
+
+/// One event of a turn's stream. Each is sent as one server-sent event whose `event` field is the
+/// variant's name and whose `data` is this value as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum TurnEvent {
+    /// A new message begins in the turn; `message` is its 0-based position.
+    MessageStart { message: usize, role: Role },
+    /// A new block begins in the current message; `block` is its 0-based position.
+    BlockStart {
+        message: usize,
+        block: usize,
+        kind: BlockKind,
+        /// For tool use: the call id and tool name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call: Option<CallHeader>,
+    },
+    /// More text for the current thinking or text block, or the result of a tool call.
+    Delta {
+        message: usize,
+        block: usize,
+        text: String,
+    },
+    /// The current block is whole.
+    BlockEnd { message: usize, block: usize },
+    /// A compaction finished; the divider is drawn from this.
+    Compacted {
+        message: usize,
+        block: usize,
+        trigger: CompactionTrigger,
+        covers: TurnsCovered,
+        summary: String,
+    },
+    /// The turn stopped; nothing follows.
+    TurnEnd { status: TurnStatus },
+}
+
+/// The identity of a tool call, sent with its block's start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallHeader {
+    pub id: String,
+    pub name: String,
+}
+
+impl TurnEvent {
+    /// The server-sent event name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TurnEvent::MessageStart { .. } => "message_start",
+            TurnEvent::BlockStart { .. } => "block_start",
+            TurnEvent::Delta { .. } => "delta",
+            TurnEvent::BlockEnd { .. } => "block_end",
+            TurnEvent::Compacted { .. } => "compacted",
+            TurnEvent::TurnEnd { .. } => "turn_end",
+        }
+    }
+}

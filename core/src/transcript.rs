@@ -1,0 +1,143 @@
+//! A conversation's transcript: turns of messages of blocks, as stored and exchanged.
+//!
+//! The JSON format is documented in `docs/transcript-format.md`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::attachment::Attachment;
+use crate::block::Block;
+use crate::effort::Effort;
+
+/// The transcript format version this crate reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A whole conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Transcript {
+    pub version: u32,
+    pub turns: Vec<Turn>,
+}
+
+/// One turn: the user's message and everything the agent did until it answered, paused or stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// 1-based position in the conversation.
+    pub index: u32,
+    #[serde(default, skip_serializing_if = "TurnKind::is_chat")]
+    pub kind: TurnKind,
+    pub status: TurnStatus,
+    /// The effort level that won for this turn (rule E2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<Effort>,
+    /// Input tokens of the latest call on the turn's own model (rule C11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<TraceEntry>,
+    pub messages: Vec<Message>,
+}
+
+/// Whether a turn ran the agent loop or only summarised the history (`/compact`, rule C6).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnKind {
+    #[default]
+    Chat,
+    Compact,
+}
+
+impl TurnKind {
+    fn is_chat(&self) -> bool {
+        *self == TurnKind::Chat
+    }
+}
+
+/// Where a turn stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    Running,
+    /// Waiting for the user to answer an approval or a clarification request.
+    Paused,
+    Completed,
+    /// Stopped before it finished: cancelled, or the server went down mid-stream.
+    CutOff,
+    Failed,
+}
+
+impl TurnStatus {
+    /// Whether the turn can still produce blocks.
+    pub fn is_open(self) -> bool {
+        matches!(self, TurnStatus::Running | TurnStatus::Paused)
+    }
+}
+
+/// A note the runtime keeps on a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "SCREAMING_SNAKE_CASE", deny_unknown_fields)]
+pub enum TraceEntry {
+    /// The skills a message selected with `/slug` (rule S4).
+    SkillSelect { skill_ids: Vec<String> },
+    /// A compaction that failed; the turn went on or failed as rule C5 says.
+    CompactionFailed { reason: String },
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+    /// The runtime, carrying tool results back to the model.
+    Tool,
+}
+
+impl Role {
+    /// The name used in the transcript format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// An ordered list of blocks from one author (rule B1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    pub role: Role,
+    pub blocks: Vec<Block>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+}
+
+impl Message {
+    /// A message with the given blocks and no attachments.
+    pub fn new(role: Role, blocks: Vec<Block>) -> Self {
+        Message {
+            role,
+            blocks,
+            attachments: Vec::new(),
+        }
+    }
+}
+
+impl Transcript {
+    /// An empty conversation.
+    pub fn new() -> Self {
+        Transcript {
+            version: FORMAT_VERSION,
+            turns: Vec::new(),
+        }
+    }
+}
+
+impl Default for Transcript {
+    fn default() -> Self {
+        Self::new()
+    }
+}
