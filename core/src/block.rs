@@ -28,11 +28,15 @@ pub enum Block {
     ClarificationRequest { id: String, question: String },
     /// A request to run the call `call_id`; the turn pauses until the user decides.
     ApprovalRequest { call_id: String, summary: String },
-    /// A summary that replaces everything before it (rule B2).
+    /// A summary that replaces everything before it (rule B2). It opens the assistant message of
+    /// the model call it was made for; the `kept_messages` messages just before that message are
+    /// the tail kept verbatim after the summary (rules C3, C4).
     Compaction {
         summary: String,
         trigger: CompactionTrigger,
         covers: TurnsCovered,
+        #[serde(default)]
+        kept_messages: u32,
     },
 }
 
