@@ -103,6 +103,15 @@ impl Role {
             Role::Tool => "tool",
         }
     }
+
+    /// The role's name after "a" or "an", for messages to people.
+    pub fn with_article(self) -> &'static str {
+        match self {
+            Role::User => "a user",
+            Role::Assistant => "an assistant",
+            Role::Tool => "a tool",
+        }
+    }
 }
 
 /// An ordered list of blocks from one author (rule B1).

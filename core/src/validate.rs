@@ -57,7 +57,7 @@ pub fn validate(transcript: &Transcript) -> Result<(), TranscriptError> {
 /// Why a transcript was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum TranscriptError {
-    #[error("transcript is not valid transcript JSON at line {line}, column {column}: {message}")]
+    #[error("transcript is not valid transcript JSON: {message}")]
     Json {
         line: usize,
         column: usize,
@@ -179,8 +179,8 @@ fn validate_turn(turn: &Turn, call_ids: &mut HashSet<String>) -> Result<(), Tran
         return Err(structure(
             Location::message(t, 0),
             format!(
-                "turn opens with a {} message; a turn opens with the user's message",
-                first.role.as_str()
+                "turn opens with {} message; a turn opens with the user's message",
+                first.role.with_article()
             ),
         ));
     }
@@ -238,8 +238,8 @@ fn validate_message_shape(t: u32, m: usize, message: &Message) -> Result<(), Tra
                 Location::block(t, m, b),
                 Invariant::KindInRole,
                 format!(
-                    "a {} message may not carry a {kind} block; {}",
-                    message.role.as_str(),
+                    "{} message may not carry a {kind} block; {}",
+                    message.role.with_article(),
                     where_kind_belongs(kind)
                 ),
             ));
@@ -333,12 +333,12 @@ fn validate_pairing(turn: &Turn) -> Result<(), TranscriptError> {
                     ));
                 }
             }
-        } else if message.role == Role::Tool {
-            // A tool message not preceded by calls: its first result has no call.
+        }
+        if message.role == Role::Tool && (m == 0 || turn.messages[m - 1].role != Role::Assistant) {
             return Err(broken(
                 Location::block(t, m, 0),
                 Invariant::ResultHasCall,
-                "tool message does not follow an assistant message that made calls; results follow their calls"
+                "tool message does not follow an assistant message; results follow the message with their calls"
                     .into(),
             ));
         }
@@ -386,9 +386,9 @@ fn validate_terminal(turn: &Turn) -> Result<(), TranscriptError> {
         Location::block(t, m, b),
         Invariant::TerminalText,
         format!(
-            "completed turn ends on a {} block in a {} message; {wanted} (mark the turn cut_off or failed if it stopped early)",
+            "completed turn ends on a {} block in {} message; {wanted} (mark the turn cut_off or failed if it stopped early)",
             terminal.kind(),
-            last.role.as_str()
+            last.role.with_article()
         ),
     ))
 }
