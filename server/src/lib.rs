@@ -1,0 +1,33 @@
+//! Portal's native host: runs turns with portal-core, keeps conversations and streams their blocks.
+
+pub mod api;
+pub mod demo;
+pub mod events;
+pub mod model;
+pub mod store;
+pub mod turn;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How the server is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Folder of the built web app.
+    pub dist: PathBuf,
+    /// Multiplies the demo model's pauses.
+    pub demo_pace: f64,
+}
+
+/// Serves the API and the web app on `listener` until the process is stopped.
+pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow::Result<()> {
+    let model: Arc<dyn model::Model> = Arc::new(demo::DemoModel::new(config.demo_pace));
+    let state = api::AppState::new(model);
+    let app = api::router(state, &config.dist);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
