@@ -1,1 +1,9 @@
+//! Portal's engine for JavaScript and TypeScript.
+//!
+//! A thin binding over `portal-core`: one file per exported item, every conversion in
+//! `convert.rs`, camelCase names for JavaScript.
 
+mod convert;
+mod transcript;
+
+pub use transcript::validate_transcript;
