@@ -1,6 +1,17 @@
-//! Attachments carried by a user message (rule A1: a document or a picture, decided once).
+//! Attachments carried by a user message (rules A1–A8).
+//!
+//! An attachment is a document or a picture, decided once at upload and never re-decided (A1):
+//! the prompt treats each by its stored kind whatever its media type says. This module writes the
+//! words a message carries for each: a document's manifest (A2) with its text inline when it is
+//! finished and short (A3), a picture's caption naming the size it is sent at (A4), and the line
+//! an older picture leaves behind (A8). The replay budgets of A6–A8 are applied by memory, newest
+//! first. The pixel work is the server's: core only computes the reduced size.
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::memory::cut::{count_up_to, cut_prefix};
+use crate::model::{ModelCapabilities, PictureLimit};
 
 /// An attachment, decided at upload to be a document or a picture and never re-decided.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,4 +71,307 @@ impl Attachment {
             Attachment::Picture(p) => &p.id,
         }
     }
+}
+
+/// The attachment numbers, each a default from the product rules or a documented decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentConfig {
+    /// A finished document of at most this many characters is placed in the message whole (A3).
+    pub inline_document_chars: usize,
+    /// The manifest lists this many section headings at most (A2).
+    pub manifest_headings: usize,
+    /// Each listed heading is cut to this many characters. **Decision:** 200.
+    pub heading_chars: usize,
+    /// Inline document text replayed from earlier turns shares this budget, newest first (A7).
+    pub inline_replay_budget: usize,
+    /// Only this many of the most recent picture-bearing earlier messages resend their pictures
+    /// (A8).
+    pub picture_resend_messages: usize,
+}
+
+impl Default for AttachmentConfig {
+    fn default() -> Self {
+        AttachmentConfig {
+            inline_document_chars: 6_000,
+            manifest_headings: 20,
+            heading_chars: 200,
+            inline_replay_budget: 24_000,
+            picture_resend_messages: 3,
+        }
+    }
+}
+
+/// A picture as the prompt hands it to the model: which attachment, and the size it is sent at.
+/// The host turns it into bytes (reduced to `width` × `height` when `reduced`) at conversion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PictureRef {
+    pub attachment_id: String,
+    pub media_type: String,
+    pub width: u32,
+    pub height: u32,
+    /// Whether the size is smaller than the stored picture.
+    pub reduced: bool,
+}
+
+/// Why a message's attachments cannot go to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AttachmentError {
+    /// Rule A5: a picture needs a model that can see.
+    #[error(
+        "the model `{model}` cannot see pictures, and `{filename}` is a picture; remove the picture or choose a model that can see"
+    )]
+    PictureNeedsVision { model: String, filename: String },
+}
+
+/// Refuses a message carrying a picture when the model cannot see (rule A5). The host calls it
+/// before it records anything of the turn.
+pub fn check_can_see(
+    attachments: &[Attachment],
+    model: &ModelCapabilities,
+) -> Result<(), AttachmentError> {
+    if model.can_see {
+        return Ok(());
+    }
+    match attachments.iter().find_map(|a| match a {
+        Attachment::Picture(p) => Some(p),
+        Attachment::Document(_) => None,
+    }) {
+        Some(picture) => Err(AttachmentError::PictureNeedsVision {
+            model: model.id.clone(),
+            filename: picture.filename.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The size a `width` × `height` picture is sent at: reduced, aspect kept, until it fits `limit`
+/// (rule A4). Sides are rounded down and never below one pixel.
+pub fn reduced_size(width: u32, height: u32, limit: Option<PictureLimit>) -> (u32, u32) {
+    let Some(limit) = limit else {
+        return (width, height);
+    };
+    if width == 0 || height == 0 {
+        return (width, height);
+    }
+    let (w, h) = (u64::from(width), u64::from(height));
+    let long = w.max(h);
+    let edge = u64::from(limit.long_edge.max(1));
+    let (mut w, mut h) = if long > edge {
+        (scale(w, edge, long), scale(h, edge, long))
+    } else {
+        (w, h)
+    };
+    if let Some(pixels) = limit.pixels.filter(|&p| p > 0)
+        && w * h > pixels
+    {
+        let factor = (pixels as f64 / (w * h) as f64).sqrt();
+        w = ((w as f64 * factor).floor() as u64).max(1);
+        h = ((h as f64 * factor).floor() as u64).max(1);
+        while w * h > pixels && (w > 1 || h > 1) {
+            if w >= h {
+                w -= 1;
+            } else {
+                h -= 1;
+            }
+        }
+    }
+    (w as u32, h as u32)
+}
+
+fn scale(side: u64, numerator: u64, denominator: u64) -> u64 {
+    (side * numerator / denominator).max(1)
+}
+
+impl Picture {
+    /// The picture as sent to `model`.
+    pub fn reference(&self, model: &ModelCapabilities) -> PictureRef {
+        let (width, height) = reduced_size(self.width, self.height, model.largest_picture);
+        PictureRef {
+            attachment_id: self.id.clone(),
+            media_type: self.media_type.clone(),
+            width,
+            height,
+            reduced: (width, height) != (self.width, self.height),
+        }
+    }
+}
+
+/// The caption that goes with a picture handed to the model, naming the size it is sent at.
+pub fn picture_caption(picture: &Picture, sent: &PictureRef) -> String {
+    let reduced = if sent.reduced {
+        format!(" reduced-from=\"{}×{}\"", picture.width, picture.height)
+    } else {
+        String::new()
+    };
+    format!(
+        "<picture id=\"{}\" name=\"{}\" size=\"{}×{}\"{reduced}/>",
+        attribute(&picture.id),
+        attribute(&picture.filename),
+        sent.width,
+        sent.height
+    )
+}
+
+/// Why a picture is not shown, in the words its message carries instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PictureGone {
+    /// An older picture-bearing message: only the most recent few resend (rule A8).
+    Older,
+    /// The model cannot see (a later model than the one the picture was sent to).
+    Blind,
+}
+
+/// The line a picture leaves in its message when it is not shown, naming it (rule A8).
+pub fn picture_gone(picture: &Picture, why: PictureGone) -> String {
+    let words = match why {
+        PictureGone::Older => {
+            "This picture was shown in an earlier turn and is no longer attached."
+        }
+        PictureGone::Blind => "This picture is not shown: the model cannot see pictures.",
+    };
+    format!(
+        "<picture id=\"{}\" name=\"{}\">{words}</picture>",
+        attribute(&picture.id),
+        attribute(&picture.filename)
+    )
+}
+
+/// How much of a document's text its message carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocumentBody {
+    /// The whole text (rule A3).
+    Inline,
+    /// The manifest only, because the text is longer than the inline limit (rule A3).
+    TooLong,
+    /// The manifest only, because the shared replay budget is spent (rule A7).
+    OverBudget,
+    /// The manifest only, because there is no finished text.
+    NoText,
+}
+
+impl Document {
+    /// The length of the text in characters when the document may be placed inline: finished and
+    /// at most the inline limit (rule A3).
+    pub fn inline_chars(&self, config: &AttachmentConfig) -> Option<usize> {
+        let text = self.text.as_deref()?;
+        if self.status != ReadingStatus::Finished {
+            return None;
+        }
+        let limit = config.inline_document_chars;
+        let count = count_up_to(text, limit + 1);
+        (count <= limit).then_some(count)
+    }
+
+    /// The body the document gets in a new message: whole when it may be inline.
+    pub fn new_message_body(&self, config: &AttachmentConfig) -> DocumentBody {
+        if self.inline_chars(config).is_some() {
+            DocumentBody::Inline
+        } else if self.status == ReadingStatus::Finished && self.text.is_some() {
+            DocumentBody::TooLong
+        } else {
+            DocumentBody::NoText
+        }
+    }
+}
+
+/// The document as its message carries it: the manifest (rule A2) and the body.
+pub fn document_entry(doc: &Document, body: DocumentBody, config: &AttachmentConfig) -> String {
+    let mut out = format!(
+        "<document id=\"{}\" name=\"{}\" type=\"{}\">\nReading: {}",
+        attribute(&doc.id),
+        attribute(&doc.filename),
+        attribute(&doc.media_type),
+        progress(doc)
+    );
+    if !doc.unreadable_pages.is_empty() {
+        out.push_str("; unreadable pages: ");
+        out.push_str(&page_ranges(&doc.unreadable_pages));
+    }
+    let headings: Vec<&str> = doc
+        .headings
+        .iter()
+        .take(config.manifest_headings)
+        .map(|h| cut_prefix(h, config.heading_chars).unwrap_or(h))
+        .collect();
+    if !headings.is_empty() {
+        out.push_str("\nSections: ");
+        out.push_str(&headings.join("; "));
+        if doc.headings.len() > headings.len() {
+            out.push_str("; …");
+        }
+    }
+    let tools = format!(
+        "read it with read_document and search it with search_attachments (id {})",
+        doc.id
+    );
+    match (body, doc.text.as_deref()) {
+        (DocumentBody::Inline, Some(text)) => {
+            out.push_str("\nText:\n");
+            out.push_str(text);
+        }
+        (DocumentBody::TooLong, _) => {
+            out.push_str(&format!(
+                "\nThe text is longer than {} characters: {tools}.",
+                config.inline_document_chars
+            ));
+        }
+        (DocumentBody::OverBudget, _) => {
+            out.push_str(&format!("\nThe text is not replayed here: {tools}."));
+        }
+        (DocumentBody::Inline | DocumentBody::NoText, _) => match doc.status {
+            ReadingStatus::Reading => out.push_str(&format!(
+                "\nStill being read: search what is read so far with search_attachments (id {}).",
+                doc.id
+            )),
+            ReadingStatus::Failed => out.push_str("\nThe text could not be read."),
+            ReadingStatus::Finished => out.push_str("\nNo text was found."),
+        },
+    }
+    out.push_str("\n</document>");
+    out
+}
+
+fn progress(doc: &Document) -> String {
+    let (read, total) = (doc.pages_read, doc.pages_total);
+    match (doc.status, total) {
+        (ReadingStatus::Reading, 0) => "in progress".to_string(),
+        (ReadingStatus::Reading, _) => format!("in progress, {read} of {total} pages read"),
+        (ReadingStatus::Finished, 0) => "finished".to_string(),
+        (ReadingStatus::Finished, 1) => "finished, 1 page".to_string(),
+        (ReadingStatus::Finished, _) => format!("finished, {total} pages"),
+        (ReadingStatus::Failed, 0) => "failed".to_string(),
+        (ReadingStatus::Failed, _) => format!("failed after {read} of {total} pages"),
+    }
+}
+
+/// Page numbers as sorted ranges: `3, 7–9, 12`.
+fn page_ranges(pages: &[u32]) -> String {
+    let mut sorted = pages.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut ranges: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end.saturating_add(1) {
+            i += 1;
+            end = sorted[i];
+        }
+        ranges.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}–{end}")
+        });
+        i += 1;
+    }
+    ranges.join(", ")
+}
+
+/// Escapes the characters that would end an attribute value or open a tag.
+pub(crate) fn attribute(value: &str) -> String {
+    value
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
 }

@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::ModelCapabilities;
+use crate::transcript::Transcript;
+
 /// An effort level. An agent carries a default; a message may override it for itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -9,4 +12,67 @@ pub enum Effort {
     Low,
     Medium,
     High,
+}
+
+impl Effort {
+    /// The level's name, as OpenAI's `reasoning_effort` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
+}
+
+/// The effort level that wins for a message: its own override, else the agent's default (rule E1).
+/// The host records the result on the turn it opens (rule E2).
+pub fn winning_effort(agent_default: Effort, message_override: Option<Effort>) -> Effort {
+    message_override.unwrap_or(agent_default)
+}
+
+/// The level the composer shows when a conversation is reopened: the one the latest turn recorded,
+/// else the agent's default (rule E2). A resumed turn reads its own `effort` the same way.
+pub fn effort_on_reopen(transcript: &Transcript, agent_default: Effort) -> Effort {
+    transcript
+        .turns
+        .last()
+        .and_then(|turn| turn.effort)
+        .unwrap_or(agent_default)
+}
+
+/// The effort to send to `model`: none to a model that cannot reason at depth (rule E3).
+pub fn effort_parameter(effort: Effort, model: &ModelCapabilities) -> Option<Effort> {
+    model.can_reason.then_some(effort)
+}
+
+/// How an effort level becomes Anthropic's thinking budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EffortConfig {
+    /// Thinking budget tokens per level. **Decision:** 2,048, 8,192 and 24,576; Anthropic's
+    /// minimum is 1,024.
+    pub low_budget: u32,
+    pub medium_budget: u32,
+    pub high_budget: u32,
+}
+
+impl Default for EffortConfig {
+    fn default() -> Self {
+        EffortConfig {
+            low_budget: 2_048,
+            medium_budget: 8_192,
+            high_budget: 24_576,
+        }
+    }
+}
+
+impl EffortConfig {
+    /// The thinking budget for `effort`.
+    pub fn budget(&self, effort: Effort) -> u32 {
+        match effort {
+            Effort::Low => self.low_budget,
+            Effort::Medium => self.medium_budget,
+            Effort::High => self.high_budget,
+        }
+    }
 }

@@ -6,7 +6,12 @@
 pub mod attachment;
 pub mod block;
 pub mod effort;
+pub mod memory;
+pub mod model;
+pub mod prompt;
+pub mod skills;
 pub mod stream;
+pub mod tools;
 pub mod transcript;
 pub mod validate;
 

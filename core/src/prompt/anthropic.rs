@@ -1,0 +1,123 @@
+//! The Anthropic Messages request body (rule L3): the system text as `system`, calls as
+//! `tool_use` blocks, answers as `tool_result` blocks in the next user message, pictures as
+//! base64 `image` blocks, and a `thinking` budget only for a model that can reason (rule E3).
+//!
+//! Roles alternate strictly: answers and the user text after them share one user message, the
+//! answers first, as the API wants; a message list that would open on the assistant opens with
+//! [`CONTINUES`] instead.
+
+use serde_json::{Map, Value, json};
+
+use crate::effort::EffortConfig;
+use crate::model::ModelCapabilities;
+use crate::transcript::Role;
+
+use super::openai::arguments;
+use super::pictures::unavailable;
+use super::{Part, PictureSource, Prompt};
+
+/// The user message that opens a list whose first entry is the assistant's.
+pub const CONTINUES: &str = "[The conversation continues from earlier turns.]";
+
+/// Anthropic's smallest thinking budget; a model whose output limit leaves less gets none.
+const MIN_THINKING_BUDGET: u32 = 1_024;
+
+/// The request body for `prompt` on `model`.
+pub fn request(
+    prompt: &Prompt,
+    model: &ModelCapabilities,
+    effort: &EffortConfig,
+    pictures: &dyn PictureSource,
+) -> Value {
+    let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for entry in &prompt.entries {
+        let side = match entry.role {
+            Role::Assistant => "assistant",
+            Role::User | Role::Tool => "user",
+        };
+        let blocks: Vec<Value> = entry
+            .parts
+            .iter()
+            .map(|part| match part {
+                Part::Text { text } => json!({"type": "text", "text": text}),
+                Part::Picture { picture } => match pictures.picture(picture) {
+                    Some(encoded) => json!({
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": encoded.media_type,
+                            "data": encoded.base64,
+                        }
+                    }),
+                    None => json!({"type": "text", "text": unavailable(picture)}),
+                },
+                Part::Call(call) => json!({
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": arguments(&call.arguments),
+                }),
+                Part::Answer(answer) => {
+                    let mut block = json!({
+                        "type": "tool_result",
+                        "tool_use_id": answer.call_id,
+                        "content": answer.content,
+                    });
+                    if answer.is_error {
+                        block["is_error"] = json!(true);
+                    }
+                    block
+                }
+            })
+            .collect();
+        match messages.last_mut() {
+            Some((last, content)) if *last == side => content.extend(blocks),
+            _ => messages.push((side, blocks)),
+        }
+    }
+    if messages
+        .first()
+        .is_some_and(|(side, _)| *side == "assistant")
+    {
+        messages.insert(
+            0,
+            ("user", vec![json!({"type": "text", "text": CONTINUES})]),
+        );
+    }
+    let messages: Vec<Value> = messages
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect();
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("max_tokens".into(), json!(model.max_output_tokens));
+    body.insert("system".into(), json!(prompt.system_text()));
+    body.insert("messages".into(), Value::Array(messages));
+    if !prompt.tools.is_empty() {
+        let tools: Vec<Value> = prompt
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.parameters,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(level) = prompt.effort.filter(|_| model.can_reason) {
+        let budget = effort
+            .budget(level)
+            .min(model.max_output_tokens.saturating_sub(1));
+        if budget >= MIN_THINKING_BUDGET {
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": budget}),
+            );
+        }
+    }
+    Value::Object(body)
+}

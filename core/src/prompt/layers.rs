@@ -1,0 +1,115 @@
+//! Layers 1–4 as the system text: each delimited and labelled, under one sentence stating their
+//! precedence (rules L1, L2).
+
+use crate::skills::{CatalogueEntry, Skill};
+use crate::tools::LOAD_SKILL;
+
+use super::{Layer, SystemLayer};
+
+/// The sentence that states the layers' precedence (rule L2).
+pub const PRECEDENCE: &str = "Where two layers disagree, the later one wins: portal floor, then \
+    author instructions, then selected skills, then the skill catalogue.";
+
+/// The portal floor's default text: who the assistant is, how it talks, and the runtime's
+/// contract for memory and attachments.
+pub const DEFAULT_FLOOR: &str = "You are the assistant of this portal, working for the person \
+who writes to you. Answer in the language they write in, plainly and to the point; say what you \
+did and what you found, and say so when you are unsure.
+
+Earlier turns come back as short-term memory: your past tool calls with their results cut to a \
+few hundred characters, and in older turns only each call's outcome. A cut result or an outcome \
+ends in a reference like [ref:call_123]; read the whole result with read_tool_result when you \
+need it. A summary note stands for turns that were compacted. Documents attached to messages \
+appear as manifests, with the text inline when it is short; read a document's text with \
+read_document and search documents with search_attachments.";
+
+/// The layers 1–4 that have content, in order. The floor is always there.
+pub(crate) fn system_layers(
+    floor: &str,
+    instructions: &str,
+    selected: &[Skill],
+    catalogue: &[CatalogueEntry],
+) -> Vec<SystemLayer> {
+    let mut layers = vec![SystemLayer {
+        layer: Layer::Floor,
+        text: floor.trim().to_string(),
+    }];
+    if !instructions.trim().is_empty() {
+        layers.push(SystemLayer {
+            layer: Layer::Instructions,
+            text: instructions.trim().to_string(),
+        });
+    }
+    if !selected.is_empty() {
+        let skills: Vec<String> = selected
+            .iter()
+            .map(|skill| {
+                format!(
+                    "<skill name=\"{}\">\n{}\n</skill>",
+                    crate::attachment::attribute(&skill.name),
+                    skill.instructions.trim()
+                )
+            })
+            .collect();
+        layers.push(SystemLayer {
+            layer: Layer::Skills,
+            text: format!(
+                "The user selected these skills for this message; follow them.\n\n{}",
+                skills.join("\n\n")
+            ),
+        });
+    }
+    if !catalogue.is_empty() {
+        let mut text = format!(
+            "Skills you can load with {LOAD_SKILL} by name when one applies to the task:\n"
+        );
+        for entry in catalogue {
+            text.push_str(&format!(
+                "- {}: {}\n",
+                entry.name,
+                one_line(&entry.description)
+            ));
+        }
+        layers.push(SystemLayer {
+            layer: Layer::Catalogue,
+            text: text.trim_end().to_string(),
+        });
+    }
+    layers
+}
+
+/// The system text: the precedence sentence, each layer between labelled tags, then a line on
+/// the two layers that follow as messages.
+pub(crate) fn system_text(layers: &[SystemLayer]) -> String {
+    let mut out = format!(
+        "These instructions come in numbered layers, each between <layer> tags. {PRECEDENCE}\n"
+    );
+    for layer in layers {
+        out.push_str(&format!(
+            "\n<layer number=\"{}\" name=\"{}\">\n{}\n</layer>\n",
+            layer.layer.number(),
+            layer.layer.label(),
+            neutralise_tags(&layer.text)
+        ));
+    }
+    out.push_str(&format!(
+        "\nThe messages follow as layer {} ({}: earlier turns rebuilt from the transcript) and \
+         layer {} ({}: the user's message with its attachments, and your work on it so far).",
+        Layer::Memory.number(),
+        Layer::Memory.label().to_lowercase(),
+        Layer::NewMessage.number(),
+        Layer::NewMessage.label().to_lowercase(),
+    ));
+    out
+}
+
+/// Layer text with any `<layer` or `</layer` written as text, so no layer's content can open or
+/// close a layer.
+fn neutralise_tags(text: &str) -> String {
+    text.replace("</layer", "&lt;/layer")
+        .replace("<layer", "&lt;layer")
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,150 @@
+//! The portal's own tools, which memory, attachments and the catalogue refer to: their names,
+//! descriptions and JSON schemas. The host runs them; an agent's own tools come from its author.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// A tool the model may call: its name, what it does and the JSON schema of its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// Reads back the whole of an earlier tool result that memory replays cut (rule M5).
+pub const READ_TOOL_RESULT: &str = "read_tool_result";
+/// Reads a document attachment's text (rule A3).
+pub const READ_DOCUMENT: &str = "read_document";
+/// Searches the conversation's document attachments (rule A3).
+pub const SEARCH_ATTACHMENTS: &str = "search_attachments";
+/// Loads a catalogue skill's instructions (rule S7).
+pub const LOAD_SKILL: &str = "load_skill";
+
+/// The `read_tool_result` tool.
+pub fn read_tool_result() -> ToolDefinition {
+    ToolDefinition {
+        name: READ_TOOL_RESULT.into(),
+        description: "Read the whole result of an earlier tool call. Earlier results are replayed \
+            cut to a few hundred characters and end in a reference like [ref:call_123]; pass the \
+            id inside it (call_123). Long results can be read in pieces with offset and length."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "call_id": {
+                    "type": "string",
+                    "description": "The id in the result's [ref:…] reference, which is the call's id."
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Characters to skip from the start. Default 0."
+                },
+                "length": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Characters to read. Default: the rest, up to a limit the portal sets."
+                }
+            },
+            "required": ["call_id"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+/// The `read_document` tool.
+pub fn read_document() -> ToolDefinition {
+    ToolDefinition {
+        name: READ_DOCUMENT.into(),
+        description: "Read the text of a document attachment by its id, in pieces. Use it for a \
+            document whose text is not in the message (longer than the inline limit, or not \
+            replayed)."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "document_id": {
+                    "type": "string",
+                    "description": "The id from the document's manifest."
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Characters to skip from the start. Default 0."
+                },
+                "length": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Characters to read. Default: a piece of a size the portal sets."
+                }
+            },
+            "required": ["document_id"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+/// The `search_attachments` tool.
+pub fn search_attachments() -> ToolDefinition {
+    ToolDefinition {
+        name: SEARCH_ATTACHMENTS.into(),
+        description: "Search the conversation's document attachments and return the passages \
+            that match best, each with its document id and position."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "What to look for, in words."
+                },
+                "document_ids": {
+                    "type": "array",
+                    "items": { "type": "string" },
+                    "description": "Only these documents. Default: all of the conversation's documents."
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Passages to return at most. Default 8."
+                }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+/// The `load_skill` tool.
+pub fn load_skill() -> ToolDefinition {
+    ToolDefinition {
+        name: LOAD_SKILL.into(),
+        description:
+            "Load the instructions of a skill from the skill catalogue, by its name, when \
+            the task needs it. Follow the instructions it returns."
+                .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "description": "The skill's name as the catalogue lists it."
+                }
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+/// Whether `name` is one of the portal's own tools.
+pub fn is_portal_tool(name: &str) -> bool {
+    [
+        READ_TOOL_RESULT,
+        READ_DOCUMENT,
+        SEARCH_ATTACHMENTS,
+        LOAD_SKILL,
+    ]
+    .contains(&name)
+}
