@@ -1,1 +1,20 @@
-fn main() {}
+//! Portal's browser UI.
+//!
+//! Architecture invariant: the UI holds no logic that core could hold; it turns browser events and
+//! animation-frame timestamps into calls on portal-core and draws what core answers.
+
+mod api;
+mod app;
+mod stream;
+
+fn main() {
+    console_error_panic_hook_lite();
+    leptos::mount::mount_to_body(app::App);
+}
+
+/// Sends Rust panics to the browser console instead of an opaque `unreachable` trap.
+fn console_error_panic_hook_lite() {
+    std::panic::set_hook(Box::new(|info| {
+        web_sys::console::error_1(&info.to_string().into());
+    }));
+}

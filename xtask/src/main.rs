@@ -1,1 +1,121 @@
-fn main() {}
+//! `cargo xtask setup | test | demo | bench`: Portal's developer commands.
+
+mod bench;
+mod run;
+mod setup;
+
+use anyhow::{Context, bail};
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  setup              install what the build and tests need (idempotent; checks exact versions)
+  test               setup, then fmt, clippy, native tests, wasm tests in headless Chromium,
+                     the Trunk release build and the browser end-to-end tests
+  demo [--port N]    setup, build the web app (release) and serve the portal (default port 8080)
+  bench              criterion benchmarks of core, then the browser playout bench";
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = run::workspace_root()?;
+    std::env::set_current_dir(&root).context("cannot enter the workspace root")?;
+    run::extend_path(&root);
+    match args.first().map(String::as_str) {
+        Some("setup") => setup::all(),
+        Some("test") => test(),
+        Some("demo") => demo(&args[1..]),
+        Some("bench") => bench::all(),
+        Some("help" | "--help" | "-h") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => bail!("unknown command `{other}`\n\n{USAGE}"),
+        None => bail!("no command given\n\n{USAGE}"),
+    }
+}
+
+fn test() -> anyhow::Result<()> {
+    setup::all()?;
+    run::step(
+        "Checking formatting",
+        "cargo",
+        &["fmt", "--all", "--", "--check"],
+    )?;
+    run::step(
+        "Linting native crates",
+        "cargo",
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
+    )?;
+    run::step(
+        "Linting browser crates",
+        "cargo",
+        &[
+            "clippy",
+            "--target",
+            "wasm32-unknown-unknown",
+            "-p",
+            "portal-web",
+            "-p",
+            "portal-wasm",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    run::step("Running native tests", "cargo", &["test"])?;
+    run::step_in(
+        "Running wasm tests in headless Chromium",
+        "wasm-pkg",
+        "wasm-pack",
+        &["test", "--headless", "--chrome"],
+    )?;
+    build_web()?;
+    run::step(
+        "Building the server for the end-to-end tests",
+        "cargo",
+        &["build", "-p", "portal-server"],
+    )?;
+    run::step(
+        "Running browser end-to-end tests",
+        "node",
+        &["--test", "--test-concurrency=1", "tests/e2e/"],
+    )?;
+    println!("xtask: all checks passed");
+    Ok(())
+}
+
+fn build_web() -> anyhow::Result<()> {
+    run::step(
+        "Building the web app (Trunk, release)",
+        "trunk",
+        &["build", "--release", "--offline"],
+    )
+}
+
+fn demo(args: &[String]) -> anyhow::Result<()> {
+    let port = match args {
+        [] => "8080".to_string(),
+        [flag, port] if flag == "--port" => port.clone(),
+        _ => bail!("usage: cargo xtask demo [--port N]"),
+    };
+    setup::all()?;
+    build_web()?;
+    println!("xtask: the portal will be on http://127.0.0.1:{port}");
+    run::step(
+        "Serving the portal",
+        "cargo",
+        &[
+            "run",
+            "--release",
+            "-p",
+            "portal-server",
+            "--",
+            "serve",
+            "--port",
+            &port,
+            "--dist",
+            "dist",
+        ],
+    )
+}

@@ -1,0 +1,43 @@
+// Shared helpers for Portal's browser end-to-end tests: start `portal serve` on a free loopback
+// port and open headless Chromium against it.
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const root = resolve(import.meta.dirname, '..', '..');
+export const shots = join(root, 'target', 'e2e');
+mkdirSync(shots, { recursive: true });
+
+/** Starts the server; resolves to { url, stop }. */
+export function startPortal(extraArgs = []) {
+  const bin = process.env.PORTAL_BIN ?? join(root, 'target', 'debug', 'portal');
+  const child = spawn(bin, ['serve', '--port', '0', '--dist', join(root, 'dist'), ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolvePortal, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`portal did not start: ${seen}`)), 20000);
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`portal exited with ${code}: ${seen}`)));
+    child.stdout.on('data', (chunk) => {
+      seen += chunk;
+      const match = seen.match(/serving on (http:\/\/\S+)/);
+      if (match) {
+        clearTimeout(timer);
+        resolvePortal({ url: match[1], child, stop: () => child.kill('SIGTERM') });
+      }
+    });
+  });
+}
+
+/** Launches Debian's Chromium headless, as this machine allows it, with a fresh profile. */
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    ],
+  });
+}

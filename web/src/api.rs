@@ -1,0 +1,95 @@
+//! Calls to the Portal server's JSON API.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Request, RequestInit, Response};
+
+/// What the server says about itself.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Info {
+    pub model: String,
+    pub demo: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Created {
+    id: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Sent {
+    turn: u32,
+}
+
+#[derive(Debug, Deserialize)]
+struct Refusal {
+    error: String,
+}
+
+pub async fn info() -> Result<Info, String> {
+    call("GET", "/api/info", None).await
+}
+
+/// Opens a conversation and returns its id.
+pub async fn create_conversation() -> Result<String, String> {
+    let created: Created = call("POST", "/api/conversations", None).await?;
+    Ok(created.id)
+}
+
+/// Sends the user's message; returns the number of the turn it opened.
+pub async fn send_message(conversation: &str, text: &str) -> Result<u32, String> {
+    let body = serde_json::json!({ "text": text }).to_string();
+    let sent: Sent = call(
+        "POST",
+        &format!("/api/conversations/{conversation}/messages"),
+        Some(body),
+    )
+    .await?;
+    Ok(sent.turn)
+}
+
+async fn call<T: DeserializeOwned>(
+    method: &str,
+    url: &str,
+    body: Option<String>,
+) -> Result<T, String> {
+    let init = RequestInit::new();
+    init.set_method(method);
+    if let Some(body) = body {
+        init.set_body(&JsValue::from_str(&body));
+    }
+    let request = Request::new_with_str_and_init(url, &init).map_err(describe)?;
+    request
+        .headers()
+        .set("content-type", "application/json")
+        .map_err(describe)?;
+    let window = web_sys::window().ok_or("no window")?;
+    let response: Response = JsFuture::from(window.fetch_with_request(&request))
+        .await
+        .map_err(|_| {
+            "the server cannot be reached; check that `portal serve` is running".to_string()
+        })?
+        .dyn_into()
+        .map_err(describe)?;
+    let text = JsFuture::from(response.text().map_err(describe)?)
+        .await
+        .map_err(describe)?
+        .as_string()
+        .unwrap_or_default();
+    if !response.ok() {
+        return Err(serde_json::from_str::<Refusal>(&text)
+            .map(|r| r.error)
+            .unwrap_or_else(|_| format!("the server answered {}", response.status())));
+    }
+    serde_json::from_str(&text).map_err(|e| format!("the server's answer was not understood: {e}"))
+}
+
+fn describe(value: JsValue) -> String {
+    value
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| value.as_string())
+        .unwrap_or_else(|| "unknown browser error".to_string())
+}

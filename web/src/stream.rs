@@ -1,0 +1,54 @@
+//! A turn's server-sent events, decoded into portal-core's `TurnEvent`s.
+
+use portal_core::stream::TurnEvent;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use web_sys::{EventSource, MessageEvent};
+
+/// The names of the events a turn's stream carries.
+const EVENT_NAMES: &[&str] = &[
+    "message_start",
+    "block_start",
+    "delta",
+    "block_end",
+    "compacted",
+    "turn_end",
+];
+
+/// Follows turn `turn` of `conversation`, calling `on_event` for each event in order. The browser
+/// reconnects on its own after a dropped connection, sending `Last-Event-ID`, so nothing is lost
+/// or repeated. The stream closes itself after the turn's end.
+pub fn follow(
+    conversation: &str,
+    turn: u32,
+    on_event: impl Fn(TurnEvent) + 'static,
+) -> Result<(), String> {
+    let url = format!("/api/conversations/{conversation}/turns/{turn}/events");
+    let source = EventSource::new(&url).map_err(|_| format!("cannot open {url}"))?;
+    let closer = source.clone();
+    let handler = Closure::<dyn Fn(MessageEvent)>::new(move |message: MessageEvent| {
+        let Some(data) = message.data().as_string() else {
+            return;
+        };
+        match serde_json::from_str::<TurnEvent>(&data) {
+            Ok(event) => {
+                let ended = matches!(event, TurnEvent::TurnEnd { .. });
+                on_event(event);
+                if ended {
+                    closer.close();
+                }
+            }
+            Err(error) => {
+                web_sys::console::warn_1(&format!("unreadable turn event: {error}").into())
+            }
+        }
+    });
+    for name in EVENT_NAMES {
+        source
+            .add_event_listener_with_callback(name, handler.as_ref().unchecked_ref())
+            .map_err(|_| "cannot listen to the turn's events".to_string())?;
+    }
+    // The handler lives as long as the page: the event source holds it until it closes.
+    handler.forget();
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! `cargo xtask setup`: installs what the build and the tests need, checking exact versions first,
+//! so a second run installs nothing.
+
+use anyhow::bail;
+
+use crate::run;
+
+/// Debian packages: Chromium and its driver for the browser tests, fonts so screenshots show
+/// emoji, CJK, Thai and Devanagari instead of blanks.
+const APT_PACKAGES: &[&str] = &[
+    "chromium",
+    "chromium-driver",
+    "fonts-noto-color-emoji",
+    "fonts-noto-cjk",
+    "fonts-noto-core",
+    "fonts-thai-tlwg",
+];
+
+/// Tools installed with `cargo install`: (crate, binary, version, version line, extra flags).
+/// wasm-bindgen-cli must equal the workspace's `wasm-bindgen = "=0.2.130"`, or Trunk and
+/// wasm-pack try to download their own, which fails here.
+const CARGO_TOOLS: &[(&str, &str, &str, &str, &[&str])] = &[
+    (
+        "wasm-bindgen-cli",
+        "wasm-bindgen",
+        "0.2.130",
+        "wasm-bindgen 0.2.130",
+        &[],
+    ),
+    ("trunk", "trunk", "0.21.14", "trunk 0.21.14", &["--locked"]),
+    ("wasm-pack", "wasm-pack", "0.15.1", "wasm-pack 0.15.1", &[]),
+];
+
+pub fn all() -> anyhow::Result<()> {
+    wasm_target()?;
+    apt_packages()?;
+    for (krate, binary, version, line, flags) in CARGO_TOOLS {
+        cargo_tool(krate, binary, version, line, flags)?;
+    }
+    node_tools()?;
+    println!("xtask: setup: everything is installed");
+    Ok(())
+}
+
+fn wasm_target() -> anyhow::Result<()> {
+    let installed = run::stdout("rustup", &["target", "list", "--installed"])
+        .is_some_and(|targets| targets.lines().any(|t| t == "wasm32-unknown-unknown"));
+    if installed {
+        println!("xtask: setup: wasm32-unknown-unknown target is installed");
+        return Ok(());
+    }
+    run::step(
+        "Adding the wasm32-unknown-unknown target",
+        "rustup",
+        &["target", "add", "wasm32-unknown-unknown"],
+    )
+}
+
+fn apt_packages() -> anyhow::Result<()> {
+    let missing: Vec<&str> = APT_PACKAGES
+        .iter()
+        .copied()
+        .filter(|p| {
+            run::first_line("dpkg-query", &["-W", "-f=${Status}", p])
+                .is_none_or(|status| !status.ends_with("installed"))
+        })
+        .collect();
+    if missing.is_empty() {
+        println!("xtask: setup: Chromium, ChromeDriver and fonts are installed");
+        return Ok(());
+    }
+    if !run::succeeds("apt-get", &["--version"]) {
+        bail!(
+            "these Debian packages are missing and apt-get is not available: {}; install them by hand",
+            missing.join(" ")
+        );
+    }
+    run::step(
+        "Updating Debian's package lists",
+        "apt-get",
+        &["update", "-qq"],
+    )?;
+    let mut args = vec!["install", "-y", "-qq"];
+    args.extend(&missing);
+    run::step(
+        &format!("Installing {}", missing.join(", ")),
+        "apt-get",
+        &args,
+    )
+}
+
+fn cargo_tool(
+    krate: &str,
+    binary: &str,
+    version: &str,
+    line: &str,
+    flags: &[&str],
+) -> anyhow::Result<()> {
+    let found = run::first_line(binary, &["--version"]);
+    if found.as_deref().is_some_and(|l| l.trim() == line) {
+        println!("xtask: setup: {line} is installed");
+        return Ok(());
+    }
+    let mut args = vec!["install", krate, "--version", version, "--force"];
+    args.extend(flags);
+    run::step(
+        &format!(
+            "Installing {krate} {version} (found: {})",
+            found.as_deref().unwrap_or("none")
+        ),
+        "cargo",
+        &args,
+    )
+}
+
+fn node_tools() -> anyhow::Result<()> {
+    let wasm_opt = run::first_line("wasm-opt", &["--version"]);
+    let playwright = std::fs::read_to_string("node_modules/playwright-core/package.json")
+        .ok()
+        .is_some_and(|p| p.contains("\"version\": \"1.64.1\""));
+    if wasm_opt
+        .as_deref()
+        .is_some_and(|l| l.contains("version 132"))
+        && playwright
+    {
+        println!("xtask: setup: wasm-opt 132 and playwright-core 1.64.1 are installed");
+        return Ok(());
+    }
+    run::step(
+        "Installing wasm-opt (binaryen 132) and playwright-core from package-lock.json",
+        "npm",
+        &["ci", "--no-audit", "--no-fund"],
+    )
+}
