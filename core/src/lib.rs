@@ -5,12 +5,14 @@
 
 pub mod attachment;
 pub mod block;
+pub mod compaction;
 pub mod effort;
 pub mod memory;
 pub mod model;
 pub mod prompt;
 pub mod skills;
 pub mod stream;
+pub mod tokens;
 pub mod tools;
 pub mod transcript;
 pub mod validate;

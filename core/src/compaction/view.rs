@@ -1,0 +1,182 @@
+//! What compaction sees of a transcript: the newest summary and the messages after its start.
+//!
+//! Messages are counted in one flat sequence across turn boundaries, the way a compaction block's
+//! `kept_messages` counts back from its own message. The view starts at the newest compaction's
+//! kept tail (or at the first message when there is none). Messages of `/compact` turns are left
+//! out (they hold a command and a summary, not conversation), and so are compaction blocks.
+
+use crate::block::{Block, CompactionTrigger, TurnsCovered};
+use crate::transcript::{Message, Role, Transcript, Turn, TurnKind};
+
+/// Where a message is: its turn's number and its 0-based place in the turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MessagePosition {
+    pub turn: u32,
+    pub message: usize,
+}
+
+/// The newest compaction block of a transcript and where it sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewestCompaction<'a> {
+    /// The assistant message the block opens.
+    pub position: MessagePosition,
+    pub summary: &'a str,
+    pub trigger: CompactionTrigger,
+    pub covers: TurnsCovered,
+    pub kept_messages: u32,
+    /// Whether anything was written after the block (in its message or later, outside `/compact`
+    /// turns).
+    pub written_since: bool,
+}
+
+/// The newest compaction of the transcript, if any.
+pub fn newest_compaction(transcript: &Transcript) -> Option<NewestCompaction<'_>> {
+    newest(transcript).map(|(_, found)| found)
+}
+
+/// One message in view.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry<'a> {
+    pub turn: &'a Turn,
+    /// The message's place in the flat sequence of all the transcript's messages.
+    pub flat: usize,
+    /// The message's 0-based place in its turn.
+    pub index: usize,
+    pub message: &'a Message,
+}
+
+impl<'a> Entry<'a> {
+    pub fn position(&self) -> MessagePosition {
+        MessagePosition {
+            turn: self.turn.index,
+            message: self.index,
+        }
+    }
+
+    /// The message's blocks, compaction blocks left out.
+    pub fn blocks(&self) -> impl Iterator<Item = &'a Block> + 'a {
+        self.message
+            .blocks
+            .iter()
+            .filter(|b| !matches!(b, Block::Compaction { .. }))
+    }
+
+    pub fn role(&self) -> Role {
+        self.message.role
+    }
+
+    /// The ids of the calls this message makes.
+    pub fn call_ids(&self) -> Vec<&'a str> {
+        self.blocks()
+            .filter_map(|b| match b {
+                Block::ToolUse { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The ids of the calls this message answers.
+    pub fn result_ids(&self) -> Vec<&'a str> {
+        self.blocks()
+            .filter_map(|b| match b {
+                Block::ToolResult { call_id, .. } => Some(call_id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The message as the live list carries it: compaction blocks left out.
+    pub fn live_message(&self) -> Message {
+        Message {
+            role: self.message.role,
+            blocks: self.blocks().cloned().collect(),
+            attachments: self.message.attachments.clone(),
+        }
+    }
+}
+
+/// The newest summary and the conversation messages from its kept tail on.
+#[derive(Debug, Clone)]
+pub(crate) struct View<'a> {
+    pub earlier: Option<NewestCompaction<'a>>,
+    pub entries: Vec<Entry<'a>>,
+}
+
+impl<'a> View<'a> {
+    pub fn of(transcript: &'a Transcript) -> Self {
+        let newest = newest(transcript);
+        let start = newest.map_or(0, |(flat, found)| {
+            flat.saturating_sub(found.kept_messages as usize)
+        });
+        View {
+            earlier: newest.map(|(_, found)| found),
+            entries: conversation(transcript, start).collect(),
+        }
+    }
+}
+
+/// Every message of the transcript in flat order with its turn and flat place.
+pub(crate) fn flat(transcript: &Transcript) -> impl Iterator<Item = Entry<'_>> {
+    transcript
+        .turns
+        .iter()
+        .flat_map(|turn| {
+            turn.messages
+                .iter()
+                .enumerate()
+                .map(move |(index, message)| (turn, index, message))
+        })
+        .enumerate()
+        .map(|(flat, (turn, index, message))| Entry {
+            turn,
+            flat,
+            index,
+            message,
+        })
+}
+
+/// The conversation messages from flat place `start` on: no `/compact` turns, no message that
+/// holds only compaction blocks.
+pub(crate) fn conversation(
+    transcript: &Transcript,
+    start: usize,
+) -> impl Iterator<Item = Entry<'_>> {
+    flat(transcript)
+        .skip(start)
+        .filter(|e| e.turn.kind == TurnKind::Chat && e.blocks().next().is_some())
+}
+
+fn newest(transcript: &Transcript) -> Option<(usize, NewestCompaction<'_>)> {
+    let entries: Vec<Entry<'_>> = flat(transcript).collect();
+    entries.iter().enumerate().rev().find_map(|(i, entry)| {
+        let b = entry
+            .message
+            .blocks
+            .iter()
+            .rposition(|b| matches!(b, Block::Compaction { .. }))?;
+        let Block::Compaction {
+            summary,
+            trigger,
+            covers,
+            kept_messages,
+        } = &entry.message.blocks[b]
+        else {
+            return None;
+        };
+        let written_since = entry.message.blocks.len() > b + 1
+            || entries[i + 1..]
+                .iter()
+                .any(|later| later.turn.kind == TurnKind::Chat);
+        Some((
+            entry.flat,
+            NewestCompaction {
+                position: entry.position(),
+                summary,
+                trigger: *trigger,
+                covers: *covers,
+                kept_messages: *kept_messages,
+                written_since,
+            },
+        ))
+    })
+}

@@ -1,0 +1,253 @@
+//! Token counts: how much of a model's context window a text or a message takes.
+//!
+//! The portal decides when to compact (rule C1) from the provider's reported input tokens plus an
+//! estimate of what was added since. Core ships a fast estimate, [`EstimateCounter`]; the server
+//! can plug in an exact counter for a model's tokenizer through [`TokenCounter`].
+//!
+//! # The estimate
+//!
+//! The text is walked one user-perceived character (extended grapheme cluster) at a time, and each
+//! run is priced the way byte-pair tokenizers of the GPT-4 and Claude families tend to split it:
+//!
+//! - a run of ASCII letters and digits costs one token per four characters, rounded up;
+//! - a run of other letters (accented Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari, …)
+//!   costs one token per two characters, rounded up; ASCII in the same run counts a quarter;
+//! - every character of a script written without spaces (Han, Hiragana, Katakana, Thai, Lao,
+//!   Khmer, Myanmar) and every Hangul syllable costs one token;
+//! - ASCII punctuation costs one token a character;
+//! - an emoji or other symbol outside ASCII costs two tokens, however many code points it has;
+//! - a single space is free (tokenizers fold it into the next word), a longer run of spaces costs
+//!   one token per four, and a run of whitespace holding a line break costs one token.
+//!
+//! The estimate leans high on code and JSON (punctuation rarely merges in it), which is the safe
+//! side for deciding when to compact.
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::attachment::Attachment;
+use crate::block::Block;
+use crate::transcript::Message;
+
+/// Counts the tokens a text takes in a model's input.
+pub trait TokenCounter {
+    /// The number of tokens `text` takes.
+    fn count(&self, text: &str) -> usize;
+}
+
+/// The fast default estimate described in the module documentation. Deterministic and free of
+/// any tokenizer data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EstimateCounter;
+
+impl TokenCounter for EstimateCounter {
+    fn count(&self, text: &str) -> usize {
+        estimate(text)
+    }
+}
+
+/// Tokens a message framing takes in a request (role marker and separators).
+pub const MESSAGE_OVERHEAD: usize = 4;
+/// Tokens a tool call or a tool result framing takes besides its content (id, name, separators).
+pub const CALL_OVERHEAD: usize = 10;
+/// The most a picture costs: Anthropic prices a picture at width × height / 750 tokens, up to
+/// about 1,600 once reduced to what the model looks at. Other providers land near it.
+pub const PICTURE_TOKENS_MAX: usize = 1_600;
+/// Pixels per token in the picture price above.
+pub const PIXELS_PER_TOKEN: u64 = 750;
+
+/// The tokens a message takes: its blocks, its attachments and the message framing.
+///
+/// Thinking counts too: a call reads the thinking of its own turn back. A document counts with its
+/// whole text when it has one, which over-counts documents that only replay their manifest.
+pub fn message_tokens(counter: &dyn TokenCounter, message: &Message) -> usize {
+    let blocks: usize = message
+        .blocks
+        .iter()
+        .map(|block| block_tokens(counter, block))
+        .sum();
+    let attachments: usize = message
+        .attachments
+        .iter()
+        .map(|attachment| attachment_tokens(counter, attachment))
+        .sum();
+    MESSAGE_OVERHEAD + blocks + attachments
+}
+
+/// The tokens a list of messages takes.
+pub fn messages_tokens(counter: &dyn TokenCounter, messages: &[Message]) -> usize {
+    messages.iter().map(|m| message_tokens(counter, m)).sum()
+}
+
+/// The tokens one block takes.
+pub fn block_tokens(counter: &dyn TokenCounter, block: &Block) -> usize {
+    match block {
+        Block::Thinking { text } | Block::Text { text } => counter.count(text),
+        Block::ToolUse { id, name, input } => {
+            CALL_OVERHEAD
+                + counter.count(id)
+                + counter.count(name)
+                + counter.count(&input.to_string())
+        }
+        Block::ToolResult {
+            call_id, content, ..
+        } => CALL_OVERHEAD + counter.count(call_id) + counter.count(content),
+        Block::ClarificationRequest { question, .. } => counter.count(question),
+        Block::ApprovalRequest { summary, .. } => counter.count(summary),
+        Block::Compaction { summary, .. } => counter.count(summary),
+    }
+}
+
+fn attachment_tokens(counter: &dyn TokenCounter, attachment: &Attachment) -> usize {
+    match attachment {
+        Attachment::Document(document) => {
+            let manifest = counter.count(&document.filename)
+                + document
+                    .headings
+                    .iter()
+                    .map(|h| counter.count(h))
+                    .sum::<usize>();
+            let text = document.text.as_deref().map_or(0, |t| counter.count(t));
+            CALL_OVERHEAD + manifest + text
+        }
+        Attachment::Picture(picture) => {
+            let pixels = u64::from(picture.width) * u64::from(picture.height);
+            let tokens = (pixels / PIXELS_PER_TOKEN).min(PICTURE_TOKENS_MAX as u64);
+            // The cast is lossless: `tokens` is at most PICTURE_TOKENS_MAX.
+            tokens as usize
+        }
+    }
+}
+
+/// Whether `c` belongs to a script written without spaces between words: Han, Hiragana,
+/// Katakana, Thai, Lao, Khmer or Myanmar.
+pub(crate) fn is_unspaced_script(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // Hiragana, Katakana
+        | 0x31F0..=0x31FF // Katakana phonetic extensions
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F // Halfwidth Katakana
+        | 0x20000..=0x3FFFF // CJK extensions B and later
+        | 0x0E00..=0x0EFF // Thai, Lao
+        | 0x1000..=0x109F // Myanmar
+        | 0x1780..=0x17FF // Khmer
+    )
+}
+
+fn is_hangul(c: char) -> bool {
+    matches!(c as u32, 0xAC00..=0xD7AF | 0x1100..=0x11FF | 0x3130..=0x318F)
+}
+
+/// What kind of run a grapheme cluster belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    AsciiWord,
+    Letter,
+    Dense,
+    Punctuation,
+    Symbol,
+    Space,
+    Break,
+}
+
+fn classify(grapheme: &str) -> Class {
+    let Some(c) = grapheme.chars().next() else {
+        return Class::Space;
+    };
+    if c == '\n' || c == '\r' {
+        Class::Break
+    } else if c.is_whitespace() {
+        Class::Space
+    } else if c.is_ascii_alphanumeric() || c == '_' {
+        Class::AsciiWord
+    } else if c.is_ascii() {
+        Class::Punctuation
+    } else if is_unspaced_script(c) || is_hangul(c) {
+        Class::Dense
+    } else if c.is_alphanumeric() {
+        Class::Letter
+    } else {
+        Class::Symbol
+    }
+}
+
+fn estimate(text: &str) -> usize {
+    let mut tokens = 0;
+    // Quarter-tokens of the current word run (ASCII costs 1, other letters 2 per character).
+    let mut word_quarters = 0;
+    let mut spaces = 0;
+    let mut line_break = false;
+    let flush_word = |quarters: &mut usize, tokens: &mut usize| {
+        *tokens += quarters.div_ceil(4);
+        *quarters = 0;
+    };
+    let flush_space = |spaces: &mut usize, line_break: &mut bool, tokens: &mut usize| {
+        if *line_break {
+            *tokens += 1;
+        } else if *spaces > 1 {
+            *tokens += spaces.div_ceil(4);
+        }
+        *spaces = 0;
+        *line_break = false;
+    };
+    for grapheme in text.graphemes(true) {
+        let class = classify(grapheme);
+        match class {
+            Class::Space | Class::Break => {
+                flush_word(&mut word_quarters, &mut tokens);
+                spaces += 1;
+                line_break |= class == Class::Break;
+                continue;
+            }
+            _ => flush_space(&mut spaces, &mut line_break, &mut tokens),
+        }
+        match class {
+            Class::AsciiWord => word_quarters += 1,
+            Class::Letter => word_quarters += 2,
+            Class::Dense => {
+                flush_word(&mut word_quarters, &mut tokens);
+                tokens += 1;
+            }
+            Class::Punctuation => {
+                flush_word(&mut word_quarters, &mut tokens);
+                tokens += 1;
+            }
+            Class::Symbol => {
+                flush_word(&mut word_quarters, &mut tokens);
+                tokens += 2;
+            }
+            Class::Space | Class::Break => {}
+        }
+    }
+    flush_word(&mut word_quarters, &mut tokens);
+    flush_space(&mut spaces, &mut line_break, &mut tokens);
+    tokens
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, expected: usize) {
+        assert_eq!(
+            EstimateCounter.count(text),
+            expected,
+            "estimate of {text:?}"
+        );
+    }
+
+    #[test]
+    fn estimates_by_script() {
+        check("", 0);
+        check("hello world", 4);
+        check("internationalization", 5);
+        check("a, b.", 4);
+        check("línea", 2);
+        check("今日は晴れ", 5);
+        check("안녕하세요", 5);
+        check("👩🏽‍💻", 2);
+        check("one\n\ntwo", 3);
+        check("a    b", 3);
+    }
+}
