@@ -186,3 +186,12 @@ fn b4_garbage_never_panics() {
         assert!(parse_transcript(input).is_err(), "{input:?} is rejected");
     }
 }
+
+// B1: the complete example in docs/transcript-format.md is a valid transcript.
+#[test]
+fn b1_format_doc_example_is_valid() {
+    let doc = include_str!("../../docs/transcript-format.md");
+    let start = doc.find("```json\n").expect("the doc has a JSON example") + "```json\n".len();
+    let end = start + doc[start..].find("```").expect("the example ends");
+    parse_transcript(&doc[start..end]).expect("the documented example is valid");
+}
