@@ -5,7 +5,7 @@ use thiserror::Error;
 use super::language::language_sample;
 use super::prompt::{PromptInput, SummaryRequest, render};
 use super::tail::{choose, units};
-use super::view::{Entry, MessagePosition, View, flat};
+use super::view::{Entry, MessagePosition, View, flat_len};
 use super::{CompactionConfig, Detail};
 use crate::block::{CompactionTrigger, TurnsCovered};
 use crate::tokens::{TokenCounter, message_tokens, messages_tokens};
@@ -143,7 +143,7 @@ pub fn plan(
 
     let flat_start = tail_entries
         .first()
-        .map_or_else(|| flat(transcript).count(), |e| e.flat);
+        .map_or_else(|| flat_len(transcript), |e| e.flat);
     Ok(CompactionPlan {
         cause,
         covers,

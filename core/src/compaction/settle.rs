@@ -4,7 +4,7 @@ use thiserror::Error;
 
 use super::note::{normalise_summary, summary_note};
 use super::plan::{Cause, CompactionPlan};
-use super::view::conversation;
+use super::view::{conversation, flat_len};
 use crate::block::Block;
 use crate::tokens::{TokenCounter, messages_tokens};
 use crate::transcript::{Message, Role, TraceEntry, Transcript};
@@ -112,7 +112,7 @@ pub(crate) fn commit(
     let (kept_messages, tail) = match (plan.cause, plan.tail.start) {
         (Cause::Command, _) | (_, None) => (0, Vec::new()),
         _ => {
-            let total = super::view::flat(transcript).count();
+            let total = flat_len(transcript);
             let kept = total.saturating_sub(plan.tail.flat_start);
             let tail = conversation(transcript, plan.tail.flat_start)
                 .map(|e| e.live_message())

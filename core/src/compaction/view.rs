@@ -146,37 +146,56 @@ pub(crate) fn conversation(
         .filter(|e| e.turn.kind == TurnKind::Chat && e.blocks().next().is_some())
 }
 
+/// The newest compaction block with its flat place, found from the end backwards.
 fn newest(transcript: &Transcript) -> Option<(usize, NewestCompaction<'_>)> {
-    let entries: Vec<Entry<'_>> = flat(transcript).collect();
-    entries.iter().enumerate().rev().find_map(|(i, entry)| {
-        let b = entry
-            .message
-            .blocks
-            .iter()
-            .rposition(|b| matches!(b, Block::Compaction { .. }))?;
-        let Block::Compaction {
-            summary,
-            trigger,
-            covers,
-            kept_messages,
-        } = &entry.message.blocks[b]
-        else {
-            return None;
-        };
-        let written_since = entry.message.blocks.len() > b + 1
-            || entries[i + 1..]
-                .iter()
-                .any(|later| later.turn.kind == TurnKind::Chat);
-        Some((
-            entry.flat,
-            NewestCompaction {
-                position: entry.position(),
-                summary,
-                trigger: *trigger,
-                covers: *covers,
-                kept_messages: *kept_messages,
-                written_since,
-            },
-        ))
-    })
+    let mut after = flat_len(transcript);
+    let mut chat_after = false;
+    for turn in transcript.turns.iter().rev() {
+        after -= turn.messages.len();
+        for (index, message) in turn.messages.iter().enumerate().rev() {
+            let found =
+                message
+                    .blocks
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find_map(|(b, block)| match block {
+                        Block::Compaction {
+                            summary,
+                            trigger,
+                            covers,
+                            kept_messages,
+                        } => Some((b, summary, *trigger, *covers, *kept_messages)),
+                        _ => None,
+                    });
+            if let Some((b, summary, trigger, covers, kept_messages)) = found {
+                let entry = Entry {
+                    turn,
+                    flat: after + index,
+                    index,
+                    message,
+                };
+                return Some((
+                    entry.flat,
+                    NewestCompaction {
+                        position: entry.position(),
+                        summary,
+                        trigger,
+                        covers,
+                        kept_messages,
+                        written_since: message.blocks.len() > b + 1
+                            || chat_after
+                            || (turn.kind == TurnKind::Chat && index + 1 < turn.messages.len()),
+                    },
+                ));
+            }
+        }
+        chat_after |= turn.kind == TurnKind::Chat;
+    }
+    None
+}
+
+/// The number of messages in the transcript.
+pub(crate) fn flat_len(transcript: &Transcript) -> usize {
+    transcript.turns.iter().map(|t| t.messages.len()).sum()
 }
