@@ -6,6 +6,7 @@
 pub mod attachment;
 pub mod block;
 pub mod compaction;
+pub mod display;
 pub mod effort;
 pub mod memory;
 pub mod model;

@@ -1,0 +1,91 @@
+//! How the blocks of a turn are drawn (rules R1, R2, R10): decided here so that every front end
+//! draws a conversation the same way.
+
+use crate::block::BlockKind;
+
+/// How one block of a turn is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drawn {
+    /// The turn's answer: text after the turn's last tool call.
+    Answer,
+    /// Pre-tool narration: text followed later in the turn by a tool call. Drawn one size below the
+    /// answer once the turn has one (R1).
+    Narration,
+    /// Thinking: smaller still, in the faintest ink, never opened for the reader (R2).
+    Thinking,
+    /// Anything else (tool calls and results, requests, compaction) keeps its own look.
+    Other(BlockKind),
+}
+
+/// How each block of a turn's assistant output is drawn, given the kinds of those blocks in order
+/// (every assistant message of the turn, flattened).
+pub fn drawn_as(kinds: &[BlockKind]) -> Vec<Drawn> {
+    let last_call = kinds.iter().rposition(|k| *k == BlockKind::ToolUse);
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(position, kind)| match kind {
+            BlockKind::Text if last_call.is_some_and(|call| position < call) => Drawn::Narration,
+            BlockKind::Text => Drawn::Answer,
+            BlockKind::Thinking => Drawn::Thinking,
+            other => Drawn::Other(*other),
+        })
+        .collect()
+}
+
+/// Whether the turn has an answer yet, so that narration shrinks below it (R1).
+pub fn has_answer(kinds: &[BlockKind]) -> bool {
+    drawn_as(kinds).contains(&Drawn::Answer)
+}
+
+/// The paragraphs a text is drawn as: split at each blank line (`"\n\n"`). A live reply and a
+/// reloaded one are split the same way, so a settled reply's page equals a reloaded one (R10).
+pub fn paragraphs(text: &str) -> impl Iterator<Item = &str> {
+    text.split("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use BlockKind::*;
+
+    fn check(kinds: &[BlockKind], expected: &[Drawn], answer: bool) {
+        assert_eq!(drawn_as(kinds), expected, "for {kinds:?}");
+        assert_eq!(has_answer(kinds), answer, "has_answer for {kinds:?}");
+    }
+
+    // R1: text before a tool call is narration; the text after the last call is the answer.
+    #[test]
+    fn r1_narration_is_text_before_a_tool_call() {
+        check(
+            &[Text, ToolUse, ToolResult, Text],
+            &[
+                Drawn::Narration,
+                Drawn::Other(ToolUse),
+                Drawn::Other(ToolResult),
+                Drawn::Answer,
+            ],
+            true,
+        );
+        check(&[Text, ToolUse], &[Drawn::Narration, Drawn::Other(ToolUse)], false);
+        check(&[Text], &[Drawn::Answer], true);
+    }
+
+    // R2: thinking is drawn as thinking wherever it stands, and never counts as the answer.
+    #[test]
+    fn r2_thinking_is_never_the_answer() {
+        check(&[Thinking], &[Drawn::Thinking], false);
+        check(
+            &[Thinking, Text, Thinking],
+            &[Drawn::Thinking, Drawn::Answer, Drawn::Thinking],
+            true,
+        );
+    }
+
+    // R10: paragraphs split at blank lines only; a lone newline stays inside its paragraph.
+    #[test]
+    fn r10_paragraphs_split_at_blank_lines() {
+        let split: Vec<&str> = paragraphs("one\ntwo\n\nthree\n\n\nfour").collect();
+        assert_eq!(split, ["one\ntwo", "three", "\nfour"]);
+    }
+}
