@@ -5,6 +5,19 @@
 //! A skill's name is its slug: the common `SKILL.md` format names a skill in lowercase words
 //! joined by hyphens, which is the slug syntax of rule S1.
 
+mod command;
+mod directory;
+mod file;
+
+pub use command::{Composed, RESERVED_SLUG, Selection, is_slug, parse_command, parse_selection};
+pub use directory::{
+    LoadedSkill, SkillDirectory, SkillError, catalogue, load_skill, resolve_selection,
+    resume_selection, selection_trace,
+};
+pub use file::{
+    MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, SkillFile, SkillFileError, Visibility, parse_skill_file,
+};
+
 use serde::{Deserialize, Serialize};
 
 /// A skill as the host's directory returns it for the caller.
