@@ -10,6 +10,7 @@ pub mod display;
 pub mod effort;
 pub mod memory;
 pub mod model;
+pub mod playout;
 pub mod prompt;
 pub mod skills;
 pub mod stream;
