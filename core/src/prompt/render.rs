@@ -13,7 +13,12 @@ pub fn render(prompt: &Prompt) -> String {
     out.push('\n');
     out.push_str(&render_entries(&prompt.entries));
     let tools: Vec<&str> = prompt.tools.iter().map(|t| t.name.as_str()).collect();
-    let _ = writeln!(out, "=== tools: {} ===", tools.join(", "));
+    let tools = if tools.is_empty() {
+        "none".to_string()
+    } else {
+        tools.join(", ")
+    };
+    let _ = writeln!(out, "=== tools: {tools} ===");
     match prompt.effort {
         Some(effort) => {
             let _ = writeln!(out, "=== effort: {} ===", effort.as_str());
