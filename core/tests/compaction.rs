@@ -696,6 +696,26 @@ fn c7_compact_is_refused_while_running_paused_right_after_a_compaction_or_with_a
     }
 }
 
+#[test]
+fn c7_an_auto_compaction_allows_compact_once_something_follows_it() {
+    let mut t = history();
+    let p = plan_for(&t, Cause::Overflow);
+    let commit = committed(settle(&p, Ok("## Requests\n- x".into()), &t, &COUNTER));
+    // The call after the compaction failed: its message holds the block alone.
+    let mut failed = t.clone();
+    let last = failed.turns.last_mut().expect("turn");
+    last.messages
+        .push(Message::new(Role::Assistant, vec![commit.block.clone()]));
+    last.status = TurnStatus::Failed;
+    assert_eq!(
+        check_compact(&failed, &[]),
+        Err(CompactRefusal::NothingSinceLastCompaction)
+    );
+    // The call answered after the block: something was written since.
+    record(&mut t, commit.block, "The total is 4,200 EUR.");
+    assert_eq!(check_compact(&t, &[]), Ok(()));
+}
+
 /// A name, a transcript, the message's attachments and the expected answer.
 type RefusalCase = (
     &'static str,
@@ -980,7 +1000,21 @@ fn shape_25_turns_with_a_12_call_turn() {
         "calls 11 and 12 stay in the tail"
     );
     let summary = extractive::summarise(&plan.request);
+    assert_eq!(
+        summary,
+        extractive::summarise(&plan.request),
+        "deterministic"
+    );
     assert!(summary.starts_with("Turns 1–25\n"));
+    let work = summary
+        .split("## Work done")
+        .nth(1)
+        .and_then(|s| s.split("## Open work").next())
+        .expect("a work done section");
+    assert!(
+        !work.contains("[ref:"),
+        "C8: work done carries no references"
+    );
     assert!(summary.contains("- Turn 25: Request 25: audit every appendix"));
     assert!(summary.contains("- Turn 25: read_document contract/appendix-10.pdf"));
     assert!(summary.contains("Appendix 10 sets a fee of 1000 EUR. [ref:call_10]"));
@@ -1096,7 +1130,7 @@ fn shape_the_request_fits_its_budget_by_showing_less_of_the_tool_output() {
         ]));
     }
     let t = transcript(turns);
-    let window = 20_000;
+    let window = 10_000;
     let plan = plan(&t, Cause::Overflow, None, window, &config(), &COUNTER).expect("plan");
     let tokens = COUNTER.count(&plan.request.system)
         + portal_core::tokens::messages_tokens(&COUNTER, &plan.request.messages);
