@@ -432,18 +432,35 @@ fn l3_a_picture_without_bytes_becomes_a_line_and_the_request_stays_valid() {
 
 #[test]
 fn l3_anthropic_list_opening_on_the_assistant_gets_a_user_opening() {
-    // A turn whose user message was only whitespace leaves memory opening on the assistant.
-    let t = transcript(vec![turn(
-        TurnStatus::Completed,
-        vec![user("   "), assistant(vec![text("Hello.")])],
-    )]);
-    let prompt = assemble_with(&t, &model()).prompt;
+    let t = transcript(vec![chat("q", "a")]);
+    let mut prompt = assemble_with(&t, &model()).prompt;
+    prompt.entries.remove(0);
     assert_eq!(prompt.entries[0].role, Role::Assistant);
     let body = anthropic::request(&prompt, &model(), &EffortConfig::default(), &NoPictures);
     check_pairing(Provider::Anthropic, &body).unwrap();
     assert_eq!(
         body["messages"][0]["content"][0]["text"],
         anthropic::CONTINUES
+    );
+    prompt.entries.clear();
+    let body = anthropic::request(&prompt, &model(), &EffortConfig::default(), &NoPictures);
+    check_pairing(Provider::Anthropic, &body).unwrap();
+}
+
+#[test]
+fn l3_an_empty_user_message_replays_as_a_note() {
+    let t = transcript(vec![
+        turn(
+            TurnStatus::Completed,
+            vec![user("   "), assistant(vec![text("Hello.")])],
+        ),
+        turn(TurnStatus::Running, vec![user("")]),
+    ]);
+    let prompt = assemble_with(&t, &model()).prompt;
+    let roles: Vec<Role> = prompt.entries.iter().map(|e| e.role).collect();
+    assert_eq!(roles, [Role::User, Role::Assistant, Role::User]);
+    assert!(
+        matches!(&prompt.entries[2].parts[0], Part::Text { text } if text == "[The user sent an empty message.]")
     );
 }
 

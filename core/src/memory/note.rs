@@ -18,6 +18,10 @@ pub(crate) fn outcome(is_error: bool, call_id: &str) -> String {
     format!("{outcome} {}", reference(call_id))
 }
 
+/// What a user message with no text and no attachments replays as, since providers refuse
+/// empty messages and the model should know the user sent something.
+pub(crate) const EMPTY_MESSAGE: &str = "[The user sent an empty message.]";
+
 /// The content of an empty result, since providers refuse empty content.
 pub(crate) const EMPTY_RESULT: &str = "(empty result)";
 

@@ -101,6 +101,9 @@ impl<'a> Replayer<'a> {
                         }
                     }
                     entry.parts.append(&mut attachments[m - start]);
+                    if entry.parts.is_empty() {
+                        entry.push_text(note::EMPTY_MESSAGE);
+                    }
                     entries.push(entry);
                 }
                 Role::Assistant => {

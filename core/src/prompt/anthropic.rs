@@ -3,8 +3,8 @@
 //! base64 `image` blocks, and a `thinking` budget only for a model that can reason (rule E3).
 //!
 //! Roles alternate strictly: answers and the user text after them share one user message, the
-//! answers first, as the API wants; a message list that would open on the assistant opens with
-//! [`CONTINUES`] instead.
+//! answers first, as the API wants; a message list that would be empty or open on the assistant
+//! opens with [`CONTINUES`] instead.
 
 use serde_json::{Map, Value, json};
 
@@ -77,7 +77,7 @@ pub fn request(
     }
     if messages
         .first()
-        .is_some_and(|(side, _)| *side == "assistant")
+        .is_none_or(|(side, _)| *side == "assistant")
     {
         messages.insert(
             0,
