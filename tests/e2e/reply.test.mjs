@@ -1,11 +1,14 @@
-// A message sent in the browser gets the demo model's reply streamed in.
+// A message sent in the browser gets the demo model's reply played out; once settled it is plain
+// text, identical to the same reply reloaded (R3, R7, R8, R10).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startPortal, launchBrowser, shots } from './portal.mjs';
 
-test('a sent message gets the demo reply streamed in', async () => {
-  const portal = await startPortal(['--demo-pace', '0.2']);
+const answer = '.turn .block.text .body';
+
+test('r7_r8_r10 a sent message plays out, settles to plain text and reloads identically', async () => {
+  const portal = await startPortal(['--demo-pace', '0.5']);
   let browser;
   try {
     browser = await launchBrowser();
@@ -15,12 +18,28 @@ test('a sent message gets the demo reply streamed in', async () => {
     assert.match(await page.getByTestId('model-label').innerText(), /demo/);
     await page.getByLabel('Message').fill('Tell me about writing systems');
     await page.keyboard.press('Enter');
-    await page.locator('[data-turn-status="running"]').waitFor({ timeout: 10000 });
-    await page.locator('[data-turn-status="completed"]').waitFor({ timeout: 60000 });
-    const reply = await page.locator('.message.assistant .block.text').innerText();
+
+    // Mid-playout: words still resolving from their blur (R7) and the breathing caret (R8).
+    await page.locator(`${answer} .w`).nth(8).waitFor({ timeout: 15000 });
+    await page.locator(`${answer} .caret`).waitFor();
+    const blur = await page.locator(`${answer} .w`).last().evaluate((w) => getComputedStyle(w).display);
+    assert.equal(blur, 'inline', 'word elements stay inline');
+    await page.screenshot({ path: join(shots, 'reply-mid-playout.png') });
+
+    await page.locator('[data-turn-status="completed"][data-settled="true"]').waitFor({ timeout: 90000 });
+    const settled = await page.locator(answer).innerHTML();
+    assert.ok(!settled.includes('<span'), 'no per-word elements are left behind (R10)');
+    const reply = await page.locator(answer).innerText();
     assert.ok(reply.includes('👨‍👩‍👧‍👦'), 'the reply holds the family emoji whole');
     assert.ok(reply.includes('日本語'), 'the reply holds Japanese');
+    assert.ok((await page.locator(`${answer} p`).count()) >= 5, 'one paragraph element per paragraph');
     await page.screenshot({ path: join(shots, 'reply.png'), fullPage: true });
+
+    // R10: the reloaded conversation is drawn as plain text, the same DOM as the settled one.
+    await page.reload();
+    await page.locator('[data-turn-status="completed"][data-settled="true"]').waitFor();
+    assert.equal(await page.locator(answer).innerHTML(), settled);
+    assert.equal(await page.locator(`${answer} .caret`).count(), 0);
   } finally {
     await browser?.close();
     portal.stop();

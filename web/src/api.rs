@@ -38,6 +38,11 @@ pub async fn create_conversation() -> Result<String, String> {
     Ok(created.id)
 }
 
+/// A stored conversation's transcript.
+pub async fn transcript(conversation: &str) -> Result<portal_core::Transcript, String> {
+    call("GET", &format!("/api/conversations/{conversation}"), None).await
+}
+
 /// Sends the user's message; returns the number of the turn it opened.
 pub async fn send_message(conversation: &str, text: &str) -> Result<u32, String> {
     let body = serde_json::json!({ "text": text }).to_string();

@@ -5,6 +5,7 @@
 
 mod api;
 mod app;
+mod live;
 mod stream;
 
 fn main() {

@@ -1,0 +1,267 @@
+//! Drawing a block's text: live, played out by core's [`Playout`] from requestAnimationFrame, or
+//! settled, as plain paragraphs.
+//!
+//! Live text is a sequence of `<p>` elements; each frame appends only to the last one, so layout
+//! touches only what changed. Each newly revealed word is an inline `<span class="w">` that
+//! resolves from a blur (R7); once its animation is over it is merged into the paragraph's text
+//! node, so a settled reply is exactly the plain paragraphs a reloaded one is drawn as (R10).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+
+use portal_core::display::paragraphs;
+use portal_core::playout::{Frame, Playout};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use web_sys::{Document, Element, Node, Text};
+
+/// How long a word takes to resolve from its blur; matches `.w` in style.css.
+const RESOLVE_MS: f64 = 450.0;
+
+/// Draws `text` into `body` as settled plain paragraphs, replacing what was there.
+pub fn draw_plain(body: &Element, text: &str) {
+    body.set_text_content(None);
+    let document = document();
+    for paragraph in paragraphs(text) {
+        if let Ok(p) = document.create_element("p") {
+            p.set_text_content(Some(paragraph));
+            let _ = body.append_child(&p);
+        }
+    }
+}
+
+/// A live block: feed it with [`LiveText::push`] and [`LiveText::finish`]; it draws itself.
+#[derive(Clone)]
+pub struct LiveText(Rc<RefCell<Live>>);
+
+impl std::fmt::Debug for LiveText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LiveText")
+    }
+}
+
+struct Live {
+    playout: Playout,
+    body: Element,
+    paragraph: Element,
+    caret: Element,
+    /// The paragraph's drawn text ends with one newline; a second one opens a new paragraph.
+    trailing_newline: bool,
+    /// Word elements still resolving, oldest first, with the time they appeared.
+    resolving: VecDeque<(Element, f64)>,
+    frame: Option<Closure<dyn FnMut(f64)>>,
+    frame_requested: bool,
+    last_now: f64,
+    settled: bool,
+    on_settle: Option<Box<dyn FnOnce(String)>>,
+}
+
+impl LiveText {
+    /// Starts drawing into `body`; `on_settle` gets the whole text once it is settled.
+    pub fn new(body: Element, on_settle: impl FnOnce(String) + 'static) -> Self {
+        let document = document();
+        let paragraph = element(&document, "p");
+        let caret = element(&document, "span");
+        caret.set_class_name("caret");
+        let _ = caret.set_attribute("aria-hidden", "true");
+        let _ = paragraph.append_child(&caret);
+        let _ = body.append_child(&paragraph);
+        let live = Rc::new(RefCell::new(Live {
+            playout: Playout::default(),
+            body,
+            paragraph,
+            caret,
+            trailing_newline: false,
+            resolving: VecDeque::new(),
+            frame: None,
+            frame_requested: false,
+            last_now: 0.0,
+            settled: false,
+            on_settle: Some(Box::new(on_settle)),
+        }));
+        let weak: Weak<RefCell<Live>> = Rc::downgrade(&live);
+        let frame = Closure::<dyn FnMut(f64)>::new(move |now: f64| {
+            if let Some(live) = weak.upgrade() {
+                on_frame(&live, now);
+            }
+        });
+        live.borrow_mut().frame = Some(frame);
+        LiveText(live)
+    }
+
+    /// More text arrived.
+    pub fn push(&self, text: &str) {
+        let mut live = self.0.borrow_mut();
+        let now = live.now();
+        live.playout.push(text, now);
+        live.request_frame();
+    }
+
+    /// The stream ended: what is left plays out, then the block settles.
+    pub fn finish(&self) {
+        let mut live = self.0.borrow_mut();
+        let now = live.now();
+        live.playout.finish(now);
+        live.request_frame();
+    }
+}
+
+fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
+    let settled_text = {
+        let mut live = live.borrow_mut();
+        live.frame_requested = false;
+        // Frame timestamps can trail the push times taken from performance.now() slightly.
+        let now = now.max(live.last_now);
+        live.last_now = now;
+        let frame = live.playout.tick(now);
+        live.draw(&frame, now);
+        live.resolve_until(now - RESOLVE_MS);
+        if frame.done && live.resolving.is_empty() && !live.settled {
+            live.settled = true;
+            let text = live.playout.text().to_string();
+            draw_plain(&live.body, &text);
+            Some((text, live.on_settle.take()))
+        } else {
+            if frame.next_wake_ms.is_some() || !live.resolving.is_empty() {
+                live.request_frame();
+            }
+            None
+        }
+    };
+    if let Some((text, Some(on_settle))) = settled_text {
+        on_settle(text);
+    }
+}
+
+impl Live {
+    fn now(&mut self) -> f64 {
+        let now = web_sys::window()
+            .and_then(|w| w.performance())
+            .map_or(self.last_now, |p| p.now());
+        self.last_now = self.last_now.max(now);
+        self.last_now
+    }
+
+    fn request_frame(&mut self) {
+        if self.frame_requested || self.settled {
+            return;
+        }
+        if let (Some(window), Some(frame)) = (web_sys::window(), self.frame.as_ref()) {
+            self.frame_requested = window
+                .request_animation_frame(frame.as_ref().unchecked_ref())
+                .is_ok();
+        }
+    }
+
+    fn draw(&mut self, frame: &Frame, now: f64) {
+        let document = document();
+        for word in &frame.words {
+            let text = self.playout.text()[word.clone()].to_string();
+            if text == "\n" {
+                self.newline(&document);
+            } else if text.trim().is_empty() {
+                self.append_text(&document, &text);
+            } else {
+                let span = element(&document, "span");
+                span.set_class_name("w");
+                span.set_text_content(Some(&text));
+                self.insert(&span);
+                self.resolving.push_back((span, now));
+            }
+        }
+        if !frame.caret {
+            self.caret.remove();
+        }
+    }
+
+    /// Adds plain text at the paragraph's end, into the text node already there if there is one.
+    fn append_text(&mut self, document: &Document, text: &str) {
+        match self.last_text() {
+            Some(last) => {
+                let _ = last.append_data(text);
+                self.trailing_newline = false;
+            }
+            None => self.insert(&document.create_text_node(text)),
+        }
+    }
+
+    /// The text node at the paragraph's end (before the caret), if that is a text node.
+    fn last_text(&self) -> Option<Text> {
+        let last = match self.caret_here() {
+            Some(caret) => caret.previous_sibling(),
+            None => self.paragraph.last_child(),
+        };
+        last.and_then(|n| n.dyn_into::<Text>().ok())
+    }
+
+    fn insert(&mut self, node: &Node) {
+        self.trailing_newline = false;
+        let _ = self
+            .paragraph
+            .insert_before(node, self.caret_here().as_ref());
+    }
+
+    /// The caret, when it stands in the current paragraph.
+    fn caret_here(&self) -> Option<Node> {
+        let caret: &Node = &self.caret;
+        (caret.parent_node().as_ref() == Some(&self.paragraph)).then(|| caret.clone())
+    }
+
+    fn newline(&mut self, document: &Document) {
+        if !self.trailing_newline {
+            self.append_text(document, "\n");
+            self.trailing_newline = true;
+            return;
+        }
+        // A blank line: drop the newline drawn at the paragraph's end and open a new paragraph.
+        if let Some(text) = self.last_text() {
+            let length = text.length();
+            let _ = text.delete_data(length.saturating_sub(1), 1);
+            if text.length() == 0 {
+                text.remove();
+            }
+        }
+        let paragraph = element(document, "p");
+        let _ = paragraph.append_child(&self.caret);
+        let _ = self.body.append_child(&paragraph);
+        self.paragraph = paragraph;
+        self.trailing_newline = false;
+    }
+
+    /// Merges every word that appeared before `cutoff` into the text before it.
+    fn resolve_until(&mut self, cutoff: f64) {
+        while let Some((span, since)) = self.resolving.front() {
+            if *since > cutoff {
+                break;
+            }
+            let text = span.text_content().unwrap_or_default();
+            match span
+                .previous_sibling()
+                .and_then(|n| n.dyn_into::<Text>().ok())
+            {
+                Some(before) => {
+                    let _ = before.append_data(&text);
+                    span.remove();
+                }
+                None => {
+                    let node = document().create_text_node(&text);
+                    let _ = span.replace_with_with_node_1(&node);
+                }
+            }
+            self.resolving.pop_front();
+        }
+    }
+}
+
+fn document() -> Document {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .expect("the portal runs in a page with a document")
+}
+
+fn element(document: &Document, tag: &str) -> Element {
+    document
+        .create_element(tag)
+        .expect("creating a plain HTML element succeeds")
+}
