@@ -1,0 +1,120 @@
+//! What can go wrong in storage, each said with what to do about it.
+
+use std::path::PathBuf;
+
+use portal_core::BlockKind;
+use thiserror::Error;
+
+use super::ConversationId;
+
+/// Why a storage call failed.
+#[derive(Debug, Error)]
+pub enum StorageError {
+    #[error(
+        "cannot create the data folder {path}: {source}; pass --data a folder Portal may write to"
+    )]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot open the database {path}: {source}; check that --data names a folder Portal may write to and that the file is a Portal database"
+    )]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "the database failed: {0}; check that the disk has room and the data folder is writable, then retry"
+    )]
+    Database(#[from] rusqlite::Error),
+    #[error(
+        "the database has schema version {found}, but this build knows versions up to {known}; run the newer Portal that wrote it, or restore a backup"
+    )]
+    SchemaTooNew { found: u32, known: u32 },
+    #[error(
+        "migrating the database to schema version {version} failed: {source}; nothing was changed, so restore a backup if the file was edited outside Portal"
+    )]
+    Migration {
+        version: u32,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "there is no conversation `{conversation}` in this organisation; list the organisation's conversations to find its id"
+    )]
+    ConversationNotFound { conversation: ConversationId },
+    #[error("conversation `{conversation}` has no turn {turn}; open the turn before writing to it")]
+    TurnNotFound {
+        conversation: ConversationId,
+        turn: u32,
+    },
+    #[error(
+        "turn {turn} of conversation `{conversation}` has no message at position {message}; start the message before writing its blocks"
+    )]
+    MessageNotFound {
+        conversation: ConversationId,
+        turn: u32,
+        message: usize,
+    },
+    #[error(
+        "message {message} of turn {turn} of conversation `{conversation}` has no block at position {block}; append the block before streaming its text"
+    )]
+    BlockNotFound {
+        conversation: ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+    },
+    #[error(
+        "a {kind} block takes no streamed text; stream into thinking, text and tool_result blocks only"
+    )]
+    NotStreamable { kind: BlockKind },
+    #[error(
+        "turn {turn} of conversation `{conversation}` is still running; wait for it to end, or cut it off, before opening another"
+    )]
+    TurnStillRunning {
+        conversation: ConversationId,
+        turn: u32,
+    },
+    #[error(
+        "turn {turn} of conversation `{conversation}` is {status}, so it takes no more messages or blocks; set a paused turn running again to resume it, or open a new turn"
+    )]
+    TurnNotRunning {
+        conversation: ConversationId,
+        turn: u32,
+        status: &'static str,
+    },
+    #[error(
+        "turn {turn} of conversation `{conversation}` ended {status} and can no longer change; open a new turn instead"
+    )]
+    TurnEnded {
+        conversation: ConversationId,
+        turn: u32,
+        status: &'static str,
+    },
+    #[error("a turn opens with the user's message, but {problem}")]
+    NotAUserMessage { problem: &'static str },
+    #[error(
+        "there is no attachment `{attachment}` in this organisation; store the upload with put_attachment before a message carries it"
+    )]
+    AttachmentNotFound { attachment: String },
+    #[error(
+        "attachment id `{attachment}` is already used in this organisation; give every upload its own id"
+    )]
+    AttachmentExists { attachment: String },
+    #[error(
+        "attachment `{attachment}` was stored as a {stored}, and an attachment's kind is decided once at upload (rule A1); store a new attachment instead"
+    )]
+    AttachmentKindChanged {
+        attachment: String,
+        stored: &'static str,
+    },
+    #[error(
+        "a stored {what} cannot be read ({detail}); the database was changed outside Portal or by a newer build, so restore a backup"
+    )]
+    Unreadable { what: &'static str, detail: String },
+    #[error(
+        "{what} {value} is too large to store; SQLite keeps integers up to 9223372036854775807"
+    )]
+    TooLarge { what: &'static str, value: u64 },
+}

@@ -1,0 +1,270 @@
+//! Where conversations are kept: the [`Storage`] trait the turn loop writes through, and
+//! [`SqliteStorage`], the embedded default under `--data DIR`.
+//!
+//! A turn is written as it happens: its user message when it opens, then each message, block and
+//! streamed piece of text as its own small transaction. A crash mid-turn therefore leaves the turn
+//! with everything it wrote up to the last committed piece (rule M10), never a half-written row;
+//! [`Storage::recover`] marks such turns `cut_off` at the next start. The schema is described in
+//! `docs/storage.md`.
+//!
+//! The trait is synchronous. Every method is a short transaction (tens of microseconds for a
+//! streamed piece), so callers on tokio wrap calls in `tokio::task::spawn_blocking` (or keep them
+//! on a dedicated writer task); see `docs/storage.md` for the measured numbers.
+
+mod codec;
+mod error;
+mod load;
+mod schema;
+mod sqlite;
+
+use std::fmt;
+
+use portal_core::attachment::Attachment;
+use portal_core::effort::Effort;
+use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
+use serde::{Deserialize, Serialize};
+
+pub use error::StorageError;
+pub use schema::SCHEMA_VERSION;
+pub use sqlite::{DATABASE_FILE, SqliteStorage};
+
+/// The data folder used when `--data` is not given.
+pub const DEFAULT_DATA_DIR: &str = "./portal-data";
+
+/// What every storage method returns.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+/// A store of conversations. Implementations keep every write durable on its own, so that the
+/// turn loop never depends on which database sits behind it.
+///
+/// Positions follow the transcript: turns are 1-based, messages and blocks 0-based within their
+/// turn and message (as [`portal_core::stream::TurnEvent`] counts them).
+///
+/// Isolation: every method that starts from a request takes the caller's organisation and reports
+/// another organisation's conversation or attachment as not found. The turn loop's writes take only
+/// the conversation id, which the loop got from such a lookup.
+pub trait Storage: Send + Sync + fmt::Debug {
+    /// Opens a new, empty conversation for `owner` with `agent_id` and returns its id.
+    fn create_conversation(&self, owner: &Owner, agent_id: &str) -> Result<ConversationId>;
+
+    /// The conversations `owner` opened, oldest first.
+    fn list_conversations(&self, owner: &Owner) -> Result<Vec<ConversationInfo>>;
+
+    /// Who owns a conversation. Another organisation's conversation is not found.
+    fn conversation(&self, org_id: &str, conversation: &ConversationId)
+    -> Result<ConversationInfo>;
+
+    /// The conversation's transcript, assembled from what was written. A message without blocks
+    /// (a crash between opening a message and writing its first block) is left out; the result is
+    /// not validated here, so a caller that needs the invariants runs `portal_core::validate`.
+    fn load_transcript(&self, org_id: &str, conversation: &ConversationId) -> Result<Transcript>;
+
+    /// Opens the next turn with the user's message, status `running`, and returns its index.
+    /// Refused while the latest turn is still running. The message's attachments are referenced
+    /// by id and must have been stored with [`Storage::put_attachment`] in the conversation's
+    /// organisation; a loaded transcript shows their stored metadata.
+    fn open_turn(&self, conversation: &ConversationId, turn: NewTurn) -> Result<u32>;
+
+    /// Starts a message in a running turn and returns its position. When the turn's last message
+    /// has no block yet, it is reused with the new role, so an empty message never sits between
+    /// two others.
+    fn append_message(&self, conversation: &ConversationId, turn: u32, role: Role)
+    -> Result<usize>;
+
+    /// Appends a whole block (or the empty start of a streamed one) to a message of a running
+    /// turn and returns its position.
+    fn append_block(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: &Block,
+    ) -> Result<usize>;
+
+    /// Appends streamed text to a thinking or text block's text, or a tool result's content, of a
+    /// running turn. Each call writes only the delta, so its cost does not grow with the block.
+    fn append_block_text(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+        delta: &str,
+    ) -> Result<()>;
+
+    /// Sets a turn's status. A turn that ended (completed, cut off or failed) keeps its status;
+    /// setting another is refused.
+    fn set_turn_status(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        status: TurnStatus,
+    ) -> Result<()>;
+
+    /// Overwrites an open turn's context size (rule C11). [`Storage::record_usage`] already does
+    /// this for calls on the turn's own model.
+    fn set_context_tokens(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        tokens: u64,
+    ) -> Result<()>;
+
+    /// Adds a runtime note to an open turn.
+    fn add_trace(&self, conversation: &ConversationId, turn: u32, entry: &TraceEntry)
+    -> Result<()>;
+
+    /// Leaves a usage row for one model call of the turn, compaction calls included (rule C11).
+    /// A [`CallPurpose::Turn`] call on an open turn also overwrites the turn's context size with
+    /// its input tokens; other purposes carry none. Rows are kept for ended turns too: the call
+    /// was made.
+    fn record_usage(&self, conversation: &ConversationId, turn: u32, usage: &Usage) -> Result<()>;
+
+    /// The conversation's usage rows in the order they were recorded.
+    fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>>;
+
+    /// Stores an uploaded attachment: its metadata, which decides once whether it is a document
+    /// or a picture (rule A1), and its bytes. Ids are unique within an organisation.
+    fn put_attachment(&self, owner: &Owner, attachment: &Attachment, bytes: &[u8]) -> Result<()>;
+
+    /// Replaces an attachment's metadata, for reading progress and extracted text. Its kind
+    /// cannot change (rule A1).
+    fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()>;
+
+    /// An attachment's metadata. Another organisation's attachment is not found.
+    fn attachment(&self, org_id: &str, attachment_id: &str) -> Result<Attachment>;
+
+    /// An attachment's uploaded bytes. Another organisation's attachment is not found.
+    fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>>;
+
+    /// Marks every turn left `running` by a process that stopped as `cut_off` (rule M10) and
+    /// returns them. It answers nothing: memory answers a call that never returned (rule M9).
+    /// Call it once at start, before serving, while no other process writes to the same store.
+    fn recover(&self) -> Result<Vec<TurnRef>>;
+}
+
+/// A conversation's id: opaque text, unguessable for the SQLite store.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ConversationId(String);
+
+impl ConversationId {
+    /// Wraps an id, for one that comes from a URL.
+    pub fn new(id: impl Into<String>) -> Self {
+        ConversationId(id.into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ConversationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whose a conversation or an attachment is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Owner {
+    pub org_id: String,
+    pub user_id: String,
+}
+
+impl Owner {
+    /// The user `user_id` of organisation `org_id`.
+    pub fn new(org_id: impl Into<String>, user_id: impl Into<String>) -> Self {
+        Owner {
+            org_id: org_id.into(),
+            user_id: user_id.into(),
+        }
+    }
+}
+
+/// A conversation as listed: who owns it and with which agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationInfo {
+    pub id: ConversationId,
+    pub owner: Owner,
+    pub agent_id: String,
+    /// When it was opened, in milliseconds since the Unix epoch (the database's clock).
+    pub created_at_ms: i64,
+}
+
+/// What a new turn opens with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTurn {
+    pub kind: TurnKind,
+    /// The effort level that won for this turn (rule E2).
+    pub effort: Option<Effort>,
+    /// Notes known when the turn opens, such as the skills its message selected (rule S4).
+    pub trace: Vec<TraceEntry>,
+    /// The user's message: at least one text block.
+    pub message: Message,
+}
+
+impl NewTurn {
+    /// A chat turn opened by `message`, with no effort recorded and no notes.
+    pub fn chat(message: Message) -> Self {
+        NewTurn {
+            kind: TurnKind::Chat,
+            effort: None,
+            trace: Vec::new(),
+            message,
+        }
+    }
+}
+
+/// One turn of one conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TurnRef {
+    pub conversation: ConversationId,
+    pub turn: u32,
+}
+
+/// Why a model call was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallPurpose {
+    /// A call of the agent loop on the turn's own model; it sets the turn's context size.
+    Turn,
+    /// A compaction summary, made on a separate instance of the turn's model (rule C11).
+    Compaction,
+    /// A summary other than compaction, such as a conversation title.
+    Summary,
+    /// A review of the turn's output, such as a guardrail check.
+    Review,
+}
+
+impl CallPurpose {
+    /// The name stored in usage rows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallPurpose::Turn => "turn",
+            CallPurpose::Compaction => "compaction",
+            CallPurpose::Summary => "summary",
+            CallPurpose::Review => "review",
+        }
+    }
+}
+
+/// One model call's usage. `model` is the model it is priced at: the turn's model for a
+/// compaction call (rule C11).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub purpose: CallPurpose,
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// A stored usage row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    pub turn: u32,
+    pub usage: Usage,
+    /// When it was recorded, in milliseconds since the Unix epoch (the database's clock).
+    pub recorded_at_ms: i64,
+}

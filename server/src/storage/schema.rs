@@ -1,0 +1,149 @@
+//! The SQLite schema as an ordered list of migrations, applied at open.
+//!
+//! The database's `PRAGMA user_version` is the number of migrations applied. A migration is never
+//! edited once released; a change to the schema is a new entry at the end of [`MIGRATIONS`].
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::{Result, StorageError};
+
+/// The schema version this build writes: the number of migrations it knows.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// The migrations, oldest first; entry `n` takes the schema from version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[
+    // Version 1: conversations, turns as they stream, usage and attachments.
+    r#"
+    CREATE TABLE conversations (
+        id          TEXT PRIMARY KEY,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        agent_id    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    );
+    CREATE INDEX conversations_by_owner ON conversations (org_id, user_id);
+
+    CREATE TABLE turns (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        turn            INTEGER NOT NULL,
+        kind            TEXT NOT NULL,
+        status          TEXT NOT NULL,
+        effort          TEXT,
+        context_tokens  INTEGER,
+        started_at      INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+        PRIMARY KEY (conversation_id, turn)
+    );
+    CREATE INDEX turns_running ON turns (status) WHERE status = 'running';
+
+    CREATE TABLE trace_entries (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        position        INTEGER NOT NULL,
+        entry           TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, position),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+
+    CREATE TABLE messages (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        message         INTEGER NOT NULL,
+        role            TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, message),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+
+    CREATE TABLE blocks (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        message         INTEGER NOT NULL,
+        block           INTEGER NOT NULL,
+        kind            TEXT NOT NULL,
+        body            TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, message, block),
+        FOREIGN KEY (conversation_id, turn, message)
+            REFERENCES messages (conversation_id, turn, message)
+    );
+
+    CREATE TABLE block_chunks (
+        id              INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        message         INTEGER NOT NULL,
+        block           INTEGER NOT NULL,
+        text            TEXT NOT NULL,
+        FOREIGN KEY (conversation_id, turn, message, block)
+            REFERENCES blocks (conversation_id, turn, message, block)
+    );
+    CREATE INDEX block_chunks_by_block
+        ON block_chunks (conversation_id, turn, message, block, id);
+
+    CREATE TABLE usage (
+        id              INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        purpose         TEXT NOT NULL,
+        model           TEXT NOT NULL,
+        input_tokens    INTEGER NOT NULL,
+        output_tokens   INTEGER NOT NULL,
+        recorded_at     INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+    CREATE INDEX usage_by_conversation ON usage (conversation_id, turn);
+
+    CREATE TABLE attachments (
+        org_id      TEXT NOT NULL,
+        id          TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        metadata    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+        PRIMARY KEY (org_id, id)
+    );
+
+    CREATE TABLE attachment_bytes (
+        org_id  TEXT NOT NULL,
+        id      TEXT NOT NULL,
+        bytes   BLOB NOT NULL,
+        PRIMARY KEY (org_id, id),
+        FOREIGN KEY (org_id, id) REFERENCES attachments (org_id, id)
+    );
+
+    CREATE TABLE message_attachments (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        message         INTEGER NOT NULL,
+        position        INTEGER NOT NULL,
+        org_id          TEXT NOT NULL,
+        attachment_id   TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, message, position),
+        FOREIGN KEY (conversation_id, turn, message)
+            REFERENCES messages (conversation_id, turn, message),
+        FOREIGN KEY (org_id, attachment_id) REFERENCES attachments (org_id, id)
+    );
+    "#,
+];
+
+/// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one
+/// transaction: either all of them land or none.
+pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Exclusive)?;
+    let found: u32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found > SCHEMA_VERSION {
+        return Err(StorageError::SchemaTooNew {
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let version = from as u32 + 1;
+        transaction
+            .execute_batch(sql)
+            .map_err(|source| StorageError::Migration { version, source })?;
+    }
+    if found < SCHEMA_VERSION {
+        transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    transaction.commit()?;
+    Ok(())
+}

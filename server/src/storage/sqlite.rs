@@ -1,0 +1,788 @@
+//! [`SqliteStorage`]: one SQLite file in WAL mode, each write its own small transaction.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use portal_core::attachment::Attachment;
+use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnStatus};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::codec::{
+    attachment_kind, integer, kind_name, parse_json, parse_name, position, status_name, to_json,
+};
+use super::{
+    CallPurpose, ConversationId, ConversationInfo, NewTurn, Owner, Result, Storage, StorageError,
+    TurnRef, Usage, UsageRecord, load, schema,
+};
+
+/// The database's file name inside the data folder.
+pub const DATABASE_FILE: &str = "portal.sqlite3";
+
+/// How long a connection waits for another process's lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Conversations in one SQLite database.
+///
+/// Writes go through one connection, one transaction each; reads of a file database go through a
+/// second connection, so that loading a long transcript does not hold up a streaming turn (WAL
+/// lets a reader and the writer work at once).
+#[derive(Debug)]
+pub struct SqliteStorage {
+    writer: Mutex<Connection>,
+    reader: Option<Mutex<Connection>>,
+    path: Option<PathBuf>,
+}
+
+impl SqliteStorage {
+    /// Opens (creating when needed) the database `portal.sqlite3` in the data folder `dir`,
+    /// creating the folder too, and brings its schema up to date.
+    pub fn open(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|source| StorageError::DataDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = dir.join(DATABASE_FILE);
+        let opened = |path: &Path| {
+            let connection = Connection::open(path)?;
+            configure(&connection)?;
+            connection.pragma_update_and_check(None, "journal_mode", "WAL", |row| {
+                row.get::<_, String>(0)
+            })?;
+            Ok(connection)
+        };
+        let open_error = |source| StorageError::Open {
+            path: path.clone(),
+            source,
+        };
+        let mut writer = opened(&path).map_err(open_error)?;
+        schema::migrate(&mut writer)?;
+        let reader = opened(&path).map_err(open_error)?;
+        Ok(SqliteStorage {
+            writer: Mutex::new(writer),
+            reader: Some(Mutex::new(reader)),
+            path: Some(path),
+        })
+    }
+
+    /// A database that lives in memory and is gone when dropped, for tests.
+    pub fn in_memory() -> Result<Self> {
+        let mut connection = Connection::open_in_memory()?;
+        configure(&connection)?;
+        schema::migrate(&mut connection)?;
+        Ok(SqliteStorage {
+            writer: Mutex::new(connection),
+            reader: None,
+            path: None,
+        })
+    }
+
+    /// The database file, or none for an in-memory database.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Runs `work` in one write transaction, committed when it succeeds.
+    fn write<T>(&self, work: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let mut connection = lock(&self.writer);
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = work(&transaction)?;
+        transaction.commit()?;
+        Ok(value)
+    }
+
+    /// Runs `work` in one read transaction, so that it sees one consistent state.
+    fn read<T>(&self, work: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let mut connection = lock(self.reader.as_ref().unwrap_or(&self.writer));
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let value = work(&transaction)?;
+        transaction.commit()?;
+        Ok(value)
+    }
+}
+
+impl Storage for SqliteStorage {
+    fn create_conversation(&self, owner: &Owner, agent_id: &str) -> Result<ConversationId> {
+        self.write(|c| {
+            let id: String = c
+                .prepare_cached(
+                    "INSERT INTO conversations (id, org_id, user_id, agent_id)
+                     VALUES (lower(hex(randomblob(16))), ?1, ?2, ?3) RETURNING id",
+                )?
+                .query_row(params![owner.org_id, owner.user_id, agent_id], |row| {
+                    row.get(0)
+                })?;
+            Ok(ConversationId::new(id))
+        })
+    }
+
+    fn list_conversations(&self, owner: &Owner) -> Result<Vec<ConversationInfo>> {
+        self.read(|c| {
+            let mut statement = c.prepare_cached(
+                "SELECT id, org_id, user_id, agent_id, created_at FROM conversations
+                 WHERE org_id = ?1 AND user_id = ?2 ORDER BY rowid",
+            )?;
+            let rows = statement.query_map(params![owner.org_id, owner.user_id], info_from_row)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
+    fn conversation(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+    ) -> Result<ConversationInfo> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT id, org_id, user_id, agent_id, created_at FROM conversations
+                 WHERE id = ?1 AND org_id = ?2",
+            )?
+            .query_row(params![conversation.as_str(), org_id], info_from_row)
+            .optional()?
+            .ok_or_else(|| not_found(conversation))
+        })
+    }
+
+    fn load_transcript(&self, org_id: &str, conversation: &ConversationId) -> Result<Transcript> {
+        self.read(|c| {
+            require_conversation(c, org_id, conversation)?;
+            load::transcript(c, conversation)
+        })
+    }
+
+    fn open_turn(&self, conversation: &ConversationId, turn: NewTurn) -> Result<u32> {
+        check_user_message(&turn)?;
+        self.write(|c| {
+            let org_id: String = c
+                .prepare_cached("SELECT org_id FROM conversations WHERE id = ?1")?
+                .query_row([conversation.as_str()], |row| row.get(0))
+                .optional()?
+                .ok_or_else(|| not_found(conversation))?;
+            let latest: Option<(u32, String)> = c
+                .prepare_cached(
+                    "SELECT turn, status FROM turns WHERE conversation_id = ?1
+                     ORDER BY turn DESC LIMIT 1",
+                )?
+                .query_row([conversation.as_str()], |row| {
+                    Ok((row.get(0)?, row.get(1)?))
+                })
+                .optional()?;
+            let index = match latest {
+                Some((latest, status)) => {
+                    if parse_name::<TurnStatus>("turn status", &status)? == TurnStatus::Running {
+                        return Err(StorageError::TurnStillRunning {
+                            conversation: conversation.clone(),
+                            turn: latest,
+                        });
+                    }
+                    latest + 1
+                }
+                None => 1,
+            };
+            c.prepare_cached(
+                "INSERT INTO turns (conversation_id, turn, kind, status, effort)
+                 VALUES (?1, ?2, ?3, 'running', ?4)",
+            )?
+            .execute(params![
+                conversation.as_str(),
+                index,
+                kind_name(turn.kind),
+                turn.effort.map(|e| e.as_str())
+            ])?;
+            for entry in &turn.trace {
+                insert_trace(c, conversation, index, entry)?;
+            }
+            insert_message(c, conversation, index, 0, Role::User)?;
+            for (b, block) in turn.message.blocks.iter().enumerate() {
+                insert_block(c, conversation, index, 0, b, block)?;
+            }
+            for (a, attachment) in turn.message.attachments.iter().enumerate() {
+                let stored = c
+                    .prepare_cached("SELECT 1 FROM attachments WHERE org_id = ?1 AND id = ?2")?
+                    .exists(params![org_id, attachment.id()])?;
+                if !stored {
+                    return Err(StorageError::AttachmentNotFound {
+                        attachment: attachment.id().to_string(),
+                    });
+                }
+                c.prepare_cached(
+                    "INSERT INTO message_attachments
+                     (conversation_id, turn, message, position, org_id, attachment_id)
+                     VALUES (?1, ?2, 0, ?3, ?4, ?5)",
+                )?
+                .execute(params![
+                    conversation.as_str(),
+                    index,
+                    position("attachment position", a)?,
+                    org_id,
+                    attachment.id()
+                ])?;
+            }
+            Ok(index)
+        })
+    }
+
+    fn append_message(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        role: Role,
+    ) -> Result<usize> {
+        self.write(|c| {
+            require_running(c, conversation, turn)?;
+            let last: usize = c
+                .prepare_cached(
+                    "SELECT MAX(message) FROM messages WHERE conversation_id = ?1 AND turn = ?2",
+                )?
+                .query_row(params![conversation.as_str(), turn], |row| row.get(0))?;
+            let last_has_blocks = c
+                .prepare_cached(
+                    "SELECT 1 FROM blocks WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3",
+                )?
+                .exists(params![
+                    conversation.as_str(),
+                    turn,
+                    position("message", last)?
+                ])?;
+            if last_has_blocks {
+                insert_message(c, conversation, turn, last + 1, role)?;
+                return Ok(last + 1);
+            }
+            c.prepare_cached(
+                "UPDATE messages SET role = ?4
+                 WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3",
+            )?
+            .execute(params![
+                conversation.as_str(),
+                turn,
+                position("message", last)?,
+                role.as_str()
+            ])?;
+            Ok(last)
+        })
+    }
+
+    fn append_block(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: &Block,
+    ) -> Result<usize> {
+        self.write(|c| {
+            require_running(c, conversation, turn)?;
+            let message_at = position("message", message)?;
+            let exists = c
+                .prepare_cached(
+                    "SELECT 1 FROM messages WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3",
+                )?
+                .exists(params![conversation.as_str(), turn, message_at])?;
+            if !exists {
+                return Err(StorageError::MessageNotFound {
+                    conversation: conversation.clone(),
+                    turn,
+                    message,
+                });
+            }
+            let next: usize = c
+                .prepare_cached(
+                    "SELECT COALESCE(MAX(block) + 1, 0) FROM blocks
+                     WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3",
+                )?
+                .query_row(params![conversation.as_str(), turn, message_at], |row| {
+                    row.get(0)
+                })?;
+            insert_block(c, conversation, turn, message, next, block)?;
+            Ok(next)
+        })
+    }
+
+    fn append_block_text(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+        delta: &str,
+    ) -> Result<()> {
+        let message_at = position("message", message)?;
+        let block_at = position("block", block)?;
+        let connection = lock(&self.writer);
+        // One statement, so one implicit transaction: it writes the delta only when the block
+        // exists, takes streamed text (see `codec::append_text`) and its turn is running.
+        let written = connection
+            .prepare_cached(
+                "INSERT INTO block_chunks (conversation_id, turn, message, block, text)
+                 SELECT b.conversation_id, b.turn, b.message, b.block, ?5
+                 FROM blocks b JOIN turns t
+                   ON t.conversation_id = b.conversation_id AND t.turn = b.turn
+                 WHERE b.conversation_id = ?1 AND b.turn = ?2 AND b.message = ?3 AND b.block = ?4
+                   AND t.status = 'running'
+                   AND b.kind IN ('thinking', 'text', 'tool_result')",
+            )?
+            .execute(params![
+                conversation.as_str(),
+                turn,
+                message_at,
+                block_at,
+                delta
+            ])?;
+        if written == 1 {
+            return Ok(());
+        }
+        require_running(&connection, conversation, turn)?;
+        let kind: Option<String> = connection
+            .prepare_cached(
+                "SELECT kind FROM blocks
+                 WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3 AND block = ?4",
+            )?
+            .query_row(
+                params![conversation.as_str(), turn, message_at, block_at],
+                |row| row.get(0),
+            )
+            .optional()?;
+        match kind {
+            Some(kind) => Err(StorageError::NotStreamable {
+                kind: parse_name::<BlockKind>("block kind", &kind)?,
+            }),
+            None => Err(StorageError::BlockNotFound {
+                conversation: conversation.clone(),
+                turn,
+                message,
+                block,
+            }),
+        }
+    }
+
+    fn set_turn_status(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        status: TurnStatus,
+    ) -> Result<()> {
+        self.write(|c| {
+            let current = turn_status(c, conversation, turn)?;
+            if current == status {
+                return Ok(());
+            }
+            require_open(conversation, turn, current)?;
+            c.prepare_cached(
+                "UPDATE turns SET status = ?3 WHERE conversation_id = ?1 AND turn = ?2",
+            )?
+            .execute(params![conversation.as_str(), turn, status_name(status)])?;
+            if status != TurnStatus::Running {
+                fold_chunks(c, conversation, turn)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn set_context_tokens(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        tokens: u64,
+    ) -> Result<()> {
+        self.write(|c| {
+            require_open(conversation, turn, turn_status(c, conversation, turn)?)?;
+            update_context_tokens(c, conversation, turn, tokens)
+        })
+    }
+
+    fn add_trace(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        entry: &TraceEntry,
+    ) -> Result<()> {
+        self.write(|c| {
+            require_open(conversation, turn, turn_status(c, conversation, turn)?)?;
+            insert_trace(c, conversation, turn, entry)
+        })
+    }
+
+    fn record_usage(&self, conversation: &ConversationId, turn: u32, usage: &Usage) -> Result<()> {
+        self.write(|c| {
+            let status = turn_status(c, conversation, turn)?;
+            c.prepare_cached(
+                "INSERT INTO usage
+                 (conversation_id, turn, purpose, model, input_tokens, output_tokens)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                conversation.as_str(),
+                turn,
+                usage.purpose.as_str(),
+                usage.model,
+                integer("input tokens", usage.input_tokens)?,
+                integer("output tokens", usage.output_tokens)?
+            ])?;
+            if usage.purpose == CallPurpose::Turn && status.is_open() {
+                update_context_tokens(c, conversation, turn, usage.input_tokens)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>> {
+        self.read(|c| {
+            require_conversation(c, org_id, conversation)?;
+            let mut statement = c.prepare_cached(
+                "SELECT turn, purpose, model, input_tokens, output_tokens, recorded_at FROM usage
+                 WHERE conversation_id = ?1 ORDER BY id",
+            )?;
+            let rows = statement.query_map([conversation.as_str()], |row| {
+                Ok((
+                    row.get::<_, u32>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, u64>(3)?,
+                    row.get::<_, u64>(4)?,
+                    row.get::<_, i64>(5)?,
+                ))
+            })?;
+            let mut records = Vec::new();
+            for row in rows {
+                let (turn, purpose, model, input_tokens, output_tokens, recorded_at_ms) = row?;
+                records.push(UsageRecord {
+                    turn,
+                    usage: Usage {
+                        purpose: parse_name("usage purpose", &purpose)?,
+                        model,
+                        input_tokens,
+                        output_tokens,
+                    },
+                    recorded_at_ms,
+                });
+            }
+            Ok(records)
+        })
+    }
+
+    fn put_attachment(&self, owner: &Owner, attachment: &Attachment, bytes: &[u8]) -> Result<()> {
+        let metadata = to_json("attachment", attachment)?;
+        self.write(|c| {
+            let taken = c
+                .prepare_cached("SELECT 1 FROM attachments WHERE org_id = ?1 AND id = ?2")?
+                .exists(params![owner.org_id, attachment.id()])?;
+            if taken {
+                return Err(StorageError::AttachmentExists {
+                    attachment: attachment.id().to_string(),
+                });
+            }
+            c.prepare_cached(
+                "INSERT INTO attachments (org_id, id, user_id, kind, metadata)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![
+                owner.org_id,
+                attachment.id(),
+                owner.user_id,
+                attachment_kind(attachment),
+                metadata
+            ])?;
+            c.prepare_cached(
+                "INSERT INTO attachment_bytes (org_id, id, bytes) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![owner.org_id, attachment.id(), bytes])?;
+            Ok(())
+        })
+    }
+
+    fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()> {
+        let metadata = to_json("attachment", attachment)?;
+        self.write(|c| {
+            let stored: String = c
+                .prepare_cached("SELECT kind FROM attachments WHERE org_id = ?1 AND id = ?2")?
+                .query_row(params![org_id, attachment.id()], |row| row.get(0))
+                .optional()?
+                .ok_or_else(|| StorageError::AttachmentNotFound {
+                    attachment: attachment.id().to_string(),
+                })?;
+            if stored != attachment_kind(attachment) {
+                let stored = match stored.as_str() {
+                    "document" => "document",
+                    "picture" => "picture",
+                    other => {
+                        return Err(StorageError::Unreadable {
+                            what: "attachment kind",
+                            detail: format!("`{other}` is neither a document nor a picture"),
+                        });
+                    }
+                };
+                return Err(StorageError::AttachmentKindChanged {
+                    attachment: attachment.id().to_string(),
+                    stored,
+                });
+            }
+            c.prepare_cached("UPDATE attachments SET metadata = ?3 WHERE org_id = ?1 AND id = ?2")?
+                .execute(params![org_id, attachment.id(), metadata])?;
+            Ok(())
+        })
+    }
+
+    fn attachment(&self, org_id: &str, attachment_id: &str) -> Result<Attachment> {
+        let metadata: String = self.read(|c| {
+            c.prepare_cached("SELECT metadata FROM attachments WHERE org_id = ?1 AND id = ?2")?
+                .query_row(params![org_id, attachment_id], |row| row.get(0))
+                .optional()?
+                .ok_or_else(|| StorageError::AttachmentNotFound {
+                    attachment: attachment_id.to_string(),
+                })
+        })?;
+        parse_json("attachment", &metadata)
+    }
+
+    fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>> {
+        self.read(|c| {
+            c.prepare_cached("SELECT bytes FROM attachment_bytes WHERE org_id = ?1 AND id = ?2")?
+                .query_row(params![org_id, attachment_id], |row| row.get(0))
+                .optional()?
+                .ok_or_else(|| StorageError::AttachmentNotFound {
+                    attachment: attachment_id.to_string(),
+                })
+        })
+    }
+
+    fn recover(&self) -> Result<Vec<TurnRef>> {
+        self.write(|c| {
+            let mut statement = c.prepare_cached(
+                "UPDATE turns SET status = 'cut_off' WHERE status = 'running'
+                 RETURNING conversation_id, turn",
+            )?;
+            let mut cut_off = statement
+                .query_map([], |row| {
+                    Ok(TurnRef {
+                        conversation: ConversationId::new(row.get::<_, String>(0)?),
+                        turn: row.get(1)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            cut_off.sort_by(|a, b| (&a.conversation, a.turn).cmp(&(&b.conversation, b.turn)));
+            for turn in &cut_off {
+                fold_chunks(c, &turn.conversation, turn.turn)?;
+            }
+            Ok(cut_off)
+        })
+    }
+}
+
+/// Settings every connection needs: foreign keys checked, a wait for locks, and
+/// `synchronous = NORMAL`, which in WAL mode never corrupts the database and loses at most the
+/// last commits on a power cut (a crashed process loses nothing committed).
+fn configure(connection: &Connection) -> rusqlite::Result<()> {
+    connection.busy_timeout(BUSY_TIMEOUT)?;
+    connection.pragma_update(None, "foreign_keys", true)?;
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    Ok(())
+}
+
+/// Locks a connection. A panic while it was held rolled its transaction back, so the connection
+/// is still sound.
+fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    connection.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn not_found(conversation: &ConversationId) -> StorageError {
+    StorageError::ConversationNotFound {
+        conversation: conversation.clone(),
+    }
+}
+
+fn info_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationInfo> {
+    Ok(ConversationInfo {
+        id: ConversationId::new(row.get::<_, String>(0)?),
+        owner: Owner {
+            org_id: row.get(1)?,
+            user_id: row.get(2)?,
+        },
+        agent_id: row.get(3)?,
+        created_at_ms: row.get(4)?,
+    })
+}
+
+/// Fails unless the conversation belongs to `org_id`.
+fn require_conversation(c: &Connection, org_id: &str, conversation: &ConversationId) -> Result<()> {
+    let found = c
+        .prepare_cached("SELECT 1 FROM conversations WHERE id = ?1 AND org_id = ?2")?
+        .exists(params![conversation.as_str(), org_id])?;
+    if found {
+        Ok(())
+    } else {
+        Err(not_found(conversation))
+    }
+}
+
+/// The turn's status, or which of the conversation and the turn is missing.
+fn turn_status(c: &Connection, conversation: &ConversationId, turn: u32) -> Result<TurnStatus> {
+    let status: Option<String> = c
+        .prepare_cached("SELECT status FROM turns WHERE conversation_id = ?1 AND turn = ?2")?
+        .query_row(params![conversation.as_str(), turn], |row| row.get(0))
+        .optional()?;
+    if let Some(status) = status {
+        return parse_name("turn status", &status);
+    }
+    let conversation_exists = c
+        .prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?
+        .exists([conversation.as_str()])?;
+    Err(if conversation_exists {
+        StorageError::TurnNotFound {
+            conversation: conversation.clone(),
+            turn,
+        }
+    } else {
+        not_found(conversation)
+    })
+}
+
+/// Fails unless the turn is running: only a running turn takes messages, blocks and text.
+fn require_running(c: &Connection, conversation: &ConversationId, turn: u32) -> Result<()> {
+    match turn_status(c, conversation, turn)? {
+        TurnStatus::Running => Ok(()),
+        status => Err(StorageError::TurnNotRunning {
+            conversation: conversation.clone(),
+            turn,
+            status: status_name(status),
+        }),
+    }
+}
+
+/// Fails when the turn has ended: an ended turn is never rewritten.
+fn require_open(conversation: &ConversationId, turn: u32, status: TurnStatus) -> Result<()> {
+    if status.is_open() {
+        Ok(())
+    } else {
+        Err(StorageError::TurnEnded {
+            conversation: conversation.clone(),
+            turn,
+            status: status_name(status),
+        })
+    }
+}
+
+fn check_user_message(turn: &NewTurn) -> Result<()> {
+    let message = &turn.message;
+    let problem = if message.role != Role::User {
+        "the message given is not the user's"
+    } else if message.blocks.is_empty() {
+        "the message given has no blocks"
+    } else if message.blocks.iter().any(|b| b.kind() != BlockKind::Text) {
+        "the message given carries a block other than text"
+    } else {
+        return Ok(());
+    };
+    Err(StorageError::NotAUserMessage { problem })
+}
+
+fn insert_message(
+    c: &Connection,
+    conversation: &ConversationId,
+    turn: u32,
+    message: usize,
+    role: Role,
+) -> Result<()> {
+    c.prepare_cached(
+        "INSERT INTO messages (conversation_id, turn, message, role) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![
+        conversation.as_str(),
+        turn,
+        position("message", message)?,
+        role.as_str()
+    ])?;
+    Ok(())
+}
+
+fn insert_block(
+    c: &Connection,
+    conversation: &ConversationId,
+    turn: u32,
+    message: usize,
+    block: usize,
+    content: &Block,
+) -> Result<()> {
+    c.prepare_cached(
+        "INSERT INTO blocks (conversation_id, turn, message, block, kind, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        conversation.as_str(),
+        turn,
+        position("message", message)?,
+        position("block", block)?,
+        content.kind().as_str(),
+        to_json("block", content)?
+    ])?;
+    Ok(())
+}
+
+fn insert_trace(
+    c: &Connection,
+    conversation: &ConversationId,
+    turn: u32,
+    entry: &TraceEntry,
+) -> Result<()> {
+    c.prepare_cached(
+        "INSERT INTO trace_entries (conversation_id, turn, position, entry)
+         SELECT ?1, ?2, COALESCE(MAX(position) + 1, 0), ?3 FROM trace_entries
+         WHERE conversation_id = ?1 AND turn = ?2",
+    )?
+    .execute(params![
+        conversation.as_str(),
+        turn,
+        to_json("trace entry", entry)?
+    ])?;
+    Ok(())
+}
+
+fn update_context_tokens(
+    c: &Connection,
+    conversation: &ConversationId,
+    turn: u32,
+    tokens: u64,
+) -> Result<()> {
+    c.prepare_cached(
+        "UPDATE turns SET context_tokens = ?3 WHERE conversation_id = ?1 AND turn = ?2",
+    )?
+    .execute(params![
+        conversation.as_str(),
+        turn,
+        integer("context tokens", tokens)?
+    ])?;
+    Ok(())
+}
+
+/// Moves the turn's streamed text into its blocks, once the turn stops streaming, so that a
+/// finished turn is stored as whole blocks.
+fn fold_chunks(c: &Connection, conversation: &ConversationId, turn: u32) -> Result<()> {
+    let chunks = load::chunks(c, conversation, turn)?;
+    for ((message, block), text) in chunks {
+        let message_at = position("message", message)?;
+        let block_at = position("block", block)?;
+        let body: String = c
+            .prepare_cached(
+                "SELECT body FROM blocks
+                 WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3 AND block = ?4",
+            )?
+            .query_row(
+                params![conversation.as_str(), turn, message_at, block_at],
+                |row| row.get(0),
+            )?;
+        let mut content: Block = parse_json("block", &body)?;
+        load::stream_into(&mut content, &text)?;
+        c.prepare_cached(
+            "UPDATE blocks SET body = ?5
+             WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3 AND block = ?4",
+        )?
+        .execute(params![
+            conversation.as_str(),
+            turn,
+            message_at,
+            block_at,
+            to_json("block", &content)?
+        ])?;
+    }
+    c.prepare_cached("DELETE FROM block_chunks WHERE conversation_id = ?1 AND turn = ?2")?
+        .execute(params![conversation.as_str(), turn])?;
+    Ok(())
+}

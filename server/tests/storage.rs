@@ -1,0 +1,1192 @@
+//! Storage against a real SQLite database: transcripts written the way the turn loop writes them
+//! (block by block, text in deltas) load back whole and valid, including after a crash mid-turn.
+
+#[path = "../../tests/fixtures/transcripts.rs"]
+mod fixtures;
+
+use std::time::Instant;
+
+use portal_core::attachment::{Attachment, Document, Picture, ReadingStatus};
+use portal_core::effort::Effort;
+use portal_core::{
+    Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, validate,
+};
+use portal_server::storage::{
+    CallPurpose, ConversationId, DATABASE_FILE, NewTurn, Owner, SCHEMA_VERSION, SqliteStorage,
+    Storage, StorageError, TurnRef, Usage,
+};
+use proptest::prelude::*;
+use tempfile::TempDir;
+
+fn owner() -> Owner {
+    Owner::new("org_a", "user_1")
+}
+
+fn open(dir: &TempDir) -> SqliteStorage {
+    SqliteStorage::open(dir.path()).expect("the database opens")
+}
+
+/// Splits `text` into deltas of `size` characters, as a model streams it.
+fn deltas(text: &str, size: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars
+        .chunks(size.max(1))
+        .map(|chunk| chunk.iter().collect())
+        .collect()
+}
+
+/// The block with its streamed text taken out, and that text, for a kind that streams.
+fn streamed_start(block: &Block) -> Option<(Block, String)> {
+    match block {
+        Block::Thinking { text } => Some((
+            Block::Thinking {
+                text: String::new(),
+            },
+            text.clone(),
+        )),
+        Block::Text { text } => Some((Block::text(""), text.clone())),
+        Block::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => Some((
+            Block::ToolResult {
+                call_id: call_id.clone(),
+                content: String::new(),
+                is_error: *is_error,
+            },
+            content.clone(),
+        )),
+        _ => None,
+    }
+}
+
+/// Writes `transcript` through the storage API the way the turn loop would, streaming every
+/// text in deltas of `delta_chars` characters.
+fn write_transcript(
+    storage: &dyn Storage,
+    owner: &Owner,
+    transcript: &Transcript,
+    delta_chars: usize,
+) -> ConversationId {
+    let id = storage
+        .create_conversation(owner, "agent_1")
+        .expect("conversation opens");
+    for turn in &transcript.turns {
+        let user = &turn.messages[0];
+        for attachment in &user.attachments {
+            if storage.attachment(&owner.org_id, attachment.id()).is_err() {
+                storage
+                    .put_attachment(owner, attachment, b"uploaded bytes")
+                    .expect("attachment is stored");
+            }
+        }
+        let (first_trace, later_trace) = turn.trace.split_at(turn.trace.len().min(1));
+        let index = storage
+            .open_turn(
+                &id,
+                NewTurn {
+                    kind: turn.kind,
+                    effort: turn.effort,
+                    trace: first_trace.to_vec(),
+                    message: user.clone(),
+                },
+            )
+            .expect("turn opens");
+        assert_eq!(index, turn.index);
+        for entry in later_trace {
+            storage
+                .add_trace(&id, index, entry)
+                .expect("trace is added");
+        }
+        for message in &turn.messages[1..] {
+            let m = storage
+                .append_message(&id, index, message.role)
+                .expect("message starts");
+            for block in &message.blocks {
+                match streamed_start(block) {
+                    Some((start, text)) => {
+                        let b = storage
+                            .append_block(&id, index, m, &start)
+                            .expect("block starts");
+                        for delta in deltas(&text, delta_chars) {
+                            storage
+                                .append_block_text(&id, index, m, b, &delta)
+                                .expect("delta is written");
+                        }
+                    }
+                    None => {
+                        storage
+                            .append_block(&id, index, m, block)
+                            .expect("block is written");
+                    }
+                }
+            }
+        }
+        if let Some(tokens) = turn.context_tokens {
+            storage
+                .set_context_tokens(&id, index, tokens)
+                .expect("context size is set");
+        }
+        storage
+            .set_turn_status(&id, index, turn.status)
+            .expect("status is set");
+    }
+    id
+}
+
+/// Every valid transcript the project keeps as a fixture: the shared transcript fixtures and the
+/// transcripts of the prompt fixtures.
+fn valid_fixtures() -> Vec<(String, Transcript)> {
+    let mut all: Vec<(String, Transcript)> = fixtures::TRANSCRIPTS
+        .iter()
+        .filter(|(name, _)| name.starts_with("valid-"))
+        .map(|(name, json)| {
+            let transcript = portal_core::parse_transcript(json).expect("fixture is valid");
+            (name.to_string(), transcript)
+        })
+        .collect();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/prompt");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .expect("prompt fixtures are readable")
+        .map(|entry| entry.expect("directory entry").path())
+        .collect();
+    paths.sort();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).expect("fixture is readable");
+        let value: serde_json::Value = serde_json::from_str(&text).expect("fixture is JSON");
+        let transcript: Transcript =
+            serde_json::from_value(value["transcript"].clone()).expect("fixture has a transcript");
+        validate(&transcript).expect("prompt fixture is valid");
+        all.push((path.display().to_string(), transcript));
+    }
+    all
+}
+
+#[test]
+fn every_valid_fixture_round_trips_through_storage() {
+    let dir = TempDir::new().expect("temporary folder");
+    let storage = open(&dir);
+    let fixtures = valid_fixtures();
+    assert!(fixtures.len() >= 15, "the fixtures are found");
+    for (name, transcript) in fixtures {
+        let id = write_transcript(&storage, &owner(), &transcript, 7);
+        let loaded = storage
+            .load_transcript("org_a", &id)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(loaded, transcript, "{name} loads back as written");
+        validate(&loaded).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn full_turn_with_tool_calls_round_trips_and_validates() {
+    let dir = TempDir::new().expect("temporary folder");
+    let storage = open(&dir);
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation opens");
+    let user = Message::new(Role::User, vec![Block::text("Weather in Paris and Rome?")]);
+    let turn = storage
+        .open_turn(
+            &id,
+            NewTurn {
+                kind: TurnKind::Chat,
+                effort: Some(Effort::High),
+                trace: vec![TraceEntry::SkillSelect {
+                    skill_ids: vec!["weather".into()],
+                }],
+                message: user.clone(),
+            },
+        )
+        .expect("turn opens");
+    assert_eq!(turn, 1);
+
+    let m = storage
+        .append_message(&id, turn, Role::Assistant)
+        .expect("assistant message");
+    let thinking = storage
+        .append_block(
+            &id,
+            turn,
+            m,
+            &Block::Thinking {
+                text: String::new(),
+            },
+        )
+        .expect("thinking starts");
+    for delta in ["Two cities, ", "two calls."] {
+        storage
+            .append_block_text(&id, turn, m, thinking, delta)
+            .expect("thinking streams");
+    }
+    let calls = [("call_paris", "Paris"), ("call_rome", "Rome")];
+    for (call, city) in calls {
+        storage
+            .append_block(
+                &id,
+                turn,
+                m,
+                &Block::ToolUse {
+                    id: call.into(),
+                    name: "weather".into(),
+                    input: serde_json::json!({ "city": city }),
+                },
+            )
+            .expect("call is written");
+    }
+    let usage = |input_tokens| Usage {
+        purpose: CallPurpose::Turn,
+        model: "model-x".into(),
+        input_tokens,
+        output_tokens: 40,
+    };
+    storage
+        .record_usage(&id, turn, &usage(1_200))
+        .expect("usage row");
+
+    let results = storage
+        .append_message(&id, turn, Role::Tool)
+        .expect("tool message");
+    for (call, content) in [("call_rome", "24 °C"), ("call_paris", "18 °C")] {
+        let b = storage
+            .append_block(
+                &id,
+                turn,
+                results,
+                &Block::ToolResult {
+                    call_id: call.into(),
+                    content: String::new(),
+                    is_error: false,
+                },
+            )
+            .expect("result starts");
+        storage
+            .append_block_text(&id, turn, results, b, content)
+            .expect("result streams");
+    }
+
+    let answer = storage
+        .append_message(&id, turn, Role::Assistant)
+        .expect("answer message");
+    let text = storage
+        .append_block(&id, turn, answer, &Block::text(""))
+        .expect("answer starts");
+    for delta in deltas("Paris is 18 °C, Rome 24 °C. 🌤️", 3) {
+        storage
+            .append_block_text(&id, turn, answer, text, &delta)
+            .expect("answer streams");
+    }
+    storage
+        .record_usage(&id, turn, &usage(1_450))
+        .expect("usage row");
+    storage
+        .set_turn_status(&id, turn, TurnStatus::Completed)
+        .expect("turn completes");
+
+    let expected = Transcript {
+        version: 1,
+        turns: vec![Turn {
+            index: 1,
+            kind: TurnKind::Chat,
+            status: TurnStatus::Completed,
+            effort: Some(Effort::High),
+            context_tokens: Some(1_450),
+            trace: vec![TraceEntry::SkillSelect {
+                skill_ids: vec!["weather".into()],
+            }],
+            messages: vec![
+                user,
+                Message::new(
+                    Role::Assistant,
+                    vec![
+                        Block::Thinking {
+                            text: "Two cities, two calls.".into(),
+                        },
+                        Block::ToolUse {
+                            id: "call_paris".into(),
+                            name: "weather".into(),
+                            input: serde_json::json!({ "city": "Paris" }),
+                        },
+                        Block::ToolUse {
+                            id: "call_rome".into(),
+                            name: "weather".into(),
+                            input: serde_json::json!({ "city": "Rome" }),
+                        },
+                    ],
+                ),
+                Message::new(
+                    Role::Tool,
+                    vec![
+                        Block::ToolResult {
+                            call_id: "call_rome".into(),
+                            content: "24 °C".into(),
+                            is_error: false,
+                        },
+                        Block::ToolResult {
+                            call_id: "call_paris".into(),
+                            content: "18 °C".into(),
+                            is_error: false,
+                        },
+                    ],
+                ),
+                Message::new(
+                    Role::Assistant,
+                    vec![Block::text("Paris is 18 °C, Rome 24 °C. 🌤️")],
+                ),
+            ],
+        }],
+    };
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    assert_eq!(loaded, expected);
+    validate(&loaded).expect("the stored turn is valid");
+    assert_eq!(
+        storage.usage("org_a", &id).expect("usage").len(),
+        2,
+        "a usage row per model call"
+    );
+}
+
+/// Counts the rows of `table`, read straight from the database file.
+fn rows(dir: &TempDir, table: &str) -> i64 {
+    let connection =
+        rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("database opens");
+    connection
+        .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
+            row.get(0)
+        })
+        .expect("count")
+}
+
+#[test]
+fn five_thousand_deltas_stream_into_one_block_and_load_whole() {
+    let dir = TempDir::new().expect("temporary folder");
+    let storage = open(&dir);
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation opens");
+    let turn = storage
+        .open_turn(
+            &id,
+            NewTurn::chat(Message::new(Role::User, vec![Block::text("Write a lot")])),
+        )
+        .expect("turn opens");
+    let m = storage
+        .append_message(&id, turn, Role::Assistant)
+        .expect("message");
+    let b = storage
+        .append_block(&id, turn, m, &Block::text(""))
+        .expect("block");
+    // 5,000 deltas of 10 bytes: 50 KB, mixing one- to four-byte characters.
+    let pieces = ["abcdefghij", "héllo wö", "日本語x", "🇯🇵ab"];
+    assert!(pieces.iter().all(|p| p.len() == 10));
+    let mut expected = String::new();
+    let started = Instant::now();
+    for i in 0..5_000 {
+        let delta = pieces[i % pieces.len()];
+        expected.push_str(delta);
+        storage
+            .append_block_text(&id, turn, m, b, delta)
+            .expect("delta is written");
+    }
+    let streamed = started.elapsed();
+    assert_eq!(expected.len(), 50_000);
+
+    let started = Instant::now();
+    let live = storage
+        .load_transcript("org_a", &id)
+        .expect("loads mid-stream");
+    let load_mid = started.elapsed();
+    assert_eq!(live.turns[0].messages[1].blocks[0], Block::text(&expected));
+    assert_eq!(rows(&dir, "block_chunks"), 5_000);
+
+    let started = Instant::now();
+    storage
+        .set_turn_status(&id, turn, TurnStatus::Completed)
+        .expect("turn completes");
+    let fold = started.elapsed();
+    assert_eq!(
+        rows(&dir, "block_chunks"),
+        0,
+        "an ended turn is stored as whole blocks"
+    );
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    assert_eq!(
+        loaded.turns[0].messages[1].blocks[0],
+        Block::text(&expected)
+    );
+    validate(&loaded).expect("valid");
+    eprintln!(
+        "5,000 deltas (50 KB): streamed in {streamed:?} ({:?} each), loaded mid-stream in {load_mid:?}, folded in {fold:?}",
+        streamed / 5_000
+    );
+}
+
+/// Writes a turn that stops mid-way: text streamed in part, a call made and never answered, and
+/// a message started without a block. Returns the conversation.
+fn write_interrupted_turn(storage: &dyn Storage) -> ConversationId {
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation opens");
+    let first = write_answered_turn(storage, &id);
+    storage
+        .set_turn_status(&id, first, TurnStatus::Completed)
+        .expect("first turn completes");
+    let turn = storage
+        .open_turn(
+            &id,
+            NewTurn::chat(Message::new(
+                Role::User,
+                vec![Block::text("Check the logs")],
+            )),
+        )
+        .expect("second turn opens");
+    let m = storage
+        .append_message(&id, turn, Role::Assistant)
+        .expect("message");
+    let b = storage
+        .append_block(&id, turn, m, &Block::text(""))
+        .expect("block");
+    for delta in ["Looking at ", "the logs 📜 ", "now."] {
+        storage
+            .append_block_text(&id, turn, m, b, delta)
+            .expect("delta");
+    }
+    storage
+        .append_block(
+            &id,
+            turn,
+            m,
+            &Block::ToolUse {
+                id: "call_logs".into(),
+                name: "read_logs".into(),
+                input: serde_json::json!({ "since": "1h" }),
+            },
+        )
+        .expect("call");
+    storage
+        .append_message(&id, turn, Role::Tool)
+        .expect("tool message starts, no result yet");
+    id
+}
+
+/// Writes a running turn answered "Hi!" and returns its index.
+fn write_answered_turn(storage: &dyn Storage, id: &ConversationId) -> u32 {
+    let turn = storage
+        .open_turn(
+            id,
+            NewTurn::chat(Message::new(Role::User, vec![Block::text("Hello")])),
+        )
+        .expect("turn opens");
+    let m = storage
+        .append_message(id, turn, Role::Assistant)
+        .expect("message");
+    storage
+        .append_block(id, turn, m, &Block::text("Hi!"))
+        .expect("answer");
+    turn
+}
+
+#[test]
+fn m10_crash_mid_turn_leaves_a_cut_off_turn_with_what_it_wrote() {
+    let dir = TempDir::new().expect("temporary folder");
+    let storage = open(&dir);
+    let id = write_interrupted_turn(&storage);
+    // The process dies: its connections are never closed, so nothing is checkpointed or flushed
+    // on the way out.
+    std::mem::forget(storage);
+
+    let storage = open(&dir);
+    let recovered = storage.recover().expect("recovery runs");
+    assert_eq!(
+        recovered,
+        vec![TurnRef {
+            conversation: id.clone(),
+            turn: 2
+        }]
+    );
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    validate(&loaded).expect("a cut-off turn is valid");
+    let turn = &loaded.turns[1];
+    assert_eq!(turn.status, TurnStatus::CutOff);
+    assert_eq!(
+        turn.messages,
+        vec![
+            Message::new(Role::User, vec![Block::text("Check the logs")]),
+            Message::new(
+                Role::Assistant,
+                vec![
+                    Block::text("Looking at the logs 📜 now."),
+                    Block::ToolUse {
+                        id: "call_logs".into(),
+                        name: "read_logs".into(),
+                        input: serde_json::json!({ "since": "1h" }),
+                    },
+                ],
+            ),
+        ],
+        "the text written so far and the call it ran are kept; the empty tool message is not"
+    );
+    assert_eq!(loaded.turns[0].status, TurnStatus::Completed);
+    assert_eq!(
+        rows(&dir, "block_chunks"),
+        0,
+        "recovery folds streamed text"
+    );
+    assert!(
+        storage.recover().expect("second recovery").is_empty(),
+        "recovery is idempotent"
+    );
+}
+
+#[test]
+fn m9_recovery_answers_no_call() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let id = write_interrupted_turn(&storage);
+    storage.recover().expect("recovery runs");
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    let results: Vec<&Block> = loaded.turns[1]
+        .messages
+        .iter()
+        .flat_map(|m| &m.blocks)
+        .filter(|b| b.kind() == BlockKind::ToolResult)
+        .collect();
+    assert!(
+        results.is_empty(),
+        "storage invents no answer; memory answers the call that never returned"
+    );
+}
+
+#[test]
+fn recovery_leaves_paused_and_ended_turns_alone() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let first = write_answered_turn(&storage, &id);
+    storage
+        .set_turn_status(&id, first, TurnStatus::Paused)
+        .expect("pauses");
+    let second = write_answered_turn(&storage, &id);
+    storage
+        .set_turn_status(&id, second, TurnStatus::Failed)
+        .expect("fails");
+    assert!(storage.recover().expect("recovery").is_empty());
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    let statuses: Vec<TurnStatus> = loaded.turns.iter().map(|t| t.status).collect();
+    assert_eq!(statuses, vec![TurnStatus::Paused, TurnStatus::Failed]);
+}
+
+#[test]
+fn a_message_without_blocks_is_reused_then_left_out() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let turn = write_answered_turn(&storage, &id);
+    let tool = storage
+        .append_message(&id, turn, Role::Tool)
+        .expect("message");
+    let again = storage
+        .append_message(&id, turn, Role::Assistant)
+        .expect("message");
+    assert_eq!(tool, again, "an empty last message is reused");
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    assert_eq!(
+        loaded.turns[0].messages.len(),
+        2,
+        "the empty message is left out"
+    );
+    validate(&loaded).expect("valid");
+}
+
+#[test]
+fn migrations_are_idempotent_on_reopen() {
+    let dir = TempDir::new().expect("temporary folder");
+    let storage = open(&dir);
+    let id = write_transcript(&storage, &owner(), &valid_fixtures()[0].1, 5);
+    let before = storage.load_transcript("org_a", &id).expect("loads");
+    drop(storage);
+    for _ in 0..2 {
+        let storage = open(&dir);
+        assert_eq!(
+            storage.load_transcript("org_a", &id).expect("loads"),
+            before
+        );
+    }
+    let connection =
+        rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("database opens");
+    let version: u32 = connection
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("version");
+    assert_eq!(version, SCHEMA_VERSION);
+    let journal: String = connection
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .expect("journal mode");
+    assert_eq!(journal, "wal");
+}
+
+#[test]
+fn a_database_from_a_newer_build_is_refused() {
+    let dir = TempDir::new().expect("temporary folder");
+    drop(open(&dir));
+    let connection =
+        rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("database opens");
+    connection
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .expect("version is set");
+    drop(connection);
+    match SqliteStorage::open(dir.path()) {
+        Err(error @ StorageError::SchemaTooNew { .. }) => {
+            assert!(
+                error.to_string().contains("run the newer Portal"),
+                "{error}"
+            );
+        }
+        other => panic!("expected SchemaTooNew, got {other:?}"),
+    }
+}
+
+#[test]
+fn open_creates_the_data_folder() {
+    let dir = TempDir::new().expect("temporary folder");
+    let data = dir.path().join("nested").join("portal-data");
+    let storage = SqliteStorage::open(&data).expect("opens");
+    assert_eq!(storage.path(), Some(data.join(DATABASE_FILE).as_path()));
+    assert!(data.join(DATABASE_FILE).is_file());
+}
+
+fn picture(id: &str) -> Attachment {
+    Attachment::Picture(Picture {
+        id: id.into(),
+        filename: "cat.png".into(),
+        media_type: "image/png".into(),
+        width: 800,
+        height: 600,
+    })
+}
+
+#[test]
+fn another_organisation_sees_nothing_of_a_conversation() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let alice = owner();
+    let mallory = Owner::new("org_b", "user_1");
+    storage
+        .put_attachment(&alice, &picture("pic_1"), b"\x89PNG")
+        .expect("stored");
+    let mut message = Message::new(Role::User, vec![Block::text("Look")]);
+    message.attachments.push(picture("pic_1"));
+    let id = storage
+        .create_conversation(&alice, "agent_1")
+        .expect("conversation");
+    let turn = storage
+        .open_turn(&id, NewTurn::chat(message))
+        .expect("turn opens");
+    storage
+        .record_usage(
+            &id,
+            turn,
+            &Usage {
+                purpose: CallPurpose::Turn,
+                model: "m".into(),
+                input_tokens: 1,
+                output_tokens: 1,
+            },
+        )
+        .expect("usage");
+
+    let not_found = |result: Result<(), StorageError>| match result {
+        Err(StorageError::ConversationNotFound { conversation }) => assert_eq!(conversation, id),
+        other => panic!("expected not found, got {other:?}"),
+    };
+    not_found(storage.conversation("org_b", &id).map(drop));
+    not_found(storage.load_transcript("org_b", &id).map(drop));
+    not_found(storage.usage("org_b", &id).map(drop));
+    assert!(
+        storage
+            .list_conversations(&mallory)
+            .expect("lists")
+            .is_empty()
+    );
+    assert!(matches!(
+        storage.attachment("org_b", "pic_1"),
+        Err(StorageError::AttachmentNotFound { .. })
+    ));
+    assert!(matches!(
+        storage.attachment_bytes("org_b", "pic_1"),
+        Err(StorageError::AttachmentNotFound { .. })
+    ));
+
+    let theirs = storage
+        .create_conversation(&mallory, "agent_1")
+        .expect("conversation");
+    let mut borrowed = Message::new(Role::User, vec![Block::text("Steal")]);
+    borrowed.attachments.push(picture("pic_1"));
+    assert!(
+        matches!(
+            storage.open_turn(&theirs, NewTurn::chat(borrowed)),
+            Err(StorageError::AttachmentNotFound { .. })
+        ),
+        "a message cannot carry another organisation's attachment"
+    );
+    assert!(
+        storage
+            .load_transcript("org_b", &theirs)
+            .expect("loads")
+            .turns
+            .is_empty(),
+        "the refused turn left nothing behind"
+    );
+
+    let info = storage.conversation("org_a", &id).expect("owner sees it");
+    assert_eq!(info.owner, alice);
+    assert_eq!(
+        storage.list_conversations(&alice).expect("lists"),
+        vec![info]
+    );
+    assert_eq!(
+        storage.attachment_bytes("org_a", "pic_1").expect("bytes"),
+        b"\x89PNG"
+    );
+}
+
+#[test]
+fn c11_turn_calls_set_the_context_size_and_compaction_calls_leave_only_a_usage_row() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let turn = write_answered_turn(&storage, &id);
+    let call = |purpose, input_tokens| Usage {
+        purpose,
+        model: "turn-model".into(),
+        input_tokens,
+        output_tokens: 10,
+    };
+    let context = |storage: &SqliteStorage| {
+        storage.load_transcript("org_a", &id).expect("loads").turns[0].context_tokens
+    };
+    storage
+        .record_usage(&id, turn, &call(CallPurpose::Turn, 90_000))
+        .expect("usage");
+    assert_eq!(context(&storage), Some(90_000));
+    storage
+        .record_usage(&id, turn, &call(CallPurpose::Compaction, 110_000))
+        .expect("usage");
+    assert_eq!(
+        context(&storage),
+        Some(90_000),
+        "a compaction call carries no context size"
+    );
+    storage
+        .record_usage(&id, turn, &call(CallPurpose::Turn, 12_000))
+        .expect("usage");
+    assert_eq!(
+        context(&storage),
+        Some(12_000),
+        "each call on the turn's model overwrites it"
+    );
+    let rows = storage.usage("org_a", &id).expect("usage");
+    let purposes: Vec<CallPurpose> = rows.iter().map(|r| r.usage.purpose).collect();
+    assert_eq!(
+        purposes,
+        vec![
+            CallPurpose::Turn,
+            CallPurpose::Compaction,
+            CallPurpose::Turn
+        ]
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.usage.model == "turn-model" && r.turn == 1),
+        "the compaction row is priced at the turn's model"
+    );
+
+    storage
+        .set_turn_status(&id, turn, TurnStatus::CutOff)
+        .expect("cut off");
+    storage
+        .record_usage(&id, turn, &call(CallPurpose::Turn, 500))
+        .expect("a late call still leaves its row");
+    assert_eq!(
+        context(&storage),
+        Some(12_000),
+        "an ended turn is not rewritten"
+    );
+    assert_eq!(storage.usage("org_a", &id).expect("usage").len(), 4);
+}
+
+#[test]
+fn a1_an_attachment_keeps_the_kind_it_was_stored_with() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let reading = Document {
+        id: "doc_1".into(),
+        filename: "report.pdf".into(),
+        media_type: "application/pdf".into(),
+        status: ReadingStatus::Reading,
+        pages_read: 1,
+        pages_total: 3,
+        unreadable_pages: Vec::new(),
+        headings: Vec::new(),
+        text: None,
+    };
+    storage
+        .put_attachment(&owner(), &Attachment::Document(reading.clone()), b"%PDF")
+        .expect("stored");
+    let finished = Attachment::Document(Document {
+        status: ReadingStatus::Finished,
+        pages_read: 3,
+        text: Some("Findings.".into()),
+        ..reading
+    });
+    storage
+        .update_attachment("org_a", &finished)
+        .expect("reading progress is stored");
+    assert_eq!(
+        storage.attachment("org_a", "doc_1").expect("read"),
+        finished
+    );
+    assert!(matches!(
+        storage.update_attachment("org_a", &picture("doc_1")),
+        Err(StorageError::AttachmentKindChanged {
+            stored: "document",
+            ..
+        })
+    ));
+    assert!(matches!(
+        storage.put_attachment(&owner(), &picture("doc_1"), b""),
+        Err(StorageError::AttachmentExists { .. })
+    ));
+    assert_eq!(
+        storage.attachment("org_a", "doc_1").expect("read"),
+        finished
+    );
+}
+
+#[test]
+fn a_loaded_message_shows_its_attachment_as_last_stored() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    storage
+        .put_attachment(&owner(), &picture("pic_1"), b"")
+        .expect("stored");
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let mut message = Message::new(Role::User, vec![Block::text("Look")]);
+    message.attachments.push(picture("pic_1"));
+    storage
+        .open_turn(&id, NewTurn::chat(message.clone()))
+        .expect("turn opens");
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    assert_eq!(loaded.turns[0].messages[0], message);
+}
+
+#[test]
+fn an_ended_turn_is_never_rewritten() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let turn = write_answered_turn(&storage, &id);
+    assert!(matches!(
+        storage.open_turn(
+            &id,
+            NewTurn::chat(Message::new(Role::User, vec![Block::text("again")]))
+        ),
+        Err(StorageError::TurnStillRunning { turn: 1, .. })
+    ));
+    storage
+        .set_turn_status(&id, turn, TurnStatus::CutOff)
+        .expect("cut off");
+    storage
+        .set_turn_status(&id, turn, TurnStatus::CutOff)
+        .expect("setting the same status again is harmless");
+    assert!(matches!(
+        storage.set_turn_status(&id, turn, TurnStatus::Completed),
+        Err(StorageError::TurnEnded {
+            status: "cut_off",
+            ..
+        })
+    ));
+    assert!(matches!(
+        storage.append_block_text(&id, turn, 1, 0, "late delta"),
+        Err(StorageError::TurnNotRunning { .. })
+    ));
+    assert!(matches!(
+        storage.append_block(&id, turn, 1, &Block::text("late")),
+        Err(StorageError::TurnNotRunning { .. })
+    ));
+    assert!(matches!(
+        storage.add_trace(
+            &id,
+            turn,
+            &TraceEntry::CompactionFailed {
+                reason: "late".into()
+            }
+        ),
+        Err(StorageError::TurnEnded { .. })
+    ));
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    assert_eq!(loaded.turns[0].messages[1].blocks, vec![Block::text("Hi!")]);
+}
+
+#[test]
+fn a_paused_turn_takes_no_blocks_until_it_runs_again_and_a_new_turn_may_follow_it() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let turn = write_answered_turn(&storage, &id);
+    storage
+        .set_turn_status(&id, turn, TurnStatus::Paused)
+        .expect("pauses");
+    assert!(matches!(
+        storage.append_block(&id, turn, 1, &Block::text("more")),
+        Err(StorageError::TurnNotRunning {
+            status: "paused",
+            ..
+        })
+    ));
+    storage
+        .set_turn_status(&id, turn, TurnStatus::Running)
+        .expect("resumes");
+    storage
+        .append_block(&id, turn, 1, &Block::text("more"))
+        .expect("a resumed turn takes blocks");
+    storage
+        .set_turn_status(&id, turn, TurnStatus::Paused)
+        .expect("pauses again");
+    let next = storage
+        .open_turn(
+            &id,
+            NewTurn::chat(Message::new(Role::User, vec![Block::text("Yes")])),
+        )
+        .expect("a new turn may follow a paused one");
+    assert_eq!(next, 2);
+}
+
+#[test]
+fn writes_name_what_is_missing_or_wrong() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let nowhere = ConversationId::new("nowhere");
+    assert!(matches!(
+        storage.append_message(&nowhere, 1, Role::Assistant),
+        Err(StorageError::ConversationNotFound { .. })
+    ));
+    assert!(matches!(
+        storage.append_message(&id, 1, Role::Assistant),
+        Err(StorageError::TurnNotFound { turn: 1, .. })
+    ));
+    for message in [
+        Message::new(Role::Assistant, vec![Block::text("hi")]),
+        Message::new(Role::User, Vec::new()),
+        Message::new(Role::User, vec![Block::Thinking { text: "hmm".into() }]),
+    ] {
+        assert!(matches!(
+            storage.open_turn(&id, NewTurn::chat(message)),
+            Err(StorageError::NotAUserMessage { .. })
+        ));
+    }
+    let turn = write_answered_turn(&storage, &id);
+    assert!(matches!(
+        storage.append_block(&id, turn, 5, &Block::text("x")),
+        Err(StorageError::MessageNotFound { message: 5, .. })
+    ));
+    assert!(matches!(
+        storage.append_block_text(&id, turn, 1, 9, "x"),
+        Err(StorageError::BlockNotFound { block: 9, .. })
+    ));
+    let call = storage
+        .append_block(
+            &id,
+            turn,
+            1,
+            &Block::ToolUse {
+                id: "c1".into(),
+                name: "t".into(),
+                input: serde_json::Value::Null,
+            },
+        )
+        .expect("call");
+    match storage.append_block_text(&id, turn, 1, call, "x") {
+        Err(error @ StorageError::NotStreamable { .. }) => {
+            assert!(error.to_string().contains("tool_use block"), "{error}");
+        }
+        other => panic!("expected NotStreamable, got {other:?}"),
+    }
+}
+
+/// One step of the turn loop, as the crash property replays it.
+#[derive(Debug, Clone)]
+enum Step {
+    Open(String),
+    Message(Role),
+    Block(Block),
+    Delta(String),
+    End(TurnStatus),
+}
+
+/// A conversation of one to three turns, each with tool rounds, streamed in random pieces.
+fn conversation_steps() -> impl Strategy<Value = Vec<Step>> {
+    let piece = prop::sample::select(vec!["a", "bc", " ", "é", "日本", "👩‍💻", "e\u{301}", "\n"]);
+    let text = prop::collection::vec(prop::collection::vec(piece, 1..4), 1..5);
+    let round = (any::<bool>(), text.clone(), 0..3usize, text.clone());
+    let turn = (
+        prop::collection::vec(round, 0..3),
+        text,
+        prop::sample::select(vec![
+            TurnStatus::Completed,
+            TurnStatus::Failed,
+            TurnStatus::CutOff,
+        ]),
+    );
+    prop::collection::vec(turn, 1..4).prop_map(|turns| {
+        let joined =
+            |deltas: &[Vec<&str>]| -> Vec<String> { deltas.iter().map(|d| d.concat()).collect() };
+        let mut steps = Vec::new();
+        for (t, (rounds, answer, status)) in turns.into_iter().enumerate() {
+            steps.push(Step::Open(format!("Question {t}")));
+            for (r, (thinks, narration, calls, result)) in rounds.into_iter().enumerate() {
+                steps.push(Step::Message(Role::Assistant));
+                if thinks {
+                    steps.push(Step::Block(Block::Thinking {
+                        text: String::new(),
+                    }));
+                    steps.extend(joined(&narration).into_iter().map(Step::Delta));
+                }
+                steps.push(Step::Block(Block::text("")));
+                steps.extend(joined(&narration).into_iter().map(Step::Delta));
+                for c in 0..calls {
+                    steps.push(Step::Block(Block::ToolUse {
+                        id: format!("call_{t}_{r}_{c}"),
+                        name: "search".into(),
+                        input: serde_json::json!({ "q": c }),
+                    }));
+                }
+                if calls > 0 {
+                    steps.push(Step::Message(Role::Tool));
+                    for c in 0..calls {
+                        steps.push(Step::Block(Block::ToolResult {
+                            call_id: format!("call_{t}_{r}_{c}"),
+                            content: String::new(),
+                            is_error: false,
+                        }));
+                        steps.extend(joined(&result).into_iter().map(Step::Delta));
+                    }
+                }
+            }
+            steps.push(Step::Message(Role::Assistant));
+            steps.push(Step::Block(Block::text("")));
+            steps.extend(joined(&answer).into_iter().map(Step::Delta));
+            steps.push(Step::End(status));
+        }
+        steps
+    })
+}
+
+/// What the transcript should be after `steps` and a crash, worked out without storage.
+fn expected_after_crash(steps: &[Step]) -> Transcript {
+    let mut transcript = Transcript::new();
+    for step in steps {
+        match step {
+            Step::Open(text) => transcript.turns.push(Turn {
+                index: transcript.turns.len() as u32 + 1,
+                kind: TurnKind::Chat,
+                status: TurnStatus::Running,
+                effort: None,
+                context_tokens: None,
+                trace: Vec::new(),
+                messages: vec![Message::new(Role::User, vec![Block::text(text)])],
+            }),
+            Step::Message(role) => {
+                let messages = &mut transcript.turns.last_mut().expect("turn").messages;
+                match messages.last_mut() {
+                    Some(last) if last.blocks.is_empty() => last.role = *role,
+                    _ => messages.push(Message::new(*role, Vec::new())),
+                }
+            }
+            Step::Block(block) => last_message(&mut transcript).blocks.push(block.clone()),
+            Step::Delta(delta) => {
+                match last_message(&mut transcript)
+                    .blocks
+                    .last_mut()
+                    .expect("block")
+                {
+                    Block::Thinking { text } | Block::Text { text } => text.push_str(delta),
+                    Block::ToolResult { content, .. } => content.push_str(delta),
+                    other => panic!("no text streams into {other:?}"),
+                }
+            }
+            Step::End(status) => transcript.turns.last_mut().expect("turn").status = *status,
+        }
+    }
+    for turn in &mut transcript.turns {
+        if turn.status == TurnStatus::Running {
+            turn.status = TurnStatus::CutOff;
+        }
+        turn.messages.retain(|m| !m.blocks.is_empty());
+    }
+    transcript
+}
+
+fn last_message(transcript: &mut Transcript) -> &mut Message {
+    transcript
+        .turns
+        .last_mut()
+        .and_then(|t| t.messages.last_mut())
+        .expect("message")
+}
+
+/// Runs `steps` against storage as the turn loop would.
+fn run_steps(storage: &dyn Storage, id: &ConversationId, steps: &[Step]) {
+    let (mut turn, mut message, mut block) = (0, 0, 0);
+    for step in steps {
+        match step {
+            Step::Open(text) => {
+                turn = storage
+                    .open_turn(
+                        id,
+                        NewTurn::chat(Message::new(Role::User, vec![Block::text(text)])),
+                    )
+                    .expect("turn opens");
+            }
+            Step::Message(role) => {
+                message = storage
+                    .append_message(id, turn, *role)
+                    .expect("message starts");
+            }
+            Step::Block(content) => {
+                block = storage
+                    .append_block(id, turn, message, content)
+                    .expect("block starts");
+            }
+            Step::Delta(delta) => storage
+                .append_block_text(id, turn, message, block, delta)
+                .expect("delta is written"),
+            Step::End(status) => storage
+                .set_turn_status(id, turn, *status)
+                .expect("turn ends"),
+        }
+    }
+}
+
+proptest! {
+    /// Rule M10 at every point: wherever the process stops, recovery leaves a valid transcript
+    /// holding exactly what was written, the interrupted turn cut off.
+    #[test]
+    fn m10_a_crash_at_any_step_leaves_a_valid_transcript_of_what_was_written(
+        (steps, cut) in conversation_steps()
+            .prop_flat_map(|steps| { let len = steps.len(); (Just(steps), 0..=len) })
+    ) {
+        let storage = SqliteStorage::in_memory().expect("database");
+        let id = storage.create_conversation(&owner(), "agent_1").expect("conversation");
+        run_steps(&storage, &id, &steps[..cut]);
+        storage.recover().expect("recovery runs");
+        let loaded = storage.load_transcript("org_a", &id).expect("loads");
+        prop_assert!(validate(&loaded).is_ok(), "{:?}", validate(&loaded));
+        prop_assert_eq!(loaded, expected_after_crash(&steps[..cut]));
+    }
+}
