@@ -13,6 +13,9 @@ pub(crate) fn cut_prefix(text: &str, max: usize) -> Option<&str> {
     if text.len() <= max {
         return None;
     }
+    if plain_ascii(&text.as_bytes()[..=max]) {
+        return Some(&text[..max]);
+    }
     text.grapheme_indices(true)
         .nth(max)
         .map(|(end, _)| &text[..end])
@@ -20,10 +23,18 @@ pub(crate) fn cut_prefix(text: &str, max: usize) -> Option<&str> {
 
 /// The number of characters in `text`, counting no further than `limit`.
 pub(crate) fn count_up_to(text: &str, limit: usize) -> usize {
-    if text.len() <= limit {
-        return text.graphemes(true).count();
+    let head = &text.as_bytes()[..text.len().min(limit)];
+    if plain_ascii(head) && text.as_bytes().get(head.len()).is_none_or(u8::is_ascii) {
+        return head.len();
     }
     text.graphemes(true).take(limit).count()
+}
+
+/// Whether every byte is ASCII other than a carriage return. In such a run each byte is one
+/// character (no rule of UAX #29 joins two ASCII characters but CR LF), and a boundary falls
+/// after every byte that an ASCII byte follows.
+fn plain_ascii(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| b.is_ascii() && b != b'\r')
 }
 
 /// `value` with every string value (object keys excepted, so the shape stays the same) cut to
@@ -61,5 +72,28 @@ mod tests {
     fn count_up_to_stops_at_the_limit() {
         assert_eq!(count_up_to("👩🏽‍💻ab", 10), 3);
         assert_eq!(count_up_to("abcdef", 4), 4);
+        assert_eq!(count_up_to("abc", 4), 3);
+        assert_eq!(count_up_to("a\r\nb", 4), 3);
+        assert_eq!(count_up_to("abe\u{301}", 3), 3);
+    }
+
+    #[test]
+    fn the_ascii_fast_path_agrees_with_segmentation() {
+        fn slow(text: &str, max: usize) -> Option<&str> {
+            let mut g = text.grapheme_indices(true);
+            g.nth(max).map(|(end, _)| &text[..end])
+        }
+        for text in [
+            "abcdef",
+            "abc\r\ndef",
+            "ab\r\n",
+            "abce\u{301}f",
+            "abc👍🏽d",
+            "abc\u{200d}d",
+        ] {
+            for max in 0..text.len() {
+                assert_eq!(cut_prefix(text, max), slow(text, max), "{text:?} at {max}");
+            }
+        }
     }
 }
