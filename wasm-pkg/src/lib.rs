@@ -4,6 +4,8 @@
 //! `convert.rs`, camelCase names for JavaScript.
 
 mod convert;
+mod playout;
 mod transcript;
 
+pub use playout::Playout;
 pub use transcript::validate_transcript;
