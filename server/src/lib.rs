@@ -4,6 +4,7 @@ pub mod api;
 pub mod demo;
 pub mod events;
 pub mod model;
+pub mod openai;
 pub mod storage;
 pub mod store;
 pub mod turn;

@@ -1,0 +1,216 @@
+//! Why a call to an OpenAI-compatible endpoint failed, and how a server's error body maps to
+//! one of these kinds. Every context overflow, whatever the server's wording, is
+//! [`OpenAiError::ContextOverflow`], so the turn loop can compact and retry (rule C2).
+
+use serde_json::Value;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Why a call to an OpenAI-compatible endpoint failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenAiError {
+    /// The input does not fit the model's context window.
+    #[error("the model's input is larger than its context window: {message}")]
+    ContextOverflow { message: String },
+    /// HTTP 401 or 403.
+    #[error(
+        "the endpoint refused the API key (HTTP {status}): {message}; check the model's api_key"
+    )]
+    Unauthorized { status: u16, message: String },
+    /// HTTP 429, or a rate-limit error inside the stream.
+    #[error("the endpoint is rate limiting requests: {message}; wait{} and try again", wait(*.retry_after_seconds))]
+    RateLimited {
+        message: String,
+        /// The server's `Retry-After`, when it sent one in seconds.
+        retry_after_seconds: Option<u64>,
+    },
+    /// HTTP 404: usually a base URL without its `/v1`, or a model the server does not have.
+    #[error(
+        "the endpoint has no such path or model (HTTP 404): {message}; check the base_url and the model name"
+    )]
+    NotFound { message: String },
+    /// HTTP 5xx: the server failed.
+    #[error("the endpoint failed (HTTP {status}): {message}; try again later")]
+    ServerFailed { status: u16, message: String },
+    /// Any other status the server refused the request with.
+    #[error("the endpoint rejected the request (HTTP {status}): {message}")]
+    Rejected { status: u16, message: String },
+    /// No connection could be made.
+    #[error(
+        "could not connect to {url} ({reason}); check the base_url and that the server is running"
+    )]
+    Unreachable { url: String, reason: String },
+    /// The request failed for another reason before an answer came.
+    #[error("the request to {url} failed: {reason}")]
+    Request { url: String, reason: String },
+    /// The connection broke while the answer streamed.
+    #[error("the answer's stream broke off: {reason}")]
+    Interrupted { reason: String },
+    /// The stream ended before the model said it had finished.
+    #[error("the answer's stream ended before the model finished; the connection may have dropped")]
+    Truncated,
+    /// The endpoint answered with something that is not a chat completion stream.
+    #[error("the endpoint sent something that is not a chat completion chunk ({reason}): {start}")]
+    BadChunk {
+        reason: String,
+        /// The start of what it sent.
+        start: String,
+    },
+    /// The server reported an error inside the stream.
+    #[error("the model failed while answering: {message}")]
+    StreamFailed { message: String },
+    /// The key is to come from an environment variable that is not set.
+    #[error(
+        "the API key is to come from the environment variable `{var}`, which is not set; set it, or put the key in the model's api_key"
+    )]
+    MissingKey { var: String },
+}
+
+impl From<OpenAiError> for crate::model::ModelError {
+    fn from(error: OpenAiError) -> Self {
+        match error {
+            OpenAiError::ContextOverflow { .. } => crate::model::ModelError::ContextOverflow,
+            other => crate::model::ModelError::Failed(other.to_string()),
+        }
+    }
+}
+
+/// Phrases servers use for a context overflow, lower case. OpenAI, Groq and vLLM say "maximum
+/// context length"; Anthropic-style gateways "prompt is too long"; llama.cpp "exceeds the
+/// available context size"; Mistral "too large for model with … maximum context length".
+const OVERFLOW_PHRASES: [&str; 7] = [
+    "maximum context length",
+    "context length exceeded",
+    "context_length_exceeded",
+    "prompt is too long",
+    "context window",
+    "exceeds the available context size",
+    "input is too long",
+];
+
+/// Error codes and types servers mark a context overflow with.
+const OVERFLOW_CODES: [&str; 2] = ["context_length_exceeded", "exceed_context_size_error"];
+
+/// How many characters of a server's text an error quotes at most.
+const QUOTED_CHARS: usize = 300;
+
+/// The error for an HTTP answer with a failing `status` and its `body`.
+pub fn classify(status: u16, body: &str) -> OpenAiError {
+    let detail = Detail::from_body(body);
+    let message = detail.message_or(status);
+    match status {
+        401 | 403 => OpenAiError::Unauthorized { status, message },
+        429 => OpenAiError::RateLimited {
+            message,
+            retry_after_seconds: None,
+        },
+        _ if detail.is_overflow() => OpenAiError::ContextOverflow { message },
+        404 => OpenAiError::NotFound { message },
+        500..=599 => OpenAiError::ServerFailed { status, message },
+        _ => OpenAiError::Rejected { status, message },
+    }
+}
+
+/// The error for an `error` object a server sent inside the stream.
+pub fn classify_stream_error(error: &Value) -> OpenAiError {
+    let detail = Detail::from_error(error);
+    let message = detail
+        .message
+        .clone()
+        .unwrap_or_else(|| quote(&error.to_string()));
+    if detail.is_overflow() {
+        OpenAiError::ContextOverflow { message }
+    } else if detail.status == Some(429)
+        || detail.code.as_deref() == Some("rate_limit_exceeded")
+        || detail.kind.as_deref() == Some("rate_limit_error")
+    {
+        OpenAiError::RateLimited {
+            message,
+            retry_after_seconds: None,
+        }
+    } else {
+        OpenAiError::StreamFailed { message }
+    }
+}
+
+/// `text` cut to [`QUOTED_CHARS`] characters, never inside one, with an ellipsis when cut.
+pub(crate) fn quote(text: &str) -> String {
+    let text = text.trim();
+    match text.grapheme_indices(true).nth(QUOTED_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+fn wait(retry_after_seconds: Option<u64>) -> String {
+    match retry_after_seconds {
+        Some(seconds) => format!(" {seconds} s"),
+        None => String::new(),
+    }
+}
+
+/// What an error body says, in the shapes servers use: OpenAI's `{"error": {message, type,
+/// code}}`, older vLLM's top-level `{message, type, code}`, and a bare `{"error": "…"}`.
+#[derive(Debug, Default)]
+struct Detail {
+    message: Option<String>,
+    kind: Option<String>,
+    code: Option<String>,
+    /// A numeric `code`, which some servers set to the HTTP status.
+    status: Option<u16>,
+    /// The body when it is not JSON.
+    text: Option<String>,
+}
+
+impl Detail {
+    fn from_body(body: &str) -> Detail {
+        match serde_json::from_str::<Value>(body) {
+            Ok(value) => match value.get("error") {
+                Some(error) => Detail::from_error(error),
+                None => Detail::from_error(&value),
+            },
+            Err(_) => Detail {
+                text: Some(quote(body)).filter(|t| !t.is_empty()),
+                ..Detail::default()
+            },
+        }
+    }
+
+    fn from_error(error: &Value) -> Detail {
+        if let Value::String(message) = error {
+            return Detail {
+                message: Some(quote(message)),
+                ..Detail::default()
+            };
+        }
+        let text = |key: &str| error.get(key).and_then(Value::as_str).map(str::to_string);
+        let code = error.get("code");
+        Detail {
+            message: text("message").map(|m| quote(&m)),
+            kind: text("type"),
+            code: code.and_then(Value::as_str).map(str::to_string),
+            status: code
+                .and_then(Value::as_u64)
+                .and_then(|c| u16::try_from(c).ok()),
+            text: None,
+        }
+    }
+
+    fn is_overflow(&self) -> bool {
+        let marked = [&self.code, &self.kind]
+            .into_iter()
+            .flatten()
+            .any(|c| OVERFLOW_CODES.contains(&c.as_str()));
+        let worded = [&self.message, &self.text].into_iter().flatten().any(|m| {
+            let m = m.to_lowercase();
+            OVERFLOW_PHRASES.iter().any(|phrase| m.contains(phrase))
+        });
+        marked || worded
+    }
+
+    fn message_or(&self, status: u16) -> String {
+        self.message
+            .clone()
+            .or_else(|| self.text.clone())
+            .unwrap_or_else(|| format!("HTTP {status} without a message"))
+    }
+}

@@ -1,0 +1,114 @@
+//! A model's streamed answer as provider-neutral events, in the order the turn loop reads them.
+
+use serde_json::Value;
+
+/// One piece of a model's streamed answer.
+///
+/// A stream carries deltas as they arrive, then, once the model has stopped, a
+/// [`ModelEvent::ToolCallEnd`] for each call in index order, at most one [`ModelEvent::Usage`],
+/// and [`ModelEvent::Finished`] last.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEvent {
+    /// More of the model's reasoning, shown as thinking.
+    ThinkingDelta(String),
+    /// More of the answer's text.
+    TextDelta(String),
+    /// A tool call begins. `index` tells a turn's parallel calls apart; `id` is `None` when the
+    /// server sent none, and the turn loop then gives the call one of its own.
+    ToolCallStart {
+        index: u32,
+        id: Option<String>,
+        name: String,
+    },
+    /// More of a call's arguments, as the raw JSON text the model writes.
+    ToolCallArgumentsDelta { index: u32, delta: String },
+    /// A tool call is whole. Arguments that are not a JSON object come as [`BadArguments`], whose
+    /// text is the error answer the call gets instead of running.
+    ToolCallEnd {
+        index: u32,
+        id: Option<String>,
+        name: String,
+        arguments: Result<Value, BadArguments>,
+    },
+    /// The tokens the call read and wrote, as the provider counted them (rule C1 projects from
+    /// `input_tokens`).
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+    /// The model stopped.
+    Finished { reason: FinishReason },
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    /// It finished its answer.
+    Stop,
+    /// It reached its output limit; the last text or call may be cut short.
+    Length,
+    /// It wants its tool calls run.
+    ToolCalls,
+    /// The provider's filter stopped it.
+    ContentFilter,
+    /// A reason this adapter does not know, as the server named it.
+    Other(String),
+    /// The stream ended without naming a reason.
+    Unstated,
+}
+
+impl FinishReason {
+    /// The reason for a `finish_reason` value.
+    pub fn from_wire(reason: &str) -> FinishReason {
+        match reason {
+            "stop" | "end_turn" | "eos" => FinishReason::Stop,
+            "length" | "max_tokens" => FinishReason::Length,
+            "tool_calls" | "function_call" => FinishReason::ToolCalls,
+            "content_filter" => FinishReason::ContentFilter,
+            other => FinishReason::Other(other.to_string()),
+        }
+    }
+}
+
+/// A call whose arguments are not a JSON object. Its text is the error answer for the call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "The arguments of this call are not a JSON object ({reason}), so the tool was not run. \
+     Call it again with its arguments as one JSON object."
+)]
+pub struct BadArguments {
+    /// The arguments as the model wrote them.
+    pub raw: String,
+    /// What is wrong with them.
+    pub reason: String,
+}
+
+/// Parses a call's arguments: a JSON object, or nothing at all (an empty object).
+pub fn parse_arguments(raw: &str) -> Result<Value, BadArguments> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(object)) => Ok(Value::Object(object)),
+        Ok(Value::Null) => Ok(Value::Object(serde_json::Map::new())),
+        Ok(other) => Err(BadArguments {
+            raw: raw.to_string(),
+            reason: format!("they are a JSON {}", kind(&other)),
+        }),
+        Err(error) => Err(BadArguments {
+            raw: raw.to_string(),
+            reason: error.to_string(),
+        }),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
