@@ -4,7 +4,7 @@
 use portal_core::playout;
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{self, Utf16Tail};
+use crate::convert::playout::{self as convert, Utf16Tail};
 
 #[wasm_bindgen(typescript_custom_section)]
 const PLAYOUT_TYPES: &'static str = r#"
@@ -78,8 +78,8 @@ impl Playout {
     pub fn new(
         #[wasm_bindgen(unchecked_optional_param_type = "PlayoutOptions")] options: Option<JsValue>,
     ) -> Result<Playout, JsValue> {
-        let config = convert::playout_config(options.as_ref())?;
-        let inner = playout::Playout::new(config).map_err(|e| convert::playout_config_error(&e))?;
+        let config = convert::config(options.as_ref())?;
+        let inner = playout::Playout::new(config).map_err(|e| convert::config_error(&e))?;
         Ok(Playout {
             inner,
             utf16: Utf16Tail::default(),
@@ -127,7 +127,7 @@ impl Playout {
         let frame = self.inner.tick(now_ms);
         let text = self.inner.text();
         self.visible_length += convert::utf16_length(&text[frame.revealed.clone()]);
-        convert::playout_frame(&frame, text, self.visible_length)
+        convert::frame(&frame, text, self.visible_length)
     }
 
     /// When a tick can next reveal something, on the caller's clock, or `null` while nothing
