@@ -126,7 +126,8 @@ impl Playout {
     ) -> Result<JsValue, JsValue> {
         let frame = self.inner.tick(now_ms);
         let text = self.inner.text();
-        self.visible_length += convert::utf16_length(&text[frame.revealed.clone()]);
+        self.visible_length +=
+            convert::utf16_length(text.get(frame.revealed.clone()).unwrap_or_default());
         convert::frame(&frame, text, self.visible_length)
     }
 
