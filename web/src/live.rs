@@ -2,9 +2,12 @@
 //! settled, as plain paragraphs.
 //!
 //! Live text is a sequence of `<p>` elements; each frame appends only to the last one, so layout
-//! touches only what changed. Each newly revealed word is an inline `<span class="w">` that
-//! resolves from a blur (R7); once its animation is over it is merged into the paragraph's text
-//! node, so a settled reply is exactly the plain paragraphs a reloaded one is drawn as (R10).
+//! touches only what changed. The words a frame reveals appear together, so they resolve from a
+//! blur together (R7), in one inline `<span class="w">`: one animated element a frame however
+//! fast the text plays out. Once its animation is over the span is merged into the paragraph's
+//! text node, with the text around it, so a paragraph holds one text node plus the spans still
+//! resolving, and a settled reply is exactly the plain paragraphs a reloaded one is drawn as
+//! (R10).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -48,13 +51,20 @@ struct Live {
     caret: Element,
     /// The paragraph's drawn text ends with one newline; a second one opens a new paragraph.
     trailing_newline: bool,
-    /// Word elements still resolving, oldest first, with the time they appeared.
-    resolving: VecDeque<(Element, f64)>,
+    /// Word elements still resolving, oldest first.
+    resolving: VecDeque<Resolving>,
     frame: Option<Closure<dyn FnMut(f64)>>,
     frame_requested: bool,
     last_now: f64,
     settled: bool,
     on_settle: Option<Box<dyn FnOnce(String)>>,
+}
+
+/// A word element resolving from its blur: the words one frame revealed.
+struct Resolving {
+    span: Element,
+    text: String,
+    since: f64,
 }
 
 impl LiveText {
@@ -156,23 +166,40 @@ impl Live {
 
     fn draw(&mut self, frame: &Frame, now: f64) {
         let document = document();
-        for word in &frame.words {
-            let text = self.playout.text()[word.clone()].to_string();
-            if text == "\n" {
+        let revealed = self
+            .playout
+            .text()
+            .get(frame.revealed.clone())
+            .unwrap_or_default()
+            .to_string();
+        for (index, line) in revealed.split('\n').enumerate() {
+            if index > 0 {
                 self.newline(&document);
-            } else if text.trim().is_empty() {
-                self.append_text(&document, &text);
+            }
+            if line.trim().is_empty() {
+                if !line.is_empty() {
+                    self.append_text(&document, line);
+                }
             } else {
-                let span = element(&document, "span");
-                span.set_class_name("w");
-                span.set_text_content(Some(&text));
-                self.insert(&span);
-                self.resolving.push_back((span, now));
+                self.reveal(&document, line, now);
             }
         }
         if !frame.caret {
             self.caret.remove();
         }
+    }
+
+    /// Shows the words a frame revealed in one word element, which resolves from a blur (R7).
+    fn reveal(&mut self, document: &Document, text: &str, now: f64) {
+        let span = element(document, "span");
+        span.set_class_name("w");
+        span.set_text_content(Some(text));
+        self.insert(&span);
+        self.resolving.push_back(Resolving {
+            span,
+            text: text.to_string(),
+            since: now,
+        });
     }
 
     /// Adds plain text at the paragraph's end, into the text node already there if there is one.
@@ -229,27 +256,38 @@ impl Live {
         self.trailing_newline = false;
     }
 
-    /// Merges every word that appeared before `cutoff` into the text before it.
+    /// Merges every word element that appeared before `cutoff`, with the text after it, into
+    /// the text before it.
     fn resolve_until(&mut self, cutoff: f64) {
-        while let Some((span, since)) = self.resolving.front() {
-            if *since > cutoff {
-                break;
+        while self
+            .resolving
+            .front()
+            .is_some_and(|word| word.since <= cutoff)
+        {
+            if let Some(word) = self.resolving.pop_front() {
+                merge(word);
             }
-            let text = span.text_content().unwrap_or_default();
-            match span
-                .previous_sibling()
-                .and_then(|n| n.dyn_into::<Text>().ok())
-            {
-                Some(before) => {
-                    let _ = before.append_data(&text);
-                    span.remove();
-                }
-                None => {
-                    let node = document().create_text_node(&text);
-                    let _ = span.replace_with_with_node_1(&node);
-                }
-            }
-            self.resolving.pop_front();
+        }
+    }
+}
+
+fn merge(word: Resolving) {
+    let Resolving { span, mut text, .. } = word;
+    if let Some(after) = span.next_sibling().and_then(|n| n.dyn_into::<Text>().ok()) {
+        text.push_str(&after.data());
+        after.remove();
+    }
+    match span
+        .previous_sibling()
+        .and_then(|n| n.dyn_into::<Text>().ok())
+    {
+        Some(before) => {
+            let _ = before.append_data(&text);
+            span.remove();
+        }
+        None => {
+            let node = document().create_text_node(&text);
+            let _ = span.replace_with_with_node_1(&node);
         }
     }
 }
