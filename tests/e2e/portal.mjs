@@ -12,7 +12,8 @@ mkdirSync(shots, { recursive: true });
 /** Starts the server; resolves to { url, stop }. */
 export function startPortal(extraArgs = []) {
   const bin = process.env.PORTAL_BIN ?? join(root, 'target', 'debug', 'portal');
-  const child = spawn(bin, ['serve', '--port', '0', '--dist', join(root, 'dist'), ...extraArgs], {
+  const dist = process.env.PORTAL_DIST ?? join(root, 'dist');
+  const child = spawn(bin, ['serve', '--port', '0', '--dist', dist, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolvePortal, reject) => {

@@ -5,12 +5,16 @@
 
 mod api;
 mod app;
+mod bench;
 mod live;
 mod stream;
 
 fn main() {
     console_error_panic_hook_lite();
-    leptos::mount::mount_to_body(app::App);
+    match bench::rate_in_url() {
+        Some(cps) => leptos::mount::mount_to_body(move || leptos::view! { <bench::Bench cps /> }),
+        None => leptos::mount::mount_to_body(app::App),
+    }
 }
 
 /// Sends Rust panics to the browser console instead of an opaque `unreachable` trap.

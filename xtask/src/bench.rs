@@ -1,11 +1,36 @@
-//! `cargo xtask bench`: performance is measured here, never in timed tests.
+//! `cargo xtask bench`: performance is measured here, never in timed tests. The criterion benches
+//! of core, then the browser playout bench, which writes `target/bench/playout.json` and prints a
+//! table (`docs/bench.md`).
 
-use crate::run;
+use crate::{build_web, run, setup};
 
 pub fn all() -> anyhow::Result<()> {
+    setup::all()?;
     run::step(
-        "Benchmarking core",
+        "Benchmarking core (criterion)",
         "cargo",
-        &["bench", "-p", "portal-core"],
+        &[
+            "bench",
+            "-p",
+            "portal-core",
+            "--bench",
+            "*",
+            "--",
+            "--warm-up-time",
+            "1",
+            "--measurement-time",
+            "3",
+        ],
+    )?;
+    build_web()?;
+    run::step(
+        "Building the server for the browser bench",
+        "cargo",
+        &["build", "-p", "portal-server"],
+    )?;
+    run::step(
+        "Running the browser playout bench",
+        "node",
+        &["tests/bench/playout.mjs"],
     )
 }

@@ -1,0 +1,459 @@
+// The browser playout bench: opens the bench page (`/?bench=<rate>`) in headless Chromium for each
+// rate, lets the synthetic 50,000-character reply stream in and settle, and measures the frames,
+// the main thread's work, the DOM and the lag at the DOM. Writes target/bench/playout.json and
+// prints a table. `cargo xtask bench` runs it; docs/bench.md explains every number.
+//
+// Usage: node tests/bench/playout.mjs [rate ...]   (default: 200 2000 characters a second)
+// Needs the server (PORTAL_BIN, default target/debug/portal) and the Trunk build (PORTAL_DIST,
+// default dist/).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { startPortal, launchBrowser, root } from '../e2e/portal.mjs';
+
+const RATES = process.argv.slice(2).map(Number).filter((r) => r > 0);
+const rates = RATES.length > 0 ? RATES : [200, 2000];
+/** The rate the targets are stated for. */
+const TARGET_RATE = 2000;
+/** How many characters (grapheme clusters) the first and the last window hold. */
+const WINDOW_CHARS = 1000;
+/** Lag is judged in steady streaming: after this much of the stream, until its last chunk. */
+const STEADY_AFTER_MS = 1500;
+/** A frame interval longer than this missed a 60 Hz vsync (16.7 ms plus 1 ms of timer jitter). */
+const FRAME_BUDGET_MS = 16.7;
+const FRAME_JITTER_MS = 1;
+/** The DOM is counted every this many frames during playout. */
+const DOM_EVERY_FRAMES = 30;
+/** The recorder scrolls the live end into view every this many frames, as a reader follows it. */
+const SCROLL_EVERY_FRAMES = 15;
+/** How many times over the stream the main thread's times are sampled, for the cost over the reply. */
+const SERIES_POINTS = 25;
+
+// Runs in the page before its own scripts. It records, for every frame, the frame's time and how
+// much of the reply is visible, as a UTF-16 offset into the reply. It reads the DOM in a task
+// posted from requestAnimationFrame, which runs after the frame's rendering, so it sees what that
+// frame painted whatever order the frame callbacks ran in. Its own time is summed and subtracted
+// from the main thread's. It also times every animation-frame callback the page registers (the
+// live block's frame) and observes long tasks.
+function recorder({ windowChars, domEvery, scrollEvery }) {
+  const rec = {
+    t: [], len: [], self: [],
+    callbacks: [], // [frame time, end time, duration] of each page animation-frame callback
+    dom: [], // [frame time, elements, nodes, word elements]
+    prefixChecks: 0, prefixMismatches: 0,
+    longTasks: [],
+    selfMs: 0,
+    thresholds: null,
+    marked: {},
+  };
+  window.__benchRecorder = rec;
+  const requestFrame = window.requestAnimationFrame.bind(window);
+  window.requestAnimationFrame = (callback) =>
+    requestFrame((time) => {
+      const start = performance.now();
+      try {
+        callback(time);
+      } finally {
+        const end = performance.now();
+        rec.callbacks.push([time, end, end - start]);
+      }
+    });
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) rec.longTasks.push([entry.startTime, entry.duration]);
+  }).observe({ type: 'longtask', buffered: true });
+
+  const mark = (name) => {
+    if (rec.marked[name]) return;
+    rec.marked[name] = performance.now();
+    window.__benchMark?.(name);
+  };
+  const countDom = (time) => {
+    const walker = document.createTreeWalker(document, NodeFilter.SHOW_ALL);
+    let nodes = 1;
+    while (walker.nextNode()) nodes += 1;
+    rec.dom.push([time, document.getElementsByTagName('*').length, nodes,
+      document.getElementsByClassName('w').length]);
+  };
+  // Paragraphs before the last one no longer change length, so only the last one is read.
+  let body = null, closedParagraphs = 0, closedLength = 0, frames = 0, frameTime = 0;
+  const visibleOffset = () => {
+    const paragraphs = body.children;
+    while (closedParagraphs < paragraphs.length - 1) {
+      closedLength += paragraphs[closedParagraphs].textContent.length;
+      closedParagraphs += 1;
+    }
+    const last = paragraphs[paragraphs.length - 1];
+    // Each closed paragraph stood for a blank line, two line breaks of the reply.
+    return closedLength + 2 * closedParagraphs + (last ? last.textContent.length : 0);
+  };
+  const afterFrame = () => {
+    const start = performance.now();
+    const bench = window.portalBench;
+    body ??= document.querySelector('.block.text.answer .body');
+    if (bench && body && rec.thresholds === null) {
+      // Before the stream starts: where the windows begin and end, in UTF-16 offsets.
+      const ends = [];
+      for (const { index, segment } of new Intl.Segmenter('und', { granularity: 'grapheme' })
+        .segment(bench.text)) ends.push(index + segment.length);
+      rec.thresholds = {
+        firstEnd: ends[windowChars - 1], lastStart: ends[ends.length - windowChars - 1],
+        end: bench.text.length, clusters: ends.length,
+      };
+    }
+    if (bench && body && bench.arrivals.length > 0 && !rec.marked.settled) {
+      frames += 1;
+      const length = bench.settled ? bench.text.length : visibleOffset();
+      rec.t.push(frameTime);
+      rec.len.push(length);
+      const { firstEnd, lastStart, end } = rec.thresholds;
+      if (length > 0) mark('first-start');
+      if (length >= firstEnd) mark('first-end');
+      if (length >= lastStart) mark('last-start');
+      if (length >= end) mark('last-end');
+      if (frames % domEvery === 0 && !bench.settled) {
+        countDom(frameTime);
+        // The visible text must be the reply's prefix, paragraph breaks drawn as paragraphs.
+        rec.prefixChecks += 1;
+        if (body.textContent !== bench.text.slice(0, length).replaceAll('\n\n', '')) {
+          rec.prefixMismatches += 1;
+        }
+      }
+      if (frames % scrollEvery === 0) document.scrollingElement.scrollTop = 1e9;
+      if (bench.settled) mark('settled');
+    }
+    rec.selfMs += performance.now() - start;
+    if (rec.self.length < rec.t.length) rec.self.push(rec.selfMs);
+  };
+  const channel = new MessageChannel();
+  channel.port1.onmessage = afterFrame;
+  const onFrame = (time) => {
+    const start = performance.now();
+    frameTime = time;
+    channel.port2.postMessage(0);
+    requestFrame(onFrame);
+    rec.selfMs += performance.now() - start;
+  };
+  requestFrame(onFrame);
+}
+
+/** Nearest-rank percentile of numbers sorted ascending. */
+function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+const ascending = (values) => [...values].sort((a, b) => a - b);
+const round = (value, digits = 2) => (value === null ? null : Number(value.toFixed(digits)));
+
+/** The main thread's cumulative times (ms) from Performance.getMetrics, and when, on the page's clock. */
+function readMetrics({ metrics }) {
+  const value = (name) => metrics.find((m) => m.name === name)?.value ?? 0;
+  return {
+    at: (value('Timestamp') - value('NavigationStart')) * 1000,
+    scriptMs: value('ScriptDuration') * 1000,
+    styleMs: value('RecalcStyleDuration') * 1000,
+    layoutMs: value('LayoutDuration') * 1000,
+    taskMs: value('TaskDuration') * 1000,
+  };
+}
+
+async function benchRate(browser, url, rate) {
+  const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
+  page.on('console', (message) => { if (message.type() === 'error') console.error(`page: ${message.text()}`); });
+  page.on('pageerror', (error) => console.error(`page: ${error}`));
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable');
+  await cdp.send('Runtime.enable');
+  await cdp.send('Runtime.addBinding', { name: '__benchMark' });
+  const samples = {};
+  let settled;
+  const settledSeen = new Promise((resolve) => { settled = resolve; });
+  cdp.on('Runtime.bindingCalled', async ({ name, payload }) => {
+    if (name !== '__benchMark') return;
+    samples[payload] = readMetrics(await cdp.send('Performance.getMetrics'));
+    if (payload === 'settled') settled();
+  });
+  await page.addInitScript(recorder, {
+    windowChars: WINDOW_CHARS, domEvery: DOM_EVERY_FRAMES, scrollEvery: SCROLL_EVERY_FRAMES,
+  });
+  await page.goto(`${url}/?bench=${rate}`);
+  await page.waitForFunction(() => window.__benchRecorder?.thresholds);
+  samples.start = readMetrics(await cdp.send('Performance.getMetrics'));
+  if (await page.evaluate(() => window.portalBench.arrivals.length > 0)) {
+    throw new Error('the stream started before the first measurement; raise START_DELAY_MS in web/src/bench.rs');
+  }
+  const clusters = await page.evaluate(() => window.__benchRecorder.thresholds.clusters);
+  const streamMs = (clusters / rate) * 1000;
+  const series = [];
+  const sampler = setInterval(async () => {
+    series.push(readMetrics(await cdp.send('Performance.getMetrics')));
+  }, streamMs / SERIES_POINTS);
+  let timer;
+  const stalled = new Promise((_, reject) => {
+    timer = setTimeout(async () => {
+      const state = await page.evaluate(() => ({
+        marked: window.__benchRecorder.marked, visible: window.__benchRecorder.len.at(-1),
+        finished: window.portalBench.finished, settled: window.portalBench.settled,
+      }));
+      reject(new Error(`rate ${rate}: the block did not settle: ${JSON.stringify(state)}`));
+    }, streamMs + 60000);
+  });
+  try {
+    await Promise.race([settledSeen, stalled]);
+  } finally {
+    clearTimeout(timer);
+    clearInterval(sampler);
+  }
+  await page.waitForTimeout(500);
+  const result = await page.evaluate(() => {
+    const rec = window.__benchRecorder;
+    const bench = window.portalBench;
+    const body = document.querySelector('.block.text.answer .body');
+    const walker = document.createTreeWalker(document, NodeFilter.SHOW_ALL);
+    let nodes = 1;
+    while (walker.nextNode()) nodes += 1;
+    const boundary = new Uint8Array(bench.text.length + 1);
+    for (const { index } of new Intl.Segmenter('und', { granularity: 'grapheme' }).segment(bench.text)) {
+      boundary[index] = 1;
+    }
+    boundary[bench.text.length] = 1;
+    return {
+      rec: { ...rec, splitFrames: rec.len.filter((length) => !boundary[length]).length },
+      arrivals: bench.arrivals,
+      settledAt: bench.settledAt,
+      textLength: bench.text.length,
+      settledDom: {
+        elements: document.getElementsByTagName('*').length,
+        nodes,
+        words: document.getElementsByClassName('w').length,
+        paragraphs: body.getElementsByTagName('p').length,
+        spans: body.getElementsByTagName('span').length,
+        plain: body.textContent === bench.text.replaceAll('\n\n', ''),
+      },
+    };
+  });
+  await page.close();
+  return analyse(rate, samples, series, result);
+}
+
+function analyse(rate, samples, series, { rec, arrivals, settledAt, textLength, settledDom }) {
+  const firstArrival = arrivals[0][0];
+  const lastArrival = arrivals[arrivals.length - 1][0];
+  const streamMs = settledAt - firstArrival;
+  const inStream = (t) => t >= firstArrival && t <= settledAt;
+
+  // Frame intervals over the stream.
+  const times = rec.t.filter(inStream);
+  const intervals = ascending(times.slice(1).map((t, i) => t - times[i]));
+
+  // The main thread over the stream, without the recorder's own time.
+  const selfAt = (at) => {
+    let index = rec.t.findIndex((t) => t > at);
+    if (index < 0) index = rec.t.length;
+    return index === 0 ? 0 : rec.self[index - 1];
+  };
+  const between = (from, to) => {
+    const a = samples[from], b = samples[to];
+    const self = selfAt(b.at) - selfAt(a.at);
+    return {
+      scriptMs: b.scriptMs - a.scriptMs - self,
+      styleMs: b.styleMs - a.styleMs,
+      layoutMs: b.layoutMs - a.layoutMs,
+      taskMs: b.taskMs - a.taskMs - self,
+      recorderMs: self,
+      fromMs: a.at,
+      toMs: b.at,
+    };
+  };
+  const stream = between('start', 'settled');
+  const busyMs = stream.scriptMs + stream.styleMs + stream.layoutMs;
+
+  // Script time of each frame: the page's animation-frame callbacks, summed per frame.
+  const perFrame = new Map();
+  for (const [time, , ms] of rec.callbacks) {
+    if (inStream(time)) perFrame.set(time, (perFrame.get(time) ?? 0) + ms);
+  }
+  const frameScript = ascending([...perFrame.values()]);
+  const frameCallbackMs = frameScript.reduce((sum, ms) => sum + ms, 0);
+
+  // Per-frame cost over the first and the last 1,000 characters.
+  const perFrameCost = (from, to) => {
+    const span = between(from, to);
+    const frames = rec.callbacks.filter(([, end]) => end > span.fromMs && end <= span.toMs).length;
+    const mainMs = span.scriptMs + span.styleMs + span.layoutMs;
+    return {
+      frames,
+      scriptMsPerFrame: round(span.scriptMs / frames, 3),
+      styleMsPerFrame: round(span.styleMs / frames, 3),
+      layoutMsPerFrame: round(span.layoutMs / frames, 3),
+      mainMsPerFrame: round(mainMs / frames, 3),
+    };
+  };
+  const first = perFrameCost('first-start', 'first-end');
+  const last = perFrameCost('last-start', 'last-end');
+
+  // The per-frame cost between successive samples, against how much of the reply was visible.
+  const visibleAt = (at) => {
+    const index = rec.t.findLastIndex((t) => t <= at);
+    return index < 0 ? 0 : rec.len[index];
+  };
+  const costOverReply = series.slice(1).flatMap((b, i) => {
+    const a = series[i];
+    const self = selfAt(b.at) - selfAt(a.at);
+    const frames = rec.callbacks.filter(([, end]) => end > a.at && end <= b.at).length;
+    if (frames === 0) return [];
+    const mainMs = b.scriptMs - a.scriptMs - self + b.styleMs - a.styleMs + b.layoutMs - a.layoutMs;
+    return [{
+      visible: visibleAt(b.at),
+      frames,
+      scriptMsPerFrame: round((b.scriptMs - a.scriptMs - self) / frames, 3),
+      styleMsPerFrame: round((b.styleMs - a.styleMs) / frames, 3),
+      layoutMsPerFrame: round((b.layoutMs - a.layoutMs) / frames, 3),
+      mainMsPerFrame: round(mainMs / frames, 3),
+    }];
+  });
+
+  // Lag at the DOM: how long ago the chunk that brought the last visible character arrived.
+  const arrivalOf = (length) => {
+    let low = 0, high = arrivals.length - 1;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (arrivals[mid][1] >= length) high = mid; else low = mid + 1;
+    }
+    return arrivals[low][0];
+  };
+  const lags = ascending(rec.t.flatMap((t, i) =>
+    t >= firstArrival + STEADY_AFTER_MS && t <= lastArrival && rec.len[i] > 0
+      ? [t - arrivalOf(rec.len[i])] : []));
+
+  const during = rec.dom.filter(([t]) => inStream(t));
+  const longTasks = rec.longTasks.filter(([start]) => inStream(start));
+  return {
+    rate,
+    reply: { utf16: textLength, chunks: arrivals.length },
+    streamMs: round(streamMs, 0),
+    arrivingMs: round(lastArrival - firstArrival, 0),
+    frames: times.length,
+    frameIntervalMs: {
+      p50: round(percentile(intervals, 50)),
+      p95: round(percentile(intervals, 95)),
+      p99: round(percentile(intervals, 99)),
+      max: round(intervals.at(-1) ?? null),
+      over16_7: intervals.filter((d) => d > FRAME_BUDGET_MS + FRAME_JITTER_MS).length,
+      over50: intervals.filter((d) => d > 50).length,
+    },
+    longTasks: {
+      count: longTasks.length,
+      totalMs: round(longTasks.reduce((sum, [, d]) => sum + d, 0), 1),
+      maxMs: round(longTasks.reduce((max, [, d]) => Math.max(max, d), 0), 1),
+    },
+    mainThread: {
+      scriptMs: round(stream.scriptMs, 1),
+      styleMs: round(stream.styleMs, 1),
+      layoutMs: round(stream.layoutMs, 1),
+      taskMs: round(stream.taskMs, 1),
+      frameCallbackMs: round(frameCallbackMs, 1),
+      recorderMs: round(stream.recorderMs, 1),
+      busyFraction: round(busyMs / streamMs, 4),
+      taskFraction: round(stream.taskMs / streamMs, 4),
+    },
+    frameScriptMs: {
+      p50: round(percentile(frameScript, 50), 3),
+      p95: round(percentile(frameScript, 95), 3),
+      p99: round(percentile(frameScript, 99), 3),
+      max: round(frameScript.at(-1) ?? null, 3),
+    },
+    windows: { first, last, ratio: round(last.mainMsPerFrame / first.mainMsPerFrame, 3) },
+    costOverReply,
+    dom: {
+      duringMax: {
+        elements: Math.max(...during.map((d) => d[1])),
+        nodes: Math.max(...during.map((d) => d[2])),
+        words: Math.max(...during.map((d) => d[3])),
+      },
+      settled: settledDom,
+    },
+    graphemeSplitFrames: rec.splitFrames,
+    prefix: { checks: rec.prefixChecks, mismatches: rec.prefixMismatches },
+    lagMs: {
+      frames: lags.length,
+      p5: round(percentile(lags, 5), 1),
+      median: round(percentile(lags, 50), 1),
+      p95: round(percentile(lags, 95), 1),
+    },
+  };
+}
+
+/** The targets, judged on the run at TARGET_RATE. */
+function targets(run) {
+  const lag = run.lagMs.median;
+  return [
+    ['main thread busy < 10 % of the stream', run.mainThread.busyFraction < 0.1],
+    ['per-frame script p99 < 1 ms', run.frameScriptMs.p99 < 1],
+    ['last/first 1,000 characters per-frame cost < 1.3', run.windows.ratio < 1.3],
+    ['no long tasks', run.longTasks.count === 0],
+    ['no frame ends inside a grapheme cluster', run.graphemeSplitFrames === 0],
+    ['no word elements after settling', run.dom.settled.words === 0 && run.dom.settled.spans === 0],
+    ['lag at the DOM 600 ± 50 ms', lag !== null && Math.abs(lag - 600) <= 50],
+  ].map(([target, met]) => ({ target, met }));
+}
+
+function table(runs) {
+  const rows = [
+    ['stream (first chunk → settled)', (r) => `${(r.streamMs / 1000).toFixed(1)} s`],
+    ['frames', (r) => r.frames],
+    ['frame interval p50 / p95 / p99', (r) => `${r.frameIntervalMs.p50} / ${r.frameIntervalMs.p95} / ${r.frameIntervalMs.p99} ms`],
+    ['frames over 16.7 ms / over 50 ms', (r) => `${r.frameIntervalMs.over16_7} / ${r.frameIntervalMs.over50}`],
+    ['long tasks', (r) => `${r.longTasks.count} (max ${r.longTasks.maxMs} ms)`],
+    ['main thread: script / style / layout', (r) => `${r.mainThread.scriptMs} / ${r.mainThread.styleMs} / ${r.mainThread.layoutMs} ms`],
+    ['main thread busy (script+style+layout)', (r) => `${(r.mainThread.busyFraction * 100).toFixed(2)} %`],
+    ['all main-thread tasks', (r) => `${(r.mainThread.taskFraction * 100).toFixed(2)} %`],
+    ['per-frame script p50 / p99 / max', (r) => `${r.frameScriptMs.p50} / ${r.frameScriptMs.p99} / ${r.frameScriptMs.max} ms`],
+    ['per frame, first 1,000 chars (s+s+l)', (r) => `${r.windows.first.mainMsPerFrame} ms (${r.windows.first.frames} frames)`],
+    ['per frame, last 1,000 chars (s+s+l)', (r) => `${r.windows.last.mainMsPerFrame} ms (${r.windows.last.frames} frames)`],
+    ['last / first ratio', (r) => r.windows.ratio],
+    ['DOM during playout: elements / nodes / .w', (r) => `${r.dom.duringMax.elements} / ${r.dom.duringMax.nodes} / ${r.dom.duringMax.words}`],
+    ['DOM settled: elements / nodes / .w', (r) => `${r.dom.settled.elements} / ${r.dom.settled.nodes} / ${r.dom.settled.words}`],
+    ['frames ending inside a cluster', (r) => r.graphemeSplitFrames],
+    ['lag at the DOM p5 / median / p95', (r) => `${r.lagMs.p5} / ${r.lagMs.median} / ${r.lagMs.p95} ms`],
+  ];
+  const header = ['', ...runs.map((r) => `${r.rate} chars/s`)];
+  const cells = [header, ...rows.map(([name, cell]) => [name, ...runs.map((r) => String(cell(r)))])];
+  const widths = header.map((_, c) => Math.max(...cells.map((row) => row[c].length)));
+  const line = (row) => `| ${row.map((cell, c) => cell.padEnd(widths[c])).join(' | ')} |`;
+  return [line(cells[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
+}
+
+const portal = await startPortal();
+let browser;
+try {
+  browser = await launchBrowser();
+  const runs = [];
+  for (const rate of rates) {
+    console.log(`bench: streaming 50,000 characters at ${rate} characters a second…`);
+    runs.push(await benchRate(browser, portal.url, rate));
+  }
+  const judged = runs.find((r) => r.rate === TARGET_RATE);
+  const report = {
+    date: new Date().toISOString(),
+    chromium: browser.version(),
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, loadAverage: loadavg().map((l) => round(l)) },
+    runs,
+    targets: judged ? targets(judged) : [],
+  };
+  const out = join(root, 'target', 'bench');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'playout.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\n${table(runs)}\n`);
+  for (const { target, met } of report.targets) {
+    console.log(`${met ? 'met   ' : 'MISSED'}  ${target} (at ${TARGET_RATE} chars/s)`);
+  }
+  for (const run of runs) {
+    if (run.prefix.mismatches > 0 || !run.dom.settled.plain) {
+      throw new Error(`rate ${run.rate}: the drawn text was not the reply (see playout.json)`);
+    }
+  }
+  console.log(`\nbench: wrote ${join(out, 'playout.json')}`);
+} finally {
+  await browser?.close();
+  portal.stop();
+}

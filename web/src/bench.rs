@@ -1,0 +1,301 @@
+//! The playout bench page, `/?bench=<characters a second>`: one answer block, drawn by
+//! [`LiveText`] exactly as the app draws a reply, fed a synthetic 50,000-character mixed-script
+//! reply at a steady rate. `tests/bench/playout.mjs` measures it; `docs/bench.md` explains the
+//! numbers.
+//!
+//! The page tells the measurement what it did through `window.portalBench`:
+//! `text` (the whole reply), `arrivals` (`[performance.now(), UTF-16 length received so far]`
+//! for each chunk), `finished` (the last chunk was pushed) and `settled` with `settledAt` (the
+//! block settled, and when).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Array, Object, Reflect};
+use leptos::html;
+use leptos::prelude::*;
+use unicode_segmentation::UnicodeSegmentation;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::live::LiveText;
+
+/// The reply's length in characters (grapheme clusters).
+const REPLY_CHARS: usize = 50_000;
+/// How often a chunk arrives.
+const CHUNK_INTERVAL_MS: i32 = 20;
+/// The stream starts this long after the page is mounted, so page load does not count.
+const START_DELAY_MS: i32 = 1_000;
+/// A chunk ends up to this many characters (code points) into the next cluster, so chunks end
+/// inside clusters as a real stream's do.
+const MAX_CUT_INTO_CLUSTER: u32 = 2;
+
+/// Sentences in several scripts, with ZWJ emoji, flags, keycaps, skin tones, combining accents,
+/// conjuncts and conjoining jamo: clusters of one to eleven code points.
+const SENTENCES: &[&str] = &[
+    "The committee reviewed the quarterly figures and found them sound. ",
+    "Our family \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466} flew home via \
+     \u{1F1EF}\u{1F1F5} and \u{1F1E9}\u{1F1EA} last spring; ",
+    "press 1\u{FE0F}\u{20E3}, then #\u{FE0F}\u{20E3}, and wait for the tone. ",
+    "The cafe\u{301} on the corner serves cre\u{300}me bru\u{302}le\u{301}e. ",
+    "東京の天気は晴れです。明日は雨が降るでしょう。",
+    "我们明天在图书馆见面。",
+    "ภาษาไทยเขียนโดยไม่เว้นวรรคระหว่างคำ ",
+    "नमस्ते, क्षमा कीजिए, आज का समाचार पढ़िए। ",
+    "한국어 텍스트를 씁니다. 감사합니다! ",
+    "Thumbs up \u{1F44D}\u{1F3FD} from the whole team \u{1F9D1}\u{200D}\u{1F4BB}, well done. ",
+    "Old Hangul \u{1100}\u{1161}\u{11A8} still combines. ",
+    "Figures: 3.14159, 2,718 and 1/3 of the 12 items were late. ",
+];
+
+/// The playout rate asked for in the page's address (`?bench=2000`), if this is the bench page.
+pub fn rate_in_url() -> Option<f64> {
+    let search = web_sys::window()?.location().search().ok()?;
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("bench="))
+        .and_then(|rate| rate.parse::<f64>().ok())
+        .filter(|rate| rate.is_finite() && *rate > 0.0)
+}
+
+/// The bench page: one turn whose answer streams in at `cps` characters a second.
+#[component]
+pub fn Bench(cps: f64) -> impl IntoView {
+    let settled = RwSignal::new(false);
+    let slot = NodeRef::<html::Div>::new();
+    // The page holds the live block, as the app's block view does; the source lets go of it
+    // once the whole reply is sent.
+    let block = StoredValue::new_local(None::<LiveText>);
+    Effect::new(move || {
+        let Some(slot) = slot.get() else { return };
+        if block.with_value(Option::is_some) {
+            return;
+        }
+        let body = document()
+            .create_element("div")
+            .expect("creating a div succeeds");
+        body.set_class_name("body");
+        let _ = slot.append_child(&body);
+        let text = reply(REPLY_CHARS);
+        let report = Report::new(&text, cps);
+        let settled_report = report.clone();
+        let live = LiveText::new(body, move |_| {
+            settled_report.settled();
+            settled.set(true);
+        });
+        block.set_value(Some(live.clone()));
+        Source::start(text, cps, live, report);
+    });
+    let class = move || {
+        if settled.get() {
+            "block text answer"
+        } else {
+            "block text answer live"
+        }
+    };
+    view! {
+        <main class="portal bench">
+            <header class="portal-header">
+                <h1>"Portal"</h1>
+                <span class="model-label">{format!("playout bench · {cps} characters a second")}</span>
+            </header>
+            <section class="conversation" aria-label="Conversation">
+                <article
+                    class="turn has-answer"
+                    data-turn="1"
+                    data-settled=move || settled.get().to_string()
+                >
+                    <div class="message user">
+                        <p>"Write me a long reply in many scripts."</p>
+                    </div>
+                    <div class="message assistant" aria-busy=move || (!settled.get()).to_string()>
+                        <div class=class node_ref=slot aria-hidden=move || (!settled.get()).then_some("true")></div>
+                    </div>
+                </article>
+            </section>
+        </main>
+    }
+}
+
+/// A deterministic reply of exactly `chars` characters: paragraphs of four to ten sentences
+/// separated by blank lines, with no other line breaks.
+fn reply(chars: usize) -> String {
+    let mut random = Lcg(0x5EED_F00D);
+    let mut text = String::new();
+    let mut clusters = 0;
+    while clusters < chars {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+            clusters += 2;
+        }
+        for _ in 0..4 + random.below(7) {
+            let sentence = SENTENCES[random.below(SENTENCES.len() as u32) as usize];
+            text.push_str(sentence);
+            clusters += sentence.graphemes(true).count();
+        }
+    }
+    if let Some((end, _)) = text.grapheme_indices(true).nth(chars) {
+        text.truncate(end);
+    }
+    // A reply cut at a paragraph break would end on line breaks; each becomes a full stop.
+    let breaks = text.len() - text.trim_end_matches('\n').len();
+    text.truncate(text.len() - breaks);
+    text.extend(std::iter::repeat_n('.', breaks));
+    text
+}
+
+/// The synthetic stream: due characters are sent on each interval, cut anywhere.
+struct Source {
+    text: String,
+    /// Where each cluster of `text` ends, in bytes.
+    ends: Vec<usize>,
+    cps: f64,
+    sent: usize,
+    sent_utf16: usize,
+    started_ms: f64,
+    random: Lcg,
+    live: LiveText,
+    report: Report,
+    /// The interval that sends chunks, cleared once the whole reply is sent.
+    interval: Option<i32>,
+}
+
+impl Source {
+    /// Starts streaming `text` into `live` after [`START_DELAY_MS`].
+    fn start(text: String, cps: f64, live: LiveText, report: Report) {
+        let ends = text
+            .grapheme_indices(true)
+            .map(|(start, cluster)| start + cluster.len())
+            .collect();
+        let source = Rc::new(RefCell::new(Source {
+            text,
+            ends,
+            cps,
+            sent: 0,
+            sent_utf16: 0,
+            started_ms: 0.0,
+            random: Lcg(0xC0FF_EE00),
+            live,
+            report,
+            interval: None,
+        }));
+        let sender = source.clone();
+        // The interval holds the chunk callback, and so the source, until it is cleared.
+        let tick: js_sys::Function =
+            Closure::<dyn FnMut()>::new(move || sender.borrow_mut().send())
+                .into_js_value()
+                .unchecked_into();
+        let begin = Closure::once_into_js(move || {
+            source.borrow_mut().started_ms = now();
+            source.borrow_mut().interval = web_sys::window().and_then(|window| {
+                window
+                    .set_interval_with_callback_and_timeout_and_arguments_0(
+                        &tick,
+                        CHUNK_INTERVAL_MS,
+                    )
+                    .ok()
+            });
+        });
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+                begin.unchecked_ref(),
+                START_DELAY_MS,
+            );
+        }
+    }
+
+    /// Sends what is due by now, ending a little way into the next cluster.
+    fn send(&mut self) {
+        let now = now();
+        let due = (((now - self.started_ms) / 1000.0 * self.cps) as usize).min(self.ends.len());
+        let mut cut = due.checked_sub(1).map_or(0, |last| self.ends[last]);
+        if let Some(&next_end) = self.ends.get(due) {
+            let into = self.random.below(MAX_CUT_INTO_CLUSTER + 1) as usize;
+            cut = self.text[cut..next_end]
+                .char_indices()
+                .nth(into)
+                .map_or(next_end, |(offset, _)| cut + offset);
+        }
+        if cut > self.sent {
+            let chunk = &self.text[self.sent..cut];
+            self.sent_utf16 += chunk.encode_utf16().count();
+            self.sent = cut;
+            self.live.push(chunk);
+            self.report.arrived(now, self.sent_utf16);
+        }
+        if self.sent == self.text.len()
+            && let Some(interval) = self.interval.take()
+        {
+            if let Some(window) = web_sys::window() {
+                window.clear_interval_with_handle(interval);
+            }
+            self.live.finish();
+            self.report.finished();
+        }
+    }
+}
+
+/// `window.portalBench`, what the page reports to the measurement.
+#[derive(Clone)]
+struct Report {
+    global: Object,
+    arrivals: Array,
+}
+
+impl Report {
+    fn new(text: &str, cps: f64) -> Self {
+        let global = Object::new();
+        let arrivals = Array::new();
+        set(&global, "cps", &cps.into());
+        set(&global, "text", &text.into());
+        set(&global, "arrivals", &arrivals);
+        set(&global, "finished", &false.into());
+        set(&global, "settled", &false.into());
+        if let Some(window) = web_sys::window() {
+            set(&window, "portalBench", &global);
+        }
+        Report { global, arrivals }
+    }
+
+    fn arrived(&self, at: f64, utf16_end: usize) {
+        let arrival = Array::of2(&at.into(), &(utf16_end as f64).into());
+        self.arrivals.push(&arrival);
+    }
+
+    fn finished(&self) {
+        set(&self.global, "finished", &true.into());
+    }
+
+    fn settled(&self) {
+        set(&self.global, "settledAt", &now().into());
+        set(&self.global, "settled", &true.into());
+    }
+}
+
+/// A small linear congruential generator: the same reply and the same cuts on every run.
+struct Lcg(u32);
+
+impl Lcg {
+    /// A number below `bound`.
+    fn below(&mut self, bound: u32) -> u32 {
+        self.0 = self.0.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (self.0 >> 16) % bound
+    }
+}
+
+fn set(target: &JsValue, key: &str, value: &JsValue) {
+    let _ = Reflect::set(target, &key.into(), value);
+}
+
+fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+fn document() -> web_sys::Document {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .expect("the bench runs in a page")
+}
