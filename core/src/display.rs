@@ -67,7 +67,11 @@ mod tests {
             ],
             true,
         );
-        check(&[Text, ToolUse], &[Drawn::Narration, Drawn::Other(ToolUse)], false);
+        check(
+            &[Text, ToolUse],
+            &[Drawn::Narration, Drawn::Other(ToolUse)],
+            false,
+        );
         check(&[Text], &[Drawn::Answer], true);
     }
 
