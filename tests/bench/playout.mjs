@@ -161,7 +161,8 @@ async function benchRate(browser, url, rate) {
   page.on('console', (message) => { if (message.type() === 'error') console.error(`page: ${message.text()}`); });
   page.on('pageerror', (error) => console.error(`page: ${error}`));
   const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Performance.enable');
+  // Wall-clock durations, the clock the page's own timings use (thread time would not match).
+  await cdp.send('Performance.enable', { timeDomain: 'timeTicks' });
   await cdp.send('Runtime.enable');
   await cdp.send('Runtime.addBinding', { name: '__benchMark' });
   const samples = {};
@@ -326,6 +327,9 @@ function analyse(rate, samples, series, { rec, arrivals, settledAt, textLength, 
       ? [t - arrivalOf(rec.len[i])] : []));
 
   const during = rec.dom.filter(([t]) => inStream(t));
+  // How long after each mark its metrics were sampled; a check that the two clocks agree.
+  const sampleDelayMs = Object.fromEntries(Object.entries(rec.marked)
+    .map(([name, at]) => [name, round(samples[name].at - at, 1)]));
   const longTasks = rec.longTasks.filter(([start]) => inStream(start));
   return {
     rate,
@@ -372,6 +376,7 @@ function analyse(rate, samples, series, { rec, arrivals, settledAt, textLength, 
       },
       settled: settledDom,
     },
+    sampleDelayMs,
     graphemeSplitFrames: rec.splitFrames,
     prefix: { checks: rec.prefixChecks, mismatches: rec.prefixMismatches },
     lagMs: {
@@ -415,6 +420,7 @@ function table(runs) {
     ['DOM settled: elements / nodes / .w', (r) => `${r.dom.settled.elements} / ${r.dom.settled.nodes} / ${r.dom.settled.words}`],
     ['frames ending inside a cluster', (r) => r.graphemeSplitFrames],
     ['lag at the DOM p5 / median / p95', (r) => `${r.lagMs.p5} / ${r.lagMs.median} / ${r.lagMs.p95} ms`],
+    ['load average at start / end', (r) => `${r.loadAverage.start} / ${r.loadAverage.end}`],
   ];
   const header = ['', ...runs.map((r) => `${r.rate} chars/s`)];
   const cells = [header, ...rows.map(([name, cell]) => [name, ...runs.map((r) => String(cell(r)))])];
@@ -423,6 +429,7 @@ function table(runs) {
   return [line(cells[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
 }
 
+const loadBefore = loadavg().map((l) => round(l));
 const portal = await startPortal();
 let browser;
 try {
@@ -430,13 +437,16 @@ try {
   const runs = [];
   for (const rate of rates) {
     console.log(`bench: streaming 50,000 characters at ${rate} characters a second…`);
-    runs.push(await benchRate(browser, portal.url, rate));
+    const loadAtStart = round(loadavg()[0]);
+    const run = await benchRate(browser, portal.url, rate);
+    run.loadAverage = { start: loadAtStart, end: round(loadavg()[0]) };
+    runs.push(run);
   }
   const judged = runs.find((r) => r.rate === TARGET_RATE);
   const report = {
     date: new Date().toISOString(),
     chromium: browser.version(),
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, loadAverage: loadavg().map((l) => round(l)) },
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, loadBefore, loadAfter: loadavg().map((l) => round(l)) },
     runs,
     targets: judged ? targets(judged) : [],
   };
@@ -444,6 +454,9 @@ try {
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'playout.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\n${table(runs)}\n`);
+  if (runs.some((r) => Math.max(r.loadAverage.start, r.loadAverage.end) > cpus().length / 4)) {
+    console.log('note: other work was running on this machine; frame times and intervals may be inflated\n');
+  }
   for (const { target, met } of report.targets) {
     console.log(`${met ? 'met   ' : 'MISSED'}  ${target} (at ${TARGET_RATE} chars/s)`);
   }

@@ -7,7 +7,8 @@
 //! fast the text plays out. Once its animation is over the span is merged into the paragraph's
 //! text node, with the text around it, so a paragraph holds one text node plus the spans still
 //! resolving, and a settled reply is exactly the plain paragraphs a reloaded one is drawn as
-//! (R10).
+//! (R10). The browser lays out and shapes a paragraph again whenever its content changes, so the
+//! spans of an earlier paragraph are merged together, once the last of them has resolved.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -48,6 +49,8 @@ struct Live {
     playout: Playout,
     body: Element,
     paragraph: Element,
+    /// The live paragraph's number, counting from zero.
+    paragraph_number: usize,
     caret: Element,
     /// The paragraph's drawn text ends with one newline; a second one opens a new paragraph.
     trailing_newline: bool,
@@ -65,6 +68,7 @@ struct Resolving {
     span: Element,
     text: String,
     since: f64,
+    paragraph_number: usize,
 }
 
 impl LiveText {
@@ -81,6 +85,7 @@ impl LiveText {
             playout: Playout::default(),
             body,
             paragraph,
+            paragraph_number: 0,
             caret,
             trailing_newline: false,
             resolving: VecDeque::new(),
@@ -199,6 +204,7 @@ impl Live {
             span,
             text: text.to_string(),
             since: now,
+            paragraph_number: self.paragraph_number,
         });
     }
 
@@ -253,18 +259,29 @@ impl Live {
         let _ = paragraph.append_child(&self.caret);
         let _ = self.body.append_child(&paragraph);
         self.paragraph = paragraph;
+        self.paragraph_number += 1;
         self.trailing_newline = false;
     }
 
-    /// Merges every word element that appeared before `cutoff`, with the text after it, into
-    /// the text before it.
+    /// Merges the word elements that appeared before `cutoff`, each with the text after it,
+    /// into the text before it: in the live paragraph, which this frame changes anyway, one by
+    /// one; in an earlier paragraph, all together once the last of them has resolved.
     fn resolve_until(&mut self, cutoff: f64) {
-        while self
-            .resolving
-            .front()
-            .is_some_and(|word| word.since <= cutoff)
-        {
-            if let Some(word) = self.resolving.pop_front() {
+        while let Some(oldest) = self.resolving.front() {
+            let paragraph = oldest.paragraph_number;
+            let words = if paragraph == self.paragraph_number {
+                1
+            } else {
+                self.resolving
+                    .iter()
+                    .take_while(|word| word.paragraph_number == paragraph)
+                    .count()
+            };
+            // Words appear in time order, so the last of them is the last to resolve.
+            if self.resolving[words - 1].since > cutoff {
+                break;
+            }
+            for word in self.resolving.drain(..words) {
                 merge(word);
             }
         }
