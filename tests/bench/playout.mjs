@@ -22,20 +22,21 @@ const STEADY_AFTER_MS = 1500;
 /** A frame interval longer than this missed a 60 Hz vsync (16.7 ms plus 1 ms of timer jitter). */
 const FRAME_BUDGET_MS = 16.7;
 const FRAME_JITTER_MS = 1;
-/** The DOM is counted every this many frames during playout. */
-const DOM_EVERY_FRAMES = 30;
-/** The recorder scrolls the live end into view every this many frames, as a reader follows it. */
-const SCROLL_EVERY_FRAMES = 15;
+/** The DOM is counted, and the drawn text checked, every this many frames during playout. */
+const DOM_EVERY_FRAMES = 120;
+/** The recorder scrolls the live end into view this often, as a reader follows it. */
+const SCROLL_EVERY_MS = 250;
 /** How many times over the stream the main thread's times are sampled, for the cost over the reply. */
 const SERIES_POINTS = 25;
 
 // Runs in the page before its own scripts. It records, for every frame, the frame's time and how
-// much of the reply is visible, as a UTF-16 offset into the reply. It reads the DOM in a task
-// posted from requestAnimationFrame, which runs after the frame's rendering, so it sees what that
-// frame painted whatever order the frame callbacks ran in. Its own time is summed and subtracted
-// from the main thread's. It also times every animation-frame callback the page registers (the
-// live block's frame) and observes long tasks.
-function recorder({ windowChars, domEvery, scrollEvery }) {
+// much of the reply is visible, as a UTF-16 offset into the reply: from its own animation-frame
+// callback, and again after each of the page's (the live block's frame, which it also times), so
+// what it keeps for a frame is what the frame shows whatever order the callbacks ran in. It does
+// little per frame; its own time is summed and reported (it is part of the main thread's, which
+// is CPU time and cannot be split by the page's wall clock). It also observes long tasks and
+// scrolls the live end into view, as a reader following the text would.
+function recorder({ windowChars, domEvery, scrollEveryMs }) {
   const rec = {
     t: [], len: [], self: [],
     callbacks: [], // [frame time, end time, duration] of each page animation-frame callback
@@ -47,17 +48,6 @@ function recorder({ windowChars, domEvery, scrollEvery }) {
     marked: {},
   };
   window.__benchRecorder = rec;
-  const requestFrame = window.requestAnimationFrame.bind(window);
-  window.requestAnimationFrame = (callback) =>
-    requestFrame((time) => {
-      const start = performance.now();
-      try {
-        callback(time);
-      } finally {
-        const end = performance.now();
-        rec.callbacks.push([time, end, end - start]);
-      }
-    });
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) rec.longTasks.push([entry.startTime, entry.duration]);
   }).observe({ type: 'longtask', buffered: true });
@@ -74,20 +64,70 @@ function recorder({ windowChars, domEvery, scrollEvery }) {
     rec.dom.push([time, document.getElementsByTagName('*').length, nodes,
       document.getElementsByClassName('w').length]);
   };
-  // Paragraphs before the last one no longer change length, so only the last one is read.
-  let body = null, closedParagraphs = 0, closedLength = 0, frames = 0, frameTime = 0;
+  // Paragraphs before the last one no longer change length, so only the last one is read. The
+  // live text may group its paragraphs in other elements.
+  let body = null, paragraphs = null, last = null, closedParagraphs = 0, closedLength = 0, frames = 0;
+  const newestParagraph = () => {
+    let node = body.lastElementChild;
+    while (node && node.tagName !== 'P') node = node.lastElementChild;
+    return node;
+  };
   const visibleOffset = () => {
-    const paragraphs = body.children;
-    while (closedParagraphs < paragraphs.length - 1) {
-      closedLength += paragraphs[closedParagraphs].textContent.length;
+    paragraphs ??= document.createTreeWalker(body, NodeFilter.SHOW_ELEMENT, {
+      acceptNode: (node) => (node.tagName === 'P' ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
+    });
+    last ??= paragraphs.nextNode();
+    const newest = newestParagraph();
+    while (last && last !== newest) {
+      closedLength += last.textContent.length;
       closedParagraphs += 1;
+      paragraphs.currentNode = last;
+      last = paragraphs.nextNode();
     }
-    const last = paragraphs[paragraphs.length - 1];
     // Each closed paragraph stood for a blank line, two line breaks of the reply.
     return closedLength + 2 * closedParagraphs + (last ? last.textContent.length : 0);
   };
-  const afterFrame = () => {
+  const streaming = () => {
+    const bench = window.portalBench;
+    return bench && body && rec.thresholds && bench.arrivals.length > 0 && !rec.marked.settled;
+  };
+  /** Records what frame `time` shows so far; returns the visible offset. */
+  const observe = (time) => {
+    const bench = window.portalBench;
+    const length = bench.settled ? bench.text.length : visibleOffset();
+    if (rec.t.at(-1) === time) {
+      rec.len[rec.len.length - 1] = length;
+    } else {
+      rec.t.push(time);
+      rec.len.push(length);
+      rec.self.push(rec.selfMs);
+      frames += 1;
+    }
+    const { firstEnd, lastStart, end } = rec.thresholds;
+    if (length > 0) mark('first-start');
+    if (length >= firstEnd) mark('first-end');
+    if (length >= lastStart) mark('last-start');
+    if (length >= end) mark('last-end');
+    if (bench.settled) mark('settled');
+    return length;
+  };
+
+  const requestFrame = window.requestAnimationFrame.bind(window);
+  window.requestAnimationFrame = (callback) =>
+    requestFrame((time) => {
+      const start = performance.now();
+      try {
+        callback(time);
+      } finally {
+        const end = performance.now();
+        rec.callbacks.push([time, end, end - start]);
+        if (streaming()) observe(time);
+        rec.selfMs += performance.now() - end;
+      }
+    });
+  const onFrame = (time) => {
     const start = performance.now();
+    requestFrame(onFrame);
     const bench = window.portalBench;
     body ??= document.querySelector('.block.text.answer .body');
     if (bench && body && rec.thresholds === null) {
@@ -100,40 +140,26 @@ function recorder({ windowChars, domEvery, scrollEvery }) {
         end: bench.text.length, clusters: ends.length,
       };
     }
-    if (bench && body && bench.arrivals.length > 0 && !rec.marked.settled) {
-      frames += 1;
-      const length = bench.settled ? bench.text.length : visibleOffset();
-      rec.t.push(frameTime);
-      rec.len.push(length);
-      const { firstEnd, lastStart, end } = rec.thresholds;
-      if (length > 0) mark('first-start');
-      if (length >= firstEnd) mark('first-end');
-      if (length >= lastStart) mark('last-start');
-      if (length >= end) mark('last-end');
+    if (streaming()) {
+      const length = observe(time);
       if (frames % domEvery === 0 && !bench.settled) {
-        countDom(frameTime);
+        countDom(time);
         // The visible text must be the reply's prefix, paragraph breaks drawn as paragraphs.
         rec.prefixChecks += 1;
         if (body.textContent !== bench.text.slice(0, length).replaceAll('\n\n', '')) {
           rec.prefixMismatches += 1;
         }
       }
-      if (frames % scrollEvery === 0) document.scrollingElement.scrollTop = 1e9;
-      if (bench.settled) mark('settled');
     }
-    rec.selfMs += performance.now() - start;
-    if (rec.self.length < rec.t.length) rec.self.push(rec.selfMs);
-  };
-  const channel = new MessageChannel();
-  channel.port1.onmessage = afterFrame;
-  const onFrame = (time) => {
-    const start = performance.now();
-    frameTime = time;
-    channel.port2.postMessage(0);
-    requestFrame(onFrame);
     rec.selfMs += performance.now() - start;
   };
   requestFrame(onFrame);
+  setInterval(() => {
+    if (!streaming()) return;
+    const start = performance.now();
+    document.scrollingElement.scrollTop = 1e9;
+    rec.selfMs += performance.now() - start;
+  }, scrollEveryMs);
 }
 
 /** Nearest-rank percentile of numbers sorted ascending. */
@@ -161,8 +187,8 @@ async function benchRate(browser, url, rate) {
   page.on('console', (message) => { if (message.type() === 'error') console.error(`page: ${message.text()}`); });
   page.on('pageerror', (error) => console.error(`page: ${error}`));
   const cdp = await page.context().newCDPSession(page);
-  // Wall-clock durations, the clock the page's own timings use (thread time would not match).
-  await cdp.send('Performance.enable', { timeDomain: 'timeTicks' });
+  // The main thread's CPU time, so that other work on the machine does not inflate it.
+  await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });
   await cdp.send('Runtime.enable');
   await cdp.send('Runtime.addBinding', { name: '__benchMark' });
   const samples = {};
@@ -174,7 +200,7 @@ async function benchRate(browser, url, rate) {
     if (payload === 'settled') settled();
   });
   await page.addInitScript(recorder, {
-    windowChars: WINDOW_CHARS, domEvery: DOM_EVERY_FRAMES, scrollEvery: SCROLL_EVERY_FRAMES,
+    windowChars: WINDOW_CHARS, domEvery: DOM_EVERY_FRAMES, scrollEveryMs: SCROLL_EVERY_MS,
   });
   await page.goto(`${url}/?bench=${rate}`);
   await page.waitForFunction(() => window.__benchRecorder?.thresholds);
@@ -246,7 +272,7 @@ function analyse(rate, samples, series, { rec, arrivals, settledAt, textLength, 
   const times = rec.t.filter(inStream);
   const intervals = ascending(times.slice(1).map((t, i) => t - times[i]));
 
-  // The main thread over the stream, without the recorder's own time.
+  // The main thread over the stream.
   const selfAt = (at) => {
     let index = rec.t.findIndex((t) => t > at);
     if (index < 0) index = rec.t.length;
@@ -256,10 +282,10 @@ function analyse(rate, samples, series, { rec, arrivals, settledAt, textLength, 
     const a = samples[from], b = samples[to];
     const self = selfAt(b.at) - selfAt(a.at);
     return {
-      scriptMs: b.scriptMs - a.scriptMs - self,
+      scriptMs: b.scriptMs - a.scriptMs,
       styleMs: b.styleMs - a.styleMs,
       layoutMs: b.layoutMs - a.layoutMs,
-      taskMs: b.taskMs - a.taskMs - self,
+      taskMs: b.taskMs - a.taskMs,
       recorderMs: self,
       fromMs: a.at,
       toMs: b.at,
@@ -299,14 +325,13 @@ function analyse(rate, samples, series, { rec, arrivals, settledAt, textLength, 
   };
   const costOverReply = series.slice(1).flatMap((b, i) => {
     const a = series[i];
-    const self = selfAt(b.at) - selfAt(a.at);
     const frames = rec.callbacks.filter(([, end]) => end > a.at && end <= b.at).length;
     if (frames === 0) return [];
-    const mainMs = b.scriptMs - a.scriptMs - self + b.styleMs - a.styleMs + b.layoutMs - a.layoutMs;
+    const mainMs = b.scriptMs - a.scriptMs + b.styleMs - a.styleMs + b.layoutMs - a.layoutMs;
     return [{
       visible: visibleAt(b.at),
       frames,
-      scriptMsPerFrame: round((b.scriptMs - a.scriptMs - self) / frames, 3),
+      scriptMsPerFrame: round((b.scriptMs - a.scriptMs) / frames, 3),
       styleMsPerFrame: round((b.styleMs - a.styleMs) / frames, 3),
       layoutMsPerFrame: round((b.layoutMs - a.layoutMs) / frames, 3),
       mainMsPerFrame: round(mainMs / frames, 3),
@@ -412,6 +437,7 @@ function table(runs) {
     ['main thread: script / style / layout', (r) => `${r.mainThread.scriptMs} / ${r.mainThread.styleMs} / ${r.mainThread.layoutMs} ms`],
     ['main thread busy (script+style+layout)', (r) => `${(r.mainThread.busyFraction * 100).toFixed(2)} %`],
     ['all main-thread tasks', (r) => `${(r.mainThread.taskFraction * 100).toFixed(2)} %`],
+    ["the recorder's own time (included)", (r) => `${r.mainThread.recorderMs} ms`],
     ['per-frame script p50 / p99 / max', (r) => `${r.frameScriptMs.p50} / ${r.frameScriptMs.p99} / ${r.frameScriptMs.max} ms`],
     ['per frame, first 1,000 chars (s+s+l)', (r) => `${r.windows.first.mainMsPerFrame} ms (${r.windows.first.frames} frames)`],
     ['per frame, last 1,000 chars (s+s+l)', (r) => `${r.windows.last.mainMsPerFrame} ms (${r.windows.last.frames} frames)`],

@@ -2,7 +2,10 @@
 //! settled, as plain paragraphs.
 //!
 //! Live text is a sequence of `<p>` elements; each frame appends only to the last one, so layout
-//! touches only what changed. The words a frame reveals appear together, so they resolve from a
+//! touches only what changed. They are grouped in `<div class="paragraphs">` elements of
+//! [`PARAGRAPHS_PER_GROUP`] each (margins as without them), because the browser lays out every
+//! child of the element whose content changed again, from its cache: without groups that is every
+//! paragraph of the reply, each frame, and a frame would cost more the longer the reply. The words a frame reveals appear together, so they resolve from a
 //! blur together (R7), in one inline `<span class="w">`: one animated element a frame however
 //! fast the text plays out. Once its animation is over the span is merged into the paragraph's
 //! text node, with the text around it, so a paragraph holds one text node plus the spans still
@@ -22,6 +25,9 @@ use web_sys::{Document, Element, Node, Text};
 
 /// How long a word takes to resolve from its blur; matches `.w` in style.css.
 const RESOLVE_MS: f64 = 450.0;
+
+/// How many paragraphs of live text share a group element.
+const PARAGRAPHS_PER_GROUP: usize = 32;
 
 /// Draws `text` into `body` as settled plain paragraphs, replacing what was there.
 pub fn draw_plain(body: &Element, text: &str) {
@@ -48,6 +54,8 @@ impl std::fmt::Debug for LiveText {
 struct Live {
     playout: Playout,
     body: Element,
+    /// The group element the live paragraph is in.
+    group: Element,
     paragraph: Element,
     /// The live paragraph's number, counting from zero.
     paragraph_number: usize,
@@ -75,15 +83,18 @@ impl LiveText {
     /// Starts drawing into `body`; `on_settle` gets the whole text once it is settled.
     pub fn new(body: Element, on_settle: impl FnOnce(String) + 'static) -> Self {
         let document = document();
+        let group = group(&document);
         let paragraph = element(&document, "p");
         let caret = element(&document, "span");
         caret.set_class_name("caret");
         let _ = caret.set_attribute("aria-hidden", "true");
         let _ = paragraph.append_child(&caret);
-        let _ = body.append_child(&paragraph);
+        let _ = group.append_child(&paragraph);
+        let _ = body.append_child(&group);
         let live = Rc::new(RefCell::new(Live {
             playout: Playout::default(),
             body,
+            group,
             paragraph,
             paragraph_number: 0,
             caret,
@@ -255,11 +266,15 @@ impl Live {
                 text.remove();
             }
         }
+        self.paragraph_number += 1;
+        if self.paragraph_number.is_multiple_of(PARAGRAPHS_PER_GROUP) {
+            self.group = group(document);
+            let _ = self.body.append_child(&self.group);
+        }
         let paragraph = element(document, "p");
         let _ = paragraph.append_child(&self.caret);
-        let _ = self.body.append_child(&paragraph);
+        let _ = self.group.append_child(&paragraph);
         self.paragraph = paragraph;
-        self.paragraph_number += 1;
         self.trailing_newline = false;
     }
 
@@ -313,6 +328,12 @@ fn document() -> Document {
     web_sys::window()
         .and_then(|w| w.document())
         .expect("the portal runs in a page with a document")
+}
+
+fn group(document: &Document) -> Element {
+    let group = element(document, "div");
+    group.set_class_name("paragraphs");
+    group
 }
 
 fn element(document: &Document, tag: &str) -> Element {
