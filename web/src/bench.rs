@@ -31,7 +31,7 @@ const START_DELAY_MS: i32 = 1_000;
 const MAX_CUT_INTO_CLUSTER: u32 = 2;
 
 /// Sentences in several scripts, with ZWJ emoji, flags, keycaps, skin tones, combining accents,
-/// conjuncts and conjoining jamo: clusters of one to eleven code points.
+/// conjuncts and conjoining jamo: clusters of one to seven code points.
 const SENTENCES: &[&str] = &[
     "The committee reviewed the quarterly figures and found them sound. ",
     "Our family \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466} flew home via \
