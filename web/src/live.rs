@@ -2,16 +2,18 @@
 //! settled, as plain paragraphs.
 //!
 //! Live text is a sequence of `<p>` elements; each frame appends only to the last one, so layout
-//! touches only what changed. They are grouped in `<div class="paragraphs">` elements of
-//! [`PARAGRAPHS_PER_GROUP`] each (margins as without them), because the browser lays out every
-//! child of the element whose content changed again, from its cache: without groups that is every
-//! paragraph of the reply, each frame, and a frame would cost more the longer the reply. The words a frame reveals appear together, so they resolve from a
+//! touches only what changed. The words a frame reveals appear together, so they resolve from a
 //! blur together (R7), in one inline `<span class="w">`: one animated element a frame however
 //! fast the text plays out. Once its animation is over the span is merged into the paragraph's
 //! text node, with the text around it, so a paragraph holds one text node plus the spans still
 //! resolving, and a settled reply is exactly the plain paragraphs a reloaded one is drawn as
-//! (R10). The browser lays out and shapes a paragraph again whenever its content changes, so the
-//! spans of an earlier paragraph are merged together, once the last of them has resolved.
+//! (R10).
+//!
+//! The browser lays out and shapes a paragraph again whenever its content changes, so an earlier
+//! paragraph's spans are merged together, once the last of them has resolved. It also lays out
+//! every child of a changed element again (from its cache), so the paragraphs are grouped in
+//! `<div class="paragraphs">` elements of [`PARAGRAPHS_PER_GROUP`] (style.css keeps the margins
+//! as without them): otherwise a frame would cost more the longer the reply.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -303,6 +305,7 @@ impl Live {
     }
 }
 
+/// Merges a word element, and the text node after it if there is one, into the text before it.
 fn merge(word: Resolving) {
     let Resolving { span, mut text, .. } = word;
     if let Some(after) = span.next_sibling().and_then(|n| n.dyn_into::<Text>().ok()) {
