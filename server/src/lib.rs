@@ -7,6 +7,7 @@ pub mod model;
 pub mod openai;
 pub mod storage;
 pub mod store;
+pub mod tokens;
 pub mod turn;
 
 use std::path::PathBuf;
