@@ -38,6 +38,7 @@ mod note;
 mod plan;
 mod projection;
 mod prompt;
+mod screen;
 mod settle;
 mod tail;
 mod text;
@@ -52,6 +53,10 @@ pub use projection::{
     Basis, CallPurpose, Projection, project_input, reaches_threshold, record_context_size,
 };
 pub use prompt::SummaryRequest;
+pub use screen::{
+    ContextMeter, Divider, compact_pill, composer_refusal, context_meter, divider,
+    summarising_clock,
+};
 pub use settle::{Commit, CompactionError, Outcome, SummaryFailure, settle};
 pub use view::{MessagePosition, NewestCompaction, newest_compaction};
 
