@@ -10,6 +10,7 @@ pub mod display;
 pub mod effort;
 pub mod memory;
 pub mod model;
+pub mod new_turn;
 pub mod playout;
 pub mod prompt;
 pub mod skills;

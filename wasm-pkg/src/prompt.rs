@@ -1,9 +1,8 @@
 //! `buildPrompt`: the six layers for one model call, as a provider request body (rules L1–L3).
 
-use portal_core::attachment::check_can_see;
 use portal_core::effort::Effort;
+use portal_core::new_turn::{NewTurnError, open_turn};
 use portal_core::prompt::{self, DEFAULT_FLOOR, PromptConfig, PromptInput, anthropic, openai};
-use portal_core::{Block, Message, Role, Turn, TurnKind, TurnStatus, validate};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::prompt::{Format, PromptRequest};
@@ -185,37 +184,14 @@ pub fn build_prompt(
         .or_else(|| open.and_then(|t| t.effort))
         .unwrap_or(Effort::Medium);
     if let Some(message) = new_message {
-        if let Some(turn) = open {
-            return Err(input_error(
+        open_turn(&mut transcript, message, effort, &model).map_err(|e| match e {
+            NewTurnError::TurnInProgress { .. } => input_error(
                 "request.newMessage",
-                &format!(
-                    "the transcript's last turn ({}) is still {}, and its first message is the \
-                     message being answered; leave newMessage out, or close that turn first",
-                    turn.index,
-                    if turn.status == TurnStatus::Paused {
-                        "paused"
-                    } else {
-                        "running"
-                    },
-                ),
-            ));
-        }
-        check_can_see(&message.attachments, &model)
-            .map_err(|e| convert::prompt::attachment_error(&e))?;
-        transcript.turns.push(Turn {
-            index: transcript.turns.len() as u32 + 1,
-            kind: TurnKind::Chat,
-            status: TurnStatus::Running,
-            effort: Some(effort),
-            context_tokens: None,
-            trace: Vec::new(),
-            messages: vec![Message {
-                role: Role::User,
-                blocks: vec![Block::text(message.text)],
-                attachments: message.attachments,
-            }],
-        });
-        validate(&transcript).map_err(|e| convert::transcript_error(&e))?;
+                &format!("{e}; leave newMessage out to build the prompt for that turn"),
+            ),
+            NewTurnError::Attachment(e) => convert::prompt::attachment_error(&e),
+            NewTurnError::Invalid(e) => convert::transcript_error(&e),
+        })?;
     }
     let config = PromptConfig {
         floor: floor.unwrap_or_else(|| DEFAULT_FLOOR.to_string()),

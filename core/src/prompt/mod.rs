@@ -108,13 +108,15 @@ pub struct Assembled {
 }
 
 /// Something odd assembling worked around.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Diagnostic {
+    #[error(transparent)]
     Memory(memory::Diagnostic),
     /// An agent tool has the name of one of the portal's own tools; the portal's is kept.
-    ToolNameTaken {
-        name: String,
-    },
+    #[error(
+        "the agent's tool `{name}` has the name of one of the portal's own tools; the portal's is kept, rename the agent's"
+    )]
+    ToolNameTaken { name: String },
 }
 
 /// Assembles the six layers for one model call (rule L1).

@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 
-use portal_core::attachment::{Attachment, AttachmentConfig, AttachmentError, PictureRef};
+use portal_core::attachment::{AttachmentConfig, AttachmentError, PictureRef};
 use portal_core::effort::{Effort, EffortConfig};
 use portal_core::memory::{self, CompactionHint, Memory, MemoryConfig, ReplayedSummary};
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
+use portal_core::new_turn::NewMessage;
 use portal_core::prompt::{self, Assembled, EncodedPicture, Entry, Layer, Part, PictureSource};
 use portal_core::skills::{CatalogueEntry, Composed, Skill};
 use portal_core::tools::ToolDefinition;
@@ -35,15 +36,6 @@ pub struct PromptRequest {
     pub memory: MemoryConfig,
     pub thinking_budgets: EffortConfig,
     pub pictures: Pictures,
-}
-
-/// The message being sent, when the transcript does not hold it yet.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewMessage {
-    pub text: String,
-    #[serde(default)]
-    pub attachments: Vec<Attachment>,
 }
 
 /// What `buildPrompt` returns the prompt as.

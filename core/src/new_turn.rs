@@ -1,0 +1,75 @@
+//! Opening a turn for the message a person sends: the checks every host makes before anything
+//! of the turn is recorded (rules A5, B3, E2).
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::Block;
+use crate::attachment::{Attachment, AttachmentError, check_can_see};
+use crate::effort::Effort;
+use crate::model::ModelCapabilities;
+use crate::transcript::{Message, Role, Transcript, Turn, TurnKind, TurnStatus};
+use crate::validate::{TranscriptError, validate};
+
+/// The message a person sends, before it is recorded.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewMessage {
+    /// The message as typed, `/slug` tokens included.
+    pub text: String,
+    #[serde(default)]
+    pub attachments: Vec<Attachment>,
+}
+
+/// Why a message cannot open a turn. The transcript is left as it was.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum NewTurnError {
+    /// The last turn is still running or paused; its first message is the one being answered.
+    #[error(
+        "turn {turn} is still {}; wait for it to end, answer it or cancel it before sending another message",
+        if *.paused { "paused" } else { "running" }
+    )]
+    TurnInProgress { turn: u32, paused: bool },
+    /// Rule A5: a picture for a model that cannot see.
+    #[error(transparent)]
+    Attachment(#[from] AttachmentError),
+    /// The transcript with the new turn breaks an invariant.
+    #[error(transparent)]
+    Invalid(#[from] TranscriptError),
+}
+
+/// Appends a running turn holding `message`, recording `effort` on it (rule E2), and returns
+/// its 1-based index. Nothing is appended when an error is returned.
+pub fn open_turn(
+    transcript: &mut Transcript,
+    message: NewMessage,
+    effort: Effort,
+    model: &ModelCapabilities,
+) -> Result<u32, NewTurnError> {
+    if let Some(turn) = transcript.turns.last().filter(|t| t.status.is_open()) {
+        return Err(NewTurnError::TurnInProgress {
+            turn: turn.index,
+            paused: turn.status == TurnStatus::Paused,
+        });
+    }
+    check_can_see(&message.attachments, model)?;
+    let index = transcript.turns.len() as u32 + 1;
+    transcript.turns.push(Turn {
+        index,
+        kind: TurnKind::Chat,
+        status: TurnStatus::Running,
+        effort: Some(effort),
+        context_tokens: None,
+        trace: Vec::new(),
+        messages: vec![Message {
+            role: Role::User,
+            blocks: vec![Block::text(message.text)],
+            attachments: message.attachments,
+        }],
+    });
+    if let Err(error) = validate(transcript) {
+        transcript.turns.pop();
+        return Err(error.into());
+    }
+    Ok(index)
+}

@@ -1,0 +1,91 @@
+//! Opening a turn for a sent message: what is checked before anything is recorded.
+
+mod prompt_support;
+
+use portal_core::effort::Effort;
+use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
+use portal_core::{Role, TurnStatus, validate};
+use prompt_support::*;
+
+fn message(text: &str, attachments: Vec<portal_core::attachment::Attachment>) -> NewMessage {
+    NewMessage {
+        text: text.to_string(),
+        attachments,
+    }
+}
+
+#[test]
+fn e2_a_new_turn_is_running_and_records_its_effort() {
+    let mut conversation = transcript(vec![chat("Hola", "¡Hola!")]);
+    let index = open_turn(
+        &mut conversation,
+        message("/fact-check Is it true?", vec![]),
+        Effort::High,
+        &model(),
+    )
+    .unwrap();
+    assert_eq!(index, 2);
+    let turn = &conversation.turns[1];
+    assert_eq!(
+        (turn.index, turn.status, turn.effort),
+        (2, TurnStatus::Running, Some(Effort::High))
+    );
+    assert_eq!(turn.messages.len(), 1);
+    assert_eq!(turn.messages[0].role, Role::User);
+    assert_eq!(
+        turn.messages[0].blocks,
+        vec![text("/fact-check Is it true?")]
+    );
+    assert_eq!(validate(&conversation), Ok(()));
+}
+
+#[test]
+fn a5_a_picture_for_a_blind_model_is_refused_and_nothing_is_recorded() {
+    let mut conversation = transcript(vec![chat("Hola", "¡Hola!")]);
+    let before = conversation.clone();
+    let refused = open_turn(
+        &mut conversation,
+        message(
+            "What is this?",
+            vec![document("d", 5), picture("cat", 10, 10)],
+        ),
+        Effort::Medium,
+        &blind_model(),
+    );
+    assert!(
+        matches!(refused, Err(NewTurnError::Attachment(_))),
+        "{refused:?}"
+    );
+    assert_eq!(conversation, before);
+}
+
+#[test]
+fn a_message_waits_while_the_last_turn_is_running_or_paused() {
+    for (status, word) in [
+        (TurnStatus::Running, "running"),
+        (TurnStatus::Paused, "paused"),
+    ] {
+        let mut conversation = transcript(vec![turn(status, vec![user("First")])]);
+        let before = conversation.clone();
+        let refused = open_turn(
+            &mut conversation,
+            message("Second", vec![]),
+            Effort::Medium,
+            &model(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            refused,
+            NewTurnError::TurnInProgress {
+                turn: 1,
+                paused: status == TurnStatus::Paused
+            }
+        );
+        assert!(
+            refused
+                .to_string()
+                .contains(&format!("turn 1 is still {word}"))
+        );
+        assert_eq!(conversation, before);
+    }
+}
