@@ -5,6 +5,7 @@ pub mod demo;
 pub mod events;
 pub mod model;
 pub mod openai;
+pub mod prompt_preview;
 pub mod storage;
 pub mod store;
 pub mod tokens;

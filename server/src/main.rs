@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use portal_server::prompt_preview;
 
 #[derive(Debug, Parser)]
 #[command(name = "portal", about = "Portal: an AI chat portal's server", version)]
@@ -30,6 +31,29 @@ enum Command {
         #[arg(long, default_value_t = 1.0)]
         demo_pace: f64,
     },
+    /// Print the exact request a model would receive if MESSAGE were sent now.
+    Prompt {
+        /// The conversation so far, in the transcript format (docs/transcript-format.md).
+        #[arg(long)]
+        transcript: PathBuf,
+        /// The agent, as a TOML file (docs/prompt.md).
+        #[arg(long)]
+        agent: PathBuf,
+        /// The message as typed, `/slug` tokens included.
+        #[arg(long)]
+        message: String,
+        /// Overrides the agent's effort for this message.
+        #[arg(long, value_parser = parse_effort)]
+        effort: Option<portal_core::effort::Effort>,
+        /// The request shape; defaults to the model's provider.
+        #[arg(long, value_enum)]
+        format: Option<prompt_preview::Format>,
+    },
+}
+
+fn parse_effort(text: &str) -> Result<portal_core::effort::Effort, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_string()))
+        .map_err(|_| format!("`{text}` is not an effort level; use low, medium or high"))
 }
 
 #[tokio::main]
@@ -62,6 +86,26 @@ async fn main() -> anyhow::Result<()> {
             let address = listener.local_addr()?;
             println!("Portal is serving on http://{address}");
             portal_server::serve(listener, config).await
+        }
+        Command::Prompt {
+            transcript,
+            agent,
+            message,
+            effort,
+            format,
+        } => {
+            let preview = prompt_preview::preview(&prompt_preview::PreviewRequest {
+                transcript,
+                agent,
+                message,
+                effort,
+                format,
+            })?;
+            for note in &preview.notes {
+                eprintln!("note: {note}");
+            }
+            println!("{}", serde_json::to_string_pretty(&preview.body)?);
+            Ok(())
         }
     }
 }
