@@ -3,6 +3,7 @@
 pub mod api;
 pub mod demo;
 pub mod events;
+pub mod identity;
 pub mod model;
 pub mod openai;
 pub mod prompt_preview;

@@ -1,0 +1,261 @@
+//! Reading the configuration directory: `organisations/<id>/organisation.toml`,
+//! `users/<id>/user.toml` and `agents/<id>.toml` under each organisation.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use portal_core::effort::Effort;
+use portal_core::skills::is_slug;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::{
+    Agent, ConfigError, DEFAULT_MODEL, Identity, Mode, Organisation, TokenDigest, User,
+    default_agent, local_user,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OrganisationFile {
+    name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserFile {
+    name: String,
+    token_sha256: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentFile {
+    name: String,
+    #[serde(default)]
+    instructions: String,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    effort: Option<Effort>,
+    #[serde(default)]
+    skills: Vec<String>,
+}
+
+pub(super) fn identity(root: &Path) -> Result<Identity, ConfigError> {
+    let organisations_dir = root.join("organisations");
+    if !organisations_dir.is_dir() {
+        return Err(ConfigError::NoOrganisation {
+            path: root.to_path_buf(),
+        });
+    }
+    let mut organisations = BTreeMap::new();
+    for (id, dir) in entries(&organisations_dir, Entry::Folder)? {
+        let organisation = organisation(&id, &dir)?;
+        organisations.insert(id, organisation);
+    }
+    if organisations.is_empty() {
+        return Err(ConfigError::NoOrganisation {
+            path: root.to_path_buf(),
+        });
+    }
+    check_tokens_distinct(&organisations)?;
+    let has_users = organisations.values().any(|o| !o.users.is_empty());
+    let mode = if has_users {
+        Mode::Users
+    } else if organisations.len() == 1 {
+        for organisation in organisations.values_mut() {
+            organisation.users.push(local_user(&organisation.id));
+        }
+        Mode::Local
+    } else {
+        return Err(ConfigError::LocalModeNeedsOneOrganisation {
+            path: root.to_path_buf(),
+            count: organisations.len(),
+        });
+    };
+    Ok(Identity {
+        mode,
+        organisations,
+    })
+}
+
+fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
+    let file: OrganisationFile = read_toml(&dir.join("organisation.toml"))?;
+    let path = dir.join("organisation.toml");
+    let name = required(&path, "name", file.name)?;
+    let mut users = Vec::new();
+    let users_dir = dir.join("users");
+    if users_dir.is_dir() {
+        for (user_id, user_dir) in entries(&users_dir, Entry::Folder)? {
+            users.push(user(id, &user_id, &user_dir.join("user.toml"))?);
+        }
+    }
+    let mut agents = Vec::new();
+    let agents_dir = dir.join("agents");
+    if agents_dir.is_dir() {
+        for (agent_id, path) in entries(&agents_dir, Entry::Toml)? {
+            agents.push(agent(id, &agent_id, &path)?);
+        }
+    }
+    if agents.is_empty() {
+        agents.push(default_agent(id));
+    }
+    Ok(Organisation {
+        id: id.to_string(),
+        name,
+        dir: Some(dir.to_path_buf()),
+        users,
+        agents,
+    })
+}
+
+fn user(organisation: &str, id: &str, path: &Path) -> Result<User, ConfigError> {
+    let file: UserFile = read_toml(path)?;
+    let token = TokenDigest::from_hex(&file.token_sha256).ok_or_else(|| ConfigError::Field {
+        path: path.to_path_buf(),
+        field: "token_sha256",
+        problem:
+            "is not 64 hexadecimal digits; write the output of `printf %s \"$TOKEN\" | sha256sum`"
+                .into(),
+    })?;
+    Ok(User {
+        id: id.to_string(),
+        organisation: organisation.to_string(),
+        name: required(path, "name", file.name)?,
+        token: Some(token),
+    })
+}
+
+fn agent(organisation: &str, id: &str, path: &Path) -> Result<Agent, ConfigError> {
+    let file: AgentFile = read_toml(path)?;
+    let model = match file.model {
+        Some(model) => required(path, "model", model)?,
+        None => DEFAULT_MODEL.to_string(),
+    };
+    let mut skills: Vec<String> = Vec::new();
+    for slug in file.skills {
+        if !is_slug(&slug) {
+            return Err(ConfigError::Field {
+                path: path.to_path_buf(),
+                field: "skills",
+                problem: format!(
+                    "`{slug}` is not a skill name; use lowercase letters, digits and hyphens"
+                ),
+            });
+        }
+        if skills.contains(&slug) {
+            return Err(ConfigError::Field {
+                path: path.to_path_buf(),
+                field: "skills",
+                problem: format!("`{slug}` is listed twice; keep one"),
+            });
+        }
+        skills.push(slug);
+    }
+    Ok(Agent {
+        id: id.to_string(),
+        organisation: organisation.to_string(),
+        name: required(path, "name", file.name)?,
+        instructions: file.instructions.trim().to_string(),
+        model,
+        effort: file.effort.unwrap_or(Effort::Medium),
+        skills,
+    })
+}
+
+fn required(path: &Path, field: &'static str, value: String) -> Result<String, ConfigError> {
+    let value = value.trim().to_string();
+    if value.is_empty() {
+        return Err(ConfigError::Field {
+            path: path.to_path_buf(),
+            field,
+            problem: "is empty; write a value".into(),
+        });
+    }
+    Ok(value)
+}
+
+fn check_tokens_distinct(
+    organisations: &BTreeMap<String, Organisation>,
+) -> Result<(), ConfigError> {
+    let users: Vec<&User> = organisations.values().flat_map(|o| &o.users).collect();
+    for (i, first) in users.iter().enumerate() {
+        for second in &users[i + 1..] {
+            if first.token.is_some() && first.token == second.token {
+                return Err(ConfigError::SharedToken {
+                    first: user_path(organisations, first),
+                    second: user_path(organisations, second),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn user_path(organisations: &BTreeMap<String, Organisation>, user: &User) -> PathBuf {
+    organisations
+        .get(&user.organisation)
+        .and_then(|o| o.dir.clone())
+        .unwrap_or_default()
+        .join("users")
+        .join(&user.id)
+        .join("user.toml")
+}
+
+/// What a configuration folder lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// Sub-folders, named by id.
+    Folder,
+    /// `<id>.toml` files.
+    Toml,
+}
+
+/// The entries of `dir`, by id in id order. Hidden names are skipped; any other name that is not
+/// an id is an error.
+pub(crate) fn entries(dir: &Path, kind: Entry) -> Result<Vec<(String, PathBuf)>, ConfigError> {
+    let read = |source| ConfigError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).map_err(read)? {
+        let path = entry.map_err(read)?.path();
+        let Some(name) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let id = match kind {
+            Entry::Folder if path.is_dir() => name,
+            Entry::Toml if path.is_file() => match name.strip_suffix(".toml") {
+                Some(stem) => stem.to_string(),
+                None => continue,
+            },
+            _ => continue,
+        };
+        if !is_slug(&id) {
+            return Err(ConfigError::BadId { path, name: id });
+        }
+        found.push((id, path));
+    }
+    found.sort();
+    Ok(found)
+}
+
+pub(crate) fn read_toml<T: DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
+    let text = fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|source| ConfigError::Toml {
+        path: path.to_path_buf(),
+        source,
+    })
+}

@@ -1,0 +1,199 @@
+//! Who is asking: organisations, their users and their agents, read from a configuration
+//! directory (`docs/identity.md`), and the bearer tokens that say which user a request is.
+//!
+//! Local mode is the default: when no user is configured there is one organisation and one
+//! user, and every request is that user, without a login.
+
+mod error;
+mod load;
+mod token;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use portal_core::effort::Effort;
+use serde::Serialize;
+
+pub use error::{AuthError, ConfigError};
+pub use token::TokenDigest;
+
+/// The organisation id of local mode when no configuration directory is given.
+pub const LOCAL_ORGANISATION: &str = "local";
+/// The user id of local mode.
+pub const LOCAL_USER: &str = "local";
+/// The agent an organisation gets when its configuration names none.
+pub const DEFAULT_AGENT: &str = "assistant";
+/// The model an agent uses when its file does not name one.
+pub const DEFAULT_MODEL: &str = "demo";
+
+/// The organisations, users and agents the portal serves.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    mode: Mode,
+    organisations: BTreeMap<String, Organisation>,
+}
+
+/// Whether requests sign in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// No user is configured: one organisation, one user, no login.
+    Local,
+    /// Users are configured: each request carries a bearer token.
+    Users,
+}
+
+/// An organisation: its people and its agents. Nothing crosses from one organisation to another.
+#[derive(Debug, Clone)]
+pub struct Organisation {
+    pub id: String,
+    pub name: String,
+    /// The organisation's folder, where its skills are read from; `None` for built-in local mode.
+    pub dir: Option<PathBuf>,
+    pub users: Vec<User>,
+    pub agents: Vec<Agent>,
+}
+
+/// A person who signs in with a bearer token.
+#[derive(Debug, Clone)]
+pub struct User {
+    pub id: String,
+    pub organisation: String,
+    pub name: String,
+    /// The digest of the user's token; `None` for the local user, who never signs in.
+    pub token: Option<TokenDigest>,
+}
+
+/// An agent people talk to: an author's instructions, a model, a default effort and the skills
+/// bound to it (by name, in binding order; rule S5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Agent {
+    pub id: String,
+    pub organisation: String,
+    pub name: String,
+    /// Layer 2 of the prompt (rule L1).
+    pub instructions: String,
+    /// The configured model the agent calls.
+    pub model: String,
+    /// The agent's default effort; a message may override it (rule E1).
+    pub effort: Effort,
+    /// The names (slugs) of the skills bound to the agent, in binding order.
+    pub skills: Vec<String>,
+}
+
+/// The user a request is made by, within their organisation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Caller {
+    pub organisation: String,
+    pub user: String,
+}
+
+impl Identity {
+    /// Built-in local mode: organisation `local`, user `local`, the default agent.
+    pub fn local() -> Self {
+        let organisation = Organisation {
+            id: LOCAL_ORGANISATION.into(),
+            name: "Local".into(),
+            dir: None,
+            users: vec![local_user(LOCAL_ORGANISATION)],
+            agents: vec![default_agent(LOCAL_ORGANISATION)],
+        };
+        Identity {
+            mode: Mode::Local,
+            organisations: BTreeMap::from([(organisation.id.clone(), organisation)]),
+        }
+    }
+
+    /// Reads the configuration directory `dir` (layout in `docs/identity.md`).
+    pub fn load(dir: &Path) -> Result<Self, ConfigError> {
+        load::identity(dir)
+    }
+
+    /// Whether requests sign in.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The organisations, by id.
+    pub fn organisations(&self) -> impl Iterator<Item = &Organisation> {
+        self.organisations.values()
+    }
+
+    /// The organisation `id`.
+    pub fn organisation(&self, id: &str) -> Option<&Organisation> {
+        self.organisations.get(id)
+    }
+
+    /// The agents the caller may talk to: their organisation's, in id order.
+    pub fn agents(&self, caller: &Caller) -> &[Agent] {
+        self.organisation(&caller.organisation)
+            .map(|o| o.agents.as_slice())
+            .unwrap_or_default()
+    }
+
+    /// The agent `id` of the caller's organisation; another organisation's agent is `None`.
+    pub fn agent(&self, caller: &Caller, id: &str) -> Option<&Agent> {
+        self.agents(caller).iter().find(|a| a.id == id)
+    }
+
+    /// The user a request is made by, from its `Authorization` header value. In local mode every
+    /// request is the local user, header or not.
+    pub fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, AuthError> {
+        if self.mode == Mode::Local {
+            let organisation = self
+                .organisations
+                .values()
+                .next()
+                .map(|o| o.id.clone())
+                .unwrap_or_else(|| LOCAL_ORGANISATION.into());
+            return Ok(Caller {
+                organisation,
+                user: LOCAL_USER.into(),
+            });
+        }
+        let value = authorization.ok_or(AuthError::Missing)?.trim();
+        let (scheme, token) = value.split_once(' ').ok_or(AuthError::Malformed)?;
+        let token = token.trim();
+        if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
+            return Err(AuthError::Malformed);
+        }
+        let presented = TokenDigest::of(token);
+        // Every digest is compared, so the time taken does not tell which user came close.
+        let mut found = None;
+        for user in self.organisations.values().flat_map(|o| &o.users) {
+            if user.token.is_some_and(|t| t.matches(&presented)) {
+                found = Some(user);
+            }
+        }
+        found
+            .map(|user| Caller {
+                organisation: user.organisation.clone(),
+                user: user.id.clone(),
+            })
+            .ok_or(AuthError::Unknown)
+    }
+}
+
+fn local_user(organisation: &str) -> User {
+    User {
+        id: LOCAL_USER.into(),
+        organisation: organisation.into(),
+        name: "You".into(),
+        token: None,
+    }
+}
+
+fn default_agent(organisation: &str) -> Agent {
+    Agent {
+        id: DEFAULT_AGENT.into(),
+        organisation: organisation.into(),
+        name: "Assistant".into(),
+        instructions: String::new(),
+        model: DEFAULT_MODEL.into(),
+        effort: Effort::Medium,
+        skills: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
