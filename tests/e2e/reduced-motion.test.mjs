@@ -1,0 +1,65 @@
+// Under prefers-reduced-motion the reply still plays out in order, without blur or breathing, and
+// a screen reader hears it once, when it settles (R14).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startPortal, launchBrowser, shots } from './portal.mjs';
+
+const answer = '.turn .block.text .body';
+
+test('r14 reduced motion: no blur or breathing, text in order, one announcement when settled', async () => {
+  const portal = await startPortal(['--demo-pace', '0.5']);
+  let browser;
+  try {
+    browser = await launchBrowser();
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 }, reducedMotion: 'reduce' });
+    await page.goto(portal.url);
+    await page.getByTestId('model-label').waitFor();
+
+    // Every change of the live region's text, recorded from the start, so that an announcement fed
+    // piece by piece would show up as many changes.
+    await page.evaluate(() => {
+      window.announcements = [];
+      new MutationObserver(() => {
+        for (const region of document.querySelectorAll('.announce')) {
+          const text = region.textContent;
+          if (text && window.announcements.at(-1) !== text) window.announcements.push(text);
+        }
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+
+    await page.getByLabel('Message').fill('Tell me about writing systems');
+    await page.keyboard.press('Enter');
+
+    // Mid-playout the words and the caret are there, but neither moves.
+    await page.locator(`${answer} .w`).nth(4).waitFor({ timeout: 15000 });
+    await page.locator(`${answer} .caret`).waitFor();
+    const motion = await page.evaluate((selector) => {
+      const style = (el) => getComputedStyle(el);
+      const words = [...document.querySelectorAll(`${selector} .w`)];
+      const caret = document.querySelector(`${selector} .caret`);
+      return {
+        wordAnimations: words.map((w) => style(w).animationName),
+        wordFilters: words.map((w) => style(w).filter),
+        caretAnimation: caret ? style(caret).animationName : 'missing',
+        shown: document.querySelector(selector).innerText,
+        announced: [...document.querySelectorAll('.announce')].map((r) => r.textContent).join(''),
+      };
+    }, answer);
+    assert.ok(motion.wordAnimations.every((name) => name === 'none'), `no blur animation: ${motion.wordAnimations}`);
+    assert.ok(motion.wordFilters.every((filter) => filter === 'none'), `no blur filter: ${motion.wordFilters}`);
+    assert.equal(motion.caretAnimation, 'none', 'the caret does not breathe');
+    assert.equal(motion.announced, '', 'nothing is announced while the reply streams');
+    await page.screenshot({ path: join(shots, 'reply-reduced-motion.png') });
+
+    await page.locator('[data-turn-status="completed"][data-settled="true"]').waitFor({ timeout: 90000 });
+    const reply = await page.locator(answer).innerText();
+    assert.ok(reply.startsWith(motion.shown.replace(/\s+$/, '')), 'text played out in order: what showed first is where the reply begins');
+    const announcements = await page.evaluate(() => window.announcements);
+    assert.equal(announcements.length, 1, `the reply is announced once: ${JSON.stringify(announcements)}`);
+    assert.equal(announcements[0].replace(/\s+/g, ' ').trim(), reply.replace(/\s+/g, ' ').trim());
+  } finally {
+    await browser?.close();
+    portal.stop();
+  }
+});
