@@ -7,6 +7,7 @@ pub mod identity;
 pub mod model;
 pub mod openai;
 pub mod prompt_preview;
+pub mod skills;
 pub mod storage;
 pub mod store;
 pub mod tokens;

@@ -174,6 +174,11 @@ impl Identity {
     }
 }
 
+/// The sub-folders of `dir`, by id in id order (hidden ones skipped; other names must be ids).
+pub(crate) fn folders(dir: &Path) -> Result<Vec<(String, PathBuf)>, ConfigError> {
+    load::entries(dir, load::Entry::Folder)
+}
+
 fn local_user(organisation: &str) -> User {
     User {
         id: LOCAL_USER.into(),

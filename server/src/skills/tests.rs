@@ -1,0 +1,380 @@
+use std::fs;
+use std::path::Path;
+
+use portal_core::skills::{SkillError, catalogue, load_skill, resolve_selection};
+use serde_json::json;
+
+use super::*;
+use crate::identity::TokenDigest;
+
+fn write(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    fs::write(path, text).expect("write");
+}
+
+fn skill_md(name: &str, extra: &str) -> String {
+    format!("---\nname: {name}\ndescription: Use for {name}.\n{extra}---\nDo {name} well.\n")
+}
+
+fn user(root: &Path, organisation: &str, id: &str) {
+    write(
+        root,
+        &format!("organisations/{organisation}/users/{id}/user.toml"),
+        &format!(
+            "name = \"{id}\"\ntoken_sha256 = \"{}\"\n",
+            TokenDigest::of(id).to_hex()
+        ),
+    );
+}
+
+/// Acme (alice, bob) and Globex (carol), with no skills yet.
+fn base() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    write(
+        root,
+        "organisations/acme/organisation.toml",
+        "name = \"Acme\"\n",
+    );
+    write(
+        root,
+        "organisations/globex/organisation.toml",
+        "name = \"Globex\"\n",
+    );
+    user(root, "acme", "alice");
+    user(root, "acme", "bob");
+    user(root, "globex", "carol");
+    dir
+}
+
+fn load(root: &Path) -> (Identity, SkillLibrary) {
+    let identity = Identity::load(root).expect("identity loads");
+    let library = SkillLibrary::load(&identity).expect("skills load");
+    (identity, library)
+}
+
+fn alice() -> Caller {
+    Caller {
+        organisation: "acme".into(),
+        user: "alice".into(),
+    }
+}
+
+/// Alice's selection of `/plan` against a directory set up by `setup`.
+fn select_plan(setup: impl FnOnce(&Path)) -> Result<Vec<Skill>, SkillError> {
+    let dir = base();
+    setup(dir.path());
+    let (_, library) = load(dir.path());
+    let caller = alice();
+    resolve_selection(
+        &library.directory(&caller),
+        &caller.organisation,
+        &["plan".to_string()],
+    )
+}
+
+#[test]
+fn s2_s3_unknown_invisible_inactive_and_foreign_slugs_read_the_same() {
+    let unknown = select_plan(|_| {}).expect_err("S3: unknown");
+    let invisible = select_plan(|root| {
+        write(
+            root,
+            "organisations/acme/users/bob/skills/plan/SKILL.md",
+            &skill_md("plan", ""),
+        );
+    })
+    .expect_err("S3: bob's private skill is invisible to alice");
+    let inactive = select_plan(|root| {
+        write(
+            root,
+            "organisations/acme/skills/plan/SKILL.md",
+            &skill_md("plan", "active: false\n"),
+        );
+    })
+    .expect_err("S3: inactive");
+    let foreign = select_plan(|root| {
+        write(
+            root,
+            "organisations/globex/skills/plan/SKILL.md",
+            &skill_md("plan", ""),
+        );
+    })
+    .expect_err("S2: another organisation's skill");
+    let words = unknown.to_string();
+    assert!(words.contains("/plan"), "{words}");
+    for other in [&invisible, &inactive, &foreign] {
+        assert_eq!(other, &unknown);
+        assert_eq!(other.to_string(), words);
+    }
+}
+
+#[test]
+fn s3_visible_active_skills_resolve_for_their_author_and_organisation() {
+    let dir = base();
+    let root = dir.path();
+    write(
+        root,
+        "organisations/acme/skills/plan/SKILL.md",
+        &skill_md("plan", ""),
+    );
+    write(
+        root,
+        "organisations/acme/users/alice/skills/drafts/SKILL.md",
+        &skill_md("drafts", ""),
+    );
+    write(
+        root,
+        "organisations/acme/users/bob/skills/shared/SKILL.md",
+        &skill_md("shared", "visibility: organisation\n"),
+    );
+    let (_, library) = load(root);
+    let caller = alice();
+    let slugs = ["plan", "drafts", "shared"].map(String::from);
+    let skills = resolve_selection(&library.directory(&caller), "acme", &slugs).expect("all seen");
+    let ids: Vec<&str> = skills.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["acme/plan", "acme/drafts", "acme/shared"]);
+    assert_eq!(skills[0].instructions, "Do plan well.");
+
+    let bob = Caller {
+        organisation: "acme".into(),
+        user: "bob".into(),
+    };
+    let refused = resolve_selection(&library.directory(&bob), "acme", &slugs)
+        .expect_err("S3: alice's drafts are private");
+    assert_eq!(
+        refused,
+        SkillError::Unavailable {
+            slugs: vec!["drafts".into()]
+        }
+    );
+}
+
+#[test]
+fn s2_a_directory_made_for_one_caller_does_not_look_in_another_organisation() {
+    let dir = base();
+    write(
+        dir.path(),
+        "organisations/globex/skills/plan/SKILL.md",
+        &skill_md("plan", ""),
+    );
+    let (_, library) = load(dir.path());
+    let caller = alice();
+    let directory = library.directory(&caller);
+    assert_eq!(directory.by_slug("globex", "plan"), None);
+    assert_eq!(directory.by_id("globex", "globex/plan"), None);
+}
+
+#[test]
+fn s5_s7_catalogue_and_load_skill_follow_the_agent_binding_and_the_caller() {
+    let dir = base();
+    let root = dir.path();
+    write(
+        root,
+        "organisations/acme/agents/researcher.toml",
+        "name = \"Researcher\"\nskills = [\"fact-check\", \"drafts\", \"plan\", \"old\"]\n",
+    );
+    for name in ["plan", "fact-check"] {
+        write(
+            root,
+            &format!("organisations/acme/skills/{name}/SKILL.md"),
+            &skill_md(name, ""),
+        );
+    }
+    write(
+        root,
+        "organisations/acme/skills/old/SKILL.md",
+        &skill_md("old", "active: false\n"),
+    );
+    write(
+        root,
+        "organisations/acme/users/bob/skills/drafts/SKILL.md",
+        &skill_md("drafts", ""),
+    );
+    let (identity, library) = load(root);
+    let caller = alice();
+    let agent = identity.agent(&caller, "researcher").expect("agent");
+    let bound = library.bound_ids(agent);
+    assert_eq!(
+        bound,
+        ["acme/fact-check", "acme/drafts", "acme/plan", "acme/old"]
+    );
+    let directory = library.directory(&caller);
+    let listed = catalogue(&directory, "acme", &bound, &[]);
+    let names: Vec<&str> = listed.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["fact-check", "plan"],
+        "S5: binding order, seen and active"
+    );
+
+    let loaded = load_skill(&directory, "acme", &listed, &json!({"name": "plan"})).expect("S7");
+    assert!(loaded.content.contains("Do plan well."));
+    let refused = load_skill(&directory, "acme", &listed, &json!({"name": "drafts"}))
+        .expect_err("S7: not in alice's catalogue");
+    assert_eq!(
+        refused.to_string(),
+        select_plan(|_| {})
+            .expect_err("unknown")
+            .to_string()
+            .replace("/plan", "/drafts")
+    );
+}
+
+#[test]
+fn selectable_lists_what_the_composer_completes() {
+    let dir = base();
+    let root = dir.path();
+    write(
+        root,
+        "organisations/acme/skills/plan/SKILL.md",
+        &skill_md("plan", ""),
+    );
+    write(
+        root,
+        "organisations/acme/skills/old/SKILL.md",
+        &skill_md("old", "active: false\n"),
+    );
+    write(
+        root,
+        "organisations/acme/users/bob/skills/drafts/SKILL.md",
+        &skill_md("drafts", ""),
+    );
+    write(
+        root,
+        "organisations/globex/skills/globex-plan/SKILL.md",
+        &skill_md("globex-plan", ""),
+    );
+    let (_, library) = load(root);
+    let listed = library.selectable(&alice());
+    assert_eq!(
+        listed,
+        vec![CatalogueEntry {
+            name: "plan".into(),
+            description: "Use for plan.".into()
+        }]
+    );
+}
+
+#[test]
+fn a_bad_skill_file_names_its_path_and_line() {
+    let dir = base();
+    write(
+        dir.path(),
+        "organisations/acme/skills/plan/SKILL.md",
+        "---\nname: plan\ndescription: x\nactive: maybe\n---\nbody\n",
+    );
+    let identity = Identity::load(dir.path()).expect("identity");
+    let error = SkillLibrary::load(&identity).expect_err("bad active");
+    let text = error.to_string();
+    assert!(
+        text.contains("organisations/acme/skills/plan/SKILL.md"),
+        "{text}"
+    );
+    assert!(text.contains("line 4"), "{text}");
+}
+
+#[test]
+fn the_folder_must_be_named_after_the_skill() {
+    let dir = base();
+    write(
+        dir.path(),
+        "organisations/acme/skills/plans/SKILL.md",
+        &skill_md("plan", ""),
+    );
+    let identity = Identity::load(dir.path()).expect("identity");
+    let error = SkillLibrary::load(&identity).expect_err("mismatch");
+    assert!(
+        matches!(error, SkillsError::NameNotFolder { .. }),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_organisation_skill_cannot_be_private() {
+    let dir = base();
+    write(
+        dir.path(),
+        "organisations/acme/skills/plan/SKILL.md",
+        &skill_md("plan", "visibility: private\n"),
+    );
+    let identity = Identity::load(dir.path()).expect("identity");
+    let error = SkillLibrary::load(&identity).expect_err("no author");
+    assert!(
+        matches!(error, SkillsError::PrivateWithoutAuthor { .. }),
+        "{error}"
+    );
+}
+
+#[test]
+fn names_are_unique_within_an_organisation() {
+    let dir = base();
+    write(
+        dir.path(),
+        "organisations/acme/skills/plan/SKILL.md",
+        &skill_md("plan", ""),
+    );
+    write(
+        dir.path(),
+        "organisations/acme/users/alice/skills/plan/SKILL.md",
+        &skill_md("plan", ""),
+    );
+    let identity = Identity::load(dir.path()).expect("identity");
+    let error = SkillLibrary::load(&identity).expect_err("duplicate");
+    assert!(matches!(error, SkillsError::Duplicate { ref name, .. } if name == "plan"));
+}
+
+#[test]
+fn an_agent_binding_an_unknown_skill_names_the_agent_file() {
+    let dir = base();
+    write(
+        dir.path(),
+        "organisations/globex/skills/plan/SKILL.md",
+        &skill_md("plan", ""),
+    );
+    write(
+        dir.path(),
+        "organisations/acme/agents/researcher.toml",
+        "name = \"R\"\nskills = [\"plan\"]\n",
+    );
+    let identity = Identity::load(dir.path()).expect("identity");
+    let error = SkillLibrary::load(&identity).expect_err("S2: bound across organisations");
+    let text = error.to_string();
+    assert!(text.contains("agents/researcher.toml"), "{text}");
+    assert!(text.contains("field `skills`"), "{text}");
+}
+
+#[test]
+fn built_in_local_mode_has_no_skills() {
+    let identity = Identity::local();
+    let library = SkillLibrary::load(&identity).expect("nothing to read");
+    let caller = identity.authenticate(None).expect("local");
+    assert!(library.selectable(&caller).is_empty());
+}
+
+#[test]
+fn s4_a_resumed_turn_is_refused_once_its_skill_is_unpublished() {
+    use portal_core::skills::{resume_selection, selection_trace};
+
+    let dir = base();
+    let path = "organisations/acme/skills/plan/SKILL.md";
+    write(dir.path(), path, &skill_md("plan", ""));
+    let (_, library) = load(dir.path());
+    let caller = alice();
+    let skills =
+        resolve_selection(&library.directory(&caller), "acme", &["plan".into()]).expect("selected");
+    let trace = vec![selection_trace(&skills).expect("a SKILL_SELECT entry")];
+    let resumed = resume_selection(&library.directory(&caller), "acme", &trace).expect("S4");
+    assert_eq!(resumed, skills);
+
+    write(dir.path(), path, &skill_md("plan", "active: false\n"));
+    let (_, library) = load(dir.path());
+    let refused = resume_selection(&library.directory(&caller), "acme", &trace)
+        .expect_err("S4: unpublished since");
+    assert_eq!(
+        refused,
+        SkillError::ResumeRejected {
+            skill_ids: vec!["acme/plan".into()]
+        }
+    );
+}
