@@ -1182,3 +1182,24 @@ fn spanish_then_japanese() -> Transcript {
     turns.push(running(vec![user("はい")]));
     transcript(turns)
 }
+
+#[test]
+fn c11_the_summary_call_is_a_prompt_without_tools_that_a_model_can_recognise() {
+    let t = history();
+    let plan = plan_for(&t, Cause::Overflow);
+    let prompt = plan.request.prompt();
+    assert!(prompt.tools.is_empty());
+    assert_eq!(prompt.effort, None);
+    assert!(prompt.system_text().contains("## Requests"));
+    assert_eq!(
+        portal_core::compaction::SummaryRequest::from_prompt(&prompt),
+        Some(plan.request.clone())
+    );
+    // A turn's prompt is not a summary request.
+    let mut turn_prompt = prompt;
+    turn_prompt.layers[0].text = "You are the portal's assistant.".into();
+    assert_eq!(
+        portal_core::compaction::SummaryRequest::from_prompt(&turn_prompt),
+        None
+    );
+}

@@ -54,7 +54,7 @@ pub use projection::{
 };
 pub use prompt::SummaryRequest;
 pub use screen::{
-    ContextMeter, Divider, compact_pill, composer_refusal, context_meter, divider,
+    ContextMeter, Divider, compact_pill, composer_refusal, context_in_use, context_meter, divider,
     summarising_clock,
 };
 pub use settle::{Commit, CompactionError, Outcome, SummaryFailure, settle};

@@ -16,7 +16,12 @@ use super::text::{ARGUMENT_CUT_MARKER, attribute, cut, cut_json_strings};
 use super::view::{Entry, NewestCompaction};
 use crate::attachment::Attachment;
 use crate::block::{Block, TurnsCovered};
+use crate::prompt::{Entry as PromptEntry, Layer, Part, Prompt, SystemLayer};
 use crate::transcript::{Message, Role, TurnStatus};
+
+/// The first sentence of every summary request's system text.
+const OPENING: &str =
+    "You write the compaction summary of a conversation between a user and an assistant.";
 
 /// What the summary call reads: a separate instance of the turn's own model is called with this
 /// system text and these messages, and no tools (rule C11). Both triggers read the same prompt.
@@ -42,6 +47,65 @@ impl SummaryRequest {
             }
         }
         out
+    }
+
+    /// The summary call's prompt: the system text as its one layer, the history as the new
+    /// message, no tools and no effort (rule C11: a separate call on the turn's own model).
+    pub fn prompt(&self) -> Prompt {
+        Prompt {
+            layers: vec![SystemLayer {
+                layer: Layer::Floor,
+                text: self.system.clone(),
+            }],
+            entries: self
+                .messages
+                .iter()
+                .map(|message| PromptEntry {
+                    role: message.role,
+                    layer: Layer::NewMessage,
+                    parts: message
+                        .blocks
+                        .iter()
+                        .filter_map(|block| match block {
+                            Block::Text { text } => Some(Part::Text { text: text.clone() }),
+                            _ => None,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            tools: Vec::new(),
+            effort: None,
+        }
+    }
+
+    /// The summary request a prompt made by [`SummaryRequest::prompt`] carries, so that a model
+    /// (the demo's) can tell a summary call from a turn's call; `None` for any other prompt.
+    pub fn from_prompt(prompt: &Prompt) -> Option<SummaryRequest> {
+        let [layer] = prompt.layers.as_slice() else {
+            return None;
+        };
+        if !layer.text.starts_with(OPENING) || !prompt.tools.is_empty() {
+            return None;
+        }
+        let messages = prompt
+            .entries
+            .iter()
+            .map(|entry| {
+                let blocks = entry
+                    .parts
+                    .iter()
+                    .filter_map(|part| match part {
+                        Part::Text { text } => Some(Block::text(text)),
+                        _ => None,
+                    })
+                    .collect();
+                Message::new(entry.role, blocks)
+            })
+            .collect();
+        Some(SummaryRequest {
+            system: layer.text.clone(),
+            messages,
+        })
     }
 
     /// The text of the user message that holds the history.
@@ -84,7 +148,7 @@ pub(crate) fn render(input: &PromptInput<'_>, detail: Detail) -> SummaryRequest 
 fn system_text(input: &PromptInput<'_>) -> String {
     let header = turns_header(input.covers);
     let mut s = format!(
-        "You write the compaction summary of a conversation between a user and an assistant. The \
+        "{OPENING} The \
 summary replaces the history below: from now on the assistant sees only the summary and the latest \
 messages, so everything it needs to carry on must be in the summary.
 

@@ -4,9 +4,12 @@
 
 use super::CompactionConfig;
 use super::command::{CompactRefusal, parse_compact};
-use super::note::strip_references;
+use super::note::{strip_references, summary_note};
+use super::projection::project_input;
+use super::view::View;
 use crate::block::{Block, CompactionTrigger, TurnsCovered};
-use crate::transcript::TurnStatus;
+use crate::tokens::{TokenCounter, message_tokens};
+use crate::transcript::{Transcript, TurnStatus};
 
 /// A "Context summarised" divider (rule R12).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +88,26 @@ pub fn context_meter(tokens: u64, window: u64, config: &CompactionConfig) -> Opt
         tokens,
         window,
     })
+}
+
+/// The tokens the conversation takes in the model's window, for the meter: the latest call's
+/// reported input plus what was added since, or, without a usable report (none yet, or a
+/// compaction after it), an estimate of the newest summary and the messages after it (rule C1's
+/// projection, without the system text and tools, which only the server knows).
+pub fn context_in_use(transcript: &Transcript, counter: &dyn TokenCounter) -> u64 {
+    project_input(transcript, counter, || {
+        let view = View::of(transcript);
+        let summary = view.earlier.map_or(0, |earlier| {
+            counter.count(&summary_note(earlier.covers, earlier.summary))
+        });
+        let rest: usize = view
+            .entries
+            .iter()
+            .map(|entry| message_tokens(counter, &entry.live_message()))
+            .sum();
+        (summary + rest) as u64
+    })
+    .tokens
 }
 
 #[cfg(test)]
@@ -186,5 +209,55 @@ mod tests {
                 assert_eq!(meter.threshold_percent, 85);
             }
         }
+    }
+
+    #[test]
+    fn c1_the_meter_reads_the_report_or_estimates_after_a_compaction() {
+        use crate::tokens::EstimateCounter;
+        use crate::transcript::{Message, Role, Turn, TurnKind};
+        let counter = EstimateCounter;
+        let turn = |index, kind, messages| Turn {
+            index,
+            kind,
+            status: TurnStatus::Completed,
+            effort: None,
+            context_tokens: None,
+            trace: Vec::new(),
+            messages,
+        };
+        let long = "many words in a long request ".repeat(200);
+        let mut t = Transcript::new();
+        let mut first = turn(
+            1,
+            TurnKind::Chat,
+            vec![
+                Message::new(Role::User, vec![Block::text(&long)]),
+                Message::new(Role::Assistant, vec![Block::text("Done.")]),
+            ],
+        );
+        first.context_tokens = Some(40_000);
+        t.turns.push(first);
+        assert_eq!(
+            context_in_use(&t, &counter),
+            40_000 + message_tokens(&counter, &t.turns[0].messages[1]) as u64
+        );
+        t.turns.push(turn(
+            2,
+            TurnKind::Compact,
+            vec![
+                Message::new(Role::User, vec![Block::text("/compact")]),
+                Message::new(
+                    Role::Assistant,
+                    vec![Block::Compaction {
+                        summary: "Turns 1–1\n\n## Requests\n- long".into(),
+                        trigger: CompactionTrigger::Manual,
+                        covers: TurnsCovered { first: 1, last: 1 },
+                        kept_messages: 0,
+                    }],
+                ),
+            ],
+        ));
+        let after = context_in_use(&t, &counter);
+        assert!(after > 0 && after < 100, "the summary alone: {after}");
     }
 }
