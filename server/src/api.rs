@@ -147,7 +147,6 @@ async fn send(
         Arc::clone(&state.model),
         id,
         index,
-        message.text,
         log,
     ));
     Ok((StatusCode::ACCEPTED, Json(Sent { turn: index })))

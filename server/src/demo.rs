@@ -1,79 +1,219 @@
-//! The built-in demo model: deterministic, offline, and realistic enough to show live text.
+//! The built-in demo model: deterministic, offline, and realistic enough to show everything a
+//! turn can do.
 //!
-//! It streams prose in mixed scripts (ZWJ emoji, flags, combining marks, CJK, Thai) in uneven
-//! chunks that may end inside a grapheme cluster, with pauses, and now and then releases a whole
-//! sentence at once after a pause, as a guardrail check would.
+//! It reads the prompt core assembled. On a turn's first call it thinks, narrates and calls one
+//! of the demo tools when the prompt offers it: `ask_user` when the message asks it to clarify,
+//! `publish_note` (which needs the user's approval) when the message asks it to publish, and
+//! `count_characters` otherwise. Once the tool has answered, it thinks again and answers in mixed
+//! scripts (ZWJ emoji, flags, combining marks, CJK, Thai), in uneven chunks that may end inside a
+//! grapheme cluster, with pauses, and once releases a whole sentence at once after a pause, as a
+//! guardrail check would. A message that mentions "overflow" is refused as a context overflow
+//! unless the prompt already replays a compaction summary, so the overflow path can be shown.
 
 use std::time::Duration;
 
 use futures_util::stream;
-use portal_core::BlockKind;
+use portal_core::Role;
+use portal_core::compaction::SUMMARY_NOTE;
+use portal_core::model::ModelCapabilities;
+use portal_core::prompt::{Answer, Entry, Layer, Part, PictureSource, Prompt, render};
+use portal_core::tokens::{EstimateCounter, TokenCounter};
+use serde_json::json;
 
-use crate::model::{Model, ModelOutput, OutputStream};
+use crate::model::{FinishReason, Model, ModelError, ModelEvent, ModelStream};
+use crate::tools::demo::{ASK_USER, COUNT_CHARACTERS, PUBLISH_NOTE};
 
 /// The demo model. Its pace multiplies every pause (0 streams as fast as possible).
 #[derive(Debug, Clone)]
 pub struct DemoModel {
     pace: f64,
+    label: String,
+    capabilities: ModelCapabilities,
 }
 
+/// One step of the demo's answer: the pause before it, then the event.
+pub type Step = (Duration, ModelEvent);
+
 impl DemoModel {
-    pub fn new(pace: f64) -> Self {
+    pub fn new(pace: f64, capabilities: ModelCapabilities) -> Self {
         DemoModel {
             pace: pace.max(0.0),
+            label: "Demo model".into(),
+            capabilities,
         }
     }
 
-    /// The pieces of the answer to `message` with the pause before each, in order.
-    pub fn script(&self, message: &str) -> Vec<(Duration, ModelOutput)> {
-        let mut random = Lcg::new(seed(message));
+    /// The model with the name shown to people set to `label`.
+    pub fn with_label(mut self, label: String) -> Self {
+        self.label = label;
+        self
+    }
+
+    /// The events of the answer to `prompt` with the pause before each, in order, or the
+    /// overflow the demo reports.
+    pub fn script(&self, prompt: &Prompt) -> Result<Vec<Step>, ModelError> {
+        let message = latest_user_text(prompt);
+        let lower = message.to_lowercase();
+        if lower.contains("overflow") && !replays_summary(prompt) {
+            return Err(ModelError::ContextOverflow {
+                message: "the demo model pretends this message does not fit its window; \
+                          compact the conversation"
+                    .into(),
+            });
+        }
+        let mut random = Lcg::new(seed(&message));
+        let topic = topic(&message);
+        let offered = |name: &str| prompt.tools.iter().any(|t| t.name == name);
+        let answers: Vec<&Answer> = prompt
+            .entries
+            .iter()
+            .filter(|e| e.layer == Layer::NewMessage)
+            .flat_map(Entry::answers)
+            .collect();
         let mut script = Vec::new();
-        let topic = topic(message);
-        push_block(
-            &mut script,
-            &mut random,
-            BlockKind::Thinking,
-            &format!(
-                "The person asks about {topic}. A short, friendly overview in a few scripts will do."
-            ),
-            false,
-        );
-        let answer = answer_text(&topic, &mut random);
-        push_block(&mut script, &mut random, BlockKind::Text, &answer, true);
-        script
+        let finish = if let Some(answer) = answers.last() {
+            thinking(
+                &mut script,
+                &mut random,
+                &format!(
+                    "The tool answered{}. Now the answer itself, in a few scripts.",
+                    if answer.is_error {
+                        " with an error"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+            let answer = answer_text(&topic, answer, &mut random);
+            text(&mut script, &mut random, &answer, true);
+            FinishReason::Stop
+        } else {
+            let call = if lower.contains("clarify") && offered(ASK_USER) {
+                Some((
+                    "I need one detail before I answer.".to_string(),
+                    ASK_USER,
+                    json!({ "question": format!(
+                        "Which part of {topic} should I focus on: the scripts, the emoji or the pacing?"
+                    ) }),
+                ))
+            } else if lower.contains("publish") && offered(PUBLISH_NOTE) {
+                Some((
+                    format!("I will publish a short note on {topic}; that needs your approval."),
+                    PUBLISH_NOTE,
+                    json!({ "title": topic, "text": format!("A note on {topic} from the demo model 📝.") }),
+                ))
+            } else if offered(COUNT_CHARACTERS) {
+                Some((
+                    format!("Let me count the characters of {topic} first."),
+                    COUNT_CHARACTERS,
+                    json!({ "text": topic }),
+                ))
+            } else {
+                None
+            };
+            thinking(
+                &mut script,
+                &mut random,
+                &format!(
+                    "The person asks about {topic}. A short, friendly overview in a few scripts will do."
+                ),
+            );
+            match call {
+                Some((narration, name, arguments)) => {
+                    text(&mut script, &mut random, &narration, false);
+                    tool_call(&mut script, name, &arguments);
+                    FinishReason::ToolCalls
+                }
+                None => {
+                    let answer = answer_text(&topic, &no_tool(), &mut random);
+                    text(&mut script, &mut random, &answer, true);
+                    FinishReason::Stop
+                }
+            }
+        };
+        let output: usize = script
+            .iter()
+            .map(|(_, event)| match event {
+                ModelEvent::TextDelta(t) | ModelEvent::ThinkingDelta(t) => t.len(),
+                _ => 0,
+            })
+            .sum();
+        script.push((
+            0,
+            ModelEvent::Usage {
+                input_tokens: EstimateCounter.count(&render(prompt)) as u64,
+                output_tokens: (output / 4).max(1) as u64,
+            },
+        ));
+        script.push((0, ModelEvent::Finished { reason: finish }));
+        Ok(script
             .into_iter()
-            .map(|(ms, piece)| {
+            .map(|(ms, event)| {
                 (
                     Duration::from_secs_f64(ms as f64 * self.pace / 1000.0),
-                    piece,
+                    event,
                 )
             })
-            .collect()
+            .collect())
     }
 }
 
 impl Model for DemoModel {
     fn label(&self) -> &str {
-        "Demo model"
+        &self.label
+    }
+
+    fn capabilities(&self) -> &ModelCapabilities {
+        &self.capabilities
     }
 
     fn is_demo(&self) -> bool {
         true
     }
 
-    fn answer(&self, message: &str) -> OutputStream {
-        let script = self.script(message);
-        Box::pin(stream::unfold(
-            script.into_iter(),
-            |mut pieces| async move {
-                let (pause, piece) = pieces.next()?;
-                if !pause.is_zero() {
-                    tokio::time::sleep(pause).await;
-                }
-                Some((Ok(piece), pieces))
-            },
-        ))
+    fn stream(&self, prompt: &Prompt, _pictures: &dyn PictureSource) -> ModelStream {
+        let script = match self.script(prompt) {
+            Ok(script) => script,
+            Err(error) => return Box::pin(stream::iter([Err(error)])),
+        };
+        Box::pin(stream::unfold(script.into_iter(), |mut steps| async move {
+            let (pause, event) = steps.next()?;
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
+            Some((Ok(event), steps))
+        }))
     }
+}
+
+/// The text of the turn's user message: the first user entry of the new-message layer, or the
+/// last user entry when there is none.
+fn latest_user_text(prompt: &Prompt) -> String {
+    let user = prompt
+        .entries
+        .iter()
+        .find(|e| e.layer == Layer::NewMessage && e.role == Role::User)
+        .or_else(|| prompt.entries.iter().rfind(|e| e.role == Role::User));
+    user.map(|entry| {
+        entry
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+    .unwrap_or_default()
+}
+
+fn replays_summary(prompt: &Prompt) -> bool {
+    prompt.entries.iter().any(|e| {
+        e.parts
+            .iter()
+            .any(|p| matches!(p, Part::Text { text } if text.contains(SUMMARY_NOTE)))
+    })
 }
 
 const PARAGRAPHS: &[&str] = &[
@@ -87,31 +227,57 @@ const PARAGRAPHS: &[&str] = &[
 ];
 
 /// The sentence the demo releases in one piece after a pause, as a guardrail check would.
-const RELEASED_SENTENCE: &str = " This whole sentence was held back by a check and released at once, so the text speeds up smoothly instead of jumping.";
+pub const RELEASED_SENTENCE: &str = " This whole sentence was held back by a check and released at once, so the text speeds up smoothly instead of jumping.";
 
-fn answer_text(topic: &str, random: &mut Lcg) -> String {
+/// The answer when no tool ran.
+fn no_tool() -> Answer {
+    Answer {
+        call_id: String::new(),
+        content: String::new(),
+        is_error: false,
+    }
+}
+
+fn answer_text(topic: &str, tool: &Answer, random: &mut Lcg) -> String {
     let mut paragraphs: Vec<String> = PARAGRAPHS
         .iter()
         .map(|p| p.replace("{topic}", topic))
         .collect();
+    if !tool.call_id.is_empty() {
+        let content: String = tool.content.chars().take(200).collect();
+        let said = if tool.is_error {
+            format!("The tool did not run: {content}")
+        } else {
+            format!("The tool answered: {content}")
+        };
+        paragraphs.insert(0, said);
+    }
     let held = 1 + (random.next() as usize % (paragraphs.len() - 2));
     paragraphs[held].push_str(RELEASED_SENTENCE);
     paragraphs.join("\n\n")
 }
 
-fn push_block(
-    script: &mut Vec<(u64, ModelOutput)>,
+fn thinking(script: &mut Vec<(u64, ModelEvent)>, random: &mut Lcg, text: &str) {
+    chunks(script, random, text, false, ModelEvent::ThinkingDelta);
+}
+
+fn text(script: &mut Vec<(u64, ModelEvent)>, random: &mut Lcg, text: &str, with_release: bool) {
+    chunks(script, random, text, with_release, ModelEvent::TextDelta);
+}
+
+fn chunks(
+    script: &mut Vec<(u64, ModelEvent)>,
     random: &mut Lcg,
-    kind: BlockKind,
     text: &str,
     with_release: bool,
+    event: fn(String) -> ModelEvent,
 ) {
-    script.push((250, ModelOutput::Start(kind)));
     let release_at = with_release.then(|| text.find(RELEASED_SENTENCE)).flatten();
     let mut at = 0;
+    let mut first = true;
     while at < text.len() {
         if Some(at) == release_at {
-            script.push((1200, ModelOutput::Text(RELEASED_SENTENCE.to_string())));
+            script.push((1200, event(RELEASED_SENTENCE.to_string())));
             at += RELEASED_SENTENCE.len();
             continue;
         }
@@ -121,15 +287,55 @@ fn push_block(
         if let Some(release) = release_at.filter(|r| *r > at && *r < at + end) {
             end = release - at;
         }
-        let pause = match random.next() % 20 {
-            0 => 350,
-            1..=3 => 90,
-            _ => 12 + random.next() % 40,
+        let pause = if first {
+            250
+        } else {
+            match random.next() % 20 {
+                0 => 350,
+                1..=3 => 90,
+                _ => 12 + random.next() % 40,
+            }
         };
-        script.push((pause, ModelOutput::Text(rest[..end].to_string())));
+        first = false;
+        script.push((pause, event(rest[..end].to_string())));
         at += end;
     }
-    script.push((0, ModelOutput::End));
+}
+
+/// A call streamed as a provider sends it: its start, its arguments in two pieces, then whole.
+/// The demo sends no call id, so the turn loop gives the call one of its own.
+fn tool_call(script: &mut Vec<(u64, ModelEvent)>, name: &str, arguments: &serde_json::Value) {
+    let raw = arguments.to_string();
+    let middle = raw
+        .char_indices()
+        .nth(raw.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
+    script.push((
+        120,
+        ModelEvent::ToolCallStart {
+            index: 0,
+            id: None,
+            name: name.into(),
+        },
+    ));
+    for piece in [&raw[..middle], &raw[middle..]] {
+        script.push((
+            40,
+            ModelEvent::ToolCallArgumentsDelta {
+                index: 0,
+                delta: piece.into(),
+            },
+        ));
+    }
+    script.push((
+        0,
+        ModelEvent::ToolCallEnd {
+            index: 0,
+            id: None,
+            name: name.into(),
+            arguments: Ok(arguments.clone()),
+        },
+    ));
 }
 
 fn topic(message: &str) -> String {
@@ -170,13 +376,50 @@ impl Lcg {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use portal_core::tools::ToolDefinition;
 
-    fn text_of(script: &[(Duration, ModelOutput)]) -> String {
+    use super::*;
+    use crate::model::registry::demo_capabilities;
+
+    fn prompt(message: &str, tools: &[&str], answer: Option<&str>) -> Prompt {
+        let mut user = Entry::new(Role::User, Layer::NewMessage);
+        user.parts.push(Part::Text {
+            text: message.into(),
+        });
+        let mut entries = vec![user];
+        if let Some(content) = answer {
+            let mut tool = Entry::new(Role::Tool, Layer::NewMessage);
+            tool.parts.push(Part::Answer(Answer {
+                call_id: "call_1".into(),
+                content: content.into(),
+                is_error: false,
+            }));
+            entries.push(tool);
+        }
+        Prompt {
+            layers: Vec::new(),
+            entries,
+            tools: tools
+                .iter()
+                .map(|name| ToolDefinition {
+                    name: (*name).into(),
+                    description: String::new(),
+                    parameters: json!({}),
+                })
+                .collect(),
+            effort: None,
+        }
+    }
+
+    fn demo(pace: f64) -> DemoModel {
+        DemoModel::new(pace, demo_capabilities())
+    }
+
+    fn text_of(script: &[Step]) -> String {
         script
             .iter()
-            .filter_map(|(_, piece)| match piece {
-                ModelOutput::Text(t) => Some(t.as_str()),
+            .filter_map(|(_, event)| match event {
+                ModelEvent::TextDelta(t) => Some(t.as_str()),
                 _ => None,
             })
             .collect()
@@ -184,22 +427,61 @@ mod tests {
 
     #[test]
     fn demo_is_deterministic() {
-        let model = DemoModel::new(1.0);
-        assert_eq!(model.script("hello there"), model.script("hello there"));
+        let p = prompt("hello there", &[COUNT_CHARACTERS], None);
+        assert_eq!(demo(1.0).script(&p), demo(1.0).script(&p));
     }
 
     #[test]
-    fn demo_streams_hard_clusters_in_uneven_chunks() {
-        let script = DemoModel::new(1.0).script("tell me about scripts");
+    fn demo_thinks_narrates_and_calls_an_offered_tool() {
+        let script = demo(1.0)
+            .script(&prompt("hello there", &[COUNT_CHARACTERS], None))
+            .expect("script");
+        assert!(matches!(script[0].1, ModelEvent::ThinkingDelta(_)));
+        assert!(text_of(&script).starts_with("Let me count"));
+        assert!(script.iter().any(|(_, e)| matches!(e,
+            ModelEvent::ToolCallEnd { name, arguments: Ok(_), .. } if name == COUNT_CHARACTERS)));
+        assert_eq!(
+            script.last().map(|(_, e)| e.clone()),
+            Some(ModelEvent::Finished {
+                reason: FinishReason::ToolCalls
+            })
+        );
+    }
+
+    #[test]
+    fn demo_asks_or_publishes_when_told_to() {
+        let tools = [COUNT_CHARACTERS, ASK_USER, PUBLISH_NOTE];
+        for (message, tool) in [
+            ("please clarify this", ASK_USER),
+            ("publish a note", PUBLISH_NOTE),
+        ] {
+            let script = demo(0.0)
+                .script(&prompt(message, &tools, None))
+                .expect("script");
+            assert!(script.iter().any(|(_, e)| matches!(e,
+                ModelEvent::ToolCallEnd { name, .. } if name == tool)));
+        }
+    }
+
+    #[test]
+    fn demo_answers_after_the_tool_in_hard_clusters_and_uneven_chunks() {
+        let script = demo(1.0)
+            .script(&prompt(
+                "tell me about scripts",
+                &[COUNT_CHARACTERS],
+                Some("21 characters"),
+            ))
+            .expect("script");
         let text = text_of(&script);
+        assert!(text.starts_with("The tool answered: 21 characters"));
         for hard in ["👩🏽‍💻", "👨‍👩‍👧‍👦", "🇯🇵", "e\u{301}", "日本語", "ภาษาไทย"]
         {
             assert!(text.contains(hard), "demo text holds {hard}");
         }
         let sizes: std::collections::BTreeSet<usize> = script
             .iter()
-            .filter_map(|(_, p)| match p {
-                ModelOutput::Text(t) => Some(t.chars().count()),
+            .filter_map(|(_, e)| match e {
+                ModelEvent::TextDelta(t) => Some(t.chars().count()),
                 _ => None,
             })
             .collect();
@@ -207,15 +489,39 @@ mod tests {
         assert!(
             script
                 .iter()
-                .any(|(pause, p)| *pause >= Duration::from_secs(1)
-                    && matches!(p, ModelOutput::Text(t) if t == RELEASED_SENTENCE)),
+                .any(|(pause, e)| *pause >= Duration::from_secs(1)
+                    && matches!(e, ModelEvent::TextDelta(t) if t == RELEASED_SENTENCE)),
             "a whole sentence is released after a pause"
+        );
+        assert!(
+            script
+                .iter()
+                .any(|(_, e)| matches!(e, ModelEvent::Usage { .. }))
         );
     }
 
     #[test]
+    fn demo_without_tools_answers_at_once() {
+        let script = demo(0.0).script(&prompt("hi", &[], None)).expect("script");
+        assert!(text_of(&script).contains("👨‍👩‍👧‍👦"));
+        assert!(
+            !script
+                .iter()
+                .any(|(_, e)| matches!(e, ModelEvent::ToolCallStart { .. }))
+        );
+    }
+
+    #[test]
+    fn c2_demo_overflow_is_the_one_overflow_kind() {
+        let refused = demo(0.0).script(&prompt("overflow please", &[], None));
+        assert!(matches!(refused, Err(ModelError::ContextOverflow { .. })));
+    }
+
+    #[test]
     fn demo_pace_zero_has_no_pauses() {
-        let script = DemoModel::new(0.0).script("x");
+        let script = demo(0.0)
+            .script(&prompt("x", &[COUNT_CHARACTERS], Some("1")))
+            .expect("script");
         assert!(script.iter().all(|(pause, _)| pause.is_zero()));
     }
 }

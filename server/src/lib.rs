@@ -11,6 +11,7 @@ pub mod skills;
 pub mod storage;
 pub mod store;
 pub mod tokens;
+pub mod tools;
 pub mod turn;
 
 use std::path::PathBuf;
@@ -23,11 +24,17 @@ pub struct Config {
     pub dist: PathBuf,
     /// Multiplies the demo model's pauses.
     pub demo_pace: f64,
+    /// The models to offer; the demo model alone when `None`.
+    pub models: Option<model::ModelRegistry>,
 }
 
 /// Serves the API and the web app on `listener` until the process is stopped.
 pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow::Result<()> {
-    let model: Arc<dyn model::Model> = Arc::new(demo::DemoModel::new(config.demo_pace));
+    let models = config
+        .models
+        .clone()
+        .unwrap_or_else(|| model::ModelRegistry::demo_only(config.demo_pace));
+    let model: Arc<dyn model::Model> = Arc::clone(models.default_model());
     let state = api::AppState::new(model);
     let app = api::router(state, &config.dist);
     axum::serve(listener, app)

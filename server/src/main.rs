@@ -30,6 +30,10 @@ enum Command {
         /// Multiplies the demo model's pauses; 0 streams without pauses.
         #[arg(long, default_value_t = 1.0)]
         demo_pace: f64,
+        /// TOML file listing the models to offer (see docs/models.md); the demo model alone when
+        /// left out.
+        #[arg(long)]
+        models: Option<PathBuf>,
     },
     /// Print the exact request a model would receive if MESSAGE were sent now.
     Prompt {
@@ -70,6 +74,7 @@ async fn main() -> anyhow::Result<()> {
             port,
             dist,
             demo_pace,
+            models,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -77,7 +82,16 @@ async fn main() -> anyhow::Result<()> {
                     dist.display()
                 );
             }
-            let config = portal_server::Config { dist, demo_pace };
+            let models = match models {
+                Some(path) => portal_server::model::ModelRegistry::load(&path, demo_pace)
+                    .with_context(|| format!("cannot use the models file {}", path.display()))?,
+                None => portal_server::model::ModelRegistry::demo_only(demo_pace),
+            };
+            let config = portal_server::Config {
+                dist,
+                demo_pace,
+                models: Some(models),
+            };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await
                 .with_context(|| {

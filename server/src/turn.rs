@@ -7,7 +7,11 @@ use portal_core::stream::TurnEvent;
 use portal_core::{Block, BlockKind, Message, Role, Turn, TurnStatus};
 
 use crate::events::TurnLog;
-use crate::model::{Model, ModelOutput};
+use portal_core::effort::Effort;
+use portal_core::memory::CompactionHint;
+use portal_core::prompt::{NoPictures, PromptConfig, PromptInput, assemble};
+
+use crate::model::{Model, ModelEvent};
 use crate::store::Store;
 
 /// Opens turn `index` of conversation `id` with the user's `text`. Returns the turn's event log;
@@ -35,7 +39,6 @@ pub async fn run(
     model: Arc<dyn Model>,
     id: String,
     index: u32,
-    text: String,
     log: Arc<TurnLog>,
 ) {
     let message = 1;
@@ -56,51 +59,76 @@ pub async fn run(
         message,
         role: Role::Assistant,
     });
-    let mut answer = model.answer(&text);
-    let mut open_block = None;
+    let transcript = {
+        let store = store.lock().unwrap_or_else(|e| e.into_inner());
+        store
+            .get(&id)
+            .map(|c| c.transcript.clone())
+            .unwrap_or_default()
+    };
+    let assembled = assemble(
+        &PromptInput {
+            transcript: &transcript,
+            compaction_hint: CompactionHint::Search,
+            model: model.capabilities(),
+            instructions: "",
+            selected_skills: &[],
+            catalogue: &[],
+            agent_tools: &[],
+            effort: Effort::Medium,
+        },
+        &PromptConfig::default(),
+    );
+    let mut answer = model.stream(&assembled.prompt, &NoPictures);
+    let mut open_block: Option<(usize, BlockKind)> = None;
     let mut status = TurnStatus::Completed;
     while let Some(piece) = answer.next().await {
-        match piece {
-            Ok(ModelOutput::Start(kind)) => {
-                let mut position = 0;
-                with_turn(&mut |turn| {
-                    let blocks = &mut turn.messages[message].blocks;
-                    blocks.push(empty_block(kind));
-                    position = blocks.len() - 1;
-                });
-                open_block = Some(position);
-                log.push(TurnEvent::BlockStart {
-                    message,
-                    block: position,
-                    kind,
-                    call: None,
-                });
-            }
-            Ok(ModelOutput::Text(delta)) => {
-                let Some(position) = open_block else { continue };
-                with_turn(&mut |turn| {
-                    append_text(&mut turn.messages[message].blocks[position], &delta)
-                });
-                log.push(TurnEvent::Delta {
-                    message,
-                    block: position,
-                    text: delta,
-                });
-            }
-            Ok(ModelOutput::End) => {
-                if let Some(position) = open_block.take() {
-                    log.push(TurnEvent::BlockEnd {
-                        message,
-                        block: position,
-                    });
-                }
-            }
+        let (kind, delta) = match piece {
+            Ok(ModelEvent::ThinkingDelta(delta)) => (BlockKind::Thinking, delta),
+            Ok(ModelEvent::TextDelta(delta)) => (BlockKind::Text, delta),
+            Ok(_) => continue,
             Err(error) => {
                 tracing::warn!("turn {index} of {id} failed: {error}");
                 status = TurnStatus::Failed;
                 break;
             }
+        };
+        if open_block.is_none_or(|(_, open)| open != kind) {
+            if let Some((position, _)) = open_block.take() {
+                log.push(TurnEvent::BlockEnd {
+                    message,
+                    block: position,
+                });
+            }
+            let mut position = 0;
+            with_turn(&mut |turn| {
+                let blocks = &mut turn.messages[message].blocks;
+                blocks.push(empty_block(kind));
+                position = blocks.len() - 1;
+            });
+            open_block = Some((position, kind));
+            log.push(TurnEvent::BlockStart {
+                message,
+                block: position,
+                kind,
+                call: None,
+            });
         }
+        let Some((position, _)) = open_block else {
+            continue;
+        };
+        with_turn(&mut |turn| append_text(&mut turn.messages[message].blocks[position], &delta));
+        log.push(TurnEvent::Delta {
+            message,
+            block: position,
+            text: delta,
+        });
+    }
+    if let Some((position, _)) = open_block {
+        log.push(TurnEvent::BlockEnd {
+            message,
+            block: position,
+        });
     }
     with_turn(&mut |turn| {
         turn.status = status;

@@ -16,6 +16,7 @@ async fn start() -> Server {
     let config = portal_server::Config {
         dist: std::env::temp_dir().join("portal-no-dist"),
         demo_pace: 0.0,
+        models: None,
     };
     tokio::spawn(portal_server::serve(listener, config));
     Server {

@@ -364,7 +364,7 @@ fn c2_every_overflow_body_maps_to_context_overflow() {
         );
         assert!(matches!(
             ModelError::from(error),
-            ModelError::ContextOverflow
+            ModelError::ContextOverflow { .. }
         ));
     }
     let overflow = classify(413, "Request Entity Too Large: prompt is too long");

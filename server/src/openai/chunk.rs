@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::{OpenAiError, classify_stream_error, quote};
-use super::event::{FinishReason, ModelEvent, parse_arguments};
+use crate::model::{FinishReason, ModelEvent, parse_arguments};
 
 /// What one answer's chunks have said so far.
 #[derive(Debug, Default)]

@@ -8,8 +8,8 @@ use futures_util::{Stream, StreamExt};
 
 use super::chunk::ChunkReader;
 use super::error::OpenAiError;
-use super::event::ModelEvent;
 use super::sse::SseDecoder;
+use crate::model::ModelEvent;
 
 /// Decodes a chat completion stream's bytes, however they are split, into events.
 #[derive(Debug, Default)]

@@ -68,7 +68,9 @@ pub enum OpenAiError {
 impl From<OpenAiError> for crate::model::ModelError {
     fn from(error: OpenAiError) -> Self {
         match error {
-            OpenAiError::ContextOverflow { .. } => crate::model::ModelError::ContextOverflow,
+            OpenAiError::ContextOverflow { message } => {
+                crate::model::ModelError::ContextOverflow { message }
+            }
             other => crate::model::ModelError::Failed(other.to_string()),
         }
     }

@@ -10,13 +10,12 @@ mod chunk;
 mod config;
 mod decode;
 mod error;
-mod event;
 mod sse;
 
+pub use crate::model::{BadArguments, FinishReason, ModelEvent, parse_arguments};
 pub use config::{ApiKey, ConfigError, DEFAULT_CONNECT_TIMEOUT_SECONDS, OpenAiConfig};
 pub use decode::{StreamDecoder, events};
 pub use error::{OpenAiError, classify, classify_stream_error};
-pub use event::{BadArguments, FinishReason, ModelEvent, parse_arguments};
 
 use std::pin::Pin;
 
@@ -25,6 +24,8 @@ use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{PictureSource, Prompt, openai};
 use serde_json::{Value, json};
 
+use crate::model::{Model, ModelError, ModelStream};
+
 /// A model's answer as it streams.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, OpenAiError>> + Send>>;
 
@@ -32,6 +33,7 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, OpenAiError>
 #[derive(Debug, Clone)]
 pub struct OpenAiModel {
     config: OpenAiConfig,
+    label: String,
     key: Option<Key>,
     client: reqwest::Client,
 }
@@ -57,10 +59,17 @@ impl OpenAiModel {
                 reason: reason(&e),
             })?;
         Ok(OpenAiModel {
+            label: config.model().to_string(),
             config,
             key,
             client,
         })
+    }
+
+    /// The model with the name shown to people set to `label` (the model's name by default).
+    pub fn with_label(mut self, label: String) -> OpenAiModel {
+        self.label = label;
+        self
     }
 
     /// What the model can do.
@@ -93,6 +102,20 @@ impl OpenAiModel {
             request = request.bearer_auth(key);
         }
         Box::pin(open(request, url).try_flatten_stream())
+    }
+}
+
+impl Model for OpenAiModel {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn capabilities(&self) -> &ModelCapabilities {
+        &self.config.capabilities
+    }
+
+    fn stream(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelStream {
+        Box::pin(OpenAiModel::stream(self, prompt, pictures).map_err(ModelError::from))
     }
 }
 

@@ -1,0 +1,43 @@
+//! What the turn loop needs from a model: it takes the provider-neutral prompt core assembled
+//! and streams provider-neutral [`ModelEvent`]s. The demo model and the OpenAI-compatible adapter
+//! both implement [`Model`]; [`registry`] reads which models a server offers from its config.
+
+mod event;
+pub mod registry;
+
+pub use event::{BadArguments, FinishReason, ModelEvent, parse_arguments};
+pub use registry::{ModelRegistry, RegistryError};
+
+use std::pin::Pin;
+
+use futures_util::Stream;
+use portal_core::model::ModelCapabilities;
+use portal_core::prompt::{PictureSource, Prompt};
+
+/// Why a model call failed. Every context overflow, whatever the provider said, is
+/// [`ModelError::ContextOverflow`], so the turn loop can compact and retry (rule C2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("the model's input is larger than its context window: {message}")]
+    ContextOverflow { message: String },
+    #[error("the model failed: {0}")]
+    Failed(String),
+}
+
+/// A model's answer as it streams: deltas, then each call whole, usage, and the finish last.
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ModelError>> + Send>>;
+
+/// A model the turn loop can call.
+pub trait Model: Send + Sync + std::fmt::Debug {
+    /// The name shown to people.
+    fn label(&self) -> &str;
+    /// What the model can do: its window, whether it reasons and sees, its largest picture.
+    fn capabilities(&self) -> &ModelCapabilities;
+    /// Whether this is the built-in demo model.
+    fn is_demo(&self) -> bool {
+        false
+    }
+    /// Calls the model with `prompt`. Pictures are read from `pictures` before this returns; the
+    /// call itself runs as the stream is read, and a refused call is the stream's one item.
+    fn stream(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelStream;
+}

@@ -1,0 +1,324 @@
+//! The models a server offers, read from a TOML file (`portal serve --models FILE`):
+//!
+//! ```toml
+//! default = "demo"
+//!
+//! [[models]]
+//! name = "demo"
+//! kind = "demo"
+//!
+//! [[models]]
+//! name = "gpt"
+//! kind = "openai"
+//! label = "GPT-4.1"
+//! base_url = "https://api.openai.com/v1"
+//! api_key = { env = "OPENAI_API_KEY" }
+//! model = "gpt-4.1"
+//! [models.capabilities]
+//! context_window = 1047576
+//! max_output_tokens = 32768
+//! can_reason = false
+//! can_see = true
+//! largest_picture = { long_edge = 2048 }
+//! ```
+//!
+//! Without a file the server offers the demo model alone. Every model's capabilities (context
+//! window, reasoning, vision, largest picture) come from here; the demo model has defaults.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
+
+use crate::demo::DemoModel;
+use crate::openai::{OpenAiConfig, OpenAiModel};
+
+use super::Model;
+
+/// Why the models file was refused. Each names the model and what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("cannot read the models file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("the models file is not valid TOML: {0}")]
+    Toml(String),
+    #[error("the models file lists no model; add a [[models]] table with a name and a kind")]
+    Empty,
+    #[error("model {position} of the models file has no `{field}`; give it one")]
+    Missing {
+        position: usize,
+        field: &'static str,
+    },
+    #[error("model `{name}` has kind `{kind}`; the kinds are `demo` and `openai`")]
+    Kind { name: String, kind: String },
+    #[error("model `{name}` is listed twice; give each model its own name")]
+    Duplicate { name: String },
+    #[error("model `{name}` is misconfigured: {reason}")]
+    Model { name: String, reason: String },
+    #[error("the default model `{0}` is not listed; name one of the [[models]] as `default`")]
+    Default(String),
+}
+
+/// The capabilities the demo model has unless the models file says otherwise: a large window,
+/// reasoning, and sight up to 2,048 pixels on the long edge.
+pub fn demo_capabilities() -> ModelCapabilities {
+    ModelCapabilities {
+        id: "demo".into(),
+        provider: Provider::OpenAi,
+        context_window: 128_000,
+        max_output_tokens: 8_192,
+        can_reason: true,
+        can_see: true,
+        largest_picture: Some(PictureLimit {
+            long_edge: 2_048,
+            pixels: None,
+        }),
+    }
+}
+
+/// The models a server offers, by name, and the one a conversation gets unless its agent names
+/// another.
+#[derive(Debug, Clone)]
+pub struct ModelRegistry {
+    models: Vec<(String, Arc<dyn Model>)>,
+    default: usize,
+}
+
+impl ModelRegistry {
+    /// The demo model alone, named `demo`.
+    pub fn demo_only(pace: f64) -> Self {
+        ModelRegistry {
+            models: vec![(
+                "demo".into(),
+                Arc::new(DemoModel::new(pace, demo_capabilities())),
+            )],
+            default: 0,
+        }
+    }
+
+    /// Reads the models file at `path`.
+    pub fn load(path: &Path, demo_pace: f64) -> Result<Self, RegistryError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RegistryError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_toml(&text, demo_pace, |var| std::env::var(var).ok())
+    }
+
+    /// Reads a models file's text, looking API keys named by environment variables up with
+    /// `lookup`.
+    pub fn from_toml(
+        text: &str,
+        demo_pace: f64,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, RegistryError> {
+        let mut file: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| RegistryError::Toml(e.to_string()))?;
+        let entries = match file.remove("models") {
+            Some(toml::Value::Array(entries)) => entries,
+            Some(_) => {
+                return Err(RegistryError::Toml(
+                    "`models` must be an array of tables, written [[models]]".into(),
+                ));
+            }
+            None => Vec::new(),
+        };
+        let mut models: Vec<(String, Arc<dyn Model>)> = Vec::new();
+        for (position, entry) in entries.into_iter().enumerate() {
+            let position = position + 1;
+            let toml::Value::Table(mut entry) = entry else {
+                return Err(RegistryError::Toml(format!(
+                    "model {position} must be a table, written [[models]]"
+                )));
+            };
+            let mut text_field = |field: &'static str| match entry.remove(field) {
+                Some(toml::Value::String(value)) => Ok(Some(value)),
+                Some(_) => Err(RegistryError::Toml(format!(
+                    "model {position}: `{field}` must be a string"
+                ))),
+                None => Ok(None),
+            };
+            let name = text_field("name")?.ok_or(RegistryError::Missing {
+                position,
+                field: "name",
+            })?;
+            let kind = text_field("kind")?.ok_or(RegistryError::Missing {
+                position,
+                field: "kind",
+            })?;
+            let label = text_field("label")?;
+            if models.iter().any(|(n, _)| *n == name) {
+                return Err(RegistryError::Duplicate { name });
+            }
+            let misconfigured = |reason: String| RegistryError::Model {
+                name: name.clone(),
+                reason,
+            };
+            let model: Arc<dyn Model> = match kind.as_str() {
+                "demo" => {
+                    let capabilities = demo_entry(entry).map_err(misconfigured)?;
+                    let mut demo = DemoModel::new(demo_pace, capabilities);
+                    if let Some(label) = label {
+                        demo = demo.with_label(label);
+                    }
+                    Arc::new(demo)
+                }
+                "openai" => {
+                    let config: OpenAiConfig = toml::Value::Table(entry)
+                        .try_into()
+                        .map_err(|e: toml::de::Error| misconfigured(e.message().to_string()))?;
+                    let model = OpenAiModel::with_env(config, &lookup)
+                        .map_err(|e| misconfigured(e.to_string()))?;
+                    Arc::new(match label {
+                        Some(label) => model.with_label(label),
+                        None => model,
+                    })
+                }
+                _ => return Err(RegistryError::Kind { name, kind }),
+            };
+            models.push((name, model));
+        }
+        if models.is_empty() {
+            return Err(RegistryError::Empty);
+        }
+        let default = match file.remove("default") {
+            Some(toml::Value::String(name)) => models
+                .iter()
+                .position(|(n, _)| *n == name)
+                .ok_or(RegistryError::Default(name))?,
+            Some(_) => return Err(RegistryError::Toml("`default` must be a string".into())),
+            None => 0,
+        };
+        if let Some(key) = file.keys().next() {
+            return Err(RegistryError::Toml(format!(
+                "unknown key `{key}`; the file holds `default` and [[models]]"
+            )));
+        }
+        Ok(ModelRegistry { models, default })
+    }
+
+    /// The model named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Model>> {
+        self.models.iter().find(|(n, _)| n == name).map(|(_, m)| m)
+    }
+
+    /// The default model's name.
+    pub fn default_name(&self) -> &str {
+        &self.models[self.default].0
+    }
+
+    /// The default model.
+    pub fn default_model(&self) -> &Arc<dyn Model> {
+        &self.models[self.default].1
+    }
+
+    /// Every model with its name, in the file's order.
+    pub fn models(&self) -> impl Iterator<Item = (&str, &Arc<dyn Model>)> {
+        self.models.iter().map(|(n, m)| (n.as_str(), m))
+    }
+}
+
+/// A demo entry's capabilities: the defaults, with any the entry's `capabilities` table sets.
+fn demo_entry(mut entry: toml::Table) -> Result<ModelCapabilities, String> {
+    let overrides = match entry.remove("capabilities") {
+        Some(toml::Value::Table(table)) => table,
+        Some(_) => return Err("`capabilities` must be a table".into()),
+        None => toml::Table::new(),
+    };
+    if let Some(key) = entry.keys().next() {
+        return Err(format!(
+            "a demo model takes `name`, `kind`, `label` and `capabilities`, not `{key}`"
+        ));
+    }
+    let defaults = demo_capabilities();
+    let mut merged = match toml::Value::try_from(&defaults) {
+        Ok(toml::Value::Table(table)) => table,
+        _ => return Err("the demo capabilities could not be written as TOML".into()),
+    };
+    for (key, value) in overrides {
+        if key == "provider" {
+            return Err("capabilities take no `provider`".into());
+        }
+        merged.insert(key, value);
+    }
+    toml::Value::Table(merged)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+default = "local"
+
+[[models]]
+name = "demo"
+kind = "demo"
+capabilities = { can_see = false }
+
+[[models]]
+name = "local"
+kind = "openai"
+label = "Local Qwen"
+base_url = "http://127.0.0.1:8000/v1"
+api_key = { env = "LOCAL_KEY" }
+model = "Qwen/Qwen3-32B"
+[models.capabilities]
+context_window = 32768
+max_output_tokens = 8192
+can_reason = true
+can_see = false
+"#;
+
+    #[test]
+    fn models_file_sets_capabilities_labels_and_default() {
+        let registry =
+            ModelRegistry::from_toml(FILE, 0.0, |_| Some("key".into())).expect("registry");
+        assert_eq!(registry.default_name(), "local");
+        let local = registry.default_model();
+        assert_eq!(local.label(), "Local Qwen");
+        assert_eq!(local.capabilities().context_window, 32_768);
+        assert!(local.capabilities().can_reason);
+        let demo = registry.get("demo").expect("demo listed");
+        assert!(demo.is_demo());
+        assert!(!demo.capabilities().can_see, "the file overrides a default");
+        assert_eq!(demo.capabilities().context_window, 128_000);
+    }
+
+    #[test]
+    fn models_file_mistakes_are_named() {
+        let missing_key = ModelRegistry::from_toml(FILE, 0.0, |_| None).unwrap_err();
+        assert!(
+            missing_key.to_string().contains("LOCAL_KEY"),
+            "{missing_key}"
+        );
+        let kind =
+            ModelRegistry::from_toml("[[models]]\nname = \"x\"\nkind = \"gpt\"", 0.0, |_| None)
+                .unwrap_err();
+        assert!(matches!(kind, RegistryError::Kind { .. }));
+        let default = ModelRegistry::from_toml(
+            "default = \"y\"\n[[models]]\nname = \"x\"\nkind = \"demo\"",
+            0.0,
+            |_| None,
+        )
+        .unwrap_err();
+        assert!(matches!(default, RegistryError::Default(_)));
+        let typo = ModelRegistry::from_toml(
+            "[[models]]\nname = \"x\"\nkind = \"demo\"\ncapabilities = { can_sea = true }",
+            0.0,
+            |_| None,
+        )
+        .unwrap_err();
+        assert!(typo.to_string().contains("can_sea"), "{typo}");
+        assert!(matches!(
+            ModelRegistry::from_toml("", 0.0, |_| None),
+            Err(RegistryError::Empty)
+        ));
+    }
+}

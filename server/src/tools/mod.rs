@@ -1,0 +1,152 @@
+//! The tools a turn runs, behind one seam: a [`Tool`] answers a call, a [`ToolRegistry`] holds
+//! them by name.
+//!
+//! Core decides which of the portal's own tools a prompt offers (`read_tool_result`,
+//! `read_document`, `search_attachments`, `load_skill`); the registry must hold an implementation
+//! for each so that a call to it runs. Every other registered tool is an agent tool, offered on
+//! every call. A tool may gate a call: ask the user to approve it first, or turn it into a
+//! clarification question; either pauses the turn.
+
+pub mod demo;
+mod read_tool_result;
+
+pub use read_tool_result::ReadToolResult;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use portal_core::Transcript;
+use portal_core::tools::{ToolDefinition, is_portal_tool};
+use serde_json::Value;
+
+use crate::storage::{ConversationId, Storage};
+
+/// One call the model made, its arguments parsed.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolCall<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub arguments: &'a Value,
+}
+
+/// What a running tool may read: the conversation it runs in, as stored when the call was made.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub storage: Arc<dyn Storage>,
+    pub org_id: String,
+    pub conversation: ConversationId,
+    /// The transcript as it stood when the model was called.
+    pub transcript: Arc<Transcript>,
+}
+
+/// A tool's answer: its text, and whether it reports an error to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// What the turn loop does with a call before running it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// Run it now.
+    Run,
+    /// Record an approval request with this summary and pause until the user decides.
+    Approval { summary: String },
+    /// Record this question as a clarification request instead of the call, and pause; the
+    /// user answers with their next message.
+    Clarification { question: String },
+}
+
+/// A tool answer being worked out.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;
+
+/// A tool the turn loop can run.
+pub trait Tool: Send + Sync + fmt::Debug {
+    /// Its name, description and argument schema, as the model sees them.
+    fn definition(&self) -> ToolDefinition;
+
+    /// Whether the call runs at once, waits for approval, or becomes a question.
+    fn gate(&self, _call: &ToolCall<'_>) -> Gate {
+        Gate::Run
+    }
+
+    /// Runs the call.
+    fn run<'a>(&'a self, call: ToolCall<'a>, context: &'a ToolContext) -> ToolFuture<'a>;
+}
+
+/// The tools a server runs, by name.
+#[derive(Debug, Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// The portal's `read_tool_result` and the demo tools.
+    pub fn standard() -> Self {
+        let mut registry = ToolRegistry::default();
+        registry.register(Arc::new(ReadToolResult));
+        demo::register(&mut registry);
+        registry
+    }
+
+    /// Adds a tool, replacing one of the same name.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.definition().name;
+        self.tools.retain(|t| t.definition().name != name);
+        self.tools.push(tool);
+    }
+
+    /// The tool named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.definition().name == name)
+    }
+
+    /// The agent tools offered on every call: every registered tool but the portal's own, which
+    /// core offers when the prompt refers to them.
+    pub fn agent_tools(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .iter()
+            .map(|t| t.definition())
+            .filter(|d| !is_portal_tool(&d.name))
+            .collect()
+    }
+}
+
+/// The answer to a call of a tool nobody registered.
+pub fn unknown_tool(name: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "There is no tool named `{name}` here; call one of the tools this prompt lists."
+    ))
+}
+
+/// An argument that must be a string.
+pub fn string_argument<'a>(call: &ToolCall<'a>, name: &str) -> Result<&'a str, ToolOutput> {
+    call.arguments
+        .get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            ToolOutput::error(format!(
+                "`{}` needs the string argument `{name}`; call it again with it.",
+                call.name
+            ))
+        })
+}
