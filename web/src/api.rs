@@ -11,6 +11,9 @@ use web_sys::{Request, RequestInit, Response};
 pub struct Info {
     pub model: String,
     pub demo: bool,
+    /// The model's context window in tokens, for the context meter; older servers do not say.
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

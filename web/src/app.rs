@@ -3,10 +3,16 @@
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use portal_core::compaction::{
+    CompactionConfig, Divider, compact_pill, composer_refusal, context_in_use, context_meter,
+    divider,
+};
 use portal_core::display::{Drawn, drawn_as, has_answer};
 use portal_core::stream::TurnEvent;
+use portal_core::tokens::EstimateCounter;
 use portal_core::{Block, BlockKind, Role, Transcript, TurnStatus};
 
+use crate::compaction::{CompactPill, Meter, Summarised, Summarising, now_ms};
 use crate::live::{LiveText, draw_plain};
 use crate::{api, stream};
 
@@ -19,6 +25,8 @@ struct TurnView {
     status: RwSignal<TurnStatus>,
     /// The answer's text once it has settled, for the screen reader's single announcement (R14).
     announced: RwSignal<Option<String>>,
+    /// Where each drawn block sits in the turn's messages, as the stream numbers them.
+    positions: StoredValue<Vec<(usize, usize)>>,
 }
 
 /// One block of the assistant's output, drawn into `body`, an element the view mounts.
@@ -28,6 +36,12 @@ struct BlockView {
     body: StoredValue<web_sys::Element, LocalStorage>,
     live: StoredValue<Option<LiveText>, LocalStorage>,
     settled: RwSignal<bool>,
+    /// For a compaction: `None` while its summary is written, then the divider (R11, R12).
+    divider: RwSignal<Option<Divider>>,
+    /// For a compaction: when its summary began, for the clock (R11).
+    started_ms: f64,
+    /// For a compaction whose summary failed: nothing was committed, so nothing is drawn (C5).
+    dropped: RwSignal<bool>,
 }
 
 impl TurnView {
@@ -38,7 +52,22 @@ impl TurnView {
             blocks: RwSignal::new(Vec::new()),
             status: RwSignal::new(status),
             announced: RwSignal::new(None),
+            positions: StoredValue::new(Vec::new()),
         }
+    }
+
+    /// The drawn block at `message`, `block` of the stream, if it was started.
+    fn block_at(&self, message: usize, block: usize) -> Option<BlockView> {
+        let at = self
+            .positions
+            .with_value(|p| p.iter().position(|&m| m == (message, block)))?;
+        self.blocks.read_untracked().get(at).copied()
+    }
+
+    /// Adds a drawn block for `message`, `block` of the stream.
+    fn push(&self, message: usize, block: usize, view: BlockView) {
+        self.positions.update_value(|p| p.push((message, block)));
+        self.blocks.update(|b| b.push(view));
     }
 
     fn settled(&self) -> bool {
@@ -56,6 +85,21 @@ impl BlockView {
             body: StoredValue::new_local(body),
             live: StoredValue::new_local(None),
             settled: RwSignal::new(true),
+            divider: RwSignal::new(None),
+            started_ms: 0.0,
+            dropped: RwSignal::new(false),
+        }
+    }
+
+    /// A compaction: written (`Some`) or still being written (`None`).
+    fn compaction(divider: Option<Divider>) -> Self {
+        let view = BlockView::settled(BlockKind::Compaction, "");
+        let writing = divider.is_none();
+        view.settled.set(!writing);
+        view.divider.set(divider);
+        BlockView {
+            started_ms: if writing { now_ms() } else { 0.0 },
+            ..view
         }
     }
 
@@ -74,6 +118,9 @@ impl BlockView {
             body: StoredValue::new_local(body),
             live: StoredValue::new_local(Some(live)),
             settled,
+            divider: RwSignal::new(None),
+            started_ms: 0.0,
+            dropped: RwSignal::new(false),
         }
     }
 }
@@ -99,18 +146,32 @@ pub fn App() -> impl IntoView {
     let turns = RwSignal::new(Vec::<TurnView>::new());
     let draft = RwSignal::new(String::new());
     let problem = RwSignal::new(None::<String>);
-    let running = move || {
-        turns
-            .read()
-            .last()
-            .is_some_and(|t| t.status.get().is_open())
+    let in_use = RwSignal::new(None::<u64>);
+    let latest_status = move || turns.read().last().map(|t| t.status.get());
+    let running = move || latest_status().is_some_and(|s| s.is_open());
+    // The newest divider, as (turn, block): everything above it is dimmed until hovered (R12).
+    let newest_divider = Memo::new(move |_| {
+        turns.get().iter().rev().find_map(|t| {
+            t.blocks
+                .get()
+                .iter()
+                .rposition(|b| b.divider.get().is_some())
+                .map(|at| (t.index, at))
+        })
+    });
+    let meter = move || {
+        let window = info.get()?.ok()?.context_window?;
+        context_meter(in_use.get()?, window, &CompactionConfig::default())
     };
 
     if let Some(id) = conversation_in_url() {
         conversation.set(Some(id.clone()));
         spawn_local(async move {
             match api::transcript(&id).await {
-                Ok(transcript) => turns.set(settled_turns(&transcript)),
+                Ok(transcript) => {
+                    in_use.set(Some(context_in_use(&transcript, &EstimateCounter)));
+                    turns.set(settled_turns(&transcript));
+                }
                 Err(error) => problem.set(Some(error)),
             }
         });
@@ -118,13 +179,17 @@ pub fn App() -> impl IntoView {
 
     let send = move || {
         let text = draft.get_untracked().trim().to_string();
+        if let Some(refusal) = composer_refusal(&text, latest_status()) {
+            problem.set(Some(refusal.to_string()));
+            return;
+        }
         if text.is_empty() || running() {
             return;
         }
         draft.set(String::new());
         problem.set(None);
         spawn_local(async move {
-            if let Err(error) = send_turn(conversation, turns, text).await {
+            if let Err(error) = send_turn(conversation, turns, in_use, text).await {
                 problem.set(Some(error));
             }
         });
@@ -145,10 +210,11 @@ pub fn App() -> impl IntoView {
                             }
                         })
                 }}
+                {move || meter().map(|meter| view! { <Meter meter /> })}
             </header>
             <section class="conversation" aria-label="Conversation">
                 <For each=move || turns.get() key=|turn| turn.index let(turn)>
-                    <Turn turn=turn />
+                    <Turn turn=turn newest_divider=newest_divider.into() />
                 </For>
             </section>
             {move || problem.get().map(|p| view! { <p class="problem" role="alert">{p}</p> })}
@@ -180,9 +246,22 @@ pub fn App() -> impl IntoView {
 }
 
 #[component]
-fn Turn(turn: TurnView) -> impl IntoView {
+fn Turn(turn: TurnView, newest_divider: Signal<Option<(u32, usize)>>) -> impl IntoView {
     let status = move || status_name(turn.status.get());
     let kinds = move || turn.blocks.get().iter().map(|b| b.kind).collect::<Vec<_>>();
+    let pill = move || compact_pill(&turn.user_text.get());
+    // A turn above the newest divider is dimmed; in the divider's own turn, what precedes it.
+    // The `/compact` pill opening the divider's turn is the command, not conversation: not dimmed.
+    let above = move |position: Option<usize>| match newest_divider.get() {
+        Some((at, _)) if at > turn.index => true,
+        Some((at, block)) if at == turn.index => position.is_some_and(|p| p < block),
+        _ => false,
+    };
+    let user_dimmed = move || match newest_divider.get() {
+        Some((at, _)) if at > turn.index => true,
+        Some((at, _)) if at == turn.index => pill().is_none(),
+        _ => false,
+    };
     view! {
         <article
             class="turn"
@@ -191,8 +270,11 @@ fn Turn(turn: TurnView) -> impl IntoView {
             data-turn-status=status
             data-settled=move || turn.settled().to_string()
         >
-            <div class="message user">
-                <p>{move || turn.user_text.get()}</p>
+            <div class="message user" class:dimmed=user_dimmed class:compact=move || pill().is_some()>
+                {move || match pill() {
+                    Some(instructions) => view! { <CompactPill instructions /> }.into_any(),
+                    None => view! { <p>{turn.user_text.get()}</p> }.into_any(),
+                }}
             </div>
             <div class="message assistant" aria-busy=move || (!turn.settled()).to_string()>
                 <For
@@ -200,7 +282,11 @@ fn Turn(turn: TurnView) -> impl IntoView {
                     key=|(position, _)| *position
                     let(entry)
                 >
-                    <BlockSlot block=entry.1 drawn=Signal::derive(move || drawn_as(&kinds()).get(entry.0).copied()) />
+                    <BlockSlot
+                        block=entry.1
+                        drawn=Signal::derive(move || drawn_as(&kinds()).get(entry.0).copied())
+                        dimmed=Signal::derive(move || above(Some(entry.0)))
+                    />
                 </For>
             </div>
             <div class="announce" aria-live="polite">
@@ -211,7 +297,23 @@ fn Turn(turn: TurnView) -> impl IntoView {
 }
 
 #[component]
-fn BlockSlot(block: BlockView, drawn: Signal<Option<Drawn>>) -> impl IntoView {
+fn BlockSlot(
+    block: BlockView,
+    drawn: Signal<Option<Drawn>>,
+    dimmed: Signal<bool>,
+) -> impl IntoView {
+    if block.kind == BlockKind::Compaction {
+        return view! {
+            <div class="block compaction" class:dimmed=dimmed>
+                {move || match block.divider.get() {
+                    _ if block.dropped.get() => ().into_any(),
+                    Some(divider) => view! { <Summarised divider /> }.into_any(),
+                    None => view! { <Summarising started_ms=block.started_ms /> }.into_any(),
+                }}
+            </div>
+        }
+        .into_any();
+    }
     let slot = NodeRef::<html::Div>::new();
     Effect::new(move || {
         if let Some(slot) = slot.get() {
@@ -228,9 +330,11 @@ fn BlockSlot(block: BlockView, drawn: Signal<Option<Drawn>>) -> impl IntoView {
             _ => block.kind.as_str(),
         };
         let live = if block.settled.get() { "" } else { " live" };
-        format!("block {role}{live}")
+        let dimmed = if dimmed.get() { " dimmed" } else { "" };
+        format!("block {role}{live}{dimmed}")
     };
     view! { <div class=class node_ref=slot aria-hidden=move || (!block.settled.get()).then_some("true")></div> }
+        .into_any()
 }
 
 fn status_name(status: TurnStatus) -> &'static str {
@@ -278,6 +382,7 @@ fn settled_turns(transcript: &Transcript) -> Vec<TurnView> {
                 .filter_map(|block| match block {
                     Block::Text { text } => Some(BlockView::settled(BlockKind::Text, text)),
                     Block::Thinking { text } => Some(BlockView::settled(BlockKind::Thinking, text)),
+                    Block::Compaction { .. } => Some(BlockView::compaction(divider(block))),
                     _ => None,
                 })
                 .collect();
@@ -290,6 +395,7 @@ fn settled_turns(transcript: &Transcript) -> Vec<TurnView> {
 async fn send_turn(
     conversation: RwSignal<Option<String>>,
     turns: RwSignal<Vec<TurnView>>,
+    in_use: RwSignal<Option<u64>>,
     text: String,
 ) -> Result<(), String> {
     let id = match conversation.get_untracked() {
@@ -306,32 +412,84 @@ async fn send_turn(
     let index = api::send_message(&id, &text).await?;
     let turn = TurnView::new(index, text, TurnStatus::Running);
     turns.update(|t| t.push(turn));
-    stream::follow(&id, index, move |event| apply(turn, event))
+    let followed = id.clone();
+    stream::follow(&followed, index, move |event| {
+        let ended = matches!(event, TurnEvent::TurnEnd { .. });
+        apply(turn, event);
+        if ended {
+            refresh_meter(id.clone(), in_use);
+        }
+    })
+}
+
+/// Reads the stored conversation again after a turn, for the context meter.
+fn refresh_meter(id: String, in_use: RwSignal<Option<u64>>) {
+    spawn_local(async move {
+        if let Ok(transcript) = api::transcript(&id).await {
+            in_use.set(Some(context_in_use(&transcript, &EstimateCounter)));
+        }
+    });
 }
 
 fn apply(turn: TurnView, event: TurnEvent) {
-    let live_of = |block: usize| {
-        turn.blocks
-            .read_untracked()
-            .get(block)
-            .and_then(|b| b.live.get_value())
-    };
     match event {
-        TurnEvent::BlockStart { kind, .. } => {
+        TurnEvent::BlockStart {
+            message,
+            block,
+            kind,
+            ..
+        } => {
             let view = match kind {
                 BlockKind::Text | BlockKind::Thinking => BlockView::live(kind, turn),
+                BlockKind::Compaction => BlockView::compaction(None),
                 other => BlockView::settled(other, ""),
             };
-            turn.blocks.update(|b| b.push(view));
+            turn.push(message, block, view);
         }
-        TurnEvent::Delta { block, text, .. } => {
-            if let Some(live) = live_of(block) {
+        TurnEvent::Delta {
+            message,
+            block,
+            text,
+        } => {
+            if let Some(live) = turn
+                .block_at(message, block)
+                .and_then(|b| b.live.get_value())
+            {
                 live.push(&text);
             }
         }
-        TurnEvent::BlockEnd { block, .. } => {
-            if let Some(live) = live_of(block) {
+        TurnEvent::BlockEnd { message, block } => {
+            let Some(view) = turn.block_at(message, block) else {
+                return;
+            };
+            if let Some(live) = view.live.get_value() {
                 live.finish();
+            }
+            // A compaction that ends without its summary failed: nothing was committed (C5).
+            if view.kind == BlockKind::Compaction && view.divider.get_untracked().is_none() {
+                view.dropped.set(true);
+                view.settled.set(true);
+            }
+        }
+        TurnEvent::Compacted {
+            message,
+            block,
+            trigger,
+            covers,
+            summary,
+        } => {
+            let shown = divider(&Block::Compaction {
+                summary,
+                trigger,
+                covers,
+                kept_messages: 0,
+            });
+            match turn.block_at(message, block) {
+                Some(view) => {
+                    view.divider.set(shown);
+                    view.settled.set(true);
+                }
+                None => turn.push(message, block, BlockView::compaction(shown)),
             }
         }
         TurnEvent::TurnEnd { status } => {
@@ -339,9 +497,13 @@ fn apply(turn: TurnView, event: TurnEvent) {
                 if let Some(live) = block.live.get_value() {
                     live.finish();
                 }
+                if block.kind == BlockKind::Compaction && block.divider.get_untracked().is_none() {
+                    block.dropped.set(true);
+                    block.settled.set(true);
+                }
             }
             turn.status.set(status);
         }
-        TurnEvent::MessageStart { .. } | TurnEvent::Compacted { .. } => {}
+        TurnEvent::MessageStart { .. } => {}
     }
 }

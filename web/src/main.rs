@@ -6,6 +6,7 @@
 mod api;
 mod app;
 mod bench;
+mod compaction;
 mod live;
 mod stream;
 
