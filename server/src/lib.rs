@@ -1,6 +1,7 @@
 //! Portal's native host: runs turns with portal-core, keeps conversations and streams their blocks.
 
 pub mod api;
+pub mod attachments;
 pub mod demo;
 pub mod events;
 pub mod identity;

@@ -1,0 +1,136 @@
+//! Attachments as the server receives them (rules A1–A5): an upload is checked for size, its
+//! kind sniffed from its bytes (the file name is not trusted), and it becomes core's
+//! [`Attachment`]: a document, whose text is read (a PDF page by page, with its progress), or a
+//! picture, decoded to learn its size and reduced per model when sent. The `read_document` and
+//! `search_attachments` tools read the documents a conversation's transcript holds.
+
+mod document;
+mod picture;
+mod sniff;
+mod tools;
+
+use portal_core::attachment::{Attachment, Document};
+use thiserror::Error;
+use unicode_segmentation::UnicodeSegmentation;
+
+pub use document::{pdf_reading, read_pdf, read_text};
+pub use picture::{PictureError, PictureShelf, encode_for_model, read_picture};
+pub use sniff::{Sniffed, named_markdown, sniff};
+pub use tools::{DocumentToolConfig, ToolError, read_document, search_attachments};
+
+/// The limits an upload is checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadConfig {
+    /// The largest upload, in bytes. **Decision:** 20 MiB.
+    pub max_bytes: usize,
+    /// A picture's longest side at most, in pixels, before it is decoded. **Decision:** 12,000.
+    pub max_picture_side: u32,
+    /// The memory a picture may take decoded, in bytes. **Decision:** 256 MiB.
+    pub max_decoded_bytes: u64,
+    /// A file name is cut to this many characters. **Decision:** 255.
+    pub filename_chars: usize,
+}
+
+impl Default for UploadConfig {
+    fn default() -> Self {
+        UploadConfig {
+            max_bytes: 20 * 1024 * 1024,
+            max_picture_side: 12_000,
+            max_decoded_bytes: 256 * 1024 * 1024,
+            filename_chars: 255,
+        }
+    }
+}
+
+/// Why an upload was refused. Nothing is stored when one of these comes back.
+#[derive(Debug, Error)]
+pub enum UploadError {
+    #[error("`{filename}` is empty; choose a file with something in it")]
+    Empty { filename: String },
+    #[error(
+        "`{filename}` is {size} bytes, more than the {limit} bytes an attachment may be; send a smaller file"
+    )]
+    TooLarge {
+        filename: String,
+        size: usize,
+        limit: usize,
+    },
+    #[error(
+        "`{filename}` is not a kind of file the portal reads; attach plain text, markdown, PDF, or a PNG, JPEG, GIF or WebP picture"
+    )]
+    Unsupported { filename: String },
+    #[error("`{filename}`: {source}")]
+    Picture {
+        filename: String,
+        #[source]
+        source: PictureError,
+    },
+}
+
+/// An accepted upload, as core's attachment. A PDF comes back `Reading`; finish it with
+/// [`read_pdf`], which reports each page read.
+pub fn accept(
+    id: &str,
+    filename: &str,
+    bytes: &[u8],
+    config: &UploadConfig,
+) -> Result<Attachment, UploadError> {
+    let filename = clean_filename(filename, config);
+    if bytes.len() > config.max_bytes {
+        return Err(UploadError::TooLarge {
+            filename,
+            size: bytes.len(),
+            limit: config.max_bytes,
+        });
+    }
+    if bytes.is_empty() {
+        return Err(UploadError::Empty { filename });
+    }
+    let sniffed = sniff(bytes);
+    let media_type = sniffed.media_type(named_markdown(&filename));
+    match sniffed {
+        Sniffed::Unknown => Err(UploadError::Unsupported { filename }),
+        Sniffed::Pdf => Ok(Attachment::Document(pdf_reading(id, &filename))),
+        Sniffed::Text => {
+            let text = String::from_utf8_lossy(bytes);
+            Ok(Attachment::Document(read_text(
+                id, &filename, media_type, &text,
+            )))
+        }
+        Sniffed::Png | Sniffed::Jpeg | Sniffed::Gif | Sniffed::Webp => {
+            read_picture(id, &filename, media_type, bytes, config)
+                .map(Attachment::Picture)
+                .map_err(|source| UploadError::Picture { filename, source })
+        }
+    }
+}
+
+/// Whether `document` still has text to read from its bytes (a PDF accepted a moment ago).
+pub fn needs_reading(document: &Document) -> bool {
+    document.status == portal_core::attachment::ReadingStatus::Reading
+}
+
+/// The name shown for an upload: its last path component, without control characters, cut to
+/// the configured length; `attachment` when nothing is left.
+pub fn clean_filename(filename: &str, config: &UploadConfig) -> String {
+    let last = filename.rsplit(['/', '\\']).next().unwrap_or(filename);
+    let cleaned: String = last.chars().filter(|c| !c.is_control()).collect();
+    let cleaned = cleaned.trim();
+    let cut = first_chars(cleaned, config.filename_chars);
+    if cut.is_empty() || cut == "." || cut == ".." {
+        "attachment".to_string()
+    } else {
+        cut.to_string()
+    }
+}
+
+/// The first `count` user-perceived characters of `text` (never splitting a grapheme cluster).
+pub(crate) fn first_chars(text: &str, count: usize) -> &str {
+    match text.grapheme_indices(true).nth(count) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,428 @@
+use std::io::Cursor;
+
+use base64::Engine;
+use image::{ImageFormat, Rgb, RgbImage};
+use lopdf::content::{Content, Operation};
+use lopdf::{Bookmark, Object, Stream, dictionary};
+use portal_core::attachment::{
+    AttachmentConfig, AttachmentError, DocumentBody, Picture, ReadingStatus, check_can_see,
+    document_entry, picture_caption,
+};
+use portal_core::effort::Effort;
+use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
+use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
+use portal_core::prompt::PictureSource;
+use portal_core::Transcript;
+use serde_json::json;
+
+use super::*;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/attachments")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let image = RgbImage::from_fn(width, height, |x, y| Rgb([(x % 256) as u8, (y % 256) as u8, 90]));
+    let mut out = Cursor::new(Vec::new());
+    image.write_to(&mut out, ImageFormat::Png).expect("png");
+    out.into_inner()
+}
+
+fn jpeg(width: u32, height: u32) -> Vec<u8> {
+    let image = RgbImage::from_pixel(width, height, Rgb([200, 120, 40]));
+    let mut out = Cursor::new(Vec::new());
+    image.write_to(&mut out, ImageFormat::Jpeg).expect("jpeg");
+    out.into_inner()
+}
+
+/// A PDF whose pages hold `pages` (`None`: a page without text, as a scan has), with an outline
+/// entry for each `(title, page)`.
+fn pdf(pages: &[Option<&str>], outline: &[(&str, usize)]) -> Vec<u8> {
+    let mut doc = lopdf::Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+    });
+    let resources_id = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
+    let mut kids = Vec::new();
+    let mut page_ids = Vec::new();
+    for text in pages {
+        let operations = match text {
+            Some(text) => vec![
+                Operation::new("BT", vec![]),
+                Operation::new("Tf", vec!["F1".into(), 12.into()]),
+                Operation::new("Td", vec![72.into(), 720.into()]),
+                Operation::new("Tj", vec![Object::string_literal(*text)]),
+                Operation::new("ET", vec![]),
+            ],
+            None => vec![
+                Operation::new("re", vec![72.into(), 72.into(), 200.into(), 200.into()]),
+                Operation::new("f", vec![]),
+            ],
+        };
+        let content = Content { operations };
+        let content_id = doc.add_object(Stream::new(
+            dictionary! {},
+            content.encode().expect("content"),
+        ));
+        let page_id = doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+        });
+        kids.push(page_id.into());
+        page_ids.push(page_id);
+    }
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => kids, "Count" => pages.len() as i64,
+            "Resources" => resources_id,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    for (title, page) in outline {
+        doc.add_bookmark(
+            Bookmark::new(title.to_string(), [0.0, 0.0, 0.0], 0, page_ids[page - 1]),
+            None,
+        );
+    }
+    if let Some(outline_id) = doc.build_outline()
+        && let Ok(Object::Dictionary(catalog)) = doc.get_object_mut(catalog_id)
+    {
+        catalog.set("Outlines", Object::Reference(outline_id));
+    }
+    let mut out = Vec::new();
+    doc.save_to(&mut out).expect("pdf");
+    out
+}
+
+fn model(can_see: bool, largest: Option<PictureLimit>) -> ModelCapabilities {
+    ModelCapabilities {
+        id: if can_see { "seeing-model" } else { "blind-model" }.into(),
+        provider: Provider::OpenAi,
+        context_window: 128_000,
+        max_output_tokens: 4_096,
+        can_reason: false,
+        can_see,
+        largest_picture: largest,
+    }
+}
+
+fn config() -> UploadConfig {
+    UploadConfig::default()
+}
+
+fn picture_of(attachment: Attachment) -> Picture {
+    match attachment {
+        Attachment::Picture(p) => p,
+        other => panic!("expected a picture, got {other:?}"),
+    }
+}
+
+fn document_of(attachment: Attachment) -> Document {
+    match attachment {
+        Attachment::Document(d) => d,
+        other => panic!("expected a document, got {other:?}"),
+    }
+}
+
+#[test]
+fn a1_a_pdf_named_like_a_picture_is_a_document() {
+    let bytes = pdf(&[Some("Hello")], &[]);
+    let doc = document_of(accept("a1", "holiday.png", &bytes, &config()).expect("accepted"));
+    assert_eq!(doc.media_type, "application/pdf");
+    assert_eq!(doc.status, ReadingStatus::Reading);
+    assert!(needs_reading(&doc));
+}
+
+#[test]
+fn a1_a_picture_named_like_text_is_a_picture() {
+    let picture = picture_of(accept("a1", "notes.txt", &png(4, 3), &config()).expect("accepted"));
+    assert_eq!(picture.media_type, "image/png");
+    assert_eq!((picture.width, picture.height), (4, 3));
+    assert_eq!(picture.filename, "notes.txt");
+}
+
+#[test]
+fn a1_markdown_fixture_is_a_finished_document_with_headings() {
+    let bytes = fixture("field-notes.md");
+    let doc = document_of(accept("d1", "field-notes.md", &bytes, &config()).expect("accepted"));
+    assert_eq!(doc.media_type, "text/markdown");
+    assert_eq!(doc.status, ReadingStatus::Finished);
+    assert_eq!(doc.headings, ["Field notes", "Birds", "Fish"]);
+    let as_text = document_of(accept("d2", "field-notes.txt", &bytes, &config()).expect("ok"));
+    assert_eq!(as_text.media_type, "text/plain");
+    assert!(as_text.headings.is_empty());
+}
+
+#[test]
+fn uploads_over_the_limit_empty_or_of_unknown_kind_are_refused() {
+    let small = UploadConfig {
+        max_bytes: 10,
+        ..config()
+    };
+    let error = accept("a", "big.txt", b"eleven byte", &small).expect_err("too large");
+    assert!(matches!(error, UploadError::TooLarge { size: 11, limit: 10, .. }));
+    assert!(error.to_string().contains("big.txt"));
+    assert!(matches!(
+        accept("a", "e.txt", b"", &config()),
+        Err(UploadError::Empty { .. })
+    ));
+    assert!(matches!(
+        accept("a", "tool.exe", b"MZ\x90\0\x03\0\0\0", &config()),
+        Err(UploadError::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn a_broken_or_oversized_picture_is_refused_at_upload() {
+    let mut broken = png(8, 8);
+    broken.truncate(40);
+    let error = accept("p", "broken.png", &broken, &config()).expect_err("broken");
+    assert!(matches!(error, UploadError::Picture { .. }), "{error}");
+    let strict = UploadConfig {
+        max_picture_side: 100,
+        ..config()
+    };
+    let error = accept("p", "wide.png", &png(101, 2), &strict).expect_err("too wide");
+    assert!(matches!(error, UploadError::Picture { .. }), "{error}");
+}
+
+#[test]
+fn file_names_keep_only_their_last_part_without_control_characters() {
+    let config = config();
+    assert_eq!(clean_filename("../../etc/passwd", &config), "passwd");
+    assert_eq!(clean_filename("C:\\Users\\a\\report.pdf", &config), "report.pdf");
+    assert_eq!(clean_filename("bad\u{7}name.txt", &config), "badname.txt");
+    assert_eq!(clean_filename("..", &config), "attachment");
+    let short = UploadConfig {
+        filename_chars: 3,
+        ..config
+    };
+    assert_eq!(clean_filename("👍🏽👍🏽👍🏽👍🏽.png", &short), "👍🏽👍🏽👍🏽");
+}
+
+#[test]
+fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
+    let bytes = pdf(
+        &[Some("Introduction to herons"), None, Some("Results of the count")],
+        &[("Introduction", 1), ("Results", 3)],
+    );
+    let reading = document_of(accept("d7", "survey.pdf", &bytes, &config()).expect("accepted"));
+    let mut seen = Vec::new();
+    let doc = read_pdf(&reading, &bytes, |d| {
+        seen.push((d.status, d.pages_read, d.pages_total, d.unreadable_pages.clone()));
+    });
+    assert_eq!(
+        seen,
+        vec![
+            (ReadingStatus::Reading, 1, 3, vec![]),
+            (ReadingStatus::Reading, 2, 3, vec![2]),
+            (ReadingStatus::Reading, 3, 3, vec![2]),
+        ]
+    );
+    assert_eq!(doc.status, ReadingStatus::Finished);
+    assert_eq!(doc.unreadable_pages, [2]);
+    assert_eq!(doc.headings, ["Introduction (page 1)", "Results (page 3)"]);
+    let text = doc.text.clone().expect("text");
+    assert!(text.contains("Introduction to herons"), "{text}");
+    assert!(text.contains("Results of the count"), "{text}");
+
+    let entry = document_entry(&doc, DocumentBody::Inline, &AttachmentConfig::default());
+    assert!(entry.contains("Reading: finished, 3 pages; unreadable pages: 2"), "{entry}");
+    assert!(entry.contains("Sections: Introduction (page 1); Results (page 3)"), "{entry}");
+}
+
+#[test]
+fn a4_a_large_picture_is_reduced_to_the_models_largest_and_the_size_named() {
+    let picture = picture_of(accept("p1", "wide.png", &png(1600, 800), &config()).expect("ok"));
+    let model = model(
+        true,
+        Some(PictureLimit {
+            long_edge: 1000,
+            pixels: None,
+        }),
+    );
+    let sent = picture.reference(&model);
+    assert!(sent.reduced);
+    assert_eq!((sent.width, sent.height), (1000, 500));
+    let caption = picture_caption(&picture, &sent);
+    assert!(caption.contains("size=\"1000×500\""), "{caption}");
+    assert!(caption.contains("reduced-from=\"1600×800\""), "{caption}");
+
+    let mut shelf = PictureShelf::new(config());
+    shelf.insert(&picture, png(1600, 800));
+    let encoded = shelf.picture(&sent).expect("encoded");
+    assert_eq!(encoded.media_type, "image/png");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&encoded.base64)
+        .expect("base64");
+    let decoded = image::load_from_memory(&bytes).expect("decodes");
+    assert_eq!((decoded.width(), decoded.height()), (1000, 500));
+}
+
+#[test]
+fn a4_a_reduced_jpeg_stays_jpeg_and_a_small_picture_is_sent_as_stored() {
+    let bytes = jpeg(800, 600);
+    let picture = picture_of(accept("p2", "photo.jpg", &bytes, &config()).expect("ok"));
+    let limit = Some(PictureLimit {
+        long_edge: 400,
+        pixels: None,
+    });
+    let sent = picture.reference(&model(true, limit));
+    let encoded = encode_for_model(&picture.media_type, &bytes, &sent, &config()).expect("ok");
+    assert_eq!(encoded.media_type, "image/jpeg");
+    let decoded = image::load_from_memory(
+        &base64::engine::general_purpose::STANDARD
+            .decode(&encoded.base64)
+            .expect("base64"),
+    )
+    .expect("decodes");
+    assert_eq!((decoded.width(), decoded.height()), (400, 300));
+
+    let small = png(10, 10);
+    let picture = picture_of(accept("p3", "dot.png", &small, &config()).expect("ok"));
+    let sent = picture.reference(&model(true, limit));
+    assert!(!sent.reduced);
+    let encoded = encode_for_model(&picture.media_type, &small, &sent, &config()).expect("ok");
+    assert_eq!(
+        encoded.base64,
+        base64::engine::general_purpose::STANDARD.encode(&small)
+    );
+}
+
+#[test]
+fn a5_a_picture_for_a_blind_model_is_refused_before_anything_is_recorded() {
+    let picture = accept("p1", "cat.png", &png(20, 20), &config()).expect("accepted");
+    let blind = model(false, None);
+    let error = check_can_see(std::slice::from_ref(&picture), &blind).expect_err("A5");
+    assert!(error.to_string().contains("blind-model"), "{error}");
+
+    let mut transcript = Transcript::new();
+    let before = transcript.clone();
+    let refused = open_turn(
+        &mut transcript,
+        NewMessage {
+            text: "what is this?".into(),
+            attachments: vec![picture],
+        },
+        Effort::Medium,
+        &blind,
+    );
+    assert!(matches!(
+        refused,
+        Err(NewTurnError::Attachment(AttachmentError::PictureNeedsVision { .. }))
+    ));
+    assert_eq!(transcript, before, "A5: nothing recorded");
+}
+
+/// A conversation with one message carrying `documents`.
+fn conversation(documents: Vec<Document>) -> Transcript {
+    let mut transcript = Transcript::new();
+    open_turn(
+        &mut transcript,
+        NewMessage {
+            text: "read these".into(),
+            attachments: documents.into_iter().map(Attachment::Document).collect(),
+        },
+        Effort::Medium,
+        &model(true, None),
+    )
+    .expect("opens");
+    transcript
+}
+
+#[test]
+fn a3_read_document_reads_in_pieces_and_says_how_to_read_on() {
+    let text = "Ünïcödé 👍🏽 ".repeat(10);
+    let doc = read_text("d1", "long.txt", "text/plain", &text);
+    let transcript = conversation(vec![doc]);
+    let tools = DocumentToolConfig::default();
+    let first = read_document(
+        &transcript,
+        &json!({"document_id": "d1", "length": 10}),
+        &tools,
+    )
+    .expect("reads");
+    assert!(first.contains("characters=\"0–10 of 99\""), "{first}");
+    assert!(first.contains("\nÜnïcödé 👍🏽 \n"), "{first}");
+    assert!(first.contains("read on with offset 10"), "{first}");
+    let last = read_document(
+        &transcript,
+        &json!({"document_id": "d1", "offset": 90}),
+        &tools,
+    )
+    .expect("reads");
+    assert!(last.contains("90–99 of 99"), "{last}");
+    assert!(last.contains("end of the document"), "{last}");
+    let error = read_document(&transcript, &json!({"document_id": "nope"}), &tools)
+        .expect_err("unknown");
+    assert_eq!(error, ToolError::NoDocument { id: "nope".into() });
+    assert!(read_document(&transcript, &json!({}), &tools).is_err());
+}
+
+#[test]
+fn a3_search_attachments_finds_passages_best_first_with_their_offsets() {
+    let notes = read_text(
+        "d1",
+        "field-notes.md",
+        "text/markdown",
+        &String::from_utf8(fixture("field-notes.md")).expect("utf-8"),
+    );
+    let other = read_text("d2", "other.txt", "text/plain", "Nothing about birds here.\n\nOr fish.");
+    let transcript = conversation(vec![notes, other]);
+    let tools = DocumentToolConfig::default();
+    let found = search_attachments(
+        &transcript,
+        &json!({"query": "weir KINGFISHERS"}),
+        &tools,
+    )
+    .expect("searches");
+    let first = found.split("</passage>").next().expect("a passage");
+    assert!(first.contains("document=\"d1\""), "{found}");
+    assert!(first.contains("kingfishers dive near the weir"), "{found}");
+    let offset: usize = first
+        .split("offset=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .and_then(|s| s.parse().ok())
+        .expect("offset");
+    let piece = read_document(
+        &transcript,
+        &json!({"document_id": "d1", "offset": offset, "length": 6}),
+        &tools,
+    )
+    .expect("reads at the offset");
+    assert!(piece.contains("\nHerons\n"), "{piece}");
+
+    let only = search_attachments(
+        &transcript,
+        &json!({"query": "fish", "document_ids": ["d2"]}),
+        &tools,
+    )
+    .expect("searches");
+    assert!(!only.contains("document=\"d1\""), "{only}");
+    assert!(only.contains("Or fish."), "{only}");
+    let none = search_attachments(&transcript, &json!({"query": "volcano"}), &tools)
+        .expect("no match is an answer");
+    assert!(none.starts_with("No passage matches"), "{none}");
+    assert!(search_attachments(&transcript, &json!({"query": "x", "document_ids": ["zz"]}), &tools).is_err());
+}
+
+#[test]
+fn a3_a_document_still_being_read_is_read_as_far_as_it_is() {
+    let bytes = pdf(&[Some("First page words"), Some("Second page words")], &[]);
+    let reading = pdf_reading("d1", "slow.pdf");
+    let mut snapshots = Vec::new();
+    read_pdf(&reading, &bytes, |d| snapshots.push(d.clone()));
+    let transcript = conversation(vec![snapshots[0].clone()]);
+    let tools = DocumentToolConfig::default();
+    let piece = read_document(&transcript, &json!({"document_id": "d1"}), &tools).expect("reads");
+    assert!(piece.contains("First page words"), "{piece}");
+    assert!(piece.contains("still being read"), "{piece}");
+    assert!(piece.contains("1 of 2 pages"), "{piece}");
+}
