@@ -134,7 +134,12 @@ mod tests {
 
     #[test]
     fn a2_plain_text_has_no_headings_and_empty_text_has_none() {
-        let doc = read_text("d1", "notes.txt", "text/plain", "# not markdown\r\nline\r\n");
+        let doc = read_text(
+            "d1",
+            "notes.txt",
+            "text/plain",
+            "# not markdown\r\nline\r\n",
+        );
         assert!(doc.headings.is_empty());
         assert_eq!(doc.text.as_deref(), Some("# not markdown\nline"));
         let empty = read_text("d2", "blank.txt", "text/plain", " \n");

@@ -6,6 +6,7 @@
 
 mod document;
 mod picture;
+mod registered;
 mod sniff;
 mod tools;
 
@@ -15,6 +16,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 pub use document::{pdf_reading, read_pdf, read_text};
 pub use picture::{PictureError, PictureShelf, encode_for_model, read_picture};
+pub use registered::{ReadDocument, SearchAttachments, register};
 pub use sniff::{Sniffed, named_markdown, sniff};
 pub use tools::{DocumentToolConfig, ToolError, read_document, search_attachments};
 

@@ -4,6 +4,7 @@ use base64::Engine;
 use image::{ImageFormat, Rgb, RgbImage};
 use lopdf::content::{Content, Operation};
 use lopdf::{Bookmark, Object, Stream, dictionary};
+use portal_core::Transcript;
 use portal_core::attachment::{
     AttachmentConfig, AttachmentError, DocumentBody, Picture, ReadingStatus, check_can_see,
     document_entry, picture_caption,
@@ -12,7 +13,6 @@ use portal_core::effort::Effort;
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
 use portal_core::prompt::PictureSource;
-use portal_core::Transcript;
 use serde_json::json;
 
 use super::*;
@@ -25,7 +25,9 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 fn png(width: u32, height: u32) -> Vec<u8> {
-    let image = RgbImage::from_fn(width, height, |x, y| Rgb([(x % 256) as u8, (y % 256) as u8, 90]));
+    let image = RgbImage::from_fn(width, height, |x, y| {
+        Rgb([(x % 256) as u8, (y % 256) as u8, 90])
+    });
     let mut out = Cursor::new(Vec::new());
     image.write_to(&mut out, ImageFormat::Png).expect("png");
     out.into_inner()
@@ -102,7 +104,12 @@ fn pdf(pages: &[Option<&str>], outline: &[(&str, usize)]) -> Vec<u8> {
 
 fn model(can_see: bool, largest: Option<PictureLimit>) -> ModelCapabilities {
     ModelCapabilities {
-        id: if can_see { "seeing-model" } else { "blind-model" }.into(),
+        id: if can_see {
+            "seeing-model"
+        } else {
+            "blind-model"
+        }
+        .into(),
         provider: Provider::OpenAi,
         context_window: 128_000,
         max_output_tokens: 4_096,
@@ -166,7 +173,14 @@ fn uploads_over_the_limit_empty_or_of_unknown_kind_are_refused() {
         ..config()
     };
     let error = accept("a", "big.txt", b"eleven byte", &small).expect_err("too large");
-    assert!(matches!(error, UploadError::TooLarge { size: 11, limit: 10, .. }));
+    assert!(matches!(
+        error,
+        UploadError::TooLarge {
+            size: 11,
+            limit: 10,
+            ..
+        }
+    ));
     assert!(error.to_string().contains("big.txt"));
     assert!(matches!(
         accept("a", "e.txt", b"", &config()),
@@ -196,7 +210,10 @@ fn a_broken_or_oversized_picture_is_refused_at_upload() {
 fn file_names_keep_only_their_last_part_without_control_characters() {
     let config = config();
     assert_eq!(clean_filename("../../etc/passwd", &config), "passwd");
-    assert_eq!(clean_filename("C:\\Users\\a\\report.pdf", &config), "report.pdf");
+    assert_eq!(
+        clean_filename("C:\\Users\\a\\report.pdf", &config),
+        "report.pdf"
+    );
     assert_eq!(clean_filename("bad\u{7}name.txt", &config), "badname.txt");
     assert_eq!(clean_filename("..", &config), "attachment");
     let short = UploadConfig {
@@ -209,13 +226,22 @@ fn file_names_keep_only_their_last_part_without_control_characters() {
 #[test]
 fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
     let bytes = pdf(
-        &[Some("Introduction to herons"), None, Some("Results of the count")],
+        &[
+            Some("Introduction to herons"),
+            None,
+            Some("Results of the count"),
+        ],
         &[("Introduction", 1), ("Results", 3)],
     );
     let reading = document_of(accept("d7", "survey.pdf", &bytes, &config()).expect("accepted"));
     let mut seen = Vec::new();
     let doc = read_pdf(&reading, &bytes, |d| {
-        seen.push((d.status, d.pages_read, d.pages_total, d.unreadable_pages.clone()));
+        seen.push((
+            d.status,
+            d.pages_read,
+            d.pages_total,
+            d.unreadable_pages.clone(),
+        ));
     });
     assert_eq!(
         seen,
@@ -233,8 +259,14 @@ fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
     assert!(text.contains("Results of the count"), "{text}");
 
     let entry = document_entry(&doc, DocumentBody::Inline, &AttachmentConfig::default());
-    assert!(entry.contains("Reading: finished, 3 pages; unreadable pages: 2"), "{entry}");
-    assert!(entry.contains("Sections: Introduction (page 1); Results (page 3)"), "{entry}");
+    assert!(
+        entry.contains("Reading: finished, 3 pages; unreadable pages: 2"),
+        "{entry}"
+    );
+    assert!(
+        entry.contains("Sections: Introduction (page 1); Results (page 3)"),
+        "{entry}"
+    );
 }
 
 #[test]
@@ -315,7 +347,9 @@ fn a5_a_picture_for_a_blind_model_is_refused_before_anything_is_recorded() {
     );
     assert!(matches!(
         refused,
-        Err(NewTurnError::Attachment(AttachmentError::PictureNeedsVision { .. }))
+        Err(NewTurnError::Attachment(
+            AttachmentError::PictureNeedsVision { .. }
+        ))
     ));
     assert_eq!(transcript, before, "A5: nothing recorded");
 }
@@ -359,8 +393,8 @@ fn a3_read_document_reads_in_pieces_and_says_how_to_read_on() {
     .expect("reads");
     assert!(last.contains("90–99 of 99"), "{last}");
     assert!(last.contains("end of the document"), "{last}");
-    let error = read_document(&transcript, &json!({"document_id": "nope"}), &tools)
-        .expect_err("unknown");
+    let error =
+        read_document(&transcript, &json!({"document_id": "nope"}), &tools).expect_err("unknown");
     assert_eq!(error, ToolError::NoDocument { id: "nope".into() });
     assert!(read_document(&transcript, &json!({}), &tools).is_err());
 }
@@ -373,15 +407,16 @@ fn a3_search_attachments_finds_passages_best_first_with_their_offsets() {
         "text/markdown",
         &String::from_utf8(fixture("field-notes.md")).expect("utf-8"),
     );
-    let other = read_text("d2", "other.txt", "text/plain", "Nothing about birds here.\n\nOr fish.");
+    let other = read_text(
+        "d2",
+        "other.txt",
+        "text/plain",
+        "Nothing about birds here.\n\nOr fish.",
+    );
     let transcript = conversation(vec![notes, other]);
     let tools = DocumentToolConfig::default();
-    let found = search_attachments(
-        &transcript,
-        &json!({"query": "weir KINGFISHERS"}),
-        &tools,
-    )
-    .expect("searches");
+    let found = search_attachments(&transcript, &json!({"query": "weir KINGFISHERS"}), &tools)
+        .expect("searches");
     let first = found.split("</passage>").next().expect("a passage");
     assert!(first.contains("document=\"d1\""), "{found}");
     assert!(first.contains("kingfishers dive near the weir"), "{found}");
@@ -410,7 +445,14 @@ fn a3_search_attachments_finds_passages_best_first_with_their_offsets() {
     let none = search_attachments(&transcript, &json!({"query": "volcano"}), &tools)
         .expect("no match is an answer");
     assert!(none.starts_with("No passage matches"), "{none}");
-    assert!(search_attachments(&transcript, &json!({"query": "x", "document_ids": ["zz"]}), &tools).is_err());
+    assert!(
+        search_attachments(
+            &transcript,
+            &json!({"query": "x", "document_ids": ["zz"]}),
+            &tools
+        )
+        .is_err()
+    );
 }
 
 #[test]
@@ -425,4 +467,43 @@ fn a3_a_document_still_being_read_is_read_as_far_as_it_is() {
     assert!(piece.contains("First page words"), "{piece}");
     assert!(piece.contains("still being read"), "{piece}");
     assert!(piece.contains("1 of 2 pages"), "{piece}");
+}
+
+#[tokio::test]
+async fn a3_registered_document_tools_read_the_calls_transcript() {
+    use std::sync::Arc;
+
+    use crate::storage::{ConversationId, SqliteStorage};
+    use crate::tools::{ToolCall, ToolContext, ToolRegistry};
+
+    let mut registry = ToolRegistry::default();
+    register(&mut registry, DocumentToolConfig::default());
+    let doc = read_text("d1", "a.txt", "text/plain", "Herons by the weir.");
+    let context = ToolContext {
+        storage: Arc::new(SqliteStorage::in_memory().expect("storage")),
+        org_id: "acme".into(),
+        conversation: ConversationId::new("c1"),
+        transcript: Arc::new(conversation(vec![doc])),
+    };
+    let arguments = json!({"document_id": "d1"});
+    let call = ToolCall {
+        id: "call_1",
+        name: "read_document",
+        arguments: &arguments,
+    };
+    let read = registry.get("read_document").expect("registered");
+    let output = read.run(call, &context).await;
+    assert!(!output.is_error);
+    assert!(output.content.contains("Herons by the weir."));
+
+    let arguments = json!({"query": "weir", "document_ids": ["d9"]});
+    let call = ToolCall {
+        id: "call_2",
+        name: "search_attachments",
+        arguments: &arguments,
+    };
+    let search = registry.get("search_attachments").expect("registered");
+    let output = search.run(call, &context).await;
+    assert!(output.is_error, "an unknown id is an error answer");
+    assert!(output.content.contains("d9"));
 }

@@ -4,6 +4,7 @@
 //! is and whether the caller sees it.
 
 mod load;
+mod tool;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,6 +13,8 @@ use portal_core::skills::{CatalogueEntry, Skill, SkillDirectory, SkillFileError,
 use thiserror::Error;
 
 use crate::identity::{Agent, Caller, ConfigError, Identity};
+
+pub use tool::LoadSkill;
 
 /// Every organisation's skills, as read at start.
 #[derive(Debug, Clone, Default)]

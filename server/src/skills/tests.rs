@@ -378,3 +378,71 @@ fn s4_a_resumed_turn_is_refused_once_its_skill_is_unpublished() {
         }
     );
 }
+
+#[tokio::test]
+async fn s7_the_load_skill_tool_uses_the_conversations_owner_and_agent() {
+    use std::sync::Arc;
+
+    use crate::storage::{Owner, SqliteStorage, Storage};
+    use crate::tools::{Tool, ToolCall, ToolContext};
+
+    let dir = base();
+    let root = dir.path();
+    write(
+        root,
+        "organisations/acme/agents/researcher.toml",
+        "name = \"Researcher\"\nskills = [\"plan\", \"drafts\"]\n",
+    );
+    write(
+        root,
+        "organisations/acme/skills/plan/SKILL.md",
+        &skill_md("plan", ""),
+    );
+    write(
+        root,
+        "organisations/acme/users/bob/skills/drafts/SKILL.md",
+        &skill_md("drafts", ""),
+    );
+    let (identity, library) = load(root);
+    let storage = SqliteStorage::in_memory().expect("storage");
+    let conversation = storage
+        .create_conversation(&Owner::new("acme", "alice"), "researcher")
+        .expect("created");
+    let context = ToolContext {
+        storage: Arc::new(storage),
+        org_id: "acme".into(),
+        conversation,
+        transcript: Arc::new(portal_core::Transcript::new()),
+    };
+    let tool = LoadSkill {
+        identity: Arc::new(identity),
+        library: Arc::new(library),
+    };
+    let run = |name: &'static str| {
+        let arguments = json!({ "name": name });
+        let tool = tool.clone();
+        let context = context.clone();
+        async move {
+            let call = ToolCall {
+                id: "call_1",
+                name: "load_skill",
+                arguments: &arguments,
+            };
+            tool.run(call, &context).await
+        }
+    };
+    let loaded = run("plan").await;
+    assert!(!loaded.is_error, "{}", loaded.content);
+    assert!(loaded.content.contains("Do plan well."));
+    let refused = run("drafts").await;
+    assert!(
+        refused.is_error,
+        "S7: bob's private skill is not alice's to load"
+    );
+    let unknown = run("nothing").await;
+    assert_eq!(
+        refused.content.replace("/drafts", "/x"),
+        unknown.content.replace("/nothing", "/x"),
+        "S3: the same words"
+    );
+}
