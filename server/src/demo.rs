@@ -8,13 +8,14 @@
 //! scripts (ZWJ emoji, flags, combining marks, CJK, Thai), in uneven chunks that may end inside a
 //! grapheme cluster, with pauses, and once releases a whole sentence at once after a pause, as a
 //! guardrail check would. A message that mentions "overflow" is refused as a context overflow
-//! unless the prompt already replays a compaction summary, so the overflow path can be shown.
+//! unless the prompt already replays a compaction summary, so the overflow path can be shown. A
+//! summary call is answered with core's extractive summary (`crate::compaction::demo_summary`).
 
 use std::time::Duration;
 
 use futures_util::stream;
 use portal_core::Role;
-use portal_core::compaction::SUMMARY_NOTE;
+use portal_core::compaction::{SUMMARY_NOTE, SummaryRequest};
 use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{Answer, Entry, Layer, Part, PictureSource, Prompt, render};
 use portal_core::tokens::{EstimateCounter, TokenCounter};
@@ -172,6 +173,9 @@ impl Model for DemoModel {
     }
 
     fn stream(&self, prompt: &Prompt, _pictures: &dyn PictureSource) -> ModelStream {
+        if let Some(request) = SummaryRequest::from_prompt(prompt) {
+            return crate::compaction::demo_summary(&request, self.pace);
+        }
         let script = match self.script(prompt) {
             Ok(script) => script,
             Err(error) => return Box::pin(stream::iter([Err(error)])),

@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod attachments;
+pub mod compaction;
 pub mod demo;
 pub mod events;
 pub mod identity;
