@@ -193,3 +193,281 @@ async fn c5_an_empty_summary_commits_nothing() {
         Outcome::FailTurn { .. }
     ));
 }
+
+// ---- The step in the turn loop, writing to real SQLite ----
+
+mod step {
+    use super::*;
+    use futures_util::StreamExt;
+    use portal_core::compaction::{Basis, CallGuard, CompactionError, Projection};
+    use portal_core::stream::TurnEvent;
+    use portal_core::{BlockKind, CompactionTrigger};
+    use portal_server::compaction::{Step, TurnSink, after_overflow, before_call, command};
+    use portal_server::events::TurnLog;
+    use portal_server::storage::{ConversationId, NewTurn, Owner, SqliteStorage, Storage};
+    use std::sync::Arc;
+
+    const WINDOW: u64 = 100_000;
+
+    struct Conversation {
+        _dir: tempfile::TempDir,
+        storage: SqliteStorage,
+        id: ConversationId,
+        log: Arc<TurnLog>,
+    }
+
+    impl Conversation {
+        /// Five finished exchanges and a sixth turn running, as the turn loop left it.
+        fn new(kind: TurnKind, text: &str) -> Self {
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            let storage = SqliteStorage::open(dir.path()).expect("a store");
+            let id = storage
+                .create_conversation(&Owner::new("org", "ana"), "agent")
+                .expect("a conversation");
+            for i in 1..=5 {
+                let turn = storage
+                    .open_turn(
+                        &id,
+                        NewTurn::chat(Message::new(
+                            Role::User,
+                            vec![Block::text(format!("Request {i}: the Lisbon budget"))],
+                        )),
+                    )
+                    .expect("a turn");
+                let m = storage
+                    .append_message(&id, turn, Role::Assistant)
+                    .expect("a message");
+                storage
+                    .append_block(&id, turn, m, &Block::text(format!("Answer {i}.")))
+                    .expect("a block");
+                storage
+                    .set_turn_status(&id, turn, TurnStatus::Completed)
+                    .expect("ended");
+            }
+            storage
+                .open_turn(
+                    &id,
+                    NewTurn {
+                        kind,
+                        ..NewTurn::chat(Message::new(Role::User, vec![Block::text(text)]))
+                    },
+                )
+                .expect("the running turn");
+            Conversation {
+                _dir: dir,
+                storage,
+                id,
+                log: TurnLog::new(),
+            }
+        }
+
+        fn sink(&self) -> TurnSink<'_> {
+            TurnSink {
+                storage: &self.storage,
+                conversation: &self.id,
+                turn: 6,
+                log: &self.log,
+            }
+        }
+
+        fn transcript(&self) -> Transcript {
+            self.storage
+                .load_transcript("org", &self.id)
+                .expect("the transcript")
+        }
+
+        async fn events(&self) -> Vec<TurnEvent> {
+            self.log.push(TurnEvent::TurnEnd {
+                status: TurnStatus::Completed,
+            });
+            self.log
+                .read_from(0)
+                .map(|(_, e)| e)
+                .collect::<Vec<_>>()
+                .await
+        }
+    }
+
+    fn demo() -> DemoModel {
+        DemoModel::new(
+            0.0,
+            ModelCapabilities {
+                context_window: WINDOW,
+                ..demo_capabilities()
+            },
+        )
+    }
+
+    fn guard() -> CallGuard {
+        CallGuard::new(CompactionConfig::default(), WINDOW, 500)
+    }
+
+    fn projected(tokens: u64) -> Projection {
+        Projection {
+            tokens,
+            basis: Basis::Estimated,
+        }
+    }
+
+    #[tokio::test]
+    async fn c1_c11_compaction_before_a_call_writes_the_block_and_a_usage_row() {
+        let c = Conversation::new(TurnKind::Chat, "Now the Porto budget");
+        let before = c.transcript();
+        let step = before_call(c.sink(), &demo(), &mut guard(), &before, &projected(90_000))
+            .await
+            .expect("stored");
+        assert_eq!(step, Step::Call { message: Some(1) });
+        let after = c.transcript();
+        assert_eq!(
+            after.turns[..5],
+            before.turns[..5],
+            "earlier turns untouched"
+        );
+        let Block::Compaction {
+            trigger,
+            covers,
+            summary,
+            kept_messages,
+        } = &after.turns[5].messages[1].blocks[0]
+        else {
+            panic!("the block opens the call's assistant message");
+        };
+        assert_eq!(*trigger, CompactionTrigger::Auto);
+        assert_eq!(covers.last, 4, "turn 5 is in the kept tail");
+        assert!(summary.starts_with("Turns 1–4\n"));
+        assert_eq!(*kept_messages, 4);
+        let usage = c.storage.usage("org", &c.id).expect("usage");
+        assert_eq!(usage.len(), 1);
+        assert_eq!(usage[0].usage.purpose, CallPurpose::Compaction);
+        assert_eq!(usage[0].usage.model, "demo");
+        assert_eq!(after.turns[5].context_tokens, None, "C11: no context size");
+        let events = c.events().await;
+        assert!(
+            matches!(
+                events[..3],
+                [
+                    TurnEvent::MessageStart { message: 1, .. },
+                    TurnEvent::BlockStart {
+                        message: 1,
+                        block: 0,
+                        kind: BlockKind::Compaction,
+                        ..
+                    },
+                    TurnEvent::Compacted {
+                        message: 1,
+                        block: 0,
+                        trigger: CompactionTrigger::Auto,
+                        ..
+                    },
+                ]
+            ),
+            "{events:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn c5_a_summary_that_fails_before_a_call_is_logged_and_changes_no_turn() {
+        let c = Conversation::new(TurnKind::Chat, "Now the Porto budget");
+        let before = c.transcript();
+        let cut_off = Scripted::new(vec![text("## Facts\n- half")]);
+        let mut g = guard();
+        let step = before_call(c.sink(), &cut_off, &mut g, &before, &projected(90_000))
+            .await
+            .expect("stored");
+        assert_eq!(step, Step::Call { message: None });
+        let after = c.transcript();
+        assert_eq!(after.turns[..5], before.turns[..5]);
+        assert_eq!(
+            after.turns[5].messages, before.turns[5].messages,
+            "no block written"
+        );
+        assert!(matches!(
+            after.turns[5].trace.as_slice(),
+            [portal_core::TraceEntry::CompactionFailed { .. }]
+        ));
+        assert_eq!(c.storage.usage("org", &c.id).expect("usage").len(), 1);
+        // The call then overflows: the turn fails, with no second summary call.
+        let step = after_overflow(c.sink(), &cut_off, &mut g, &after)
+            .await
+            .expect("stored");
+        assert!(matches!(
+            step,
+            Step::Fail(CompactionError::SummaryFailedAfterOverflow { .. })
+        ));
+        assert_eq!(c.storage.usage("org", &c.id).expect("usage").len(), 1);
+        let events = c.events().await;
+        assert!(events.contains(&TurnEvent::BlockEnd {
+            message: 1,
+            block: 0
+        }));
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, TurnEvent::Compacted { .. }))
+        );
+    }
+
+    #[tokio::test]
+    async fn c2_an_overflow_compacts_once_and_a_second_fails_the_turn() {
+        let c = Conversation::new(TurnKind::Chat, "Now the Porto budget");
+        let t = c.transcript();
+        let mut g = guard();
+        let step = after_overflow(c.sink(), &demo(), &mut g, &t)
+            .await
+            .expect("stored");
+        assert_eq!(step, Step::Call { message: Some(1) });
+        let t = c.transcript();
+        let step = after_overflow(c.sink(), &demo(), &mut g, &t)
+            .await
+            .expect("stored");
+        assert!(matches!(
+            step,
+            Step::Fail(CompactionError::TailTooLarge { .. })
+        ));
+        assert_eq!(
+            c.storage.usage("org", &c.id).expect("usage").len(),
+            1,
+            "one summary call"
+        );
+        assert_eq!(c.transcript().turns[5].trace.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn c6_a_compact_turn_is_the_block_alone_and_a_failed_one_writes_nothing() {
+        let c = Conversation::new(TurnKind::Compact, "/compact keep the Lisbon figures");
+        let t = c.transcript();
+        let done = command(
+            c.sink(),
+            &demo(),
+            &t,
+            Some("keep the Lisbon figures"),
+            &CompactionConfig::default(),
+        )
+        .await
+        .expect("stored");
+        assert_eq!(done, Ok(()));
+        let after = c.transcript();
+        let turn = &after.turns[5];
+        assert_eq!(turn.messages.len(), 2);
+        let [
+            Block::Compaction {
+                trigger,
+                kept_messages,
+                ..
+            },
+        ] = turn.messages[1].blocks.as_slice()
+        else {
+            panic!("the block alone: {:?}", turn.messages[1]);
+        };
+        assert_eq!((*trigger, *kept_messages), (CompactionTrigger::Manual, 0));
+        // A failing summary fails the /compact turn and writes nothing.
+        let c = Conversation::new(TurnKind::Compact, "/compact");
+        let t = c.transcript();
+        let failing = Scripted::new(vec![Err(ModelError::Failed("HTTP 500".into()))]);
+        let done = command(c.sink(), &failing, &t, None, &CompactionConfig::default())
+            .await
+            .expect("stored");
+        assert!(matches!(done, Err(CompactionError::CommandFailed { .. })));
+        assert_eq!(c.transcript().turns[5].messages, t.turns[5].messages);
+    }
+}
