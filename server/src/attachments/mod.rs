@@ -9,6 +9,7 @@ mod picture;
 mod registered;
 mod sniff;
 mod tools;
+mod upload;
 
 use portal_core::attachment::{Attachment, Document};
 use thiserror::Error;
@@ -19,6 +20,7 @@ pub use picture::{PictureError, PictureShelf, encode_for_model, read_picture};
 pub use registered::{ReadDocument, SearchAttachments, register};
 pub use sniff::{Sniffed, named_markdown, sniff};
 pub use tools::{DocumentToolConfig, ToolError, read_document, search_attachments};
+pub use upload::{UploadFailed, new_attachment_id, read_stored, store_upload};
 
 /// The limits an upload is checked against.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -507,3 +507,47 @@ async fn a3_registered_document_tools_read_the_calls_transcript() {
     assert!(output.is_error, "an unknown id is an error answer");
     assert!(output.content.contains("d9"));
 }
+
+#[test]
+fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
+    use crate::storage::{Owner, SqliteStorage, Storage};
+
+    let data = tempfile::tempdir().expect("tempdir");
+    let storage = SqliteStorage::open(data.path()).expect("storage");
+    let owner = Owner::new("acme", "alice");
+    let bytes = pdf(&[Some("One"), None], &[]);
+    let stored = store_upload(&storage, &owner, "scan.pdf", &bytes, &config()).expect("stored");
+    assert!(stored.id().starts_with("att_") && stored.id().len() == 36);
+    let Attachment::Document(reading) = &stored else {
+        panic!("a document")
+    };
+    assert_eq!(
+        storage.attachment("acme", stored.id()).expect("stored"),
+        stored,
+        "stored while reading"
+    );
+    let finished = read_stored(&storage, "acme", reading).expect("read");
+    assert_eq!(finished.status, ReadingStatus::Finished);
+    assert_eq!(finished.unreadable_pages, [2]);
+    assert_eq!(
+        storage.attachment("acme", stored.id()).expect("stored"),
+        Attachment::Document(finished),
+    );
+    assert!(
+        storage.attachment("globex", stored.id()).is_err(),
+        "another organisation does not see it"
+    );
+}
+
+#[test]
+fn a_refused_upload_stores_nothing() {
+    use crate::storage::{Owner, SqliteStorage};
+
+    let storage = SqliteStorage::in_memory().expect("storage");
+    let owner = Owner::new("acme", "alice");
+    let refused = store_upload(&storage, &owner, "x.bin", b"\0\x01\x02", &config());
+    assert!(matches!(
+        refused,
+        Err(UploadFailed::Refused(UploadError::Unsupported { .. }))
+    ));
+}

@@ -5,6 +5,7 @@
 
 mod load;
 mod tool;
+mod turn;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use thiserror::Error;
 use crate::identity::{Agent, Caller, ConfigError, Identity};
 
 pub use tool::LoadSkill;
+pub use turn::TurnSkills;
 
 /// Every organisation's skills, as read at start.
 #[derive(Debug, Clone, Default)]

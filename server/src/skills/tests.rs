@@ -1,6 +1,7 @@
 use std::fs;
 use std::path::Path;
 
+use portal_core::TraceEntry;
 use portal_core::skills::{SkillError, catalogue, load_skill, resolve_selection};
 use serde_json::json;
 
@@ -445,4 +446,59 @@ async fn s7_the_load_skill_tool_uses_the_conversations_owner_and_agent() {
         unknown.content.replace("/nothing", "/x"),
         "S3: the same words"
     );
+}
+
+#[test]
+fn s1_s6_a_message_selects_its_skills_and_the_catalogue_leaves_them_out() {
+    let dir = base();
+    let root = dir.path();
+    write(
+        root,
+        "organisations/acme/agents/researcher.toml",
+        "name = \"Researcher\"\nskills = [\"plan\", \"fact-check\"]\n",
+    );
+    for name in ["plan", "fact-check"] {
+        write(
+            root,
+            &format!("organisations/acme/skills/{name}/SKILL.md"),
+            &skill_md(name, ""),
+        );
+    }
+    let (identity, library) = load(root);
+    let caller = alice();
+    let agent = identity.agent(&caller, "researcher").expect("agent");
+    let turn = library
+        .for_message(&caller, agent, "/plan /plan compare these")
+        .expect("selected");
+    assert_eq!(turn.selected.len(), 1, "S1: repeated slugs count once");
+    assert_eq!(turn.selected[0].id, "acme/plan");
+    let names: Vec<&str> = turn.catalogue.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["fact-check"], "S6");
+    assert_eq!(
+        turn.trace,
+        Some(TraceEntry::SkillSelect {
+            skill_ids: vec!["acme/plan".into()]
+        }),
+        "S4"
+    );
+    let resumed = library
+        .for_resumed_turn(&caller, agent, &[turn.trace.clone().expect("trace")])
+        .expect("S4: resumes");
+    assert_eq!(resumed.selected, turn.selected);
+    assert_eq!(resumed.catalogue, turn.catalogue, "S5: the same list");
+
+    let refused = library
+        .for_message(&caller, agent, "/plan /nope go")
+        .expect_err("S3: one rejected slug rejects all");
+    assert_eq!(
+        refused,
+        SkillError::Unavailable {
+            slugs: vec!["nope".into()]
+        }
+    );
+    let plain = library
+        .for_message(&caller, agent, "no skills here /plan")
+        .expect("S1: slugs only lead");
+    assert!(plain.selected.is_empty() && plain.trace.is_none());
+    assert_eq!(plain.catalogue.len(), 2);
 }
