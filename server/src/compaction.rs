@@ -314,19 +314,29 @@ pub async fn summarise(model: &dyn Model, request: &SummaryRequest) -> SummaryCa
     }
 }
 
-/// How long the demo model takes to read the history before it writes, at pace 1: long enough
-/// that the divider's clock shows (rule R11 shows it after three seconds).
-const DEMO_READING_MS: u64 = 3_600;
+/// How long the demo model reads the history before it writes, whatever its pace (but 0): long
+/// enough that the divider's clock shows, which rule R11 shows after three seconds.
+const DEMO_READING: Duration = Duration::from_millis(3_600);
 
 /// The demo model's answer to a summary call: the extractive summary of the request, after a
-/// pause for reading, in lines, then its usage and its finish. `pace` multiplies the pauses.
+/// pause for reading, in lines, then its usage and its finish. `pace` multiplies the pauses
+/// between lines; at pace 0 there are no pauses at all.
 pub fn demo_summary(request: &SummaryRequest, pace: f64) -> ModelStream {
     let summary = extractive::summarise(request);
-    let pause = |ms: u64| Duration::from_secs_f64(ms as f64 * pace.max(0.0) / 1000.0);
+    let pace = pace.max(0.0);
+    let reading = if pace > 0.0 {
+        DEMO_READING
+    } else {
+        Duration::ZERO
+    };
     let mut steps: Vec<(Duration, Result<ModelEvent, ModelError>)> = Vec::new();
     for (i, line) in summary.split_inclusive('\n').enumerate() {
-        let before = if i == 0 { DEMO_READING_MS } else { 40 };
-        steps.push((pause(before), Ok(ModelEvent::TextDelta(line.to_string()))));
+        let before = if i == 0 {
+            reading
+        } else {
+            Duration::from_secs_f64(0.04 * pace)
+        };
+        steps.push((before, Ok(ModelEvent::TextDelta(line.to_string()))));
     }
     steps.push((
         Duration::ZERO,
