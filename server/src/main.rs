@@ -40,12 +40,21 @@ enum Command {
         /// The conversation so far, in the transcript format (docs/transcript-format.md).
         #[arg(long)]
         transcript: PathBuf,
-        /// The agent, as a TOML file (docs/prompt.md).
+        /// The agent's file (`agents/<id>.toml`, docs/identity.md).
         #[arg(long)]
         agent: PathBuf,
         /// The message as typed, `/slug` tokens included.
         #[arg(long)]
         message: String,
+        /// The configuration directory holding the agent and its skills (docs/identity.md).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The models file (docs/models.md); the demo model alone without it.
+        #[arg(long)]
+        models: Option<PathBuf>,
+        /// Whose view of the skills to take, when the configuration has users.
+        #[arg(long)]
+        user: Option<String>,
         /// Overrides the agent's effort for this message.
         #[arg(long, value_parser = parse_effort)]
         effort: Option<portal_core::effort::Effort>,
@@ -105,6 +114,9 @@ async fn main() -> anyhow::Result<()> {
             transcript,
             agent,
             message,
+            config,
+            models,
+            user,
             effort,
             format,
         } => {
@@ -112,6 +124,9 @@ async fn main() -> anyhow::Result<()> {
                 transcript,
                 agent,
                 message,
+                config,
+                models,
+                user,
                 effort,
                 format,
             })?;

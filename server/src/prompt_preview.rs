@@ -5,14 +5,17 @@ use std::path::{Path, PathBuf};
 
 use portal_core::effort::{Effort, winning_effort};
 use portal_core::memory::CompactionHint;
-use portal_core::model::{ModelCapabilities, Provider};
+use portal_core::model::Provider;
 use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
 use portal_core::prompt::{self, NoPictures, PromptConfig, PromptInput, anthropic, openai};
-use portal_core::skills::{Composed, SkillDirectory, SkillError, resolve_selection};
-use portal_core::tools::ToolDefinition;
+use portal_core::skills::{Composed, SkillError, catalogue, resolve_selection};
 use portal_core::{Transcript, TranscriptError, parse_transcript};
-use serde::Deserialize;
 use serde_json::Value;
+
+use crate::identity::{Agent, Caller, ConfigError, Identity, LOCAL_USER, Mode};
+use crate::model::{ModelRegistry, RegistryError};
+use crate::skills::{SkillLibrary, SkillsError};
+use crate::tools::ToolRegistry;
 
 /// The request body shape to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -23,35 +26,19 @@ pub enum Format {
     Anthropic,
 }
 
-/// An agent as `portal prompt` reads it from a TOML file (see docs/prompt.md).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AgentFile {
-    /// The agent's name, for people.
-    pub name: String,
-    /// The author's instructions (layer 2).
-    #[serde(default)]
-    pub instructions: String,
-    /// The agent's default effort; a message's own override wins (rule E1).
-    #[serde(default = "medium")]
-    pub effort: Effort,
-    /// The model the agent calls.
-    pub model: ModelCapabilities,
-    /// The agent's own tools.
-    #[serde(default)]
-    pub tools: Vec<ToolDefinition>,
-}
-
-fn medium() -> Effort {
-    Effort::Medium
-}
-
 /// What to preview.
 #[derive(Debug, Clone)]
 pub struct PreviewRequest {
     pub transcript: PathBuf,
+    /// An agent file (`agents/<id>.toml`, docs/identity.md).
     pub agent: PathBuf,
     pub message: String,
+    /// The configuration directory the agent's skills are read from; local mode without one.
+    pub config: Option<PathBuf>,
+    /// The models file; the demo model alone without one.
+    pub models: Option<PathBuf>,
+    /// Whose view of the skills to take, when the configuration has users.
+    pub user: Option<String>,
     /// Overrides the agent's effort for this message.
     pub effort: Option<Effort>,
     /// Defaults to the model's provider.
@@ -79,11 +66,33 @@ pub enum PreviewError {
         path: PathBuf,
         source: TranscriptError,
     },
-    #[error("{} is not an agent file: {source}; see docs/prompt.md for its fields", .path.display())]
-    Agent {
-        path: PathBuf,
-        source: toml::de::Error,
-    },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Skills(#[from] SkillsError),
+    #[error(transparent)]
+    Models(#[from] RegistryError),
+    #[error(
+        "{} is not an agent of the configuration in {}; give a file from one of its organisations/<id>/agents folders",
+        .agent.display(), .config.display()
+    )]
+    AgentNotInConfig { agent: PathBuf, config: PathBuf },
+    #[error(
+        "the agent binds skills ({}), which live in a configuration directory; give it with --config",
+        .0.join(", ")
+    )]
+    SkillsNeedConfig(Vec<String>),
+    #[error(
+        "the configuration has users, and skills depend on who asks; say whose view with --user ID"
+    )]
+    NoUser,
+    #[error("organisation `{organisation}` has no user `{user}`; name one of its users")]
+    UnknownUser { organisation: String, user: String },
+    #[error(
+        "the agent calls model `{name}`, which the models file does not list (it lists {}); give the models file with --models",
+        .known.join(", ")
+    )]
+    UnknownModel { name: String, known: Vec<String> },
     #[error(
         "`/compact` asks for a summary rather than sending a message; preview a message instead"
     )]
@@ -96,20 +105,39 @@ pub enum PreviewError {
 
 /// Builds the request a model would receive if `request.message` were sent now.
 pub fn preview(request: &PreviewRequest) -> Result<Preview, PreviewError> {
-    let transcript = read_transcript(&request.transcript)?;
-    let agent = read_agent(&request.agent)?;
-    preview_with(transcript, &agent, request)
-}
+    let mut transcript = read_transcript(&request.transcript)?;
+    let identity = match &request.config {
+        Some(dir) => Identity::load(dir)?,
+        None => Identity::local(),
+    };
+    let agent = agent(&identity, request)?;
+    let caller = caller(&identity, &agent, request.user.as_deref())?;
+    let library = SkillLibrary::load(&identity)?;
+    let directory = library.directory(&caller);
+    let models = match &request.models {
+        Some(path) => ModelRegistry::load(path, 0.0)?,
+        None => ModelRegistry::demo_only(0.0),
+    };
+    let model = models
+        .get(&agent.model)
+        .ok_or_else(|| PreviewError::UnknownModel {
+            name: agent.model.clone(),
+            known: models.models().map(|(name, _)| name.to_string()).collect(),
+        })?
+        .capabilities()
+        .clone();
 
-fn preview_with(
-    mut transcript: Transcript,
-    agent: &AgentFile,
-    request: &PreviewRequest,
-) -> Result<Preview, PreviewError> {
     let Composed::Message(selection) = portal_core::skills::parse_command(&request.message) else {
         return Err(PreviewError::Compact);
     };
-    let selected_skills = resolve_selection(&NoSkills, LOCAL_ORGANISATION, &selection.slugs)?;
+    let organisation = &caller.organisation;
+    let selected_skills = resolve_selection(&directory, organisation, &selection.slugs)?;
+    let catalogue = catalogue(
+        &directory,
+        organisation,
+        &library.bound_ids(&agent),
+        &selected_skills,
+    );
     let effort = winning_effort(agent.effort, request.effort);
     open_turn(
         &mut transcript,
@@ -118,30 +146,30 @@ fn preview_with(
             attachments: Vec::new(),
         },
         effort,
-        &agent.model,
+        &model,
     )?;
     let config = PromptConfig::default();
     let assembled = prompt::assemble(
         &PromptInput {
             transcript: &transcript,
             compaction_hint: CompactionHint::Search,
-            model: &agent.model,
+            model: &model,
             instructions: &agent.instructions,
             selected_skills: &selected_skills,
-            catalogue: &[],
-            agent_tools: &agent.tools,
+            catalogue: &catalogue,
+            agent_tools: &ToolRegistry::standard().agent_tools(),
             effort,
         },
         &config,
     );
-    let format = request.format.unwrap_or(match agent.model.provider {
+    let format = request.format.unwrap_or(match model.provider {
         Provider::OpenAi => Format::Openai,
         Provider::Anthropic => Format::Anthropic,
     });
     let body = match format {
-        Format::Openai => openai::request(&assembled.prompt, &agent.model, &NoPictures),
+        Format::Openai => openai::request(&assembled.prompt, &model, &NoPictures),
         Format::Anthropic => {
-            anthropic::request(&assembled.prompt, &agent.model, &config.effort, &NoPictures)
+            anthropic::request(&assembled.prompt, &model, &config.effort, &NoPictures)
         }
     };
     let notes = assembled
@@ -152,19 +180,53 @@ fn preview_with(
     Ok(Preview { body, notes })
 }
 
-/// The organisation of local mode, the only one `portal prompt` knows.
-const LOCAL_ORGANISATION: &str = "local";
-
-/// The skills `portal prompt` can select: none yet, so every `/slug` is refused as unavailable.
-struct NoSkills;
-
-impl SkillDirectory for NoSkills {
-    fn by_slug(&self, _organisation: &str, _slug: &str) -> Option<portal_core::skills::Skill> {
-        None
+/// The agent in `request.agent`: one of the configuration's, or a file of its own in local mode.
+fn agent(identity: &Identity, request: &PreviewRequest) -> Result<Agent, PreviewError> {
+    if let Some(config) = &request.config {
+        return identity
+            .agent_in_file(&request.agent)
+            .cloned()
+            .ok_or_else(|| PreviewError::AgentNotInConfig {
+                agent: request.agent.clone(),
+                config: config.clone(),
+            });
     }
+    let organisation = identity
+        .organisations()
+        .next()
+        .map(|o| o.id.clone())
+        .unwrap_or_default();
+    let agent = Agent::from_file(&organisation, &request.agent)?;
+    if !agent.skills.is_empty() {
+        return Err(PreviewError::SkillsNeedConfig(agent.skills));
+    }
+    Ok(agent)
+}
 
-    fn by_id(&self, _organisation: &str, _id: &str) -> Option<portal_core::skills::Skill> {
-        None
+/// Who the preview is for: the named user of the agent's organisation, or the local user.
+fn caller(identity: &Identity, agent: &Agent, user: Option<&str>) -> Result<Caller, PreviewError> {
+    let organisation = agent.organisation.clone();
+    match user {
+        Some(user) => {
+            let known = identity
+                .organisation(&organisation)
+                .is_some_and(|o| o.users.iter().any(|u| u.id == user));
+            if !known {
+                return Err(PreviewError::UnknownUser {
+                    organisation,
+                    user: user.to_string(),
+                });
+            }
+            Ok(Caller {
+                organisation,
+                user: user.to_string(),
+            })
+        }
+        None if identity.mode() == Mode::Local => Ok(Caller {
+            organisation,
+            user: LOCAL_USER.to_string(),
+        }),
+        None => Err(PreviewError::NoUser),
     }
 }
 
@@ -177,13 +239,6 @@ fn read(path: &Path) -> Result<String, PreviewError> {
 
 fn read_transcript(path: &Path) -> Result<Transcript, PreviewError> {
     parse_transcript(&read(path)?).map_err(|source| PreviewError::Transcript {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-fn read_agent(path: &Path) -> Result<AgentFile, PreviewError> {
-    toml::from_str(&read(path)?).map_err(|source| PreviewError::Agent {
         path: path.to_path_buf(),
         source,
     })

@@ -127,7 +127,7 @@ fn user(organisation: &str, id: &str, path: &Path) -> Result<User, ConfigError> 
     })
 }
 
-fn agent(organisation: &str, id: &str, path: &Path) -> Result<Agent, ConfigError> {
+pub(super) fn agent(organisation: &str, id: &str, path: &Path) -> Result<Agent, ConfigError> {
     let file: AgentFile = read_toml(path)?;
     let model = match file.model {
         Some(model) => required(path, "model", model)?,

@@ -64,6 +64,18 @@ pub struct User {
     pub token: Option<TokenDigest>,
 }
 
+impl Agent {
+    /// Reads one agent file (the `agents/<id>.toml` format) as an agent of `organisation`; its id
+    /// is the file's name.
+    pub fn from_file(organisation: &str, path: &Path) -> Result<Agent, ConfigError> {
+        let id = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        load::agent(organisation, id, path)
+    }
+}
+
 /// An agent people talk to: an author's instructions, a model, a default effort and the skills
 /// bound to it (by name, in binding order; rule S5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -107,6 +119,25 @@ impl Identity {
     /// Reads the configuration directory `dir` (layout in `docs/identity.md`).
     pub fn load(dir: &Path) -> Result<Self, ConfigError> {
         load::identity(dir)
+    }
+
+    /// The agent whose file is `path`, when it lies in one of the organisations' `agents`
+    /// folders.
+    pub fn agent_in_file(&self, path: &Path) -> Option<&Agent> {
+        let path = path.canonicalize().ok()?;
+        self.organisations.values().find_map(|organisation| {
+            let agents = organisation
+                .dir
+                .as_ref()?
+                .join("agents")
+                .canonicalize()
+                .ok()?;
+            if path.parent() != Some(agents.as_path()) {
+                return None;
+            }
+            let id = path.file_stem()?.to_str()?;
+            organisation.agents.iter().find(|a| a.id == id)
+        })
     }
 
     /// Whether requests sign in.
