@@ -5,6 +5,7 @@
 //! user, and every request is that user, without a login.
 
 mod error;
+mod http;
 mod load;
 mod token;
 
@@ -15,6 +16,7 @@ use portal_core::effort::Effort;
 use serde::Serialize;
 
 pub use error::{AuthError, ConfigError};
+pub use http::Unauthorized;
 pub use token::TokenDigest;
 
 /// The organisation id of local mode when no configuration directory is given.
