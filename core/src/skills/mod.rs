@@ -6,10 +6,12 @@
 //! joined by hyphens, which is the slug syntax of rule S1.
 
 mod command;
+mod complete;
 mod directory;
 mod file;
 
 pub use command::{Composed, RESERVED_SLUG, Selection, is_slug, parse_command, parse_selection};
+pub use complete::{Completion, complete};
 pub use directory::{
     LoadedSkill, SkillDirectory, SkillError, catalogue, load_skill, resolve_selection,
     resume_selection, selection_trace,
