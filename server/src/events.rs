@@ -30,7 +30,9 @@ impl TurnLog {
     }
 
     /// The events from position `from` on (0-based), as `(id, event)` with 1-based ids, ending after
-    /// the turn's last event.
+    /// a `turn_end` that is the log's last event when read. A paused turn's `turn_end` ends the
+    /// stream; when the turn resumes, its events continue the same log and numbering, so a
+    /// browser reconnecting with `Last-Event-ID` reads on.
     pub fn read_from(
         self: &Arc<Self>,
         from: usize,
@@ -44,12 +46,12 @@ impl TurnLog {
                     return None;
                 }
                 loop {
-                    let event = {
+                    let (event, last) = {
                         let events = log.events.lock().unwrap_or_else(|e| e.into_inner());
-                        events.get(next).cloned()
+                        (events.get(next).cloned(), next + 1 == events.len())
                     };
                     if let Some(event) = event {
-                        let ended = matches!(event, TurnEvent::TurnEnd { .. });
+                        let ended = last && matches!(event, TurnEvent::TurnEnd { .. });
                         return Some(((next + 1, event), (log, count, next + 1, ended)));
                     }
                     if count.changed().await.is_err() {

@@ -11,7 +11,6 @@ pub mod openai;
 pub mod prompt_preview;
 pub mod skills;
 pub mod storage;
-pub mod store;
 pub mod tokens;
 pub mod tools;
 pub mod turn;
@@ -19,25 +18,49 @@ pub mod turn;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use anyhow::Context;
+
 /// How the server is set up.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Folder of the built web app.
     pub dist: PathBuf,
+    /// The data folder the SQLite database lives in.
+    pub data: PathBuf,
     /// Multiplies the demo model's pauses.
     pub demo_pace: f64,
     /// The models to offer; the demo model alone when `None`.
     pub models: Option<model::ModelRegistry>,
+    /// Organisations, users and agents; local mode when `None`.
+    pub identity: Option<identity::Identity>,
 }
 
-/// Serves the API and the web app on `listener` until the process is stopped.
+/// Opens the data folder, recovers turns a stopped process left running (rule M10), and serves
+/// the API and the web app on `listener` until the process is stopped.
 pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow::Result<()> {
+    let storage = storage::SqliteStorage::open(&config.data).with_context(|| {
+        format!(
+            "cannot open the data folder {}; pick another with --data",
+            config.data.display()
+        )
+    })?;
+    let recovered = storage::Storage::recover(&storage)?;
+    if !recovered.is_empty() {
+        tracing::info!(
+            "{} turn(s) left running by a stopped process are now cut off",
+            recovered.len()
+        );
+    }
     let models = config
         .models
         .clone()
         .unwrap_or_else(|| model::ModelRegistry::demo_only(config.demo_pace));
-    let model: Arc<dyn model::Model> = Arc::clone(models.default_model());
-    let state = api::AppState::new(model);
+    let turns = turn::Turns::new(Arc::new(storage), tools::ToolRegistry::standard());
+    let identity = config
+        .identity
+        .clone()
+        .unwrap_or_else(identity::Identity::local);
+    let state = api::AppState::new(turns, models, identity);
     let app = api::router(state, &config.dist);
     axum::serve(listener, app)
         .with_graceful_shutdown(async {

@@ -30,6 +30,9 @@ enum Command {
         /// Multiplies the demo model's pauses; 0 streams without pauses.
         #[arg(long, default_value_t = 1.0)]
         demo_pace: f64,
+        /// Folder holding the conversations (SQLite); created when missing.
+        #[arg(long, default_value = portal_server::storage::DEFAULT_DATA_DIR)]
+        data: PathBuf,
         /// TOML file listing the models to offer (see docs/models.md); the demo model alone when
         /// left out.
         #[arg(long)]
@@ -83,6 +86,7 @@ async fn main() -> anyhow::Result<()> {
             port,
             dist,
             demo_pace,
+            data,
             models,
         } => {
             if !dist.join("index.html").is_file() {
@@ -98,8 +102,10 @@ async fn main() -> anyhow::Result<()> {
             };
             let config = portal_server::Config {
                 dist,
+                data,
                 demo_pace,
                 models: Some(models),
+                identity: None,
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await

@@ -1,131 +1,63 @@
-//! The API over real HTTP on loopback, answered by the demo model.
+//! The API over real HTTP on loopback, answered by the demo model, stored in SQLite in a
+//! temporary folder.
 
+mod common;
+
+use common::{start, streamed_text};
 use portal_core::stream::TurnEvent;
-use portal_core::{Block, TurnStatus, validate};
-
-struct Server {
-    base: String,
-    client: reqwest::Client,
-}
-
-async fn start() -> Server {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("loopback port");
-    let base = format!("http://{}", listener.local_addr().expect("address"));
-    let config = portal_server::Config {
-        dist: std::env::temp_dir().join("portal-no-dist"),
-        demo_pace: 0.0,
-        models: None,
-    };
-    tokio::spawn(portal_server::serve(listener, config));
-    Server {
-        base,
-        client: reqwest::Client::new(),
-    }
-}
-
-impl Server {
-    async fn conversation(&self) -> String {
-        let created: serde_json::Value = self
-            .client
-            .post(format!("{}/api/conversations", self.base))
-            .send()
-            .await
-            .expect("created")
-            .json()
-            .await
-            .expect("json");
-        created["id"].as_str().expect("id").to_string()
-    }
-
-    async fn send(&self, id: &str, text: &str) -> u32 {
-        let sent: serde_json::Value = self
-            .client
-            .post(format!("{}/api/conversations/{id}/messages", self.base))
-            .json(&serde_json::json!({ "text": text }))
-            .send()
-            .await
-            .expect("sent")
-            .json()
-            .await
-            .expect("json");
-        sent["turn"].as_u64().expect("turn") as u32
-    }
-
-    /// Reads the turn's server-sent events to the end, starting after `last_id`.
-    async fn events(&self, id: &str, turn: u32, last_id: Option<usize>) -> Vec<(usize, TurnEvent)> {
-        let mut request = self.client.get(format!(
-            "{}/api/conversations/{id}/turns/{turn}/events",
-            self.base
-        ));
-        if let Some(last) = last_id {
-            request = request.header("Last-Event-ID", last.to_string());
-        }
-        let body = request
-            .send()
-            .await
-            .expect("stream")
-            .text()
-            .await
-            .expect("body");
-        body.split("\n\n")
-            .filter(|frame| frame.contains("data:"))
-            .map(|frame| {
-                let field = |name: &str| {
-                    frame
-                        .lines()
-                        .find_map(|l| l.strip_prefix(name))
-                        .map(str::trim)
-                        .expect("field present")
-                        .to_string()
-                };
-                let id = field("id:").parse().expect("numeric id");
-                let event: TurnEvent = serde_json::from_str(&field("data:")).expect("event json");
-                assert_eq!(field("event:"), event.name());
-                (id, event)
-            })
-            .collect()
-    }
-}
+use portal_core::{Block, Role, TurnStatus, validate};
 
 #[tokio::test]
-async fn demo_reply_streams_and_is_recorded() {
-    let server = start().await;
+async fn b3_full_turn_with_a_tool_call_streams_and_is_recorded_as_streamed() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = start(data.path(), 0.0).await;
     let id = server.conversation().await;
     let turn = server.send(&id, "Tell me about scripts").await;
     let events = server.events(&id, turn, None).await;
-    let streamed: String = events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            TurnEvent::Delta { block: 1, text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert!(streamed.contains("👨‍👩‍👧‍👦"));
     assert_eq!(
         events.last().map(|(_, e)| e.clone()),
         Some(TurnEvent::TurnEnd {
             status: TurnStatus::Completed
         })
     );
-    let transcript: portal_core::Transcript = server
-        .client
-        .get(format!("{}/api/conversations/{id}", server.base))
-        .send()
-        .await
-        .expect("read")
-        .json()
-        .await
-        .expect("transcript");
-    validate(&transcript).expect("the recorded turn keeps the invariants");
-    let answer = &transcript.turns[0].messages[1].blocks[1];
-    assert_eq!(answer, &Block::text(streamed));
+    let transcript = server.transcript(&id).await;
+    validate(&transcript).expect("the recorded turn keeps the invariants (B3, B4)");
+    let recorded = &transcript.turns[0];
+    assert_eq!(recorded.status, TurnStatus::Completed);
+    let roles: Vec<Role> = recorded.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+    let Block::ToolUse { id: call, name, .. } = recorded.messages[1].blocks.last().unwrap() else {
+        panic!(
+            "the first answer ends on a call: {:?}",
+            recorded.messages[1]
+        );
+    };
+    assert_eq!(name, "count_characters");
+    assert!(matches!(
+        &recorded.messages[2].blocks[0],
+        Block::ToolResult { call_id, content, is_error: false } if call_id == call && content.contains("characters")
+    ));
+    let answer = recorded.messages[3].blocks.last().unwrap();
+    let streamed = streamed_text(&events, 3, recorded.messages[3].blocks.len() - 1);
+    assert!(streamed.contains("👨‍👩‍👧‍👦"));
+    assert_eq!(
+        answer,
+        &Block::text(streamed),
+        "what streamed is what was stored"
+    );
+    let usage_turns = recorded
+        .context_tokens
+        .expect("context size recorded (C11)");
+    assert!(usage_turns > 0);
 }
 
 #[tokio::test]
-async fn reconnect_with_last_event_id_loses_and_duplicates_nothing() {
-    let server = start().await;
+async fn sse_reconnect_after_the_turn_ended_loses_and_duplicates_nothing() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = start(data.path(), 0.0).await;
     let id = server.conversation().await;
     let turn = server.send(&id, "hello").await;
     let all = server.events(&id, turn, None).await;
@@ -138,10 +70,11 @@ async fn reconnect_with_last_event_id_loses_and_duplicates_nothing() {
 
 #[tokio::test]
 async fn unknown_conversation_is_404_with_advice() {
-    let server = start().await;
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = start(data.path(), 0.0).await;
     let response = server
         .client
-        .post(format!("{}/api/conversations/nope/messages", server.base))
+        .post(server.url("/api/conversations/nope/messages"))
         .json(&serde_json::json!({ "text": "hi" }))
         .send()
         .await
@@ -154,4 +87,16 @@ async fn unknown_conversation_is_404_with_advice() {
             .expect("message")
             .contains("POST /api/conversations")
     );
+}
+
+#[tokio::test]
+async fn conversations_survive_a_restart_on_the_same_data_folder() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let first = start(data.path(), 0.0).await;
+    let id = first.conversation().await;
+    let turn = first.send(&id, "remember me").await;
+    first.events(&id, turn, None).await;
+    let before = first.transcript(&id).await;
+    let second = start(data.path(), 0.0).await;
+    assert_eq!(second.transcript(&id).await, before);
 }

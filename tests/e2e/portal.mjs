@@ -1,7 +1,8 @@
 // Shared helpers for Portal's browser end-to-end tests: start `portal serve` on a free loopback
 // port and open headless Chromium against it.
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -9,11 +10,13 @@ export const root = resolve(import.meta.dirname, '..', '..');
 export const shots = join(root, 'target', 'e2e');
 mkdirSync(shots, { recursive: true });
 
-/** Starts the server; resolves to { url, stop }. */
+/** Starts the server on a fresh temporary data folder; resolves to { url, data, stop }. */
 export function startPortal(extraArgs = []) {
   const bin = process.env.PORTAL_BIN ?? join(root, 'target', 'debug', 'portal');
   const dist = process.env.PORTAL_DIST ?? join(root, 'dist');
-  const child = spawn(bin, ['serve', '--port', '0', '--dist', dist, ...extraArgs], {
+  const data = mkdtempSync(join(tmpdir(), 'portal-e2e-'));
+  const args = ['serve', '--port', '0', '--dist', dist, '--data', data, ...extraArgs];
+  const child = spawn(bin, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolvePortal, reject) => {
@@ -26,7 +29,11 @@ export function startPortal(extraArgs = []) {
       const match = seen.match(/serving on (http:\/\/\S+)/);
       if (match) {
         clearTimeout(timer);
-        resolvePortal({ url: match[1], child, stop: () => child.kill('SIGTERM') });
+        const stop = () => {
+          child.kill('SIGTERM');
+          rmSync(data, { recursive: true, force: true });
+        };
+        resolvePortal({ url: match[1], child, data, stop });
       }
     });
   });

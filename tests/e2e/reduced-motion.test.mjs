@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startPortal, launchBrowser, shots } from './portal.mjs';
 
-const answer = '.turn .block.text .body';
+const answer = '.turn .block.answer .body';
 
 test('r14 reduced motion: no blur or breathing, text in order, one announcement when settled', async () => {
   const portal = await startPortal(['--demo-pace', '0.5']);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startPortal, launchBrowser, shots } from './portal.mjs';
 
-const answer = '.turn .block.text .body';
+const answer = '.turn .block.answer .body';
 
 test('r7_r8_r10 a sent message plays out, settles to plain text and reloads identically', async () => {
   const portal = await startPortal(['--demo-pace', '0.5']);

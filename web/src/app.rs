@@ -377,13 +377,14 @@ fn settled_turns(transcript: &Transcript) -> Vec<TurnView> {
             let blocks = turn
                 .messages
                 .iter()
-                .filter(|m| m.role == Role::Assistant)
+                .skip(1)
+                .filter(|m| m.role != Role::User)
                 .flat_map(|m| &m.blocks)
-                .filter_map(|block| match block {
-                    Block::Text { text } => Some(BlockView::settled(BlockKind::Text, text)),
-                    Block::Thinking { text } => Some(BlockView::settled(BlockKind::Thinking, text)),
-                    Block::Compaction { .. } => Some(BlockView::compaction(divider(block))),
-                    _ => None,
+                .map(|block| match block {
+                    Block::Text { text } => BlockView::settled(BlockKind::Text, text),
+                    Block::Thinking { text } => BlockView::settled(BlockKind::Thinking, text),
+                    Block::Compaction { .. } => BlockView::compaction(divider(block)),
+                    other => BlockView::settled(other.kind(), ""),
                 })
                 .collect();
             view.blocks.set(blocks);

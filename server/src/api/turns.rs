@@ -1,0 +1,198 @@
+//! Turns: `POST …/messages` opens one; `GET …/turns/{turn}/events` streams it as server-sent
+//! events (numbered, so `Last-Event-ID` resumes); `POST …/turns/{turn}/cancel` stops it;
+//! `POST …/turns/{turn}/decision` approves or declines a call; `POST …/turns/{turn}/answer`
+//! answers its question.
+
+use std::convert::Infallible;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::{Stream, StreamExt};
+use portal_core::effort::Effort;
+use portal_core::new_turn::{NewMessage, open_turn};
+use serde::{Deserialize, Serialize};
+
+use crate::storage::NewTurn;
+
+use super::{ApiError, AppState};
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/conversations/{id}/messages", post(send))
+        .route("/api/conversations/{id}/turns/{turn}/events", get(events))
+        .route("/api/conversations/{id}/turns/{turn}/cancel", post(cancel))
+        .route(
+            "/api/conversations/{id}/turns/{turn}/decision",
+            post(decide),
+        )
+        .route("/api/conversations/{id}/turns/{turn}/answer", post(answer))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SentMessage {
+    text: String,
+    /// Overrides the agent's effort for this message (rule E1).
+    #[serde(default)]
+    effort: Option<Effort>,
+}
+
+#[derive(Debug, Serialize)]
+struct Sent {
+    turn: u32,
+}
+
+async fn send(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Json(message): Json<SentMessage>,
+) -> Result<(StatusCode, Json<Sent>), ApiError> {
+    let caller = state.caller(&headers)?;
+    let conversation = state.conversation(&caller, &id)?;
+    if message.text.trim().is_empty() {
+        return Err(ApiError(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "the message is empty; write something before sending".into(),
+        ));
+    }
+    let setup = state.setup(&caller, &conversation, message.effort);
+    let mut transcript = state
+        .turns
+        .storage()
+        .load_transcript(&caller.organisation, &conversation.id)?;
+    open_turn(
+        &mut transcript,
+        NewMessage {
+            text: message.text,
+            attachments: Vec::new(),
+        },
+        setup.effort,
+        setup.model.capabilities(),
+    )
+    .map_err(|e| ApiError(StatusCode::CONFLICT, e.to_string()))?;
+    let opened = transcript.turns.pop().expect("open_turn appended the turn");
+    let turn = NewTurn {
+        kind: opened.kind,
+        effort: opened.effort,
+        trace: opened.trace,
+        message: opened
+            .messages
+            .into_iter()
+            .next()
+            .expect("the user's message"),
+    };
+    let index = state.turns.start(&conversation.id, turn, setup)?;
+    Ok((StatusCode::ACCEPTED, Json(Sent { turn: index })))
+}
+
+async fn events(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, turn)): Path<(String, u32)>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let caller = state.caller(&headers)?;
+    let conversation = state.conversation(&caller, &id)?;
+    let log = state.turns.log(&conversation.id, turn).ok_or_else(|| {
+        ApiError(
+            StatusCode::NOT_FOUND,
+            format!(
+                "conversation `{id}` has no streamed turn {turn} here; read the conversation instead"
+            ),
+        )
+    })?;
+    let seen = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let stream = log.read_from(seen).map(|(id, event)| {
+        let data = serde_json::to_string(&event).unwrap_or_default();
+        Ok(Event::default()
+            .id(id.to_string())
+            .event(event.name())
+            .data(data))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+async fn cancel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, turn)): Path<(String, u32)>,
+) -> Result<StatusCode, ApiError> {
+    let caller = state.caller(&headers)?;
+    let conversation = state.conversation(&caller, &id)?;
+    state
+        .turns
+        .cancel(&caller.organisation, &conversation.id, turn)?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Decision {
+    call_id: String,
+    approve: bool,
+}
+
+async fn decide(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, turn)): Path<(String, u32)>,
+    Json(decision): Json<Decision>,
+) -> Result<StatusCode, ApiError> {
+    let caller = state.caller(&headers)?;
+    let conversation = state.conversation(&caller, &id)?;
+    let setup = resumed_setup(&state, &caller, &conversation, turn)?;
+    state.turns.decide(
+        &conversation.id,
+        turn,
+        &decision.call_id,
+        decision.approve,
+        setup,
+    )?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Answer {
+    text: String,
+}
+
+async fn answer(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, turn)): Path<(String, u32)>,
+    Json(answer): Json<Answer>,
+) -> Result<StatusCode, ApiError> {
+    let caller = state.caller(&headers)?;
+    let conversation = state.conversation(&caller, &id)?;
+    let setup = resumed_setup(&state, &caller, &conversation, turn)?;
+    state
+        .turns
+        .answer(&conversation.id, turn, &answer.text, setup)?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// A resumed turn runs with the effort it recorded (rule E2).
+fn resumed_setup(
+    state: &AppState,
+    caller: &crate::identity::Caller,
+    conversation: &crate::storage::ConversationInfo,
+    turn: u32,
+) -> Result<crate::turn::TurnSetup, ApiError> {
+    let transcript = state
+        .turns
+        .storage()
+        .load_transcript(&caller.organisation, &conversation.id)?;
+    let effort = transcript
+        .turns
+        .get((turn as usize).wrapping_sub(1))
+        .and_then(|t| t.effort);
+    Ok(state.setup(caller, conversation, effort))
+}

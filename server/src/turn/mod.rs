@@ -1,0 +1,314 @@
+//! The turn loop: runs each turn on the [`Storage`] trait, writing blocks as they stream and
+//! publishing them as numbered events.
+//!
+//! Before every model call the prompt is rebuilt with core from the stored transcript (memory
+//! included, rule M1). Tools run through the [`ToolRegistry`]. A call that needs approval, or
+//! that asks the user a question, pauses the turn until the user answers through the API
+//! ([`Turns::decide`], [`Turns::answer`]); a running or paused turn can be cancelled
+//! ([`Turns::cancel`]) and is recorded cut off. A turn that ends is recorded completed, failed or
+//! cut off.
+
+mod live;
+mod run;
+mod writer;
+
+pub use live::LINGER;
+pub use run::MAX_MODEL_CALLS;
+
+use std::sync::Arc;
+
+use portal_core::Role;
+use portal_core::effort::Effort;
+use portal_core::prompt::PromptConfig;
+use portal_core::skills::{CatalogueEntry, Skill};
+use portal_core::{Block, Message, Transcript, TurnStatus};
+
+use crate::events::TurnLog;
+use crate::model::Model;
+use crate::storage::{ConversationId, NewTurn, Storage, StorageError, TurnRef};
+use crate::tools::ToolRegistry;
+
+use live::LiveTurns;
+
+/// What a turn is run with: whose it is, the agent's instructions and model, the skills and the
+/// effort the turn recorded. The host builds one when the turn opens and again when it resumes
+/// (rules E2, S4: the recorded effort and skill ids, visibility re-checked by the host).
+#[derive(Debug, Clone)]
+pub struct TurnSetup {
+    pub org_id: String,
+    /// Layer 2 of the prompt.
+    pub instructions: String,
+    pub model: Arc<dyn Model>,
+    /// Layer 3: the skills the message selected.
+    pub selected_skills: Vec<Skill>,
+    /// Layer 4: the agent's other skills.
+    pub catalogue: Vec<CatalogueEntry>,
+    pub effort: Effort,
+}
+
+/// Why the turn loop refused a request. Each says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error("turn {turn} is {status}; only a paused turn takes an answer or a decision")]
+    NotPaused { turn: u32, status: &'static str },
+    #[error(
+        "turn {turn} is waiting for a decision on call `{call_id}`, not for an answer; approve or decline it"
+    )]
+    AwaitsDecision { turn: u32, call_id: String },
+    #[error(
+        "turn {turn} is waiting for an answer to its question, not for a decision; answer it with text"
+    )]
+    AwaitsAnswer { turn: u32 },
+    #[error("turn {turn} asks for no approval of call `{call_id}`; decide on a call it names")]
+    NoSuchApproval { turn: u32, call_id: String },
+    #[error("turn {turn} has ended ({status}); there is nothing to cancel")]
+    Ended { turn: u32, status: &'static str },
+    #[error("the answer is empty; write something before sending")]
+    EmptyAnswer,
+}
+
+/// Runs turns: opens them, streams them, pauses, resumes and cancels them.
+#[derive(Debug)]
+pub struct Turns {
+    storage: Arc<dyn Storage>,
+    tools: ToolRegistry,
+    prompt: PromptConfig,
+    live: LiveTurns,
+}
+
+impl Turns {
+    pub fn new(storage: Arc<dyn Storage>, tools: ToolRegistry) -> Arc<Self> {
+        Arc::new(Turns {
+            storage,
+            tools,
+            prompt: PromptConfig::default(),
+            live: LiveTurns::default(),
+        })
+    }
+
+    /// The storage turns are written to.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// The tools turns run.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    /// Records `turn` (already checked by the host, e.g. with `portal_core::new_turn`) and
+    /// starts running it. Returns its index.
+    pub fn start(
+        self: &Arc<Self>,
+        conversation: &ConversationId,
+        turn: NewTurn,
+        setup: TurnSetup,
+    ) -> Result<u32, TurnError> {
+        let index = self.storage.open_turn(conversation, turn)?;
+        let at = TurnRef {
+            conversation: conversation.clone(),
+            turn: index,
+        };
+        self.spawn(at, setup, run::Resume::Fresh);
+        Ok(index)
+    }
+
+    /// The event log of a turn this process ran, if it still keeps it.
+    pub fn log(&self, conversation: &ConversationId, turn: u32) -> Option<Arc<TurnLog>> {
+        self.live.log(&TurnRef {
+            conversation: conversation.clone(),
+            turn,
+        })
+    }
+
+    /// Cancels a running or paused turn: it is recorded cut off (memory replays what it wrote,
+    /// rule M10).
+    pub fn cancel(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        turn: u32,
+    ) -> Result<(), TurnError> {
+        let status = self.status(org_id, conversation, turn)?;
+        let at = TurnRef {
+            conversation: conversation.clone(),
+            turn,
+        };
+        match status {
+            TurnStatus::Running if self.live.cancel(&at) => Ok(()),
+            TurnStatus::Running | TurnStatus::Paused => {
+                // Paused, or running in no task of this process: record it cut off here.
+                self.storage
+                    .set_turn_status(conversation, turn, TurnStatus::CutOff)?;
+                self.live
+                    .log_or_new(&at)
+                    .push(portal_core::stream::TurnEvent::TurnEnd {
+                        status: TurnStatus::CutOff,
+                    });
+                self.live.ended(&at);
+                Ok(())
+            }
+            ended => Err(TurnError::Ended {
+                turn,
+                status: status_word(ended),
+            }),
+        }
+    }
+
+    /// Records the user's decision on an approval request of a paused turn. Once every request of
+    /// its last message is decided, the turn resumes: approved calls run, declined ones are
+    /// answered as declined.
+    pub fn decide(
+        self: &Arc<Self>,
+        conversation: &ConversationId,
+        turn: u32,
+        call_id: &str,
+        approve: bool,
+        setup: TurnSetup,
+    ) -> Result<(), TurnError> {
+        let transcript = self.paused(&setup.org_id, conversation, turn)?;
+        let waiting = waiting_for(&transcript, turn);
+        if waiting.question {
+            return Err(TurnError::AwaitsAnswer { turn });
+        }
+        if !waiting.approvals.iter().any(|id| id == call_id) {
+            return Err(TurnError::NoSuchApproval {
+                turn,
+                call_id: call_id.to_string(),
+            });
+        }
+        let at = TurnRef {
+            conversation: conversation.clone(),
+            turn,
+        };
+        let decisions = self.live.decide(&at, call_id, approve);
+        if waiting
+            .approvals
+            .iter()
+            .all(|id| decisions.contains_key(id))
+        {
+            self.live.take_decisions(&at);
+            self.spawn(at, setup, run::Resume::Decided(decisions));
+        }
+        Ok(())
+    }
+
+    /// Answers a paused turn's clarification question: the answer is recorded as the user's
+    /// message in the same turn, and the turn resumes.
+    pub fn answer(
+        self: &Arc<Self>,
+        conversation: &ConversationId,
+        turn: u32,
+        text: &str,
+        setup: TurnSetup,
+    ) -> Result<(), TurnError> {
+        if text.trim().is_empty() {
+            return Err(TurnError::EmptyAnswer);
+        }
+        let transcript = self.paused(&setup.org_id, conversation, turn)?;
+        let waiting = waiting_for(&transcript, turn);
+        if !waiting.question {
+            return Err(TurnError::AwaitsDecision {
+                turn,
+                call_id: waiting.approvals.first().cloned().unwrap_or_default(),
+            });
+        }
+        let at = TurnRef {
+            conversation: conversation.clone(),
+            turn,
+        };
+        self.spawn(at, setup, run::Resume::Answered(text.to_string()));
+        Ok(())
+    }
+
+    fn spawn(self: &Arc<Self>, at: TurnRef, setup: TurnSetup, resume: run::Resume) {
+        let (log, cancel) = self.live.running(&at);
+        tokio::spawn(run::run(Arc::clone(self), at, setup, log, cancel, resume));
+    }
+
+    fn status(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        turn: u32,
+    ) -> Result<TurnStatus, TurnError> {
+        let transcript = self.storage.load_transcript(org_id, conversation)?;
+        transcript
+            .turns
+            .get(turn as usize - 1)
+            .filter(|_| turn > 0)
+            .map(|t| t.status)
+            .ok_or(TurnError::Storage(StorageError::TurnNotFound {
+                conversation: conversation.clone(),
+                turn,
+            }))
+    }
+
+    fn paused(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        turn: u32,
+    ) -> Result<Transcript, TurnError> {
+        let transcript = self.storage.load_transcript(org_id, conversation)?;
+        let status = transcript
+            .turns
+            .get((turn as usize).wrapping_sub(1))
+            .map(|t| t.status)
+            .ok_or(TurnError::Storage(StorageError::TurnNotFound {
+                conversation: conversation.clone(),
+                turn,
+            }))?;
+        if status != TurnStatus::Paused {
+            return Err(TurnError::NotPaused {
+                turn,
+                status: status_word(status),
+            });
+        }
+        Ok(transcript)
+    }
+}
+
+/// What a paused turn waits for: the approvals its last assistant message asks for, and whether
+/// it asked a question.
+#[derive(Debug, Default)]
+struct Waiting {
+    approvals: Vec<String>,
+    question: bool,
+}
+
+fn waiting_for(transcript: &Transcript, turn: u32) -> Waiting {
+    let Some(message) = transcript
+        .turns
+        .get(turn as usize - 1)
+        .and_then(|t| t.messages.iter().rfind(|m| m.role == Role::Assistant))
+    else {
+        return Waiting::default();
+    };
+    last_requests(message)
+}
+
+fn last_requests(message: &Message) -> Waiting {
+    let mut waiting = Waiting::default();
+    for block in &message.blocks {
+        match block {
+            Block::ApprovalRequest { call_id, .. } => waiting.approvals.push(call_id.clone()),
+            Block::ClarificationRequest { .. } => waiting.question = true,
+            _ => {}
+        }
+    }
+    waiting
+}
+
+/// A status as the transcript format names it.
+pub fn status_word(status: TurnStatus) -> &'static str {
+    match status {
+        TurnStatus::Running => "running",
+        TurnStatus::Paused => "paused",
+        TurnStatus::Completed => "completed",
+        TurnStatus::CutOff => "cut off",
+        TurnStatus::Failed => "failed",
+    }
+}

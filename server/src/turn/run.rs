@@ -1,0 +1,395 @@
+//! One run of a turn, from its start or from where it paused, to its end or its next pause.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use portal_core::memory::CompactionHint;
+use portal_core::prompt::{NoPictures, PromptInput, assemble};
+use portal_core::stream::TurnEvent;
+use portal_core::{Block, BlockKind, Role, Transcript, TurnStatus};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::events::TurnLog;
+use crate::model::{BadArguments, ModelError, ModelEvent};
+use crate::storage::{CallPurpose, StorageError, TurnRef, Usage};
+use crate::tools::{Gate, ToolCall, ToolContext, ToolOutput, unknown_tool};
+
+use super::writer::Writer;
+use super::{TurnSetup, Turns};
+
+/// The most model calls one run of a turn makes before it is failed. **Decision:** 16.
+pub const MAX_MODEL_CALLS: usize = 16;
+
+/// Where a run starts.
+#[derive(Debug)]
+pub(super) enum Resume {
+    /// A turn just opened.
+    Fresh,
+    /// A paused turn whose approval requests were all decided (call id → approved).
+    Decided(HashMap<String, bool>),
+    /// A paused turn whose question the user answered with this text.
+    Answered(String),
+}
+
+/// How a run stopped.
+enum Stop {
+    Ended(TurnStatus),
+    Paused,
+}
+
+/// Why a run could not go on.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("the model made {MAX_MODEL_CALLS} calls without answering")]
+    TooManyCalls,
+    #[error("the model stopped without writing an answer")]
+    NoAnswer,
+}
+
+/// Runs the turn until it ends or pauses, then records its status and publishes `turn_end`.
+pub(super) async fn run(
+    turns: Arc<Turns>,
+    at: TurnRef,
+    setup: TurnSetup,
+    log: Arc<TurnLog>,
+    mut cancel: watch::Receiver<bool>,
+    resume: Resume,
+) {
+    let mut writer = Writer::new(
+        Arc::clone(&turns.storage),
+        at.conversation.clone(),
+        at.turn,
+        Arc::clone(&log),
+    );
+    let stop = tokio::select! {
+        stop = drive(&turns, &at, &setup, &mut writer, resume) => stop,
+        _ = cancelled(&mut cancel) => Ok(Stop::Ended(TurnStatus::CutOff)),
+    };
+    writer.close();
+    let stop = stop.unwrap_or_else(|error| {
+        tracing::warn!(
+            "turn {} of conversation {} failed: {error}",
+            at.turn,
+            at.conversation
+        );
+        Stop::Ended(TurnStatus::Failed)
+    });
+    let status = match stop {
+        Stop::Paused => TurnStatus::Paused,
+        Stop::Ended(status) => status,
+    };
+    if let Err(error) = turns
+        .storage
+        .set_turn_status(&at.conversation, at.turn, status)
+    {
+        tracing::error!(
+            "turn {} of conversation {} could not be recorded {status:?}: {error}",
+            at.turn,
+            at.conversation
+        );
+    }
+    log.push(TurnEvent::TurnEnd { status });
+    match stop {
+        Stop::Paused => turns.live.paused(&at),
+        Stop::Ended(_) => turns.live.ended(&at),
+    }
+}
+
+/// Resolves once the turn is told to stop.
+async fn cancelled(cancel: &mut watch::Receiver<bool>) {
+    if cancel.wait_for(|stop| *stop).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+async fn drive(
+    turns: &Turns,
+    at: &TurnRef,
+    setup: &TurnSetup,
+    writer: &mut Writer,
+    resume: Resume,
+) -> Result<Stop, RunError> {
+    let storage = &turns.storage;
+    match resume {
+        Resume::Fresh => {}
+        Resume::Decided(decisions) => {
+            storage.set_turn_status(&at.conversation, at.turn, TurnStatus::Running)?;
+            let transcript = storage.load_transcript(&setup.org_id, &at.conversation)?;
+            run_decided(turns, at, setup, writer, transcript, &decisions).await?;
+        }
+        Resume::Answered(text) => {
+            storage.set_turn_status(&at.conversation, at.turn, TurnStatus::Running)?;
+            writer.message(Role::User)?;
+            writer.whole(&Block::text(text))?;
+        }
+    }
+    for _ in 0..MAX_MODEL_CALLS {
+        let transcript = Arc::new(storage.load_transcript(&setup.org_id, &at.conversation)?);
+        let agent_tools = turns.tools.agent_tools();
+        let assembled = assemble(
+            &PromptInput {
+                transcript: &transcript,
+                compaction_hint: CompactionHint::Search,
+                model: setup.model.capabilities(),
+                instructions: &setup.instructions,
+                selected_skills: &setup.selected_skills,
+                catalogue: &setup.catalogue,
+                agent_tools: &agent_tools,
+                effort: setup.effort,
+            },
+            &turns.prompt,
+        );
+        writer.next_message();
+        let mut answer = setup.model.stream(&assembled.prompt, &NoPictures);
+        let mut taken = call_ids(&transcript);
+        let mut calls: Vec<(String, String, Result<Value, BadArguments>)> = Vec::new();
+        while let Some(event) = answer.next().await {
+            match event? {
+                ModelEvent::ThinkingDelta(text) => writer.delta(BlockKind::Thinking, &text)?,
+                ModelEvent::TextDelta(text) => writer.delta(BlockKind::Text, &text)?,
+                ModelEvent::ToolCallStart { .. } | ModelEvent::ToolCallArgumentsDelta { .. } => {}
+                ModelEvent::ToolCallEnd {
+                    index,
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    let id = id.filter(|id| !taken.contains(id)).unwrap_or_else(|| {
+                        own_call_id(at.turn, &transcript, calls.len(), index, &taken)
+                    });
+                    taken.insert(id.clone());
+                    calls.push((id, name, arguments));
+                }
+                ModelEvent::Usage {
+                    input_tokens,
+                    output_tokens,
+                } => storage.record_usage(
+                    &at.conversation,
+                    at.turn,
+                    &Usage {
+                        purpose: CallPurpose::Turn,
+                        model: setup.model.capabilities().id.clone(),
+                        input_tokens,
+                        output_tokens,
+                    },
+                )?,
+                ModelEvent::Finished { .. } => break,
+            }
+        }
+        writer.close();
+        if calls.is_empty() {
+            return if ends_on_text(
+                storage.load_transcript(&setup.org_id, &at.conversation)?,
+                at.turn,
+            ) {
+                Ok(Stop::Ended(TurnStatus::Completed))
+            } else {
+                Err(RunError::NoAnswer)
+            };
+        }
+        // Record the calls, each gated by its tool: run, ask for approval, or ask a question.
+        let mut question = false;
+        let mut approvals = false;
+        let mut recorded: Vec<(String, String, Result<Value, BadArguments>)> = Vec::new();
+        for (id, name, arguments) in calls {
+            let gate = match (&arguments, turns.tools.get(&name)) {
+                (Ok(arguments), Some(tool)) => tool.gate(&ToolCall {
+                    id: &id,
+                    name: &name,
+                    arguments,
+                }),
+                _ => Gate::Run,
+            };
+            match gate {
+                Gate::Clarification { question: text } => {
+                    writer.whole(&Block::ClarificationRequest {
+                        id: id.clone(),
+                        question: text,
+                    })?;
+                    question = true;
+                }
+                gate => {
+                    let input = arguments
+                        .as_ref()
+                        .map_or_else(|bad| Value::String(bad.raw.clone()), Value::clone);
+                    writer.whole(&Block::ToolUse {
+                        id: id.clone(),
+                        name: name.clone(),
+                        input,
+                    })?;
+                    if let Gate::Approval { summary } = gate {
+                        writer.whole(&Block::ApprovalRequest {
+                            call_id: id.clone(),
+                            summary,
+                        })?;
+                        approvals = true;
+                    }
+                    recorded.push((id, name, arguments));
+                }
+            }
+        }
+        if question {
+            if !recorded.is_empty() {
+                writer.message(Role::Tool)?;
+                for (id, _, _) in &recorded {
+                    writer.whole(&Block::ToolResult {
+                        call_id: id.clone(),
+                        content: "Not run: the assistant asked the user a question first; call \
+                                  it again once they have answered."
+                            .into(),
+                        is_error: true,
+                    })?;
+                }
+            }
+            return Ok(Stop::Paused);
+        }
+        if approvals {
+            return Ok(Stop::Paused);
+        }
+        let context = context(turns, at, setup, transcript);
+        writer.message(Role::Tool)?;
+        for (id, name, arguments) in recorded {
+            let output = run_tool(turns, &context, &id, &name, &arguments).await;
+            writer.whole(&result(id, output))?;
+        }
+    }
+    Err(RunError::TooManyCalls)
+}
+
+/// Runs the calls of a paused turn's last assistant message once every approval is decided.
+async fn run_decided(
+    turns: &Turns,
+    at: &TurnRef,
+    setup: &TurnSetup,
+    writer: &mut Writer,
+    transcript: Transcript,
+    decisions: &HashMap<String, bool>,
+) -> Result<(), RunError> {
+    let calls: Vec<(String, String, Value)> = transcript
+        .turns
+        .get(at.turn as usize - 1)
+        .and_then(|t| t.messages.iter().rfind(|m| m.role == Role::Assistant))
+        .map(|m| {
+            m.blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::ToolUse { id, name, input } => {
+                        Some((id.clone(), name.clone(), input.clone()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let context = context(turns, at, setup, Arc::new(transcript));
+    writer.message(Role::Tool)?;
+    for (id, name, input) in calls {
+        let output = match decisions.get(&id) {
+            Some(false) => ToolOutput::error(
+                "Not run: the user declined this call. Do not call it again unless they ask.",
+            ),
+            _ => run_tool(turns, &context, &id, &name, &Ok(input)).await,
+        };
+        writer.whole(&result(id, output))?;
+    }
+    Ok(())
+}
+
+async fn run_tool(
+    turns: &Turns,
+    context: &ToolContext,
+    id: &str,
+    name: &str,
+    arguments: &Result<Value, BadArguments>,
+) -> ToolOutput {
+    let arguments = match arguments {
+        Ok(arguments) => arguments,
+        Err(bad) => return ToolOutput::error(bad.to_string()),
+    };
+    match turns.tools.get(name) {
+        Some(tool) => {
+            tool.run(
+                ToolCall {
+                    id,
+                    name,
+                    arguments,
+                },
+                context,
+            )
+            .await
+        }
+        None => unknown_tool(name),
+    }
+}
+
+fn context(
+    turns: &Turns,
+    at: &TurnRef,
+    setup: &TurnSetup,
+    transcript: Arc<Transcript>,
+) -> ToolContext {
+    ToolContext {
+        storage: Arc::clone(&turns.storage),
+        org_id: setup.org_id.clone(),
+        conversation: at.conversation.clone(),
+        transcript,
+    }
+}
+
+fn result(call_id: String, output: ToolOutput) -> Block {
+    Block::ToolResult {
+        call_id,
+        content: output.content,
+        is_error: output.is_error,
+    }
+}
+
+fn call_ids(transcript: &Transcript) -> HashSet<String> {
+    transcript
+        .turns
+        .iter()
+        .flat_map(|t| &t.messages)
+        .flat_map(|m| &m.blocks)
+        .filter_map(|b| match b {
+            Block::ToolUse { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A call id for a call the provider gave none (or a taken one): unique in the conversation.
+fn own_call_id(
+    turn: u32,
+    transcript: &Transcript,
+    position: usize,
+    index: u32,
+    taken: &HashSet<String>,
+) -> String {
+    let messages = transcript
+        .turns
+        .get(turn as usize - 1)
+        .map_or(0, |t| t.messages.len());
+    let mut id = format!("call_{turn}_{messages}_{index}");
+    let mut extra = position;
+    while taken.contains(&id) {
+        extra += 1;
+        id = format!("call_{turn}_{messages}_{index}_{extra}");
+    }
+    id
+}
+
+fn ends_on_text(transcript: Transcript, turn: u32) -> bool {
+    transcript
+        .turns
+        .get(turn as usize - 1)
+        .and_then(|t| t.messages.last())
+        .is_some_and(|m| {
+            m.role == Role::Assistant && matches!(m.blocks.last(), Some(Block::Text { .. }))
+        })
+}

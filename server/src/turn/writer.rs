@@ -1,0 +1,150 @@
+//! Writes a turn's blocks to storage as they stream and publishes each piece after it is
+//! written, so the stream never shows what the store does not hold.
+
+use std::sync::Arc;
+
+use portal_core::stream::{CallHeader, TurnEvent};
+use portal_core::{Block, BlockKind, Role};
+
+use crate::events::TurnLog;
+use crate::storage::{ConversationId, Storage, StorageError};
+
+/// The open message of a turn and its open streamed block.
+#[derive(Debug)]
+pub(super) struct Writer {
+    storage: Arc<dyn Storage>,
+    conversation: ConversationId,
+    turn: u32,
+    log: Arc<TurnLog>,
+    message: Option<usize>,
+    open: Option<(usize, BlockKind)>,
+}
+
+impl Writer {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        conversation: ConversationId,
+        turn: u32,
+        log: Arc<TurnLog>,
+    ) -> Self {
+        Writer {
+            storage,
+            conversation,
+            turn,
+            log,
+            message: None,
+            open: None,
+        }
+    }
+
+    /// Starts a message with `role`.
+    pub fn message(&mut self, role: Role) -> Result<usize, StorageError> {
+        self.close();
+        let message = self
+            .storage
+            .append_message(&self.conversation, self.turn, role)?;
+        self.message = Some(message);
+        self.log.push(TurnEvent::MessageStart { message, role });
+        Ok(message)
+    }
+
+    /// Streams text into the open block of `kind`, opening one when the open block is of another
+    /// kind.
+    pub fn delta(&mut self, kind: BlockKind, text: &str) -> Result<(), StorageError> {
+        let message = self.current()?;
+        let block = match self.open {
+            Some((block, open)) if open == kind => block,
+            _ => {
+                self.close();
+                let empty = match kind {
+                    BlockKind::Thinking => Block::Thinking {
+                        text: String::new(),
+                    },
+                    _ => Block::text(""),
+                };
+                let block =
+                    self.storage
+                        .append_block(&self.conversation, self.turn, message, &empty)?;
+                self.log.push(TurnEvent::BlockStart {
+                    message,
+                    block,
+                    kind,
+                    call: None,
+                });
+                self.open = Some((block, kind));
+                block
+            }
+        };
+        self.storage
+            .append_block_text(&self.conversation, self.turn, message, block, text)?;
+        self.log.push(TurnEvent::Delta {
+            message,
+            block,
+            text: text.to_string(),
+        });
+        Ok(())
+    }
+
+    /// Writes a whole block: a call, a result, a request. Its text (a result's content, a
+    /// request's question or summary) is published as one delta.
+    pub fn whole(&mut self, block: &Block) -> Result<usize, StorageError> {
+        self.close();
+        let message = self.current()?;
+        let position = self
+            .storage
+            .append_block(&self.conversation, self.turn, message, block)?;
+        let (call, text) = match block {
+            Block::ToolUse { id, name, input } => (
+                Some(CallHeader {
+                    id: id.clone(),
+                    name: name.clone(),
+                }),
+                Some(input.to_string()),
+            ),
+            Block::ToolResult { content, .. } => (None, Some(content.clone())),
+            Block::ClarificationRequest { question, .. } => (None, Some(question.clone())),
+            Block::ApprovalRequest { summary, .. } => (None, Some(summary.clone())),
+            Block::Thinking { text } | Block::Text { text } => (None, Some(text.clone())),
+            Block::Compaction { .. } => (None, None),
+        };
+        self.log.push(TurnEvent::BlockStart {
+            message,
+            block: position,
+            kind: block.kind(),
+            call,
+        });
+        if let Some(text) = text.filter(|t| !t.is_empty()) {
+            self.log.push(TurnEvent::Delta {
+                message,
+                block: position,
+                text,
+            });
+        }
+        self.log.push(TurnEvent::BlockEnd {
+            message,
+            block: position,
+        });
+        Ok(position)
+    }
+
+    /// Leaves the current message: the next block opens a new assistant message (only once it
+    /// has a block, so no empty message is ever announced).
+    pub fn next_message(&mut self) {
+        self.close();
+        self.message = None;
+    }
+
+    /// Ends the open streamed block, if any.
+    pub fn close(&mut self) {
+        if let (Some((block, _)), Some(message)) = (self.open.take(), self.message) {
+            self.log.push(TurnEvent::BlockEnd { message, block });
+        }
+    }
+
+    fn current(&mut self) -> Result<usize, StorageError> {
+        match self.message {
+            Some(message) => Ok(message),
+            None => self.message(Role::Assistant),
+        }
+    }
+}

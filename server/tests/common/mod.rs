@@ -1,0 +1,186 @@
+//! A real server for the integration tests: SQLite in a temporary folder, HTTP on a loopback
+//! port picked by the system, and a reader for its server-sent events.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use futures_util::StreamExt;
+use portal_core::Transcript;
+use portal_core::stream::TurnEvent;
+
+pub struct Server {
+    pub base: String,
+    pub client: reqwest::Client,
+}
+
+/// Serves in this process with the demo model at `pace`, its data in `data`.
+pub async fn start(data: &Path, pace: f64) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("loopback port");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let config = portal_server::Config {
+        dist: data.join("no-dist"),
+        data: data.to_path_buf(),
+        demo_pace: pace,
+        models: None,
+        identity: None,
+    };
+    tokio::spawn(async move {
+        if let Err(error) = portal_server::serve(listener, config).await {
+            panic!("server failed: {error:#}");
+        }
+    });
+    Server::at(base)
+}
+
+impl Server {
+    pub fn at(base: String) -> Server {
+        Server {
+            base,
+            client: reqwest::Client::new(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn conversation(&self) -> String {
+        let created: serde_json::Value = self
+            .client
+            .post(self.url("/api/conversations"))
+            .send()
+            .await
+            .expect("created")
+            .json()
+            .await
+            .expect("json");
+        created["id"].as_str().expect("id").to_string()
+    }
+
+    pub async fn send(&self, id: &str, text: &str) -> u32 {
+        let response = self
+            .client
+            .post(self.url(&format!("/api/conversations/{id}/messages")))
+            .json(&serde_json::json!({ "text": text }))
+            .send()
+            .await
+            .expect("sent");
+        assert_eq!(response.status(), 202, "message accepted");
+        let sent: serde_json::Value = response.json().await.expect("json");
+        sent["turn"].as_u64().expect("turn") as u32
+    }
+
+    /// Posts `body` to a turn's `action` and returns the status.
+    pub async fn act(&self, id: &str, turn: u32, action: &str, body: serde_json::Value) -> u16 {
+        self.client
+            .post(self.url(&format!("/api/conversations/{id}/turns/{turn}/{action}")))
+            .json(&body)
+            .send()
+            .await
+            .expect("answered")
+            .status()
+            .as_u16()
+    }
+
+    pub async fn transcript(&self, id: &str) -> Transcript {
+        self.client
+            .get(self.url(&format!("/api/conversations/{id}")))
+            .send()
+            .await
+            .expect("read")
+            .json()
+            .await
+            .expect("transcript")
+    }
+
+    /// Opens the turn's event stream after `last_id`.
+    pub async fn stream(&self, id: &str, turn: u32, last_id: Option<usize>) -> Events {
+        let mut request = self
+            .client
+            .get(self.url(&format!("/api/conversations/{id}/turns/{turn}/events")));
+        if let Some(last) = last_id {
+            request = request.header("Last-Event-ID", last.to_string());
+        }
+        let response = request.send().await.expect("stream");
+        assert_eq!(response.status(), 200, "stream opened");
+        Events {
+            body: Box::pin(response.bytes_stream()),
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Reads the turn's events to the end of the stream, after `last_id`.
+    pub async fn events(
+        &self,
+        id: &str,
+        turn: u32,
+        last_id: Option<usize>,
+    ) -> Vec<(usize, TurnEvent)> {
+        let mut events = self.stream(id, turn, last_id).await;
+        let mut all = Vec::new();
+        while let Some(event) = events.next().await {
+            all.push(event);
+        }
+        all
+    }
+}
+
+type Body =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
+
+/// A turn's server-sent events, read one at a time as they arrive.
+pub struct Events {
+    body: Body,
+    buffer: Vec<u8>,
+}
+
+impl Events {
+    /// The next event, or `None` when the stream ends.
+    pub async fn next(&mut self) -> Option<(usize, TurnEvent)> {
+        loop {
+            if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
+                let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
+                let frame = String::from_utf8(frame).expect("utf-8 frames");
+                if !frame.contains("data:") {
+                    continue;
+                }
+                return Some(parse(&frame));
+            }
+            let chunk = self.body.next().await?.expect("stream chunk");
+            self.buffer.extend_from_slice(&chunk);
+        }
+    }
+}
+
+fn parse(frame: &str) -> (usize, TurnEvent) {
+    let field = |name: &str| {
+        frame
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("{name} in {frame}"))
+            .to_string()
+    };
+    let id = field("id:").parse().expect("numeric id");
+    let event: TurnEvent = serde_json::from_str(&field("data:")).expect("event json");
+    assert_eq!(field("event:"), event.name());
+    (id, event)
+}
+
+/// The text of every delta for blocks of `message`, in order.
+pub fn streamed_text(events: &[(usize, TurnEvent)], message: usize, block: usize) -> String {
+    events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TurnEvent::Delta {
+                message: m,
+                block: b,
+                text,
+            } if *m == message && *b == block => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
