@@ -65,14 +65,8 @@ impl DemoModel {
         let mut random = Lcg::new(seed(&message));
         let topic = topic(&message);
         let offered = |name: &str| prompt.tools.iter().any(|t| t.name == name);
-        let answers: Vec<&Answer> = prompt
-            .entries
-            .iter()
-            .filter(|e| e.layer == Layer::NewMessage)
-            .flat_map(Entry::answers)
-            .collect();
         let mut script = Vec::new();
-        let finish = if let Some(answer) = answers.last() {
+        let finish = if let Some(answer) = latest_reply(prompt) {
             thinking(
                 &mut script,
                 &mut random,
@@ -85,7 +79,7 @@ impl DemoModel {
                     }
                 ),
             );
-            let answer = answer_text(&topic, answer, &mut random);
+            let answer = answer_text(&topic, &answer, &mut random);
             text(&mut script, &mut random, &answer, true);
             FinishReason::Stop
         } else {
@@ -190,6 +184,49 @@ impl Model for DemoModel {
     }
 }
 
+/// What answered the demo last in the turn in progress: a tool's answer, or the user's answer to
+/// its question (a user entry after the first), as an answer.
+fn latest_reply(prompt: &Prompt) -> Option<Answer> {
+    let live = prompt
+        .entries
+        .iter()
+        .filter(|e| e.layer == Layer::NewMessage);
+    let mut users = 0;
+    let mut reply = None;
+    for entry in live {
+        match entry.role {
+            Role::User => {
+                users += 1;
+                if users > 1 {
+                    reply = Some(Answer {
+                        call_id: "the user".into(),
+                        content: format!("you said “{}”", entry_text(entry)),
+                        is_error: false,
+                    });
+                }
+            }
+            _ => {
+                if let Some(answer) = entry.answers().last() {
+                    reply = Some(answer.clone());
+                }
+            }
+        }
+    }
+    reply
+}
+
+fn entry_text(entry: &Entry) -> String {
+    entry
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The text of the turn's user message: the first user entry of the new-message layer, or the
 /// last user entry when there is none.
 fn latest_user_text(prompt: &Prompt) -> String {
@@ -198,18 +235,7 @@ fn latest_user_text(prompt: &Prompt) -> String {
         .iter()
         .find(|e| e.layer == Layer::NewMessage && e.role == Role::User)
         .or_else(|| prompt.entries.iter().rfind(|e| e.role == Role::User));
-    user.map(|entry| {
-        entry
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    })
-    .unwrap_or_default()
+    user.map(entry_text).unwrap_or_default()
 }
 
 fn replays_summary(prompt: &Prompt) -> bool {
