@@ -55,12 +55,21 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
         .models
         .clone()
         .unwrap_or_else(|| model::ModelRegistry::demo_only(config.demo_pace));
-    let turns = turn::Turns::new(Arc::new(storage), tools::ToolRegistry::standard());
-    let identity = config
-        .identity
-        .clone()
-        .unwrap_or_else(identity::Identity::local);
-    let state = api::AppState::new(turns, models, identity);
+    let identity = Arc::new(
+        config
+            .identity
+            .clone()
+            .unwrap_or_else(identity::Identity::local),
+    );
+    let skills = Arc::new(skills::SkillLibrary::load(&identity)?);
+    let mut tools = tools::ToolRegistry::standard();
+    attachments::register(&mut tools, attachments::DocumentToolConfig::default());
+    tools.register(Arc::new(skills::LoadSkill {
+        identity: Arc::clone(&identity),
+        library: Arc::clone(&skills),
+    }));
+    let turns = turn::Turns::new(Arc::new(storage), tools);
+    let state = api::AppState::new(turns, models, identity, skills);
     let app = api::router(state, &config.dist);
     axum::serve(listener, app)
         .with_graceful_shutdown(async {

@@ -2,8 +2,11 @@
 //! path. Each resource module has a `router()`; [`router`] merges them, so a new resource is a
 //! new file and one line here.
 
+mod agents;
+mod attachments;
 mod conversations;
 mod info;
+mod skills;
 mod turns;
 
 use std::path::Path;
@@ -11,13 +14,18 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
+use axum::extract::FromRef;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use portal_core::TraceEntry;
 use portal_core::effort::{Effort, winning_effort};
+use portal_core::skills::SkillError;
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::identity::{Caller, Identity};
+use crate::attachments::UploadConfig;
+use crate::identity::{Agent, Caller, Identity};
 use crate::model::ModelRegistry;
+use crate::skills::{SkillLibrary, TurnSkills};
 use crate::storage::{ConversationId, ConversationInfo, StorageError};
 use crate::turn::{TurnError, TurnSetup, Turns};
 
@@ -27,15 +35,38 @@ pub struct AppState {
     pub turns: Arc<Turns>,
     pub models: ModelRegistry,
     pub identity: Arc<Identity>,
+    /// Every organisation's skills (docs/identity.md).
+    pub skills: Arc<SkillLibrary>,
+    /// The limits uploads are checked against.
+    pub uploads: UploadConfig,
+}
+
+impl FromRef<AppState> for Arc<Identity> {
+    fn from_ref(state: &AppState) -> Self {
+        Arc::clone(&state.identity)
+    }
 }
 
 impl AppState {
-    pub fn new(turns: Arc<Turns>, models: ModelRegistry, identity: Identity) -> Self {
+    pub fn new(
+        turns: Arc<Turns>,
+        models: ModelRegistry,
+        identity: Arc<Identity>,
+        skills: Arc<SkillLibrary>,
+    ) -> Self {
         AppState {
             turns,
             models,
-            identity: Arc::new(identity),
+            identity,
+            skills,
+            uploads: UploadConfig::default(),
         }
+    }
+
+    /// The agent of the caller's `conversation`: its agent when the organisation still has it,
+    /// else none (the turn then runs on the defaults).
+    pub fn agent(&self, caller: &Caller, conversation: &ConversationInfo) -> Option<&Agent> {
+        self.identity.agent(caller, &conversation.agent_id)
     }
 
     /// Who sends the request: the local user in local mode, else the user of its bearer token.
@@ -57,17 +88,17 @@ impl AppState {
             .map_err(ApiError::from)
     }
 
-    /// How a turn of `conversation` runs: its agent's instructions and model, and the effort
-    /// that wins (rule E1), or the one the turn recorded when it resumes (rule E2).
-    ///
-    /// Skills are left empty here; the skill catalogue and `/slug` selection plug in here.
+    /// How a turn of `conversation` runs: its agent's instructions and model, the effort that
+    /// wins (rule E1), or the one the turn recorded when it resumes (rule E2), and its skills
+    /// (from [`AppState::message_skills`] or [`AppState::resumed_skills`]).
     pub fn setup(
         &self,
         caller: &Caller,
         conversation: &ConversationInfo,
         effort: Option<Effort>,
+        skills: TurnSkills,
     ) -> TurnSetup {
-        let agent = self.identity.agent(caller, &conversation.agent_id);
+        let agent = self.agent(caller, conversation);
         let model = agent
             .and_then(|a| self.models.get(&a.model))
             .unwrap_or_else(|| self.models.default_model());
@@ -75,9 +106,47 @@ impl AppState {
             org_id: caller.organisation.clone(),
             instructions: agent.map(|a| a.instructions.clone()).unwrap_or_default(),
             model: Arc::clone(model),
-            selected_skills: Vec::new(),
-            catalogue: Vec::new(),
+            selected_skills: skills.selected,
+            catalogue: skills.catalogue,
             effort: winning_effort(agent.map_or(Effort::Medium, |a| a.effort), effort),
+        }
+    }
+
+    /// The skills a new message selects and the catalogue beside them (rules S1–S6). An error
+    /// refuses the message before anything is recorded.
+    pub fn message_skills(
+        &self,
+        caller: &Caller,
+        conversation: &ConversationInfo,
+        text: &str,
+    ) -> Result<TurnSkills, ApiError> {
+        let fallback = self.unbound_agent(caller, conversation);
+        let agent = self.agent(caller, conversation).unwrap_or(&fallback);
+        Ok(self.skills.for_message(caller, agent, text)?)
+    }
+
+    /// The skills a resumed turn selected, checked again (rule S4).
+    pub fn resumed_skills(
+        &self,
+        caller: &Caller,
+        conversation: &ConversationInfo,
+        trace: &[TraceEntry],
+    ) -> Result<TurnSkills, ApiError> {
+        let fallback = self.unbound_agent(caller, conversation);
+        let agent = self.agent(caller, conversation).unwrap_or(&fallback);
+        Ok(self.skills.for_resumed_turn(caller, agent, trace)?)
+    }
+
+    /// The agent a conversation runs on when its organisation no longer has it: no skills bound.
+    fn unbound_agent(&self, caller: &Caller, conversation: &ConversationInfo) -> Agent {
+        Agent {
+            id: conversation.agent_id.clone(),
+            organisation: caller.organisation.clone(),
+            name: conversation.agent_id.clone(),
+            instructions: String::new(),
+            model: crate::identity::DEFAULT_MODEL.to_string(),
+            effort: Effort::Medium,
+            skills: Vec::new(),
         }
     }
 }
@@ -87,6 +156,9 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     let app = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     Router::new()
         .merge(info::router())
+        .merge(agents::router())
+        .merge(skills::router())
+        .merge(attachments::router(&state.uploads))
         .merge(conversations::router())
         .merge(turns::router())
         .fallback_service(app)
@@ -127,6 +199,18 @@ impl From<StorageError> for ApiError {
             _ => {
                 tracing::error!("storage failed: {error}");
                 StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        ApiError(status, error.to_string())
+    }
+}
+
+impl From<SkillError> for ApiError {
+    fn from(error: SkillError) -> Self {
+        let status = match error {
+            SkillError::ResumeRejected { .. } => StatusCode::CONFLICT,
+            SkillError::Unavailable { .. } | SkillError::BadArguments => {
+                StatusCode::UNPROCESSABLE_ENTITY
             }
         };
         ApiError(status, error.to_string())

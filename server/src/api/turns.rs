@@ -12,7 +12,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::{Stream, StreamExt};
 use portal_core::effort::Effort;
-use portal_core::new_turn::{NewMessage, open_turn};
+use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
 use serde::{Deserialize, Serialize};
 
 use crate::storage::NewTurn;
@@ -38,6 +38,9 @@ struct SentMessage {
     /// Overrides the agent's effort for this message (rule E1).
     #[serde(default)]
     effort: Option<Effort>,
+    /// Ids of attachments uploaded with `POST /api/attachments`.
+    #[serde(default)]
+    attachments: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,7 +62,13 @@ async fn send(
             "the message is empty; write something before sending".into(),
         ));
     }
-    let setup = state.setup(&caller, &conversation, message.effort);
+    let skills = state.message_skills(&caller, &conversation, &message.text)?;
+    let trace = skills.trace.clone();
+    let setup = state.setup(&caller, &conversation, message.effort, skills);
+    let mut attachments = Vec::new();
+    for id in &message.attachments {
+        attachments.push(state.turns.storage().attachment(&caller.organisation, id)?);
+    }
     let mut transcript = state
         .turns
         .storage()
@@ -68,17 +77,23 @@ async fn send(
         &mut transcript,
         NewMessage {
             text: message.text,
-            attachments: Vec::new(),
+            attachments,
         },
         setup.effort,
         setup.model.capabilities(),
     )
-    .map_err(|e| ApiError(StatusCode::CONFLICT, e.to_string()))?;
+    .map_err(|e| {
+        let status = match e {
+            NewTurnError::Attachment(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            _ => StatusCode::CONFLICT,
+        };
+        ApiError(status, e.to_string())
+    })?;
     let opened = transcript.turns.pop().expect("open_turn appended the turn");
     let turn = NewTurn {
         kind: opened.kind,
         effort: opened.effort,
-        trace: opened.trace,
+        trace: opened.trace.into_iter().chain(trace).collect(),
         message: opened
             .messages
             .into_iter()
@@ -179,7 +194,8 @@ async fn answer(
     Ok(StatusCode::ACCEPTED)
 }
 
-/// A resumed turn runs with the effort it recorded (rule E2).
+/// A resumed turn runs with the effort it recorded (rule E2) and the skills it selected, checked
+/// again (rule S4).
 fn resumed_setup(
     state: &AppState,
     caller: &crate::identity::Caller,
@@ -190,9 +206,9 @@ fn resumed_setup(
         .turns
         .storage()
         .load_transcript(&caller.organisation, &conversation.id)?;
-    let effort = transcript
-        .turns
-        .get((turn as usize).wrapping_sub(1))
-        .and_then(|t| t.effort);
-    Ok(state.setup(caller, conversation, effort))
+    let resumed = transcript.turns.get((turn as usize).wrapping_sub(1));
+    let effort = resumed.and_then(|t| t.effort);
+    let trace = resumed.map(|t| t.trace.as_slice()).unwrap_or_default();
+    let skills = state.resumed_skills(caller, conversation, trace)?;
+    Ok(state.setup(caller, conversation, effort, skills))
 }
