@@ -1,5 +1,7 @@
 //! Calls to the Portal server's JSON API.
 
+use portal_core::effort::Effort;
+use portal_core::skills::CatalogueEntry;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::{JsCast, JsValue};
@@ -46,9 +48,19 @@ pub async fn transcript(conversation: &str) -> Result<portal_core::Transcript, S
     call("GET", &format!("/api/conversations/{conversation}"), None).await
 }
 
-/// Sends the user's message; returns the number of the turn it opened.
-pub async fn send_message(conversation: &str, text: &str) -> Result<u32, String> {
-    let body = serde_json::json!({ "text": text }).to_string();
+/// The skills the user can select with `/slug`, for the composer's completion.
+pub async fn skills() -> Result<Vec<CatalogueEntry>, String> {
+    call("GET", "/api/skills", None).await
+}
+
+/// Sends the user's message, with the effort it asks for (`None`: the agent's); returns the
+/// number of the turn it opened.
+pub async fn send_message(
+    conversation: &str,
+    text: &str,
+    effort: Option<Effort>,
+) -> Result<u32, String> {
+    let body = serde_json::json!({ "text": text, "effort": effort }).to_string();
     let sent: Sent = call(
         "POST",
         &format!("/api/conversations/{conversation}/messages"),

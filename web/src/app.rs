@@ -8,11 +8,13 @@ use portal_core::compaction::{
     divider,
 };
 use portal_core::display::{Drawn, drawn_as, has_answer};
+use portal_core::effort::Effort;
 use portal_core::stream::TurnEvent;
 use portal_core::tokens::EstimateCounter;
 use portal_core::{Block, BlockKind, Role, Transcript, TurnStatus};
 
 use crate::compaction::{CompactPill, Meter, Summarised, Summarising, now_ms};
+use crate::composer::Composer;
 use crate::live::{LiveText, draw_plain};
 use crate::{api, stream};
 
@@ -23,8 +25,9 @@ struct TurnView {
     user_text: RwSignal<String>,
     blocks: RwSignal<Vec<BlockView>>,
     status: RwSignal<TurnStatus>,
-    /// The answer's text once it has settled, for the screen reader's single announcement (R14).
-    announced: RwSignal<Option<String>>,
+    /// Whether the turn streamed in this page, so that the screen reader hears its answer once
+    /// it settles (R14); a reloaded turn is not announced.
+    announces: bool,
     /// Where each drawn block sits in the turn's messages, as the stream numbers them.
     positions: StoredValue<Vec<(usize, usize)>>,
 }
@@ -36,6 +39,8 @@ struct BlockView {
     body: StoredValue<web_sys::Element, LocalStorage>,
     live: StoredValue<Option<LiveText>, LocalStorage>,
     settled: RwSignal<bool>,
+    /// A streamed block's text once it has settled.
+    text: RwSignal<Option<String>>,
     /// For a compaction: `None` while its summary is written, then the divider (R11, R12).
     divider: RwSignal<Option<Divider>>,
     /// For a compaction: when its summary began, for the clock (R11).
@@ -45,13 +50,13 @@ struct BlockView {
 }
 
 impl TurnView {
-    fn new(index: u32, user_text: String, status: TurnStatus) -> Self {
+    fn new(index: u32, user_text: String, status: TurnStatus, announces: bool) -> Self {
         TurnView {
             index,
             user_text: RwSignal::new(user_text),
             blocks: RwSignal::new(Vec::new()),
             status: RwSignal::new(status),
-            announced: RwSignal::new(None),
+            announces,
             positions: StoredValue::new(Vec::new()),
         }
     }
@@ -85,6 +90,7 @@ impl BlockView {
             body: StoredValue::new_local(body),
             live: StoredValue::new_local(None),
             settled: RwSignal::new(true),
+            text: RwSignal::new(None),
             divider: RwSignal::new(None),
             started_ms: 0.0,
             dropped: RwSignal::new(false),
@@ -104,20 +110,20 @@ impl BlockView {
     }
 
     /// A block whose text streams in and plays out.
-    fn live(kind: BlockKind, turn: TurnView) -> Self {
+    fn live(kind: BlockKind) -> Self {
         let body = body_element();
         let settled = RwSignal::new(false);
+        let settled_text = RwSignal::new(None);
         let live = LiveText::new(body.clone(), move |text| {
+            settled_text.set(Some(text));
             settled.set(true);
-            if kind == BlockKind::Text {
-                turn.announced.set(Some(text));
-            }
         });
         BlockView {
             kind,
             body: StoredValue::new_local(body),
             live: StoredValue::new_local(Some(live)),
             settled,
+            text: settled_text,
             divider: RwSignal::new(None),
             started_ms: 0.0,
             dropped: RwSignal::new(false),
@@ -145,6 +151,8 @@ pub fn App() -> impl IntoView {
     let conversation = RwSignal::new(None::<String>);
     let turns = RwSignal::new(Vec::<TurnView>::new());
     let draft = RwSignal::new(String::new());
+    let effort = RwSignal::new(None::<Effort>);
+    let skills = LocalResource::new(api::skills);
     let problem = RwSignal::new(None::<String>);
     let in_use = RwSignal::new(None::<u64>);
     let latest_status = move || turns.read().last().map(|t| t.status.get());
@@ -188,8 +196,9 @@ pub fn App() -> impl IntoView {
         }
         draft.set(String::new());
         problem.set(None);
+        let effort = effort.get_untracked();
         spawn_local(async move {
-            if let Err(error) = send_turn(conversation, turns, in_use, text).await {
+            if let Err(error) = send_turn(conversation, turns, in_use, text, effort).await {
                 problem.set(Some(error));
             }
         });
@@ -218,29 +227,13 @@ pub fn App() -> impl IntoView {
                 </For>
             </section>
             {move || problem.get().map(|p| view! { <p class="problem" role="alert">{p}</p> })}
-            <form
-                class="composer"
-                on:submit=move |ev| {
-                    ev.prevent_default();
-                    send();
-                }
-            >
-                <textarea
-                    aria-label="Message"
-                    placeholder="Write a message"
-                    prop:value=move || draft.get()
-                    on:input=move |ev| draft.set(event_target_value(&ev))
-                    on:keydown=move |ev: web_sys::KeyboardEvent| {
-                        if ev.key() == "Enter" && !ev.shift_key() {
-                            ev.prevent_default();
-                            send();
-                        }
-                    }
-                ></textarea>
-                <button type="submit" disabled=running>
-                    "Send"
-                </button>
-            </form>
+            <Composer
+                draft
+                effort
+                skills=Signal::derive(move || skills.get().and_then(Result::ok).unwrap_or_default())
+                running=Signal::derive(running)
+                on_send=Callback::new(move |()| send())
+            />
         </main>
     }
 }
@@ -249,6 +242,22 @@ pub fn App() -> impl IntoView {
 fn Turn(turn: TurnView, newest_divider: Signal<Option<(u32, usize)>>) -> impl IntoView {
     let status = move || status_name(turn.status.get());
     let kinds = move || turn.blocks.get().iter().map(|b| b.kind).collect::<Vec<_>>();
+    // The answer, announced once when the whole turn has settled: until the turn ends, a text
+    // block may still turn out to be narration before a tool call (R14).
+    let announcement = move || {
+        if !turn.announces || !turn.settled() {
+            return None;
+        }
+        let answer: Vec<String> = turn
+            .blocks
+            .get()
+            .iter()
+            .zip(drawn_as(&kinds()))
+            .filter(|(_, drawn)| *drawn == Drawn::Answer)
+            .filter_map(|(block, _)| block.text.get())
+            .collect();
+        (!answer.is_empty()).then(|| answer.join("\n\n"))
+    };
     let pill = move || compact_pill(&turn.user_text.get());
     // A turn above the newest divider is dimmed; in the divider's own turn, what precedes it.
     // The `/compact` pill opening the divider's turn is the command, not conversation: not dimmed.
@@ -290,7 +299,7 @@ fn Turn(turn: TurnView, newest_divider: Signal<Option<(u32, usize)>>) -> impl In
                 </For>
             </div>
             <div class="announce" aria-live="polite">
-                {move || turn.announced.get()}
+                {announcement}
             </div>
         </article>
     }
@@ -373,7 +382,7 @@ fn settled_turns(transcript: &Transcript) -> Vec<TurnView> {
                     _ => String::new(),
                 })
                 .unwrap_or_default();
-            let view = TurnView::new(turn.index, user_text, turn.status);
+            let view = TurnView::new(turn.index, user_text, turn.status, false);
             let blocks = turn
                 .messages
                 .iter()
@@ -398,6 +407,7 @@ async fn send_turn(
     turns: RwSignal<Vec<TurnView>>,
     in_use: RwSignal<Option<u64>>,
     text: String,
+    effort: Option<Effort>,
 ) -> Result<(), String> {
     let id = match conversation.get_untracked() {
         Some(id) => id,
@@ -410,8 +420,8 @@ async fn send_turn(
             id
         }
     };
-    let index = api::send_message(&id, &text).await?;
-    let turn = TurnView::new(index, text, TurnStatus::Running);
+    let index = api::send_message(&id, &text, effort).await?;
+    let turn = TurnView::new(index, text, TurnStatus::Running, true);
     turns.update(|t| t.push(turn));
     let followed = id.clone();
     stream::follow(&followed, index, move |event| {
@@ -441,7 +451,7 @@ fn apply(turn: TurnView, event: TurnEvent) {
             ..
         } => {
             let view = match kind {
-                BlockKind::Text | BlockKind::Thinking => BlockView::live(kind, turn),
+                BlockKind::Text | BlockKind::Thinking => BlockView::live(kind),
                 BlockKind::Compaction => BlockView::compaction(None),
                 other => BlockView::settled(other, ""),
             };

@@ -7,6 +7,7 @@ mod api;
 mod app;
 mod bench;
 mod compaction;
+mod composer;
 mod live;
 mod stream;
 
