@@ -70,6 +70,49 @@ pub async fn send_message(
     Ok(sent.turn)
 }
 
+/// Cancels a running or paused turn; it is recorded cut off.
+pub async fn cancel_turn(conversation: &str, turn: u32) -> Result<(), String> {
+    let _: Sent = call("POST", &turn_url(conversation, turn, "cancel"), None).await?;
+    Ok(())
+}
+
+/// Approves or declines every call a paused turn asks approval for.
+pub async fn decide(conversation: &str, turn: u32, approve: bool) -> Result<(), String> {
+    let stored = transcript(conversation).await?;
+    let calls: Vec<String> = stored
+        .turns
+        .get(turn as usize - 1)
+        .into_iter()
+        .flat_map(|t| &t.messages)
+        .flat_map(|m| &m.blocks)
+        .filter_map(|b| match b {
+            portal_core::Block::ApprovalRequest { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    for call_id in calls {
+        let body = serde_json::json!({ "call_id": call_id, "approve": approve }).to_string();
+        let _: Sent = call(
+            "POST",
+            &turn_url(conversation, turn, "decision"),
+            Some(body),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Answers a paused turn's question.
+pub async fn answer(conversation: &str, turn: u32, text: &str) -> Result<(), String> {
+    let body = serde_json::json!({ "text": text }).to_string();
+    let _: Sent = call("POST", &turn_url(conversation, turn, "answer"), Some(body)).await?;
+    Ok(())
+}
+
+fn turn_url(conversation: &str, turn: u32, action: &str) -> String {
+    format!("/api/conversations/{conversation}/turns/{turn}/{action}")
+}
+
 async fn call<T: DeserializeOwned>(
     method: &str,
     url: &str,

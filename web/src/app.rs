@@ -30,6 +30,10 @@ struct TurnView {
     announces: bool,
     /// Where each drawn block sits in the turn's messages, as the stream numbers them.
     positions: StoredValue<Vec<(usize, usize)>>,
+    /// The turn's messages that are the user's (a clarification's answer), not drawn as blocks.
+    user_messages: StoredValue<Vec<usize>>,
+    /// The id of the last event read, to follow the turn again once it resumes.
+    seen: StoredValue<usize>,
 }
 
 /// One block of the assistant's output, drawn into `body`, an element the view mounts.
@@ -58,6 +62,8 @@ impl TurnView {
             status: RwSignal::new(status),
             announces,
             positions: StoredValue::new(Vec::new()),
+            user_messages: StoredValue::new(Vec::new()),
+            seen: StoredValue::new(0),
         }
     }
 
@@ -223,7 +229,7 @@ pub fn App() -> impl IntoView {
             </header>
             <section class="conversation" aria-label="Conversation">
                 <For each=move || turns.get() key=|turn| turn.index let(turn)>
-                    <Turn turn=turn newest_divider=newest_divider.into() />
+                    <Turn turn=turn newest_divider=newest_divider.into() conversation in_use problem />
                 </For>
             </section>
             {move || problem.get().map(|p| view! { <p class="problem" role="alert">{p}</p> })}
@@ -239,7 +245,13 @@ pub fn App() -> impl IntoView {
 }
 
 #[component]
-fn Turn(turn: TurnView, newest_divider: Signal<Option<(u32, usize)>>) -> impl IntoView {
+fn Turn(
+    turn: TurnView,
+    newest_divider: Signal<Option<(u32, usize)>>,
+    conversation: RwSignal<Option<String>>,
+    in_use: RwSignal<Option<u64>>,
+    problem: RwSignal<Option<String>>,
+) -> impl IntoView {
     let status = move || status_name(turn.status.get());
     let kinds = move || turn.blocks.get().iter().map(|b| b.kind).collect::<Vec<_>>();
     // The answer, announced once when the whole turn has settled: until the turn ends, a text
@@ -298,11 +310,106 @@ fn Turn(turn: TurnView, newest_divider: Signal<Option<(u32, usize)>>) -> impl In
                     />
                 </For>
             </div>
+            <TurnControls turn conversation in_use problem />
             <div class="announce" aria-live="polite">
                 {announcement}
             </div>
         </article>
     }
+}
+
+/// The buttons of an open turn: stop it while it runs; approve, decline or answer while it is
+/// paused. Each resumes following the turn after the last event read.
+#[component]
+fn TurnControls(
+    turn: TurnView,
+    conversation: RwSignal<Option<String>>,
+    in_use: RwSignal<Option<u64>>,
+    problem: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let reply = RwSignal::new(String::new());
+    let act = move |action: Action| {
+        let Some(id) = conversation.get_untracked() else {
+            return;
+        };
+        let index = turn.index;
+        spawn_local(async move {
+            let done = match &action {
+                Action::Cancel => api::cancel_turn(&id, index).await,
+                Action::Decide(approve) => api::decide(&id, index, *approve).await,
+                Action::Answer(text) => api::answer(&id, index, text).await,
+            };
+            let resumed = match done {
+                Ok(()) if action != Action::Cancel => {
+                    turn.status.set(TurnStatus::Running);
+                    follow_turn(id, turn, in_use)
+                }
+                Ok(()) => Ok(()),
+                Err(error) => Err(error),
+            };
+            if let Err(error) = resumed {
+                problem.set(Some(error));
+            }
+        });
+    };
+    move || {
+        let status = turn.status.get();
+        if !status.is_open() {
+            return ().into_any();
+        }
+        let waiting = (status == TurnStatus::Paused)
+            .then(|| waiting_for(&turn))
+            .flatten();
+        view! {
+            <div class="turn-controls">
+                {match waiting {
+                    Some(BlockKind::ApprovalRequest) => view! {
+                        <button type="button" data-testid="approve" on:click=move |_| act(Action::Decide(true))>
+                            "Approve"
+                        </button>
+                        <button type="button" data-testid="decline" on:click=move |_| act(Action::Decide(false))>
+                            "Decline"
+                        </button>
+                    }
+                    .into_any(),
+                    Some(_) => view! {
+                        <form
+                            class="answer"
+                            on:submit=move |ev| {
+                                ev.prevent_default();
+                                let text = reply.get_untracked().trim().to_string();
+                                if !text.is_empty() {
+                                    reply.set(String::new());
+                                    act(Action::Answer(text));
+                                }
+                            }
+                        >
+                            <input
+                                aria-label="Answer"
+                                prop:value=move || reply.get()
+                                on:input=move |ev| reply.set(event_target_value(&ev))
+                            />
+                            <button type="submit" data-testid="answer">"Answer"</button>
+                        </form>
+                    }
+                    .into_any(),
+                    None => ().into_any(),
+                }}
+                <button type="button" class="cancel" data-testid="cancel" on:click=move |_| act(Action::Cancel)>
+                    "Stop"
+                </button>
+            </div>
+        }
+        .into_any()
+    }
+}
+
+/// What the user did to an open turn.
+#[derive(Debug, Clone, PartialEq)]
+enum Action {
+    Cancel,
+    Decide(bool),
+    Answer(String),
 }
 
 #[component]
@@ -383,20 +490,27 @@ fn settled_turns(transcript: &Transcript) -> Vec<TurnView> {
                 })
                 .unwrap_or_default();
             let view = TurnView::new(turn.index, user_text, turn.status, false);
-            let blocks = turn
-                .messages
-                .iter()
-                .skip(1)
-                .filter(|m| m.role != Role::User)
-                .flat_map(|m| &m.blocks)
-                .map(|block| match block {
-                    Block::Text { text } => BlockView::settled(BlockKind::Text, text),
-                    Block::Thinking { text } => BlockView::settled(BlockKind::Thinking, text),
-                    Block::Compaction { .. } => BlockView::compaction(divider(block)),
-                    other => BlockView::settled(other.kind(), ""),
-                })
-                .collect();
-            view.blocks.set(blocks);
+            for (m, message) in turn.messages.iter().enumerate().skip(1) {
+                if message.role == Role::User {
+                    view.user_messages.update_value(|u| u.push(m));
+                    continue;
+                }
+                for (b, block) in message.blocks.iter().enumerate() {
+                    let drawn = match block {
+                        Block::Text { text } => BlockView::settled(BlockKind::Text, text),
+                        Block::Thinking { text } => BlockView::settled(BlockKind::Thinking, text),
+                        Block::Compaction { .. } => BlockView::compaction(divider(block)),
+                        Block::ClarificationRequest { question, .. } => {
+                            BlockView::settled(BlockKind::ClarificationRequest, question)
+                        }
+                        Block::ApprovalRequest { summary, .. } => {
+                            BlockView::settled(BlockKind::ApprovalRequest, summary)
+                        }
+                        other => BlockView::settled(other.kind(), ""),
+                    };
+                    view.push(m, b, drawn);
+                }
+            }
             view
         })
         .collect()
@@ -423,14 +537,7 @@ async fn send_turn(
     let index = api::send_message(&id, &text, effort).await?;
     let turn = TurnView::new(index, text, TurnStatus::Running, true);
     turns.update(|t| t.push(turn));
-    let followed = id.clone();
-    stream::follow(&followed, index, move |event| {
-        let ended = matches!(event, TurnEvent::TurnEnd { .. });
-        apply(turn, event);
-        if ended {
-            refresh_meter(id.clone(), in_use);
-        }
-    })
+    follow_turn(id, turn, in_use)
 }
 
 /// Reads the stored conversation again after a turn, for the context meter.
@@ -450,8 +557,18 @@ fn apply(turn: TurnView, event: TurnEvent) {
             kind,
             ..
         } => {
+            // A resumed turn followed from its start again skips what is drawn already, and the
+            // user's answer to a question is not the assistant's block.
+            let known = turn.block_at(message, block).is_some()
+                || turn.user_messages.with_value(|u| u.contains(&message));
+            if known {
+                return;
+            }
             let view = match kind {
-                BlockKind::Text | BlockKind::Thinking => BlockView::live(kind),
+                BlockKind::Text
+                | BlockKind::Thinking
+                | BlockKind::ClarificationRequest
+                | BlockKind::ApprovalRequest => BlockView::live(kind),
                 BlockKind::Compaction => BlockView::compaction(None),
                 other => BlockView::settled(other, ""),
             };
@@ -515,6 +632,43 @@ fn apply(turn: TurnView, event: TurnEvent) {
             }
             turn.status.set(status);
         }
-        TurnEvent::MessageStart { .. } => {}
+        TurnEvent::MessageStart { message, role } => {
+            if role == Role::User {
+                turn.user_messages.update_value(|u| {
+                    if !u.contains(&message) {
+                        u.push(message)
+                    }
+                });
+            }
+        }
     }
+}
+
+/// Follows `turn` of conversation `id` after the last event it read, drawing what it streams.
+fn follow_turn(id: String, turn: TurnView, in_use: RwSignal<Option<u64>>) -> Result<(), String> {
+    let followed = id.clone();
+    stream::follow(
+        &followed,
+        turn.index,
+        turn.seen.get_value(),
+        move |at, event| {
+            let ended = matches!(event, TurnEvent::TurnEnd { .. });
+            turn.seen.set_value(at);
+            apply(turn, event);
+            if ended {
+                refresh_meter(id.clone(), in_use);
+            }
+        },
+    )
+}
+
+/// What a turn waits for while it is paused: the kind of its last request block.
+fn waiting_for(turn: &TurnView) -> Option<BlockKind> {
+    turn.blocks.get().iter().rev().find_map(|b| {
+        matches!(
+            b.kind,
+            BlockKind::ApprovalRequest | BlockKind::ClarificationRequest
+        )
+        .then_some(b.kind)
+    })
 }

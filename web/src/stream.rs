@@ -15,15 +15,18 @@ const EVENT_NAMES: &[&str] = &[
     "turn_end",
 ];
 
-/// Follows turn `turn` of `conversation`, calling `on_event` for each event in order. The browser
-/// reconnects on its own after a dropped connection, sending `Last-Event-ID`, so nothing is lost
-/// or repeated. The stream closes itself after the turn's end.
+/// Follows turn `turn` of `conversation` after event `after` (0: from its start), calling
+/// `on_event` with each event's id and the event, in order. The browser reconnects on its own
+/// after a dropped connection, sending `Last-Event-ID`, so nothing is lost or repeated. The stream
+/// closes itself after the turn's end or pause; a resumed turn is followed again after the last
+/// id read.
 pub fn follow(
     conversation: &str,
     turn: u32,
-    on_event: impl Fn(TurnEvent) + 'static,
+    after: usize,
+    on_event: impl Fn(usize, TurnEvent) + 'static,
 ) -> Result<(), String> {
-    let url = format!("/api/conversations/{conversation}/turns/{turn}/events");
+    let url = format!("/api/conversations/{conversation}/turns/{turn}/events?after={after}");
     let source = EventSource::new(&url).map_err(|_| format!("cannot open {url}"))?;
     let closer = source.clone();
     let handler = Closure::<dyn Fn(MessageEvent)>::new(move |message: MessageEvent| {
@@ -33,7 +36,7 @@ pub fn follow(
         match serde_json::from_str::<TurnEvent>(&data) {
             Ok(event) => {
                 let ended = matches!(event, TurnEvent::TurnEnd { .. });
-                on_event(event);
+                on_event(message.last_event_id().parse().unwrap_or(0), event);
                 if ended {
                     closer.close();
                 }

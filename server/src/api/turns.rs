@@ -1,11 +1,11 @@
 //! Turns: `POST …/messages` opens one; `GET …/turns/{turn}/events` streams it as server-sent
-//! events (numbered, so `Last-Event-ID` resumes); `POST …/turns/{turn}/cancel` stops it;
+//! events (numbered, so `Last-Event-ID`, or `?after=<id>`, resumes); `POST …/turns/{turn}/cancel` stops it;
 //! `POST …/turns/{turn}/decision` approves or declines a call; `POST …/turns/{turn}/answer`
 //! answers its question.
 
 use std::convert::Infallible;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
@@ -104,10 +104,19 @@ async fn send(
     Ok((StatusCode::ACCEPTED, Json(Sent { turn: index })))
 }
 
+/// Where a reader resumes when it cannot send `Last-Event-ID` (a new `EventSource` after a
+/// paused turn resumed): the id of the last event it read.
+#[derive(Debug, Default, Deserialize)]
+struct After {
+    #[serde(default)]
+    after: Option<usize>,
+}
+
 async fn events(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((id, turn)): Path<(String, u32)>,
+    Query(after): Query<After>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id)?;
@@ -123,6 +132,7 @@ async fn events(
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<usize>().ok())
+        .or(after.after)
         .unwrap_or(0);
     let stream = log.read_from(seen).map(|(id, event)| {
         let data = serde_json::to_string(&event).unwrap_or_default();
@@ -138,13 +148,13 @@ async fn cancel(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((id, turn)): Path<(String, u32)>,
-) -> Result<StatusCode, ApiError> {
+) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id)?;
     state
         .turns
         .cancel(&caller.organisation, &conversation.id, turn)?;
-    Ok(StatusCode::ACCEPTED)
+    Ok(accepted(turn))
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,7 +169,7 @@ async fn decide(
     headers: HeaderMap,
     Path((id, turn)): Path<(String, u32)>,
     Json(decision): Json<Decision>,
-) -> Result<StatusCode, ApiError> {
+) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id)?;
     let setup = resumed_setup(&state, &caller, &conversation, turn)?;
@@ -170,7 +180,7 @@ async fn decide(
         decision.approve,
         setup,
     )?;
-    Ok(StatusCode::ACCEPTED)
+    Ok(accepted(turn))
 }
 
 #[derive(Debug, Deserialize)]
@@ -184,14 +194,19 @@ async fn answer(
     headers: HeaderMap,
     Path((id, turn)): Path<(String, u32)>,
     Json(answer): Json<Answer>,
-) -> Result<StatusCode, ApiError> {
+) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id)?;
     let setup = resumed_setup(&state, &caller, &conversation, turn)?;
     state
         .turns
         .answer(&conversation.id, turn, &answer.text, setup)?;
-    Ok(StatusCode::ACCEPTED)
+    Ok(accepted(turn))
+}
+
+/// The answer to a cancel, a decision or an answer: taken, and the turn it acts on.
+fn accepted(turn: u32) -> (StatusCode, Json<Sent>) {
+    (StatusCode::ACCEPTED, Json(Sent { turn }))
 }
 
 /// A resumed turn runs with the effort it recorded (rule E2) and the skills it selected, checked
