@@ -1,11 +1,12 @@
 //! Opening a turn for the message a person sends: the checks every host makes before anything
-//! of the turn is recorded (rules A5, B3, E2).
+//! of the turn is recorded (rules A5, B3, C6, C7, E2).
 
 use serde::Deserialize;
 use thiserror::Error;
 
 use crate::Block;
 use crate::attachment::{Attachment, AttachmentError, check_can_see};
+use crate::compaction::{CompactRefusal, check_compact, parse_compact};
 use crate::effort::Effort;
 use crate::model::ModelCapabilities;
 use crate::transcript::{Message, Role, Transcript, Turn, TurnKind, TurnStatus};
@@ -33,19 +34,30 @@ pub enum NewTurnError {
     /// Rule A5: a picture for a model that cannot see.
     #[error(transparent)]
     Attachment(#[from] AttachmentError),
+    /// Rule C7: `/compact` refused (a turn running or paused, nothing new since the last
+    /// compaction, attachments, an empty conversation).
+    #[error(transparent)]
+    Compact(#[from] CompactRefusal),
     /// The transcript with the new turn breaks an invariant.
     #[error(transparent)]
     Invalid(#[from] TranscriptError),
 }
 
 /// Appends a running turn holding `message`, recording `effort` on it (rule E2), and returns
-/// its 1-based index. Nothing is appended when an error is returned.
+/// its 1-based index. A message opening with `/compact` opens a `/compact` turn (rule C6), once
+/// rule C7's refusals are checked. Nothing is appended when an error is returned.
 pub fn open_turn(
     transcript: &mut Transcript,
     message: NewMessage,
     effort: Effort,
     model: &ModelCapabilities,
 ) -> Result<u32, NewTurnError> {
+    let kind = if parse_compact(&message.text).is_some() {
+        check_compact(transcript, &message.attachments)?;
+        TurnKind::Compact
+    } else {
+        TurnKind::Chat
+    };
     if let Some(turn) = transcript.turns.last().filter(|t| t.status.is_open()) {
         return Err(NewTurnError::TurnInProgress {
             turn: turn.index,
@@ -56,7 +68,7 @@ pub fn open_turn(
     let index = transcript.turns.len() as u32 + 1;
     transcript.turns.push(Turn {
         index,
-        kind: TurnKind::Chat,
+        kind,
         status: TurnStatus::Running,
         effort: Some(effort),
         context_tokens: None,

@@ -89,3 +89,54 @@ fn a_message_waits_while_the_last_turn_is_running_or_paused() {
         assert_eq!(conversation, before);
     }
 }
+
+#[test]
+fn c6_c7_compact_opens_a_compact_turn_once_its_refusals_are_checked() {
+    use portal_core::TurnKind;
+    use portal_core::compaction::CompactRefusal;
+    let mut conversation = transcript(vec![chat("Hola", "¡Hola!")]);
+    open_turn(
+        &mut conversation,
+        message("/compact keep the names", vec![]),
+        Effort::Medium,
+        &model(),
+    )
+    .expect("allowed");
+    assert_eq!(conversation.turns[1].kind, TurnKind::Compact);
+    assert_eq!(
+        conversation.turns[1].messages[0].blocks,
+        vec![text("/compact keep the names")]
+    );
+
+    let cases = [
+        (
+            "C7 running",
+            conversation.clone(),
+            vec![],
+            CompactRefusal::TurnRunning,
+        ),
+        (
+            "C7 attachment",
+            transcript(vec![chat("Hola", "¡Hola!")]),
+            vec![document("d", 5)],
+            CompactRefusal::Attachments,
+        ),
+        (
+            "C7 empty",
+            transcript(vec![]),
+            vec![],
+            CompactRefusal::EmptyConversation,
+        ),
+    ];
+    for (name, mut t, attachments, refusal) in cases {
+        let before = t.clone();
+        let refused = open_turn(
+            &mut t,
+            message("/compact", attachments),
+            Effort::Medium,
+            &model(),
+        );
+        assert_eq!(refused, Err(NewTurnError::Compact(refusal)), "{name}");
+        assert_eq!(t, before, "{name}: nothing recorded");
+    }
+}

@@ -30,6 +30,10 @@ enum Command {
         /// Multiplies the demo model's pauses; 0 streams without pauses.
         #[arg(long, default_value_t = 1.0)]
         demo_pace: f64,
+        /// The demo model's context window in tokens (128000 when left out); a few thousand
+        /// shows automatic compaction after a few long messages. Ignored with --models.
+        #[arg(long)]
+        demo_window: Option<u64>,
         /// Folder holding the conversations (SQLite); created when missing.
         #[arg(long, default_value = portal_server::storage::DEFAULT_DATA_DIR)]
         data: PathBuf,
@@ -86,6 +90,7 @@ async fn main() -> anyhow::Result<()> {
             port,
             dist,
             demo_pace,
+            demo_window,
             data,
             models,
         } => {
@@ -98,7 +103,12 @@ async fn main() -> anyhow::Result<()> {
             let models = match models {
                 Some(path) => portal_server::model::ModelRegistry::load(&path, demo_pace)
                     .with_context(|| format!("cannot use the models file {}", path.display()))?,
-                None => portal_server::model::ModelRegistry::demo_only(demo_pace),
+                None => match demo_window {
+                    Some(window) => {
+                        portal_server::model::ModelRegistry::demo_with_window(demo_pace, window)
+                    }
+                    None => portal_server::model::ModelRegistry::demo_only(demo_pace),
+                },
             };
             let config = portal_server::Config {
                 dist,

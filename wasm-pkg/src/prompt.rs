@@ -190,6 +190,7 @@ pub fn build_prompt(
                 &format!("{e}; leave newMessage out to build the prompt for that turn"),
             ),
             NewTurnError::Attachment(e) => convert::prompt::attachment_error(&e),
+            NewTurnError::Compact(e) => input_error("request.newMessage", &e.to_string()),
             NewTurnError::Invalid(e) => convert::transcript_error(&e),
         })?;
     }

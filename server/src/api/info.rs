@@ -16,6 +16,8 @@ struct Info {
     /// The default model's label.
     model: String,
     demo: bool,
+    /// The default model's context window in tokens, for the context meter.
+    context_window: u64,
     /// Every configured model by name, with its label and capabilities.
     models: Vec<ModelInfo>,
 }
@@ -32,6 +34,7 @@ async fn info(State(state): State<AppState>) -> Json<Info> {
     Json(Info {
         model: default.label().to_string(),
         demo: default.is_demo(),
+        context_window: default.capabilities().context_window,
         models: state
             .models
             .models()

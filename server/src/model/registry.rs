@@ -99,6 +99,24 @@ impl ModelRegistry {
         }
     }
 
+    /// The demo model alone with a context window of `window` tokens: a small one lets a few
+    /// long messages reach the 85 % at which the agent compacts (rule C1).
+    pub fn demo_with_window(pace: f64, window: u64) -> Self {
+        ModelRegistry {
+            models: vec![(
+                "demo".into(),
+                Arc::new(DemoModel::new(
+                    pace,
+                    ModelCapabilities {
+                        context_window: window,
+                        ..demo_capabilities()
+                    },
+                )),
+            )],
+            default: 0,
+        }
+    }
+
     /// Reads the models file at `path`.
     pub fn load(path: &Path, demo_pace: f64) -> Result<Self, RegistryError> {
         let text = std::fs::read_to_string(path).map_err(|source| RegistryError::Read {

@@ -4,13 +4,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures_util::StreamExt;
+use portal_core::compaction::{CompactionConfig, CompactionError, parse_compact};
 use portal_core::memory::CompactionHint;
-use portal_core::prompt::{NoPictures, PromptInput, assemble};
+use portal_core::prompt::{NoPictures, Prompt, PromptInput, assemble};
 use portal_core::stream::TurnEvent;
-use portal_core::{Block, BlockKind, Role, Transcript, TurnStatus};
+use portal_core::{Block, BlockKind, Role, Transcript, TurnKind, TurnStatus};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::compaction::{self, Step};
 use crate::events::TurnLog;
 use crate::model::{BadArguments, ModelError, ModelEvent};
 use crate::storage::{CallPurpose, StorageError, TurnRef, Usage};
@@ -50,6 +52,8 @@ enum RunError {
     TooManyCalls,
     #[error("the model stopped without writing an answer")]
     NoAnswer,
+    #[error(transparent)]
+    Compaction(#[from] CompactionError),
 }
 
 /// Runs the turn until it ends or pauses, then records its status and publishes `turn_end`.
@@ -129,27 +133,55 @@ async fn drive(
             writer.whole(&Block::text(text))?;
         }
     }
+    if let Some(stop) = compact_command(turns, at, setup, writer).await? {
+        return Ok(stop);
+    }
+    let model = &*setup.model;
+    let config = CompactionConfig::default();
     for _ in 0..MAX_MODEL_CALLS {
-        let transcript = Arc::new(storage.load_transcript(&setup.org_id, &at.conversation)?);
-        let agent_tools = turns.tools.agent_tools();
-        let assembled = assemble(
-            &PromptInput {
-                transcript: &transcript,
-                compaction_hint: CompactionHint::Search,
-                model: setup.model.capabilities(),
-                instructions: &setup.instructions,
-                selected_skills: &setup.selected_skills,
-                catalogue: &setup.catalogue,
-                agent_tools: &agent_tools,
-                effort: setup.effort,
-            },
-            &turns.prompt,
-        );
+        let (mut transcript, mut prompt) = prompt_now(turns, at, setup)?;
+        // Rule C1: compact before the call when its projected input reaches the threshold.
+        let mut guard = compaction::guard_for(model, &prompt, &config);
+        let projected = compaction::projection(&transcript, &prompt);
         writer.next_message();
-        let mut answer = setup.model.stream(&assembled.prompt, &NoPictures);
+        match compaction::before_call(writer.sink(), model, &mut guard, &transcript, &projected)
+            .await?
+        {
+            Step::Call {
+                message: Some(message),
+            } => {
+                writer.adopt(message);
+                (transcript, prompt) = prompt_now(turns, at, setup)?;
+            }
+            Step::Call { message: None } => {}
+            Step::Fail(error) => return Err(error.into()),
+        }
+        // Rule C2: on a context overflow, compact and retry; the guard allows one compaction
+        // per call attempt, so a second overflow fails the turn with a clear error.
+        let mut answer = model.stream(&prompt, &NoPictures);
+        let mut first = answer.next().await;
+        while let Some(Err(ModelError::ContextOverflow { .. })) = &first {
+            match compaction::after_overflow(writer.sink(), model, &mut guard, &transcript).await? {
+                Step::Call { message } => {
+                    if let Some(message) = message {
+                        writer.adopt(message);
+                    }
+                    (transcript, prompt) = prompt_now(turns, at, setup)?;
+                    answer = model.stream(&prompt, &NoPictures);
+                    first = answer.next().await;
+                }
+                Step::Fail(error) => return Err(error.into()),
+            }
+        }
         let mut taken = call_ids(&transcript);
         let mut calls: Vec<(String, String, Result<Value, BadArguments>)> = Vec::new();
-        while let Some(event) = answer.next().await {
+        let mut first = Some(first);
+        loop {
+            let event = match first.take() {
+                Some(event) => event,
+                None => answer.next().await,
+            };
+            let Some(event) = event else { break };
             match event? {
                 ModelEvent::ThinkingDelta(text) => writer.delta(BlockKind::Thinking, &text)?,
                 ModelEvent::TextDelta(text) => writer.delta(BlockKind::Text, &text)?,
@@ -260,6 +292,72 @@ async fn drive(
         }
     }
     Err(RunError::TooManyCalls)
+}
+
+/// The stored transcript and the prompt core assembles from it for the next call.
+fn prompt_now(
+    turns: &Turns,
+    at: &TurnRef,
+    setup: &TurnSetup,
+) -> Result<(Arc<Transcript>, Prompt), RunError> {
+    let transcript = Arc::new(
+        turns
+            .storage
+            .load_transcript(&setup.org_id, &at.conversation)?,
+    );
+    let agent_tools = turns.tools.agent_tools();
+    let assembled = assemble(
+        &PromptInput {
+            transcript: &transcript,
+            compaction_hint: CompactionHint::Search,
+            model: setup.model.capabilities(),
+            instructions: &setup.instructions,
+            selected_skills: &setup.selected_skills,
+            catalogue: &setup.catalogue,
+            agent_tools: &agent_tools,
+            effort: setup.effort,
+        },
+        &turns.prompt,
+    );
+    Ok((transcript, assembled.prompt))
+}
+
+/// A `/compact` turn (rule C6) summarises the history and ends without entering the agent
+/// loop; `None` for a chat turn.
+async fn compact_command(
+    turns: &Turns,
+    at: &TurnRef,
+    setup: &TurnSetup,
+    writer: &mut Writer,
+) -> Result<Option<Stop>, RunError> {
+    let transcript = turns
+        .storage
+        .load_transcript(&setup.org_id, &at.conversation)?;
+    let Some(turn) = transcript
+        .turns
+        .get(at.turn as usize - 1)
+        .filter(|t| t.kind == TurnKind::Compact)
+    else {
+        return Ok(None);
+    };
+    let instructions = turn
+        .messages
+        .first()
+        .and_then(|m| m.blocks.first())
+        .and_then(|b| match b {
+            Block::Text { text } => parse_compact(text),
+            _ => None,
+        })
+        .and_then(|command| command.instructions);
+    compaction::command(
+        writer.sink(),
+        &*setup.model,
+        &transcript,
+        instructions.as_deref(),
+        &CompactionConfig::default(),
+    )
+    .await??;
+    Ok(Some(Stop::Ended(TurnStatus::Completed)))
 }
 
 /// Runs the calls of a paused turn's last assistant message once every approval is decided.

@@ -134,6 +134,23 @@ impl Writer {
         self.message = None;
     }
 
+    /// Goes on in `message`, which the compaction step opened with its block (rule B2: the block
+    /// opens the assistant message of the call it was made for).
+    pub fn adopt(&mut self, message: usize) {
+        self.close();
+        self.message = Some(message);
+    }
+
+    /// Where the compaction step writes: the same storage, turn and event log.
+    pub fn sink(&self) -> crate::compaction::TurnSink<'_> {
+        crate::compaction::TurnSink {
+            storage: &*self.storage,
+            conversation: &self.conversation,
+            turn: self.turn,
+            log: &self.log,
+        }
+    }
+
     /// Ends the open streamed block, if any.
     pub fn close(&mut self) {
         if let (Some((block, _)), Some(message)) = (self.open.take(), self.message) {
