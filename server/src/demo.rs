@@ -7,7 +7,8 @@
 //! `count_characters` otherwise. Once the tool has answered, it thinks again and answers in mixed
 //! scripts (ZWJ emoji, flags, combining marks, CJK, Thai), in uneven chunks that may end inside a
 //! grapheme cluster, with pauses, and once releases a whole sentence at once after a pause, as a
-//! guardrail check would. A message that mentions "overflow" is refused as a context overflow
+//! guardrail check would. A prompt larger than its window is refused as a context overflow, as a
+//! real model would refuse it. A message that mentions "overflow" is refused as a context overflow
 //! unless the prompt already replays a compaction summary, so the overflow path can be shown. A
 //! summary call is answered with core's extractive summary (`crate::compaction::demo_summary`).
 
@@ -55,6 +56,16 @@ impl DemoModel {
     pub fn script(&self, prompt: &Prompt) -> Result<Vec<Step>, ModelError> {
         let message = latest_user_text(prompt);
         let lower = message.to_lowercase();
+        let size = EstimateCounter.count(&render(prompt)) as u64;
+        let window = self.capabilities.context_window;
+        if size > window {
+            return Err(ModelError::ContextOverflow {
+                message: format!(
+                    "the prompt is about {size} tokens, more than the demo model's window of \
+                     {window} tokens"
+                ),
+            });
+        }
         if lower.contains("overflow") && !replays_summary(prompt) {
             return Err(ModelError::ContextOverflow {
                 message: "the demo model pretends this message does not fit its window; \
@@ -228,14 +239,27 @@ fn entry_text(entry: &Entry) -> String {
 }
 
 /// The text of the turn's user message: the first user entry of the new-message layer, or the
-/// last user entry when there is none.
+/// last user entry when there is none, without a summary merged into it.
 fn latest_user_text(prompt: &Prompt) -> String {
     let user = prompt
         .entries
         .iter()
         .find(|e| e.layer == Layer::NewMessage && e.role == Role::User)
         .or_else(|| prompt.entries.iter().rfind(|e| e.role == Role::User));
-    user.map(entry_text).unwrap_or_default()
+    // A replayed summary is merged into the new message's entry (rule M11); it is not what the
+    // person just wrote.
+    user.map(|entry| {
+        entry
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } if !text.contains(SUMMARY_NOTE) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+    .unwrap_or_default()
 }
 
 fn replays_summary(prompt: &Prompt) -> bool {
@@ -538,6 +562,40 @@ mod tests {
             !script
                 .iter()
                 .any(|(_, e)| matches!(e, ModelEvent::ToolCallStart { .. }))
+        );
+    }
+
+    #[test]
+    fn a_summary_merged_into_the_new_message_is_not_taken_for_it() {
+        let mut merged = prompt("Now the Porto budget", &[PUBLISH_NOTE], None);
+        merged.entries[0].parts.insert(
+            0,
+            Part::Text {
+                text: format!("[{SUMMARY_NOTE} (turns 1–3).]\n\nPlease publish a note."),
+            },
+        );
+        assert_eq!(latest_user_text(&merged), "Now the Porto budget");
+        let script = demo(0.0).script(&merged).expect("an answer");
+        assert!(
+            !script
+                .iter()
+                .any(|(_, event)| matches!(event, ModelEvent::ToolCallStart { .. })),
+            "the summary's old request to publish is not acted on again"
+        );
+    }
+
+    #[test]
+    fn c2_a_prompt_larger_than_the_window_is_an_overflow() {
+        let small = DemoModel::new(
+            0.0,
+            ModelCapabilities {
+                context_window: 50,
+                ..demo_capabilities()
+            },
+        );
+        let refused = small.script(&prompt(&"budget ".repeat(200), &[], None));
+        assert!(
+            matches!(refused, Err(ModelError::ContextOverflow { message }) if message.contains("window of 50 tokens"))
         );
     }
 

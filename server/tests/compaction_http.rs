@@ -18,8 +18,8 @@ const WINDOW: u64 = 6_000;
 const FILLER: &str =
     "The Lisbon office needs its budget for desks, screens, rent and travel checked line by line. ";
 
-/// Serves with the demo model (no pauses) and a `window`-token context.
-async fn start(data: &std::path::Path, window: u64) -> Server {
+/// Serves with the demo model at `pace` and a `window`-token context.
+async fn start(data: &std::path::Path, window: u64, pace: f64) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("loopback port");
@@ -27,8 +27,8 @@ async fn start(data: &std::path::Path, window: u64) -> Server {
     let config = portal_server::Config {
         dist: data.join("no-dist"),
         data: data.to_path_buf(),
-        demo_pace: 0.0,
-        models: Some(ModelRegistry::demo_with_window(0.0, window)),
+        demo_pace: pace,
+        models: Some(ModelRegistry::demo_with_window(pace, window)),
         identity: None,
     };
     tokio::spawn(async move {
@@ -71,7 +71,7 @@ fn usage_purposes(data: &std::path::Path, id: &str) -> Vec<(u32, CallPurpose, St
 #[tokio::test]
 async fn c1_c11_long_messages_reach_85_percent_and_the_turn_compacts_before_its_call() {
     let data = tempfile::tempdir().expect("a temporary folder");
-    let server = start(data.path(), WINDOW).await;
+    let server = start(data.path(), WINDOW, 0.0).await;
     let id = server.conversation().await;
     let mut compacted = None;
     let mut sizes = Vec::new();
@@ -161,7 +161,7 @@ async fn refused(server: &Server, id: &str, text: &str) -> (u16, String) {
 #[tokio::test]
 async fn c2_an_overflow_compacts_and_the_call_is_retried() {
     let data = tempfile::tempdir().expect("a temporary folder");
-    let server = start(data.path(), 128_000).await;
+    let server = start(data.path(), 128_000, 0.0).await;
     let id = server.conversation().await;
     for i in 1..=3 {
         let turn = server
@@ -188,7 +188,7 @@ async fn c2_an_overflow_compacts_and_the_call_is_retried() {
 #[tokio::test]
 async fn c2_a_tail_too_large_for_the_window_fails_clearly_without_looping() {
     let data = tempfile::tempdir().expect("a temporary folder");
-    let server = start(data.path(), WINDOW).await;
+    let server = start(data.path(), WINDOW, 0.0).await;
     let id = server.conversation().await;
     let turn = server.send(&id, "Plan the budget").await;
     server.events(&id, turn, None).await;
@@ -220,19 +220,34 @@ async fn c2_a_tail_too_large_for_the_window_fails_clearly_without_looping() {
 #[tokio::test]
 async fn c6_c7_compact_over_http_and_its_refusals() {
     let data = tempfile::tempdir().expect("a temporary folder");
-    let server = start(data.path(), WINDOW).await;
+    // At the demo's own pace a turn runs for seconds, so a /compact sent at once meets it running.
+    let server = start(data.path(), WINDOW, 1.0).await;
     let id = server.conversation().await;
     assert_eq!(refused(&server, &id, "/compact").await.0, 409, "C7 empty");
     let turn = server.send(&id, "Plan the Lisbon budget").await;
-    // C7: refused while the latest turn is running, with core's message.
     let (status, error) = refused(&server, &id, "/compact keep the figures").await;
-    if status == 409 && error.starts_with("/compact cannot run while the latest turn is running") {
-        server.events(&id, turn, None).await;
-    } else {
-        // The demo at pace 0 may have ended the turn already; then the command went through.
-        assert_eq!(status, 202, "{error}");
-        panic!("the turn ended before /compact was sent; this test needs it running");
-    }
+    assert_eq!(status, 409, "C7 running");
+    assert!(
+        error.starts_with("/compact cannot run while the latest turn is running"),
+        "{error}"
+    );
+    server.events(&id, turn, None).await;
+    // C7: refused while a turn waits for an approval.
+    let paused = server
+        .send(&id, "Please publish a note on the budget")
+        .await;
+    server.events(&id, paused, None).await;
+    let (status, error) = refused(&server, &id, "/compact").await;
+    assert_eq!(status, 409, "C7 paused");
+    assert!(error.contains("waits for your answer"), "{error}");
+    assert_eq!(
+        server
+            .act(&id, paused, "cancel", serde_json::json!({}))
+            .await,
+        202
+    );
+    let t = server.transcript(&id).await;
+    assert_eq!(t.turns[paused as usize - 1].status, TurnStatus::CutOff);
     let compact = server.send(&id, "/compact keep the figures").await;
     let events = server.events(&id, compact, None).await;
     let t = server.transcript(&id).await;
@@ -270,5 +285,10 @@ async fn c6_c7_compact_over_http_and_its_refusals() {
     server.events(&id, next, None).await;
     let t = server.transcript(&id).await;
     assert!(compactions(&t, next).is_empty());
-    assert_eq!(t.turns[next as usize - 1].status, TurnStatus::Completed);
+    assert_eq!(
+        t.turns[next as usize - 1].status,
+        TurnStatus::Completed,
+        "{:#?}",
+        t.turns[next as usize - 1]
+    );
 }

@@ -57,6 +57,7 @@ test('r11_r12_r13_c7 compaction is written with a clock, drawn as a divider over
     const clock = page.getByTestId('summarising-clock');
     await clock.waitFor({ timeout: 5000 });
     assert.match(await clock.innerText(), /^0:0[3-9]$/);
+    await summarising.scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(shots, 'compaction-writing.png') });
 
     // R12: the divider, closed, marked automatic.
