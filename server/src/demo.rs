@@ -187,7 +187,11 @@ impl Model for DemoModel {
         };
         Box::pin(stream::unfold(script.into_iter(), |mut steps| async move {
             let (pause, event) = steps.next()?;
-            if !pause.is_zero() {
+            if pause.is_zero() {
+                // Like a stream read from the network, let the server's other tasks run between
+                // events; a stream that is always ready would hold its worker for the whole turn.
+                tokio::task::yield_now().await;
+            } else {
                 tokio::time::sleep(pause).await;
             }
             Some((Ok(event), steps))

@@ -1,6 +1,6 @@
 //! `cargo xtask bench`: performance is measured here, never in timed tests. The criterion benches
-//! of core, then the browser playout bench, which writes `target/bench/playout.json` and prints a
-//! table (`docs/bench.md`).
+//! of core, the server's load bench (200 conversations streaming at once), then the browser
+//! playout bench, which writes `target/bench/playout.json` and prints a table (`docs/bench.md`).
 
 use crate::{build_web, run, setup};
 
@@ -21,6 +21,11 @@ pub fn all() -> anyhow::Result<()> {
             "--measurement-time",
             "3",
         ],
+    )?;
+    run::step(
+        "Benchmarking the server under load (200 conversations streaming at once)",
+        "cargo",
+        &["bench", "-p", "portal-server", "--bench", "load"],
     )?;
     build_web()?;
     run::step(
