@@ -71,6 +71,29 @@ impl Attachment {
             Attachment::Picture(p) => &p.id,
         }
     }
+
+    /// The name the file was uploaded with.
+    pub fn filename(&self) -> &str {
+        match self {
+            Attachment::Document(d) => &d.filename,
+            Attachment::Picture(p) => &p.filename,
+        }
+    }
+
+    /// Whether the attachment is a document still being read, so a host asks again for its
+    /// progress.
+    pub fn is_reading(&self) -> bool {
+        matches!(self, Attachment::Document(d) if d.status == ReadingStatus::Reading)
+    }
+
+    /// What the composer shows beside the attachment's name: a document's reading progress and
+    /// unreadable pages in the manifest's words (rule A2), nothing for a picture.
+    pub fn progress_note(&self) -> Option<String> {
+        match self {
+            Attachment::Document(doc) => Some(doc.progress_note()),
+            Attachment::Picture(_) => None,
+        }
+    }
 }
 
 /// The attachment numbers, each a default from the product rules or a documented decision.
@@ -250,6 +273,17 @@ pub enum DocumentBody {
 }
 
 impl Document {
+    /// The reading progress and unreadable pages, as the manifest (rule A2) and the composer say
+    /// them: `Reading: in progress, 2 of 5 pages read; unreadable pages: 2`.
+    pub fn progress_note(&self) -> String {
+        let mut note = format!("Reading: {}", progress(self));
+        if !self.unreadable_pages.is_empty() {
+            note.push_str("; unreadable pages: ");
+            note.push_str(&page_ranges(&self.unreadable_pages));
+        }
+        note
+    }
+
     /// The length of the text in characters when the document may be placed inline: finished and
     /// at most the inline limit (rule A3).
     pub fn inline_chars(&self, config: &AttachmentConfig) -> Option<usize> {
@@ -277,16 +311,12 @@ impl Document {
 /// The document as its message carries it: the manifest (rule A2) and the body.
 pub fn document_entry(doc: &Document, body: DocumentBody, config: &AttachmentConfig) -> String {
     let mut out = format!(
-        "<document id=\"{}\" name=\"{}\" type=\"{}\">\nReading: {}",
+        "<document id=\"{}\" name=\"{}\" type=\"{}\">\n",
         attribute(&doc.id),
         attribute(&doc.filename),
         attribute(&doc.media_type),
-        progress(doc)
     );
-    if !doc.unreadable_pages.is_empty() {
-        out.push_str("; unreadable pages: ");
-        out.push_str(&page_ranges(&doc.unreadable_pages));
-    }
+    out.push_str(&doc.progress_note());
     let headings: Vec<&str> = doc
         .headings
         .iter()

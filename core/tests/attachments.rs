@@ -78,6 +78,37 @@ fn a2_a_document_appears_as_its_manifest() {
 }
 
 #[test]
+fn a2_the_composer_shows_a_documents_progress_in_the_manifests_words() {
+    let reading = Attachment::Document(Document {
+        id: "doc_8".into(),
+        filename: "survey.pdf".into(),
+        media_type: "application/pdf".into(),
+        status: ReadingStatus::Reading,
+        pages_read: 2,
+        pages_total: 5,
+        unreadable_pages: vec![2],
+        headings: Vec::new(),
+        text: None,
+    });
+    assert_eq!(reading.filename(), "survey.pdf");
+    assert!(reading.is_reading());
+    assert_eq!(
+        reading.progress_note().as_deref(),
+        Some("Reading: in progress, 2 of 5 pages read; unreadable pages: 2")
+    );
+    let finished = document("notes", 10);
+    assert!(!finished.is_reading());
+    assert!(
+        finished
+            .progress_note()
+            .is_some_and(|n| n.starts_with("Reading: finished"))
+    );
+    let photo = picture("photo", 10, 10);
+    assert_eq!(photo.progress_note(), None);
+    assert!(!photo.is_reading());
+}
+
+#[test]
 fn a3_a_short_finished_document_is_placed_whole_a_longer_one_is_read_with_tools() {
     let entries = new_message(vec![document("short", 6_000)]);
     assert!(all_text(&entries).contains(&format!("Text:\n{}\n</document>", "d".repeat(6_000))));

@@ -41,6 +41,10 @@ enum Command {
         /// left out.
         #[arg(long)]
         models: Option<PathBuf>,
+        /// The configuration directory holding the organisations, agents, users and skills
+        /// (docs/identity.md); local mode with the agent `assistant` when left out.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// Print the exact request a model would receive if MESSAGE were sent now.
     Prompt {
@@ -93,6 +97,7 @@ async fn main() -> anyhow::Result<()> {
             demo_window,
             data,
             models,
+            config,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -110,12 +115,19 @@ async fn main() -> anyhow::Result<()> {
                     None => portal_server::model::ModelRegistry::demo_only(demo_pace),
                 },
             };
+            let identity = config
+                .map(|dir| {
+                    portal_server::identity::Identity::load(&dir).with_context(|| {
+                        format!("cannot use the configuration directory {}", dir.display())
+                    })
+                })
+                .transpose()?;
             let config = portal_server::Config {
                 dist,
                 data,
                 demo_pace,
                 models: Some(models),
-                identity: None,
+                identity,
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await

@@ -238,6 +238,25 @@ async fn users_sign_in_with_bearer_tokens_and_see_their_organisations_agents() {
 }
 
 #[tokio::test]
+async fn a_conversation_names_the_agent_it_was_opened_with() {
+    let server = start().await;
+    let id = server.conversation(ALICE, "researcher").await;
+    let (status, body) = server
+        .get(&format!("/api/conversations/{id}/agent"), ALICE)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"agent": "researcher"}));
+    let (status, _) = server
+        .get(&format!("/api/conversations/{id}/agent"), CAROL)
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "another organisation's conversation is not found"
+    );
+}
+
+#[tokio::test]
 async fn s2_s3_the_skill_catalogue_is_what_the_caller_sees_and_is_published() {
     let server = start().await;
     let names = |list: Value| -> Vec<String> {

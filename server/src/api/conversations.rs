@@ -1,5 +1,6 @@
 //! Conversations: `POST /api/conversations` opens one, `GET /api/conversations` lists the
-//! caller's, `GET /api/conversations/{id}` reads one's transcript.
+//! caller's, `GET /api/conversations/{id}` reads one's transcript and
+//! `GET /api/conversations/{id}/agent` names the agent it talks to.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -17,6 +18,7 @@ pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route("/api/conversations", get(list).post(create))
         .route("/api/conversations/{id}", get(show))
+        .route("/api/conversations/{id}/agent", get(agent))
 }
 
 #[derive(Debug, Deserialize)]
@@ -104,4 +106,22 @@ async fn show(
         .storage()
         .load_transcript(&caller.organisation, &conversation.id)?;
     Ok(Json(transcript))
+}
+
+/// The agent a conversation talks to, fixed when it was opened.
+#[derive(Debug, Serialize)]
+struct ConversationAgent {
+    agent: String,
+}
+
+async fn agent(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<ConversationAgent>, ApiError> {
+    let caller = state.caller(&headers)?;
+    let conversation = state.conversation(&caller, &id)?;
+    Ok(Json(ConversationAgent {
+        agent: conversation.agent_id,
+    }))
 }
