@@ -1,5 +1,6 @@
 //! Calls to the Portal server's JSON API.
 
+use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
 use portal_core::skills::CatalogueEntry;
 use serde::Deserialize;
@@ -16,6 +17,20 @@ pub struct Info {
     /// The model's context window in tokens, for the context meter; older servers do not say.
     #[serde(default)]
     pub context_window: Option<u64>,
+}
+
+/// An agent the person can open a conversation with.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Agent {
+    pub id: String,
+    pub name: String,
+    /// The agent's default effort, which wins unless a message overrides it (rule E1).
+    pub effort: Effort,
+}
+
+#[derive(Debug, Deserialize)]
+struct ConversationAgent {
+    agent: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -37,10 +52,49 @@ pub async fn info() -> Result<Info, String> {
     call("GET", "/api/info", None).await
 }
 
-/// Opens a conversation and returns its id.
-pub async fn create_conversation() -> Result<String, String> {
-    let created: Created = call("POST", "/api/conversations", None).await?;
+/// The agents of the person's organisation, for the agent picker.
+pub async fn agents() -> Result<Vec<Agent>, String> {
+    call("GET", "/api/agents", None).await
+}
+
+/// Opens a conversation with `agent` and returns its id.
+pub async fn create_conversation(agent: Option<&str>) -> Result<String, String> {
+    let body = serde_json::json!({ "agent": agent }).to_string();
+    let created: Created = call("POST", "/api/conversations", Some(json(body))).await?;
     Ok(created.id)
+}
+
+/// The id of the agent a stored conversation talks to.
+pub async fn conversation_agent(conversation: &str) -> Result<String, String> {
+    let named: ConversationAgent = call(
+        "GET",
+        &format!("/api/conversations/{conversation}/agent"),
+        None,
+    )
+    .await?;
+    Ok(named.agent)
+}
+
+/// Uploads a file the person attached; the server decides what it is (rule A1).
+pub async fn upload(file: &web_sys::File) -> Result<Attachment, String> {
+    let name = String::from(js_sys::encode_uri_component(&file.name()));
+    let kind = file.type_();
+    let kind = if kind.is_empty() {
+        "application/octet-stream".to_string()
+    } else {
+        kind
+    };
+    call(
+        "POST",
+        &format!("/api/attachments?filename={name}"),
+        Some((file.into(), kind)),
+    )
+    .await
+}
+
+/// An uploaded attachment as it is now, with a document's reading progress (rule A2).
+pub async fn attachment(id: &str) -> Result<Attachment, String> {
+    call("GET", &format!("/api/attachments/{id}"), None).await
 }
 
 /// A stored conversation's transcript.
@@ -53,18 +107,20 @@ pub async fn skills() -> Result<Vec<CatalogueEntry>, String> {
     call("GET", "/api/skills", None).await
 }
 
-/// Sends the user's message, with the effort it asks for (`None`: the agent's); returns the
-/// number of the turn it opened.
+/// Sends the user's message, with the effort it asks for (`None`: the agent's) and the ids of
+/// the attachments it carries; returns the number of the turn it opened.
 pub async fn send_message(
     conversation: &str,
     text: &str,
     effort: Option<Effort>,
+    attachments: &[String],
 ) -> Result<u32, String> {
-    let body = serde_json::json!({ "text": text, "effort": effort }).to_string();
+    let body = serde_json::json!({ "text": text, "effort": effort, "attachments": attachments })
+        .to_string();
     let sent: Sent = call(
         "POST",
         &format!("/api/conversations/{conversation}/messages"),
-        Some(body),
+        Some(json(body)),
     )
     .await?;
     Ok(sent.turn)
@@ -95,7 +151,7 @@ pub async fn decide(conversation: &str, turn: u32, approve: bool) -> Result<(), 
         let _: Sent = call(
             "POST",
             &turn_url(conversation, turn, "decision"),
-            Some(body),
+            Some(json(body)),
         )
         .await?;
     }
@@ -105,7 +161,12 @@ pub async fn decide(conversation: &str, turn: u32, approve: bool) -> Result<(), 
 /// Answers a paused turn's question.
 pub async fn answer(conversation: &str, turn: u32, text: &str) -> Result<(), String> {
     let body = serde_json::json!({ "text": text }).to_string();
-    let _: Sent = call("POST", &turn_url(conversation, turn, "answer"), Some(body)).await?;
+    let _: Sent = call(
+        "POST",
+        &turn_url(conversation, turn, "answer"),
+        Some(json(body)),
+    )
+    .await?;
     Ok(())
 }
 
@@ -113,21 +174,31 @@ fn turn_url(conversation: &str, turn: u32, action: &str) -> String {
     format!("/api/conversations/{conversation}/turns/{turn}/{action}")
 }
 
+/// A JSON request body and its content type.
+fn json(body: String) -> (JsValue, String) {
+    (JsValue::from_str(&body), "application/json".to_string())
+}
+
+/// Makes a request with an optional body and its content type, and reads the JSON answer or the
+/// server's refusal.
 async fn call<T: DeserializeOwned>(
     method: &str,
     url: &str,
-    body: Option<String>,
+    body: Option<(JsValue, String)>,
 ) -> Result<T, String> {
     let init = RequestInit::new();
     init.set_method(method);
-    if let Some(body) = body {
-        init.set_body(&JsValue::from_str(&body));
+    let kind = body.as_ref().map(|(_, kind)| kind.clone());
+    if let Some((body, _)) = body {
+        init.set_body(&body);
     }
     let request = Request::new_with_str_and_init(url, &init).map_err(describe)?;
-    request
-        .headers()
-        .set("content-type", "application/json")
-        .map_err(describe)?;
+    if let Some(kind) = kind {
+        request
+            .headers()
+            .set("content-type", &kind)
+            .map_err(describe)?;
+    }
     let window = web_sys::window().ok_or("no window")?;
     let response: Response = JsFuture::from(window.fetch_with_request(&request))
         .await

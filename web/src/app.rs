@@ -8,13 +8,13 @@ use portal_core::compaction::{
     divider,
 };
 use portal_core::display::{Drawn, drawn_as, has_answer};
-use portal_core::effort::Effort;
+use portal_core::effort::{Effort, winning_effort};
 use portal_core::stream::TurnEvent;
 use portal_core::tokens::EstimateCounter;
 use portal_core::{Block, BlockKind, Role, Transcript, TurnStatus};
 
 use crate::compaction::{CompactPill, Meter, Summarised, Summarising, now_ms};
-use crate::composer::Composer;
+use crate::composer::{Chip, Composer};
 use crate::live::{LiveText, draw_plain};
 use crate::{api, stream};
 
@@ -23,6 +23,10 @@ use crate::{api, stream};
 struct TurnView {
     index: u32,
     user_text: RwSignal<String>,
+    /// The names of the files the user's message carries.
+    attachments: StoredValue<Vec<String>>,
+    /// The effort the turn runs with (rule E2), once known.
+    effort: RwSignal<Option<Effort>>,
     blocks: RwSignal<Vec<BlockView>>,
     status: RwSignal<TurnStatus>,
     /// Whether the turn streamed in this page, so that the screen reader hears its answer once
@@ -54,10 +58,18 @@ struct BlockView {
 }
 
 impl TurnView {
-    fn new(index: u32, user_text: String, status: TurnStatus, announces: bool) -> Self {
+    fn new(
+        index: u32,
+        user_text: String,
+        attachments: Vec<String>,
+        status: TurnStatus,
+        announces: bool,
+    ) -> Self {
         TurnView {
             index,
             user_text: RwSignal::new(user_text),
+            attachments: StoredValue::new(attachments),
+            effort: RwSignal::new(None),
             blocks: RwSignal::new(Vec::new()),
             status: RwSignal::new(status),
             announces,
@@ -159,10 +171,25 @@ pub fn App() -> impl IntoView {
     let draft = RwSignal::new(String::new());
     let effort = RwSignal::new(None::<Effort>);
     let skills = LocalResource::new(api::skills);
+    let agents = LocalResource::new(api::agents);
+    // The agent a new conversation opens with (`None`: the first), or the one a stored
+    // conversation talks to.
+    let agent = RwSignal::new(None::<String>);
+    let attachments = RwSignal::new(Vec::<Chip>::new());
+    // Whether a message is on its way to the server, so it is not sent twice.
+    let sending = RwSignal::new(false);
     let problem = RwSignal::new(None::<String>);
     let in_use = RwSignal::new(None::<u64>);
     let latest_status = move || turns.read().last().map(|t| t.status.get());
     let running = move || latest_status().is_some_and(|s| s.is_open());
+    // The agent as the header shows it: the chosen or stored one, else the organisation's first.
+    let shown_agent = move || {
+        let agents = agents.get()?.ok()?;
+        match agent.get() {
+            Some(id) => agents.into_iter().find(|a| a.id == id),
+            None => agents.into_iter().next(),
+        }
+    };
     // The newest divider, as (turn, block): everything above it is dimmed until hovered (R12).
     let newest_divider = Memo::new(move |_| {
         turns.get().iter().rev().find_map(|t| {
@@ -180,6 +207,13 @@ pub fn App() -> impl IntoView {
 
     if let Some(id) = conversation_in_url() {
         conversation.set(Some(id.clone()));
+        let asked = id.clone();
+        spawn_local(async move {
+            match api::conversation_agent(&asked).await {
+                Ok(id) => agent.set(Some(id)),
+                Err(error) => problem.set(Some(error)),
+            }
+        });
         spawn_local(async move {
             match api::transcript(&id).await {
                 Ok(transcript) => {
@@ -197,16 +231,41 @@ pub fn App() -> impl IntoView {
             problem.set(Some(refusal.to_string()));
             return;
         }
-        if text.is_empty() || running() {
+        if text.is_empty() || running() || sending.get_untracked() {
             return;
         }
-        draft.set(String::new());
+        let chips = attachments.get_untracked();
+        if chips.iter().any(|c| c.uploaded.is_none()) {
+            problem.set(Some(
+                "an attachment is still uploading; send once its chip shows it is attached"
+                    .to_string(),
+            ));
+            return;
+        }
         problem.set(None);
-        let effort = effort.get_untracked();
+        sending.set(true);
+        let message = Outgoing {
+            text: text.clone(),
+            effort: effort.get_untracked(),
+            agent: shown_agent(),
+            attachments: chips
+                .iter()
+                .filter_map(|c| c.uploaded.as_ref())
+                .map(|a| (a.id().to_string(), a.filename().to_string()))
+                .collect(),
+        };
         spawn_local(async move {
-            if let Err(error) = send_turn(conversation, turns, in_use, text, effort).await {
-                problem.set(Some(error));
+            // A refused message keeps its draft and attachments, for the person to change.
+            match send_turn(conversation, turns, in_use, message).await {
+                Ok(()) => {
+                    if draft.get_untracked().trim() == text {
+                        draft.set(String::new());
+                    }
+                    attachments.set(Vec::new());
+                }
+                Err(error) => problem.set(Some(error)),
             }
+            sending.set(false);
         });
     };
 
@@ -225,6 +284,38 @@ pub fn App() -> impl IntoView {
                             }
                         })
                 }}
+                {move || {
+                    let list = agents.get().and_then(Result::ok).unwrap_or_default();
+                    let chosen = shown_agent()?;
+                    if conversation.get().is_some() || list.len() < 2 {
+                        return Some(
+                            view! {
+                                <span class="agent-label" data-testid="agent-name">{chosen.name}</span>
+                            }
+                            .into_any(),
+                        );
+                    }
+                    let options = list
+                        .into_iter()
+                        .map(|a| {
+                            let selected = a.id == chosen.id;
+                            view! { <option value=a.id selected=selected>{a.name}</option> }
+                        })
+                        .collect_view();
+                    Some(
+                        view! {
+                            <select
+                                class="agent-picker"
+                                aria-label="Agent"
+                                data-testid="agent-picker"
+                                on:change=move |ev| agent.set(Some(event_target_value(&ev)))
+                            >
+                                {options}
+                            </select>
+                        }
+                        .into_any(),
+                    )
+                }}
                 {move || meter().map(|meter| view! { <Meter meter /> })}
             </header>
             <section class="conversation" aria-label="Conversation">
@@ -237,7 +328,9 @@ pub fn App() -> impl IntoView {
                 draft
                 effort
                 skills=Signal::derive(move || skills.get().and_then(Result::ok).unwrap_or_default())
-                running=Signal::derive(running)
+                attachments
+                problem
+                running=Signal::derive(move || running() || sending.get())
                 on_send=Callback::new(move |()| send())
             />
         </main>
@@ -296,6 +389,20 @@ fn Turn(
                     Some(instructions) => view! { <CompactPill instructions /> }.into_any(),
                     None => view! { <p>{turn.user_text.get()}</p> }.into_any(),
                 }}
+                {turn
+                    .attachments
+                    .with_value(|names| {
+                        (!names.is_empty())
+                            .then(|| {
+                                let names = names
+                                    .iter()
+                                    .map(|name| {
+                                        view! { <li data-testid="attachment-name">{name.clone()}</li> }
+                                    })
+                                    .collect_view();
+                                view! { <ul class="attachments" aria-label="Attachments">{names}</ul> }
+                            })
+                    })}
             </div>
             <div class="message assistant" aria-busy=move || (!turn.settled()).to_string()>
                 <For
@@ -310,6 +417,18 @@ fn Turn(
                     />
                 </For>
             </div>
+            <p class="turn-note">
+                {move || {
+                    (turn.status.get() == TurnStatus::CutOff)
+                        .then(|| view! { <span class="cut-off" data-testid="cut-off">"Stopped"</span> })
+                }}
+                {move || {
+                    turn.effort
+                        .get()
+                        .filter(|_| pill().is_none())
+                        .map(|e| view! { <span class="effort-label" data-testid="effort">"Effort: " {e.as_str()}</span> })
+                }}
+            </p>
             <TurnControls turn conversation in_use problem />
             <div class="announce" aria-live="polite">
                 {announcement}
@@ -489,7 +608,18 @@ fn settled_turns(transcript: &Transcript) -> Vec<TurnView> {
                     _ => String::new(),
                 })
                 .unwrap_or_default();
-            let view = TurnView::new(turn.index, user_text, turn.status, false);
+            let names = turn
+                .messages
+                .first()
+                .map(|m| {
+                    m.attachments
+                        .iter()
+                        .map(|a| a.filename().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let view = TurnView::new(turn.index, user_text, names, turn.status, false);
+            view.effort.set(turn.effort);
             for (m, message) in turn.messages.iter().enumerate().skip(1) {
                 if message.role == Role::User {
                     view.user_messages.update_value(|u| u.push(m));
@@ -516,17 +646,26 @@ fn settled_turns(transcript: &Transcript) -> Vec<TurnView> {
         .collect()
 }
 
+/// A message on its way: what was typed, the effort asked for, the agent it goes to, and its
+/// attachments as (id, name).
+struct Outgoing {
+    text: String,
+    effort: Option<Effort>,
+    agent: Option<api::Agent>,
+    attachments: Vec<(String, String)>,
+}
+
 async fn send_turn(
     conversation: RwSignal<Option<String>>,
     turns: RwSignal<Vec<TurnView>>,
     in_use: RwSignal<Option<u64>>,
-    text: String,
-    effort: Option<Effort>,
+    message: Outgoing,
 ) -> Result<(), String> {
     let id = match conversation.get_untracked() {
         Some(id) => id,
         None => {
-            let id = api::create_conversation().await?;
+            let agent = message.agent.as_ref().map(|a| a.id.as_str());
+            let id = api::create_conversation(agent).await?;
             if let Some(window) = web_sys::window() {
                 let _ = window.location().set_hash(&id);
             }
@@ -534,17 +673,27 @@ async fn send_turn(
             id
         }
     };
-    let index = api::send_message(&id, &text, effort).await?;
-    let turn = TurnView::new(index, text, TurnStatus::Running, true);
+    let (ids, names): (Vec<String>, Vec<String>) = message.attachments.into_iter().unzip();
+    let index = api::send_message(&id, &message.text, message.effort, &ids).await?;
+    let turn = TurnView::new(index, message.text, names, TurnStatus::Running, true);
+    turn.effort.set(
+        message
+            .agent
+            .map(|a| winning_effort(a.effort, message.effort)),
+    );
     turns.update(|t| t.push(turn));
     follow_turn(id, turn, in_use)
 }
 
-/// Reads the stored conversation again after a turn, for the context meter.
-fn refresh_meter(id: String, in_use: RwSignal<Option<u64>>) {
+/// Reads the stored conversation again after a turn, for the context meter and the effort the
+/// turn recorded (rule E2).
+fn refresh_after(id: String, turn: TurnView, in_use: RwSignal<Option<u64>>) {
     spawn_local(async move {
         if let Ok(transcript) = api::transcript(&id).await {
             in_use.set(Some(context_in_use(&transcript, &EstimateCounter)));
+            if let Some(stored) = transcript.turns.iter().find(|t| t.index == turn.index) {
+                turn.effort.set(stored.effort);
+            }
         }
     });
 }
@@ -656,7 +805,7 @@ fn follow_turn(id: String, turn: TurnView, in_use: RwSignal<Option<u64>>) -> Res
             turn.seen.set_value(at);
             apply(turn, event);
             if ended {
-                refresh_meter(id.clone(), in_use);
+                refresh_after(id.clone(), turn, in_use);
             }
         },
     )

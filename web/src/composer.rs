@@ -1,10 +1,28 @@
 //! The composer: the message box with its `/skill` completion (core's `skills::complete`), the
-//! effort override, and the send button.
+//! attachments uploaded for the message, the effort override, and the send button.
 
 use leptos::html;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
 use portal_core::skills::{CatalogueEntry, complete};
+use wasm_bindgen::JsCast;
+
+use crate::api;
+
+/// How long to wait before asking again how far a document's reading has got.
+const PROGRESS_POLL_MS: i32 = 1000;
+
+/// A file attached to the draft: uploading while `uploaded` is `None`, then the server's
+/// attachment with its reading progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chip {
+    /// Tells chips of files with the same name apart.
+    pub key: u32,
+    pub name: String,
+    pub uploaded: Option<Attachment>,
+}
 
 /// The composer. `on_send` is called when the person sends the draft.
 #[component]
@@ -14,10 +32,40 @@ pub fn Composer(
     effort: RwSignal<Option<Effort>>,
     /// The skills the person can select, for the completion.
     skills: Signal<Vec<CatalogueEntry>>,
+    /// The files attached to the draft, sent with it.
+    attachments: RwSignal<Vec<Chip>>,
+    /// The composer's alert, where a refused upload says why.
+    problem: RwSignal<Option<String>>,
     running: Signal<bool>,
     on_send: Callback<()>,
 ) -> impl IntoView {
     let textarea = NodeRef::<html::Textarea>::new();
+    let next_key = StoredValue::new(0u32);
+    let on_files = move |ev: leptos::ev::Event| {
+        let Some(input) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        else {
+            return;
+        };
+        let Some(files) = input.files() else {
+            return;
+        };
+        for file in (0..files.length()).filter_map(|i| files.item(i)) {
+            let key = next_key.get_value();
+            next_key.set_value(key + 1);
+            attachments.update(|a| {
+                a.push(Chip {
+                    key,
+                    name: file.name(),
+                    uploaded: None,
+                })
+            });
+            spawn_local(upload(file, key, attachments, problem));
+        }
+        // The same file can be chosen again after it was removed.
+        input.set_value("");
+    };
     // The cursor as a byte offset into the draft, as core counts.
     let cursor = RwSignal::new(0usize);
     let highlighted = RwSignal::new(0usize);
@@ -121,6 +169,20 @@ pub fn Composer(
                         }
                     })
             }}
+            {move || {
+                let chips = attachments.get();
+                (!chips.is_empty())
+                    .then(|| {
+                        view! {
+                            <ul class="attachment-chips" aria-label="Attachments">
+                                {chips
+                                    .into_iter()
+                                    .map(|chip| view! { <AttachmentChip chip attachments /> })
+                                    .collect_view()}
+                            </ul>
+                        }
+                    })
+            }}
             <textarea
                 node_ref=textarea
                 aria-label="Message"
@@ -139,6 +201,10 @@ pub fn Composer(
                 on:click=move |_| read_cursor()
                 on:keydown=on_keydown
             ></textarea>
+            <label class="attach">
+                "Attach"
+                <input type="file" multiple data-testid="attach" on:change=on_files />
+            </label>
             <select
                 class="effort"
                 aria-label="Effort"
@@ -161,6 +227,79 @@ pub fn Composer(
             </button>
         </form>
     }
+}
+
+/// One attached file: its name, a document's reading progress, and a button removing it.
+#[component]
+fn AttachmentChip(chip: Chip, attachments: RwSignal<Vec<Chip>>) -> impl IntoView {
+    let note = match &chip.uploaded {
+        None => Some("Uploading…".to_string()),
+        Some(attachment) => attachment.progress_note(),
+    };
+    let key = chip.key;
+    let remove = format!("Remove {}", chip.name);
+    view! {
+        <li class="attachment-chip" data-testid="attachment-chip" data-uploaded=chip.uploaded.is_some().to_string()>
+            <span class="name">{chip.name}</span>
+            {note.map(|n| view! { <span class="progress">{n}</span> })}
+            <button
+                type="button"
+                class="remove"
+                aria-label=remove
+                on:click=move |_| attachments.update(|a| a.retain(|c| c.key != key))
+            >
+                "×"
+            </button>
+        </li>
+    }
+}
+
+/// Uploads `file` for chip `key`, then follows a document's reading until it ends, while the chip
+/// is still attached. A refused upload drops the chip and says why in the composer's alert.
+async fn upload(
+    file: web_sys::File,
+    key: u32,
+    attachments: RwSignal<Vec<Chip>>,
+    problem: RwSignal<Option<String>>,
+) {
+    let mut answer = api::upload(&file).await;
+    loop {
+        let attached = attachments.with_untracked(|a| a.iter().any(|c| c.key == key));
+        if !attached {
+            return;
+        }
+        match answer {
+            Err(error) => {
+                attachments.update(|a| a.retain(|c| c.key != key));
+                problem.set(Some(error));
+                return;
+            }
+            Ok(attachment) => {
+                let reading = attachment.is_reading();
+                let id = attachment.id().to_string();
+                attachments.update(|a| {
+                    if let Some(chip) = a.iter_mut().find(|c| c.key == key) {
+                        chip.uploaded = Some(attachment);
+                    }
+                });
+                if !reading {
+                    return;
+                }
+                sleep(PROGRESS_POLL_MS).await;
+                answer = api::attachment(&id).await;
+            }
+        }
+    }
+}
+
+/// Waits `ms` milliseconds.
+async fn sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 fn parse_effort(value: &str) -> Option<Effort> {
