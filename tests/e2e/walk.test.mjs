@@ -1,0 +1,125 @@
+// A walk through a conversation in the browser: an agent picked for the new conversation, a skill
+// accepted from the /slug completion (S1), a document attached as a chip with its reading progress
+// (A2) and a refused upload saying why, the reply, an approval request approved, a running turn
+// stopped and drawn cut off, and the whole conversation drawn again after a reload: plain text
+// (R10), the effort each turn ran with (E2), the attachment's name and the cut-off turn.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { root, startPortal, launchBrowser, shots } from './portal.mjs';
+
+const config = join(root, 'tests', 'fixtures', 'e2e', 'config');
+
+async function status(page, turn, wanted, timeout = 30000) {
+  await page.locator(`[data-turn="${turn}"][data-turn-status="${wanted}"]`).waitFor({ timeout });
+}
+
+test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a reload', async () => {
+  const portal = await startPortal(['--demo-pace', '0.3', '--config', config]);
+  const files = mkdtempSync(join(tmpdir(), 'portal-walk-'));
+  let browser;
+  try {
+    const notes = join(files, 'field-notes.md');
+    writeFileSync(notes, '# Field notes\n\nThe survey counted 41 herons at the lake in May.\n');
+    const unknown = join(files, 'archive.bin');
+    writeFileSync(unknown, Buffer.from([0, 159, 146, 150, 1, 2, 3, 255, 0, 0, 7]));
+
+    browser = await launchBrowser();
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
+    await page.goto(portal.url);
+    await page.getByTestId('model-label').waitFor();
+
+    // The agent picker offers the configuration's agents; the second is picked.
+    const picker = page.getByTestId('agent-picker');
+    await picker.waitFor();
+    assert.deepEqual(await picker.locator('option').allInnerTexts(), ['Assistant', 'Research helper']);
+    await picker.selectOption({ label: 'Research helper' });
+
+    // S1: `/` opens the completion; Enter accepts the highlighted skill.
+    const message = page.getByLabel('Message');
+    await message.click();
+    await page.keyboard.type('/fact');
+    const option = page.getByRole('listbox', { name: 'Skills' }).getByRole('option');
+    await option.first().waitFor();
+    assert.equal(await option.count(), 1);
+    assert.match(await option.first().innerText(), /\/fact-check/);
+    await page.screenshot({ path: join(shots, 'walk-skill-completion.png') });
+    await page.keyboard.press('Enter');
+    assert.equal(await message.inputValue(), '/fact-check ');
+    assert.equal(await option.count(), 0, 'the completion closes once accepted');
+    await page.keyboard.type('is the heron count right?');
+
+    // A refused upload says why in the composer's alert and leaves the draft and no chip.
+    await page.getByTestId('attach').setInputFiles(unknown);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /`archive\.bin` is not a kind of file the portal reads/);
+    assert.equal(await page.getByTestId('attachment-chip').count(), 0);
+    assert.equal(await message.inputValue(), '/fact-check is the heron count right?');
+
+    // A2: the document's chip shows its name and reading progress once uploaded.
+    await page.getByTestId('attach').setInputFiles(notes);
+    const chip = page.locator('[data-testid="attachment-chip"][data-uploaded="true"]');
+    await chip.waitFor();
+    assert.match(await chip.innerText(), /field-notes\.md\s*Reading: finished/);
+    await page.screenshot({ path: join(shots, 'walk-attachment-chip.png') });
+
+    await page.keyboard.press('Enter');
+    await status(page, 1, 'completed');
+    assert.equal(await page.getByTestId('attachment-chip').count(), 0, 'sent attachments leave the composer');
+    assert.equal(await message.inputValue(), '', 'the sent draft is cleared');
+    const first = page.locator('[data-turn="1"]');
+    assert.equal(await first.locator('.message.user p').innerText(), '/fact-check is the heron count right?');
+    assert.deepEqual(await first.getByTestId('attachment-name').allInnerTexts(), ['field-notes.md']);
+    assert.equal(await first.getByTestId('effort').innerText(), 'Effort: high', "the agent's default effort");
+    assert.equal(await page.getByTestId('agent-name').innerText(), 'Research helper');
+    assert.equal(await page.getByTestId('agent-picker').count(), 0, 'the agent is fixed once the conversation opens');
+
+    // An approval request, approved, with the effort overridden for this message (E1).
+    await page.getByLabel('Effort').selectOption('low');
+    await message.fill('Please publish a note on the herons');
+    await page.keyboard.press('Enter');
+    await status(page, 2, 'paused');
+    const approve = page.getByTestId('approve');
+    await approve.waitFor();
+    await page.locator('[data-turn="2"] .block.approval_request').waitFor();
+    await page.screenshot({ path: join(shots, 'walk-approval-request.png') });
+    await approve.click();
+    await status(page, 2, 'completed');
+    assert.equal(await page.locator('[data-turn="2"]').getByTestId('effort').innerText(), 'Effort: low');
+
+    // A running turn stopped: drawn cut off.
+    await page.getByLabel('Effort').selectOption('');
+    await message.fill('Tell me about writing systems');
+    await page.keyboard.press('Enter');
+    const third = page.locator('[data-turn="3"]');
+    await status(page, 3, 'running');
+    await third.locator('.block').first().waitFor({ timeout: 15000 });
+    await page.getByTestId('cancel').click();
+    await status(page, 3, 'cut_off');
+    assert.equal(await third.getByTestId('cut-off').innerText(), 'Stopped');
+    assert.equal(await page.getByTestId('cancel').count(), 0, 'a cut-off turn has no controls');
+    await page.screenshot({ path: join(shots, 'walk-cut-off.png'), fullPage: true });
+    await page.locator('[data-turn="1"][data-settled="true"]').waitFor({ timeout: 30000 });
+    const settledAnswer = await first.locator('.block.answer .body').innerHTML();
+
+    // After a reload: the same conversation as plain text, with its efforts, attachment and stop.
+    await page.reload();
+    await status(page, 3, 'cut_off');
+    assert.equal(await page.locator('.turn').count(), 3);
+    assert.equal(await page.getByTestId('agent-name').innerText(), 'Research helper');
+    assert.deepEqual(await first.getByTestId('attachment-name').allInnerTexts(), ['field-notes.md']);
+    assert.deepEqual(await page.getByTestId('effort').allInnerTexts(), ['Effort: high', 'Effort: low', 'Effort: high']);
+    assert.equal(await page.locator('[data-turn="2"][data-turn-status="completed"]').count(), 1);
+    assert.equal(await third.getByTestId('cut-off').innerText(), 'Stopped');
+    assert.equal(await first.locator('.block.answer .body').innerHTML(), settledAnswer);
+    assert.equal(await page.locator('.turn .w, .turn .caret').count(), 0, 'no playout after a reload (R10)');
+    await page.screenshot({ path: join(shots, 'walk-reloaded.png'), fullPage: true });
+  } finally {
+    await browser?.close();
+    portal.stop();
+    rmSync(files, { recursive: true, force: true });
+  }
+});
