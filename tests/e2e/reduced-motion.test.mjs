@@ -54,7 +54,7 @@ test('r14 reduced motion: no blur or breathing, text in order, one announcement 
 
     await page.locator('[data-turn-status="completed"][data-settled="true"]').waitFor({ timeout: 90000 });
     // The block that was playing out may have become narration once a tool call followed it.
-    const texts = await page.locator(answer).evaluateAll((blocks) => blocks.map((b) => b.textContent));
+    const texts = await page.locator('.turn .block.text .body').evaluateAll((blocks) => blocks.map((b) => b.textContent));
     const shown = motion.shown.replace(/\s+$/, '');
     assert.ok(texts.some((text) => text.startsWith(shown)), `text played out in order: "${shown}" begins a block of ${JSON.stringify(texts)}`);
     const reply = await page.locator('.turn .block.text.answer .body').innerText();
