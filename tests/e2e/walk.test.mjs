@@ -1,7 +1,7 @@
 // A walk through a conversation in the browser: an agent picked for the new conversation, a skill
 // accepted from the /slug completion (S1), a document attached as a chip with its reading progress
 // (A2) and a refused upload saying why, the reply, an approval request approved, a running turn
-// stopped and drawn cut off, and the whole conversation drawn again after a reload: plain text
+// stopped and drawn cut off, a picture for the agent's blind model refused with the draft kept (A5), and the whole conversation drawn again after a reload: plain text
 // (R10), the effort each turn ran with (E2), the attachment's name and the cut-off turn.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,14 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root, startPortal, launchBrowser, shots } from './portal.mjs';
 
-const config = join(root, 'tests', 'fixtures', 'e2e', 'config');
+const fixtures = join(root, 'tests', 'fixtures', 'e2e');
+// A 1×1 PNG.
+const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 async function status(page, turn, wanted, timeout = 30000) {
   await page.locator(`[data-turn="${turn}"][data-turn-status="${wanted}"]`).waitFor({ timeout });
 }
 
 test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a reload', async () => {
-  const portal = await startPortal(['--demo-pace', '0.3', '--config', config]);
+  const portal = await startPortal([
+    '--demo-pace', '0.3', '--config', join(fixtures, 'config'), '--models', join(fixtures, 'models.toml'),
+  ]);
   const files = mkdtempSync(join(tmpdir(), 'portal-walk-'));
   let browser;
   try {
@@ -25,6 +29,8 @@ test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a r
     writeFileSync(notes, '# Field notes\n\nThe survey counted 41 herons at the lake in May.\n');
     const unknown = join(files, 'archive.bin');
     writeFileSync(unknown, Buffer.from([0, 159, 146, 150, 1, 2, 3, 255, 0, 0, 7]));
+    const dot = join(files, 'dot.png');
+    writeFileSync(dot, Buffer.from(PIXEL, 'base64'));
 
     browser = await launchBrowser();
     const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
@@ -66,7 +72,21 @@ test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a r
     assert.match(await chip.innerText(), /field-notes\.md\s*Reading: finished/);
     await page.screenshot({ path: join(shots, 'walk-attachment-chip.png') });
 
-    await page.keyboard.press('Enter');
+    // A5: a picture for the agent's model, which cannot see, refuses the message; the draft and
+    // both chips stay, and the message goes once the picture is removed.
+    await page.getByTestId('attach').setInputFiles(dot);
+    await page.locator('[data-testid="attachment-chip"][data-uploaded="true"]').nth(1).waitFor();
+    await message.press('Enter');
+    await alert.filter({ hasText: 'cannot see' }).waitFor();
+    assert.match(await alert.innerText(), /the model `[^`]+` cannot see pictures, and `dot\.png` is a picture/);
+    assert.equal(await page.locator('.turn').count(), 0, 'nothing is recorded');
+    assert.equal(await message.inputValue(), '/fact-check is the heron count right?');
+    assert.equal(await page.getByTestId('attachment-chip').count(), 2);
+    await page.screenshot({ path: join(shots, 'walk-picture-refused.png') });
+    await page.getByRole('button', { name: 'Remove dot.png' }).click();
+    assert.deepEqual(await page.locator('[data-testid="attachment-chip"] .name').allInnerTexts(), ['field-notes.md']);
+
+    await message.press('Enter');
     await status(page, 1, 'completed');
     assert.equal(await page.getByTestId('attachment-chip').count(), 0, 'sent attachments leave the composer');
     assert.equal(await message.inputValue(), '', 'the sent draft is cleared');
