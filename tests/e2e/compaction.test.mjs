@@ -43,6 +43,12 @@ test('r11_r12_r13_c7 compaction is written with a clock, drawn as a divider over
     while (turn < 8) {
       turn += 1;
       await send(page, `Message ${turn}: please review the budget. ${FILLER}`);
+      // A sent turn is brought into view, however far up the page was.
+      await page.waitForFunction((n) => {
+        const sent = document.querySelector(`[data-turn="${n}"]`);
+        const top = sent?.getBoundingClientRect().top;
+        return top !== undefined && top >= 0 && top < innerHeight - 200;
+      }, turn);
       const writing = summarising.waitFor({ timeout: 90000 }).then(() => true);
       const done = settled(page, turn).then(() => false);
       if (await Promise.race([writing, done])) break;

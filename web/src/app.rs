@@ -682,7 +682,23 @@ async fn send_turn(
             .map(|a| winning_effort(a.effort, message.effort)),
     );
     turns.update(|t| t.push(turn));
+    show_turn(index);
     follow_turn(id, turn, in_use)
+}
+
+/// Brings a just-sent turn to the top of the window once it is drawn, so the person sees their
+/// message and the reply growing under it, whatever they had scrolled to.
+fn show_turn(index: u32) {
+    request_animation_frame(move || {
+        let turn = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+            d.query_selector(&format!("[data-turn=\"{index}\"]"))
+                .ok()
+                .flatten()
+        });
+        if let Some(turn) = turn {
+            turn.scroll_into_view_with_bool(true);
+        }
+    });
 }
 
 /// Reads the stored conversation again after a turn, for the context meter and the effort the
