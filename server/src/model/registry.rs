@@ -178,7 +178,7 @@ impl ModelRegistry {
             };
             let model: Arc<dyn Model> = match kind.as_str() {
                 "demo" => {
-                    let capabilities = demo_entry(entry).map_err(misconfigured)?;
+                    let capabilities = demo_entry(&name, entry).map_err(misconfigured)?;
                     let mut demo = DemoModel::new(demo_pace, capabilities);
                     if let Some(label) = label {
                         demo = demo.with_label(label);
@@ -240,8 +240,9 @@ impl ModelRegistry {
     }
 }
 
-/// A demo entry's capabilities: the defaults, with any the entry's `capabilities` table sets.
-fn demo_entry(mut entry: toml::Table) -> Result<ModelCapabilities, String> {
+/// A demo entry's capabilities: the defaults under the entry's own name (so errors and usage
+/// rows name the model the file configured), with any the entry's `capabilities` table sets.
+fn demo_entry(name: &str, mut entry: toml::Table) -> Result<ModelCapabilities, String> {
     let overrides = match entry.remove("capabilities") {
         Some(toml::Value::Table(table)) => table,
         Some(_) => return Err("`capabilities` must be a table".into()),
@@ -252,7 +253,10 @@ fn demo_entry(mut entry: toml::Table) -> Result<ModelCapabilities, String> {
             "a demo model takes `name`, `kind`, `label` and `capabilities`, not `{key}`"
         ));
     }
-    let defaults = demo_capabilities();
+    let defaults = ModelCapabilities {
+        id: name.to_string(),
+        ..demo_capabilities()
+    };
     let mut merged = match toml::Value::try_from(&defaults) {
         Ok(toml::Value::Table(table)) => table,
         _ => return Err("the demo capabilities could not be written as TOML".into()),
@@ -307,6 +311,15 @@ can_see = false
         assert!(demo.is_demo());
         assert!(!demo.capabilities().can_see, "the file overrides a default");
         assert_eq!(demo.capabilities().context_window, 128_000);
+    }
+
+    #[test]
+    fn a_demo_entry_is_known_by_its_own_name() {
+        let file = "[[models]]\nname = \"demo-blind\"\nkind = \"demo\"\n\
+                    capabilities = { can_see = false }\n";
+        let registry = ModelRegistry::from_toml(file, 0.0, |_| None).expect("registry");
+        let blind = registry.get("demo-blind").expect("listed");
+        assert_eq!(blind.capabilities().id, "demo-blind");
     }
 
     #[test]
