@@ -20,23 +20,12 @@ const FILLER: &str =
 
 /// Serves with the demo model at `pace` and a `window`-token context.
 async fn start(data: &std::path::Path, window: u64, pace: f64) -> Server {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("loopback port");
-    let base = format!("http://{}", listener.local_addr().expect("address"));
-    let config = portal_server::Config {
-        dist: data.join("no-dist"),
-        data: data.to_path_buf(),
-        demo_pace: pace,
-        models: Some(ModelRegistry::demo_with_window(pace, window)),
-        identity: None,
-    };
-    tokio::spawn(async move {
-        if let Err(error) = portal_server::serve(listener, config).await {
-            panic!("server failed: {error:#}");
-        }
-    });
-    Server::at(base)
+    common::start_with(
+        data,
+        pace,
+        Some(ModelRegistry::demo_with_window(pace, window)),
+    )
+    .await
 }
 
 fn long_message(i: usize) -> String {

@@ -16,6 +16,15 @@ pub struct Server {
 
 /// Serves in this process with the demo model at `pace`, its data in `data`.
 pub async fn start(data: &Path, pace: f64) -> Server {
+    start_with(data, pace, None).await
+}
+
+/// Serves in this process with `models` (the demo model alone when `None`) at demo `pace`.
+pub async fn start_with(
+    data: &Path,
+    pace: f64,
+    models: Option<portal_server::model::ModelRegistry>,
+) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("loopback port");
@@ -24,7 +33,7 @@ pub async fn start(data: &Path, pace: f64) -> Server {
         dist: data.join("no-dist"),
         data: data.to_path_buf(),
         demo_pace: pace,
-        models: None,
+        models,
         identity: None,
     };
     tokio::spawn(async move {
