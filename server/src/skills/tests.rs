@@ -257,92 +257,76 @@ fn selectable_lists_what_the_composer_completes() {
     );
 }
 
-#[test]
-fn a_bad_skill_file_names_its_path_and_line() {
+/// The error loading the skills of [`base`] with `files` added, as (path, text) pairs.
+fn load_error(files: &[(&str, &str)]) -> SkillsError {
     let dir = base();
-    write(
-        dir.path(),
-        "organisations/acme/skills/plan/SKILL.md",
-        "---\nname: plan\ndescription: x\nactive: maybe\n---\nbody\n",
-    );
+    for (path, text) in files {
+        write(dir.path(), path, text);
+    }
     let identity = Identity::load(dir.path()).expect("identity");
-    let error = SkillLibrary::load(&identity).expect_err("bad active");
-    let text = error.to_string();
-    assert!(
-        text.contains("organisations/acme/skills/plan/SKILL.md"),
-        "{text}"
-    );
-    assert!(text.contains("line 4"), "{text}");
+    SkillLibrary::load(&identity).expect_err("a configuration mistake")
 }
 
 #[test]
-fn the_folder_must_be_named_after_the_skill() {
-    let dir = base();
-    write(
-        dir.path(),
-        "organisations/acme/skills/plans/SKILL.md",
-        &skill_md("plan", ""),
-    );
-    let identity = Identity::load(dir.path()).expect("identity");
-    let error = SkillLibrary::load(&identity).expect_err("mismatch");
-    assert!(
-        matches!(error, SkillsError::NameNotFolder { .. }),
-        "{error}"
-    );
-}
-
-#[test]
-fn an_organisation_skill_cannot_be_private() {
-    let dir = base();
-    write(
-        dir.path(),
-        "organisations/acme/skills/plan/SKILL.md",
-        &skill_md("plan", "visibility: private\n"),
-    );
-    let identity = Identity::load(dir.path()).expect("identity");
-    let error = SkillLibrary::load(&identity).expect_err("no author");
-    assert!(
-        matches!(error, SkillsError::PrivateWithoutAuthor { .. }),
-        "{error}"
-    );
-}
-
-#[test]
-fn names_are_unique_within_an_organisation() {
-    let dir = base();
-    write(
-        dir.path(),
-        "organisations/acme/skills/plan/SKILL.md",
-        &skill_md("plan", ""),
-    );
-    write(
-        dir.path(),
-        "organisations/acme/users/alice/skills/plan/SKILL.md",
-        &skill_md("plan", ""),
-    );
-    let identity = Identity::load(dir.path()).expect("identity");
-    let error = SkillLibrary::load(&identity).expect_err("duplicate");
-    assert!(matches!(error, SkillsError::Duplicate { ref name, .. } if name == "plan"));
-}
-
-#[test]
-fn an_agent_binding_an_unknown_skill_names_the_agent_file() {
-    let dir = base();
-    write(
-        dir.path(),
-        "organisations/globex/skills/plan/SKILL.md",
-        &skill_md("plan", ""),
-    );
-    write(
-        dir.path(),
-        "organisations/acme/agents/researcher.toml",
-        "name = \"R\"\nskills = [\"plan\"]\n",
-    );
-    let identity = Identity::load(dir.path()).expect("identity");
-    let error = SkillLibrary::load(&identity).expect_err("S2: bound across organisations");
-    let text = error.to_string();
-    assert!(text.contains("agents/researcher.toml"), "{text}");
-    assert!(text.contains("field `skills`"), "{text}");
+fn skill_file_mistakes_are_errors_naming_where_they_are() {
+    let plan = skill_md("plan", "");
+    let private = skill_md("plan", "visibility: private\n");
+    // A case: its name, the files added, what the message names, and the error's kind.
+    type Kind = fn(&SkillsError) -> bool;
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [&'a str], Kind);
+    let any: Kind = |_| true;
+    let cases: [Case; 5] = [
+        (
+            "a bad field names its path and line",
+            vec![(
+                "organisations/acme/skills/plan/SKILL.md",
+                "---\nname: plan\ndescription: x\nactive: maybe\n---\nbody\n",
+            )],
+            &["organisations/acme/skills/plan/SKILL.md", "line 4"],
+            any,
+        ),
+        (
+            "the folder must be named after the skill",
+            vec![("organisations/acme/skills/plans/SKILL.md", &plan)],
+            &["plans"],
+            |e| matches!(e, SkillsError::NameNotFolder { .. }),
+        ),
+        (
+            "an organisation skill cannot be private",
+            vec![("organisations/acme/skills/plan/SKILL.md", &private)],
+            &["private"],
+            |e| matches!(e, SkillsError::PrivateWithoutAuthor { .. }),
+        ),
+        (
+            "names are unique within an organisation",
+            vec![
+                ("organisations/acme/skills/plan/SKILL.md", &plan),
+                ("organisations/acme/users/alice/skills/plan/SKILL.md", &plan),
+            ],
+            &["plan"],
+            |e| matches!(e, SkillsError::Duplicate { name, .. } if name == "plan"),
+        ),
+        (
+            "S2: an agent binding another organisation's skill names the agent file",
+            vec![
+                ("organisations/globex/skills/plan/SKILL.md", &plan),
+                (
+                    "organisations/acme/agents/researcher.toml",
+                    "name = \"R\"\nskills = [\"plan\"]\n",
+                ),
+            ],
+            &["agents/researcher.toml", "field `skills`"],
+            any,
+        ),
+    ];
+    for (name, files, expected, kind) in cases {
+        let error = load_error(&files);
+        let text = error.to_string();
+        for part in expected {
+            assert!(text.contains(part), "{name}: {text}");
+        }
+        assert!(kind(&error), "{name}: {error:?}");
+    }
 }
 
 #[test]
