@@ -132,6 +132,7 @@ test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a r
     assert.equal(await page.getByTestId('agent-name').innerText(), 'Research helper');
     assert.deepEqual(await first.getByTestId('attachment-name').allInnerTexts(), ['field-notes.md']);
     assert.deepEqual(await page.getByTestId('effort').allInnerTexts(), ['Effort: high', 'Effort: low', 'Effort: high']);
+    assert.equal(await page.getByLabel('Effort').inputValue(), 'high', 'the composer shows the effort the conversation last ran with (E2)');
     assert.equal(await page.locator('[data-turn="2"][data-turn-status="completed"]').count(), 1);
     assert.equal(await third.getByTestId('cut-off').innerText(), 'Stopped');
     assert.equal(await first.locator('.block.answer .body').innerHTML(), settledAnswer);

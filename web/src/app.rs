@@ -218,6 +218,9 @@ pub fn App() -> impl IntoView {
             match api::transcript(&id).await {
                 Ok(transcript) => {
                     in_use.set(Some(context_in_use(&transcript, &EstimateCounter)));
+                    // Rule E2: a reopened conversation's composer shows the effort it last ran
+                    // with, so the next message goes on at that level unless changed.
+                    effort.set(transcript.turns.iter().rev().find_map(|t| t.effort));
                     turns.set(settled_turns(&transcript));
                 }
                 Err(error) => problem.set(Some(error)),
