@@ -132,15 +132,7 @@ async fn c1_c11_long_messages_reach_85_percent_and_the_turn_compacts_before_its_
 
 /// Posts a message and returns the status and the error text, for refusals.
 async fn refused(server: &Server, id: &str, text: &str) -> (u16, String) {
-    let response = server
-        .client
-        .post(server.url(&format!("/api/conversations/{id}/messages")))
-        .json(&serde_json::json!({ "text": text }))
-        .send()
-        .await
-        .expect("answered");
-    let status = response.status().as_u16();
-    let body: serde_json::Value = response.json().await.expect("json");
+    let (status, body) = server.post_message(id, text).await;
     (
         status,
         body["error"].as_str().unwrap_or_default().to_string(),

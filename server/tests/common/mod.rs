@@ -69,7 +69,8 @@ impl Server {
         created["id"].as_str().expect("id").to_string()
     }
 
-    pub async fn send(&self, id: &str, text: &str) -> u32 {
+    /// Posts the message `text` and returns the answer's status and JSON body.
+    pub async fn post_message(&self, id: &str, text: &str) -> (u16, serde_json::Value) {
         let response = self
             .client
             .post(self.url(&format!("/api/conversations/{id}/messages")))
@@ -77,8 +78,13 @@ impl Server {
             .send()
             .await
             .expect("sent");
-        assert_eq!(response.status(), 202, "message accepted");
-        let sent: serde_json::Value = response.json().await.expect("json");
+        let status = response.status().as_u16();
+        (status, response.json().await.expect("json"))
+    }
+
+    pub async fn send(&self, id: &str, text: &str) -> u32 {
+        let (status, sent) = self.post_message(id, text).await;
+        assert_eq!(status, 202, "message accepted");
         sent["turn"].as_u64().expect("turn") as u32
     }
 
