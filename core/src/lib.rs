@@ -18,8 +18,12 @@ pub mod stream;
 pub mod tokens;
 pub mod tools;
 pub mod transcript;
+pub mod turn_state;
 pub mod validate;
 
 pub use block::{Block, BlockKind, CompactionTrigger, TurnsCovered};
-pub use transcript::{Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus};
+pub use transcript::{
+    Awaiting, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, UnknownStatus,
+};
+pub use turn_state::{BlockState, Change, CompactionState, TurnState};
 pub use validate::{Invariant, Location, TranscriptError, parse_transcript, validate};

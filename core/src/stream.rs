@@ -17,7 +17,8 @@ pub enum TurnEvent {
         message: usize,
         block: usize,
         kind: BlockKind,
-        /// For tool use: the call id and tool name.
+        /// For tool use: the call id and tool name. For an approval request: the call it asks
+        /// approval for, so a front end knows what the paused turn waits on.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         call: Option<CallHeader>,
     },
@@ -37,8 +38,13 @@ pub enum TurnEvent {
         covers: TurnsCovered,
         summary: String,
     },
-    /// The turn stopped; nothing follows.
-    TurnEnd { status: TurnStatus },
+    /// The turn stopped or paused; nothing follows until it resumes.
+    TurnEnd {
+        status: TurnStatus,
+        /// For a failed turn: why, in words for the person who sent the message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
 }
 
 /// The identity of a tool call, sent with its block's start.

@@ -68,9 +68,61 @@ pub enum TurnStatus {
 }
 
 impl TurnStatus {
+    /// Every status, in the order a turn can reach them.
+    pub const ALL: [TurnStatus; 5] = [
+        TurnStatus::Running,
+        TurnStatus::Paused,
+        TurnStatus::Completed,
+        TurnStatus::CutOff,
+        TurnStatus::Failed,
+    ];
+
     /// Whether the turn can still produce blocks.
     pub fn is_open(self) -> bool {
         matches!(self, TurnStatus::Running | TurnStatus::Paused)
+    }
+
+    /// The status's name in the transcript format, in storage and in the page (`cut_off`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnStatus::Running => "running",
+            TurnStatus::Paused => "paused",
+            TurnStatus::Completed => "completed",
+            TurnStatus::CutOff => "cut_off",
+            TurnStatus::Failed => "failed",
+        }
+    }
+
+    /// The status in words, for messages to people and to models (`cut off`).
+    pub fn in_words(self) -> &'static str {
+        match self {
+            TurnStatus::CutOff => "cut off",
+            other => other.as_str(),
+        }
+    }
+}
+
+/// Prints the status in words (`cut off`); [`TurnStatus::as_str`] gives the format's name.
+impl std::fmt::Display for TurnStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.in_words())
+    }
+}
+
+/// A name that is not a turn status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a turn status; expected running, paused, completed, cut_off or failed")]
+pub struct UnknownStatus(pub String);
+
+/// Reads a status by its format name (`cut_off`).
+impl std::str::FromStr for TurnStatus {
+    type Err = UnknownStatus;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        TurnStatus::ALL
+            .into_iter()
+            .find(|s| s.as_str() == name)
+            .ok_or_else(|| UnknownStatus(name.to_string()))
     }
 }
 
@@ -142,6 +194,59 @@ impl Transcript {
             version: FORMAT_VERSION,
             turns: Vec::new(),
         }
+    }
+
+    /// Turn `index` (1-based, as turns are numbered everywhere); `None` for 0 or past the end.
+    pub fn turn(&self, index: u32) -> Option<&Turn> {
+        let at = usize::try_from(index).ok()?.checked_sub(1)?;
+        self.turns.get(at)
+    }
+
+    /// Turn `index` (1-based) to change; `None` for 0 or past the end.
+    pub fn turn_mut(&mut self, index: u32) -> Option<&mut Turn> {
+        let at = usize::try_from(index).ok()?.checked_sub(1)?;
+        self.turns.get_mut(at)
+    }
+}
+
+/// What a paused turn waits for: the requests of its last assistant message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Awaiting {
+    /// The call ids whose approval the turn asks for, in order.
+    pub approvals: Vec<String>,
+    /// Whether the turn asked the user a question (a clarification request).
+    pub question: bool,
+}
+
+impl Awaiting {
+    /// Whether the turn waits for nothing.
+    pub fn is_empty(&self) -> bool {
+        self.approvals.is_empty() && !self.question
+    }
+
+    /// What the requests among `blocks` ask for.
+    pub fn of_blocks<'a>(blocks: impl IntoIterator<Item = &'a Block>) -> Self {
+        let mut awaiting = Awaiting::default();
+        for block in blocks {
+            match block {
+                Block::ApprovalRequest { call_id, .. } => awaiting.approvals.push(call_id.clone()),
+                Block::ClarificationRequest { .. } => awaiting.question = true,
+                _ => {}
+            }
+        }
+        awaiting
+    }
+}
+
+impl Turn {
+    /// What the turn waits for once paused: the approvals and the question of its last assistant
+    /// message. Only that message's requests can be answered; earlier ones were answered already.
+    pub fn awaiting(&self) -> Awaiting {
+        self.messages
+            .iter()
+            .rfind(|m| m.role == Role::Assistant)
+            .map(|m| Awaiting::of_blocks(&m.blocks))
+            .unwrap_or_default()
     }
 }
 

@@ -289,14 +289,9 @@ fn user_text(input: &PromptInput<'_>, detail: Detail) -> String {
     s
 }
 
+/// The status the history names: none for a completed turn, the others in words.
 fn status_name(status: TurnStatus) -> Option<&'static str> {
-    match status {
-        TurnStatus::Completed => None,
-        TurnStatus::Running => Some("running"),
-        TurnStatus::Paused => Some("paused"),
-        TurnStatus::CutOff => Some("cut off"),
-        TurnStatus::Failed => Some("failed"),
-    }
+    (status != TurnStatus::Completed).then(|| status.in_words())
 }
 
 fn render_entry(s: &mut String, entry: &Entry<'_>, detail: Detail) {

@@ -1,0 +1,358 @@
+//! A turn as a front end draws it: its blocks by message, its status, what it waits for, its
+//! failed compactions and why it failed. Folded from the turn's events as they stream
+//! ([`TurnState::apply`]) or read from the stored turn ([`TurnState::stored`]); both give the same
+//! state for the same turn, so a settled reply and a reloaded one are drawn alike (rule R10).
+
+use crate::block::{Block, BlockKind};
+use crate::compaction::{Divider, divider};
+use crate::stream::{CallHeader, TurnEvent};
+use crate::transcript::{Awaiting, Role, Turn, TurnStatus};
+
+/// A turn's drawn state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnState {
+    /// The turn's number (1-based).
+    pub index: u32,
+    pub status: TurnStatus,
+    /// The text of the message that opened the turn.
+    pub user_text: String,
+    /// The blocks of the turn's assistant and tool messages, in order. The user's messages (the
+    /// one that opened the turn and answers to its questions) are not among them.
+    pub blocks: Vec<BlockState>,
+    /// Every message of the turn met so far with its role, by position.
+    pub messages: Vec<Role>,
+    /// How many compactions failed in this turn: each was dropped with nothing committed (C5).
+    pub failed_compactions: usize,
+    /// Why the turn failed, once it has.
+    pub failure: Option<String>,
+}
+
+/// One block as drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockState {
+    /// Where the block sits in the turn: its message and its place in the message.
+    pub message: usize,
+    pub block: usize,
+    pub kind: BlockKind,
+    /// For a tool use, its call; for an approval request, the call it asks approval for.
+    pub call: Option<CallHeader>,
+    /// The block's text as it has arrived: a text's or thinking's prose, a call's arguments as
+    /// JSON, a result's content, a question, an approval's summary.
+    pub text: String,
+    /// Whether the block is whole: nothing more will arrive for it.
+    pub ended: bool,
+    /// For a compaction block: where its summary stands.
+    pub compaction: Option<CompactionState>,
+}
+
+/// A compaction block's summary.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompactionState {
+    /// Being written (R11).
+    Writing,
+    /// Written: the divider it is drawn as (R12).
+    Written(Divider),
+    /// Failed before it was committed: nothing is drawn (C5).
+    Failed,
+}
+
+/// What one event changed, for a front end to mirror in its view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Nothing: a message start, or an event already folded (a resumed turn followed again).
+    Nothing,
+    /// Block `at` (a place in [`TurnState::blocks`]) began.
+    Started { at: usize },
+    /// Block `at` received `text`.
+    Grew { at: usize, text: String },
+    /// Block `at` is whole.
+    Ended { at: usize },
+    /// Compaction block `at` was written, or failed.
+    Compacted { at: usize },
+    /// The turn stopped or paused with this status; every block is whole.
+    TurnEnded { status: TurnStatus },
+}
+
+impl TurnState {
+    /// A turn just opened by `user_text`, running, with nothing streamed yet.
+    pub fn opened(index: u32, user_text: impl Into<String>) -> Self {
+        TurnState {
+            index,
+            status: TurnStatus::Running,
+            user_text: user_text.into(),
+            blocks: Vec::new(),
+            messages: vec![Role::User],
+            failed_compactions: 0,
+            failure: None,
+        }
+    }
+
+    /// A stored turn as drawn: every block whole, each with the text its events would carry.
+    pub fn stored(turn: &Turn) -> Self {
+        let user_text = turn
+            .messages
+            .first()
+            .and_then(|m| m.blocks.first())
+            .map(|b| match b {
+                Block::Text { text } => text.clone(),
+                _ => String::new(),
+            })
+            .unwrap_or_default();
+        let mut state = TurnState::opened(turn.index, user_text);
+        state.status = turn.status;
+        state.messages = turn.messages.iter().map(|m| m.role).collect();
+        for (m, message) in turn.messages.iter().enumerate() {
+            if message.role == Role::User {
+                continue;
+            }
+            for (b, block) in message.blocks.iter().enumerate() {
+                state
+                    .blocks
+                    .push(BlockState::stored(m, b, block, &message.blocks));
+            }
+        }
+        state
+    }
+
+    /// Folds one event into the state and says what changed.
+    pub fn apply(&mut self, event: &TurnEvent) -> Change {
+        match event {
+            TurnEvent::MessageStart { message, role } => {
+                if self.messages.len() <= *message {
+                    self.messages.resize(*message + 1, Role::Assistant);
+                }
+                self.messages[*message] = *role;
+                Change::Nothing
+            }
+            TurnEvent::BlockStart {
+                message,
+                block,
+                kind,
+                call,
+            } => {
+                if self.at(*message, *block).is_some() || self.is_user(*message) {
+                    return Change::Nothing;
+                }
+                let mut started = BlockState::new(*message, *block, *kind);
+                started.call = call.clone();
+                if *kind == BlockKind::Compaction {
+                    started.compaction = Some(CompactionState::Writing);
+                }
+                self.blocks.push(started);
+                Change::Started {
+                    at: self.blocks.len() - 1,
+                }
+            }
+            TurnEvent::Delta {
+                message,
+                block,
+                text,
+            } => match self.open_at(*message, *block) {
+                Some(at) => {
+                    self.blocks[at].text.push_str(text);
+                    Change::Grew {
+                        at,
+                        text: text.clone(),
+                    }
+                }
+                None => Change::Nothing,
+            },
+            TurnEvent::BlockEnd { message, block } => match self.open_at(*message, *block) {
+                Some(at) => {
+                    self.end_block(at);
+                    Change::Ended { at }
+                }
+                None => Change::Nothing,
+            },
+            TurnEvent::Compacted {
+                message,
+                block,
+                trigger,
+                covers,
+                summary,
+            } => {
+                let at = match self.at(*message, *block) {
+                    Some(at) => at,
+                    None => {
+                        self.blocks
+                            .push(BlockState::new(*message, *block, BlockKind::Compaction));
+                        self.blocks.len() - 1
+                    }
+                };
+                let written = Block::Compaction {
+                    summary: summary.clone(),
+                    trigger: *trigger,
+                    covers: *covers,
+                    kept_messages: 0,
+                };
+                let drawn = &mut self.blocks[at];
+                drawn.text = summary.clone();
+                drawn.ended = true;
+                drawn.compaction = divider(&written).map(CompactionState::Written);
+                Change::Compacted { at }
+            }
+            TurnEvent::TurnEnd { status, reason } => {
+                for at in 0..self.blocks.len() {
+                    self.end_block(at);
+                }
+                self.status = *status;
+                self.failure = reason.clone();
+                Change::TurnEnded { status: *status }
+            }
+        }
+    }
+
+    /// What the turn waits for while paused: the requests of its last assistant message, by the
+    /// same rule as [`Turn::awaiting`]. Empty while the turn is not paused.
+    pub fn awaiting(&self) -> Awaiting {
+        if self.status != TurnStatus::Paused {
+            return Awaiting::default();
+        }
+        let Some(last) = self.messages.iter().rposition(|r| *r == Role::Assistant) else {
+            return Awaiting::default();
+        };
+        let requests: Vec<Block> = self
+            .blocks
+            .iter()
+            .filter(|b| b.message == last)
+            .filter_map(BlockState::as_request)
+            .collect();
+        Awaiting::of_blocks(&requests)
+    }
+
+    /// How each block is drawn (R1, R2), in the order of [`TurnState::blocks`].
+    pub fn drawn(&self) -> Vec<crate::display::Drawn> {
+        let kinds: Vec<BlockKind> = self.blocks.iter().map(|b| b.kind).collect();
+        crate::display::drawn_as(&kinds)
+    }
+
+    /// The turn's answer as plain text, once the turn has ended and every block is whole: the
+    /// answer blocks joined by blank lines (for the screen reader's one announcement, R14).
+    pub fn answer(&self) -> Option<String> {
+        if self.status.is_open() || self.blocks.iter().any(|b| !b.ended) {
+            return None;
+        }
+        let answer: Vec<&str> = self
+            .blocks
+            .iter()
+            .zip(self.drawn())
+            .filter(|(_, drawn)| *drawn == crate::display::Drawn::Answer)
+            .map(|(b, _)| b.text.as_str())
+            .collect();
+        (!answer.is_empty()).then(|| answer.join("\n\n"))
+    }
+
+    /// The place in [`TurnState::blocks`] of the block at `message`, `block`.
+    pub fn at(&self, message: usize, block: usize) -> Option<usize> {
+        self.blocks
+            .iter()
+            .position(|b| b.message == message && b.block == block)
+    }
+
+    /// The newest compaction block that was written, as its place in [`TurnState::blocks`].
+    pub fn newest_divider(&self) -> Option<usize> {
+        self.blocks
+            .iter()
+            .rposition(|b| matches!(b.compaction, Some(CompactionState::Written(_))))
+    }
+
+    fn open_at(&self, message: usize, block: usize) -> Option<usize> {
+        self.at(message, block).filter(|&at| !self.blocks[at].ended)
+    }
+
+    fn is_user(&self, message: usize) -> bool {
+        self.messages.get(message) == Some(&Role::User)
+    }
+
+    /// Marks block `at` whole; a compaction that ends without its summary failed (C5).
+    fn end_block(&mut self, at: usize) {
+        let block = &mut self.blocks[at];
+        if block.ended {
+            return;
+        }
+        block.ended = true;
+        if block.compaction == Some(CompactionState::Writing) {
+            block.compaction = Some(CompactionState::Failed);
+            self.failed_compactions += 1;
+        }
+    }
+}
+
+impl BlockState {
+    fn new(message: usize, block: usize, kind: BlockKind) -> Self {
+        BlockState {
+            message,
+            block,
+            kind,
+            call: None,
+            text: String::new(),
+            ended: false,
+            compaction: None,
+        }
+    }
+
+    /// A stored block, whole, with the text and call its events carry (`siblings` is its
+    /// message, where an approval request finds its call's tool name).
+    fn stored(message: usize, position: usize, block: &Block, siblings: &[Block]) -> Self {
+        let mut state = BlockState::new(message, position, block.kind());
+        state.ended = true;
+        state.call = call_header(block, siblings);
+        state.text = match block {
+            Block::Compaction { summary, .. } => summary.clone(),
+            other => event_text(other).unwrap_or_default(),
+        };
+        state.compaction = divider(block).map(CompactionState::Written);
+        state
+    }
+
+    /// The block as the request it is, for [`Awaiting`]; `None` for any other kind.
+    fn as_request(&self) -> Option<Block> {
+        match self.kind {
+            BlockKind::ApprovalRequest => Some(Block::ApprovalRequest {
+                call_id: self.call.as_ref().map(|c| c.id.clone()).unwrap_or_default(),
+                summary: self.text.clone(),
+            }),
+            BlockKind::ClarificationRequest => Some(Block::ClarificationRequest {
+                id: String::new(),
+                question: self.text.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The call a block's start names: a tool use's own, or the one an approval request asks about
+/// (its tool's name read from the call among `siblings`).
+pub fn call_header(block: &Block, siblings: &[Block]) -> Option<CallHeader> {
+    match block {
+        Block::ToolUse { id, name, .. } => Some(CallHeader {
+            id: id.clone(),
+            name: name.clone(),
+        }),
+        Block::ApprovalRequest { call_id, .. } => Some(CallHeader {
+            id: call_id.clone(),
+            name: siblings
+                .iter()
+                .find_map(|b| match b {
+                    Block::ToolUse { id, name, .. } if id == call_id => Some(name.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default(),
+        }),
+        _ => None,
+    }
+}
+
+/// The text a block's events carry after its start: a call's arguments as JSON, a result's
+/// content, a request's question or summary, prose; `None` for a compaction, whose summary comes
+/// in its own event.
+pub fn event_text(block: &Block) -> Option<String> {
+    match block {
+        Block::ToolUse { input, .. } => Some(input.to_string()),
+        Block::ToolResult { content, .. } => Some(content.clone()),
+        Block::ClarificationRequest { question, .. } => Some(question.clone()),
+        Block::ApprovalRequest { summary, .. } => Some(summary.clone()),
+        Block::Thinking { text } | Block::Text { text } => Some(text.clone()),
+        Block::Compaction { .. } => None,
+    }
+}

@@ -1,0 +1,246 @@
+//! The turn reducer: golden event logs folded into a turn's drawn state, and the state folded
+//! from a stored turn's events equal to the state read from the stored turn itself (R10).
+//!
+//! Each log in `tests/fixtures/turn-state/` holds one `TurnEvent` as JSON per line; its golden
+//! file in `tests/golden/turn-state/` shows what each event changed and the state at the end.
+//! Regenerate with `UPDATE_EXPECT=1 cargo test -p portal-core --test turn_state`.
+
+use std::fmt::Write;
+
+use expect_test::expect_file;
+use portal_core::stream::TurnEvent;
+use portal_core::turn_state::{call_header, event_text};
+use portal_core::{Awaiting, Block, CompactionState, Transcript, TurnKind, TurnState, TurnStatus};
+
+#[path = "../../tests/fixtures/transcripts.rs"]
+mod fixtures;
+
+/// Folds the log `name` into a turn opened by "Hello" and compares what it shows with its golden.
+fn check(name: &str) {
+    let log = std::fs::read_to_string(format!(
+        "{}/../tests/fixtures/turn-state/{name}.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("the event log exists");
+    let mut state = TurnState::opened(1, "Hello");
+    let mut shown = String::from("events:\n");
+    for line in log.lines().filter(|l| !l.trim().is_empty()) {
+        let event: TurnEvent = serde_json::from_str(line).expect("each line is a turn event");
+        let change = state.apply(&event);
+        let _ = writeln!(shown, "  {} -> {change:?}", event.name());
+    }
+    shown.push_str(&describe(&state));
+    expect_file![format!("../../tests/golden/turn-state/{name}.txt")].assert_eq(&shown);
+}
+
+fn describe(state: &TurnState) -> String {
+    let mut s = String::from("state:\n");
+    let _ = writeln!(s, "  status: {}", state.status.as_str());
+    let _ = writeln!(s, "  failure: {:?}", state.failure);
+    let _ = writeln!(s, "  failed compactions: {}", state.failed_compactions);
+    let _ = writeln!(s, "  messages: {:?}", state.messages);
+    let _ = writeln!(s, "  awaiting: {:?}", state.awaiting());
+    let _ = writeln!(s, "  answer: {:?}", state.answer());
+    let _ = writeln!(s, "  newest divider: {:?}", state.newest_divider());
+    s.push_str("  blocks:\n");
+    for (block, drawn) in state.blocks.iter().zip(state.drawn()) {
+        let _ = write!(
+            s,
+            "    {}.{} {} as {drawn:?}{}",
+            block.message,
+            block.block,
+            block.kind,
+            if block.ended { ", whole" } else { ", open" },
+        );
+        if let Some(call) = &block.call {
+            let _ = write!(s, ", call {} {}", call.id, call.name);
+        }
+        match &block.compaction {
+            Some(CompactionState::Written(divider)) => {
+                let _ = write!(s, ", divider {divider:?}");
+            }
+            Some(other) => {
+                let _ = write!(s, ", compaction {other:?}");
+            }
+            None => {}
+        }
+        let _ = writeln!(s, ": {:?}", block.text);
+    }
+    s
+}
+
+#[test]
+fn a_streamed_answer_with_thinking() {
+    check("answer-streamed");
+}
+
+// R1: the text before the call is narration; the text after it is the answer.
+#[test]
+fn r1_a_tool_call_then_the_answer() {
+    check("tool-call-then-answer");
+}
+
+// A paused turn waits on the approvals of its last assistant message only: after the first
+// round is answered and the turn pauses again, it waits on the second call alone.
+#[test]
+fn a_second_round_of_approvals_awaits_only_its_own_call() {
+    check("two-approval-rounds");
+}
+
+// A resumed turn: the user's answer to the question is the user's, not an assistant block.
+#[test]
+fn a_question_answered_and_the_turn_resumed() {
+    check("question-answered");
+}
+
+// A turn followed again from its start (a resumed follower) draws nothing twice.
+#[test]
+fn events_already_folded_change_nothing() {
+    check("resumed-from-start");
+}
+
+// R12, C12: a written compaction is a divider whose summary has its references taken out.
+#[test]
+fn r12_a_written_compaction_is_a_divider() {
+    check("compaction-written");
+}
+
+// C5: a compaction that ends without its summary failed and is drawn as nothing.
+#[test]
+fn c5_a_compaction_that_ends_unwritten_failed() {
+    check("compaction-failed");
+}
+
+// A failed turn keeps its reason; the open blocks are whole, an unwritten compaction failed.
+#[test]
+fn c5_a_failed_turn_keeps_its_reason() {
+    check("failed-with-reason");
+}
+
+/// The events a stored turn streams, as the server's writer publishes them.
+fn events_of(turn: &portal_core::Turn) -> Vec<TurnEvent> {
+    let mut events = Vec::new();
+    for (m, message) in turn.messages.iter().enumerate().skip(1) {
+        events.push(TurnEvent::MessageStart {
+            message: m,
+            role: message.role,
+        });
+        for (b, block) in message.blocks.iter().enumerate() {
+            events.push(TurnEvent::BlockStart {
+                message: m,
+                block: b,
+                kind: block.kind(),
+                call: call_header(block, &message.blocks),
+            });
+            match block {
+                Block::Compaction {
+                    summary,
+                    trigger,
+                    covers,
+                    ..
+                } => events.push(TurnEvent::Compacted {
+                    message: m,
+                    block: b,
+                    trigger: *trigger,
+                    covers: *covers,
+                    summary: summary.clone(),
+                }),
+                other => {
+                    if let Some(text) = event_text(other).filter(|t| !t.is_empty()) {
+                        events.push(TurnEvent::Delta {
+                            message: m,
+                            block: b,
+                            text,
+                        });
+                    }
+                    events.push(TurnEvent::BlockEnd {
+                        message: m,
+                        block: b,
+                    });
+                }
+            }
+        }
+    }
+    events.push(TurnEvent::TurnEnd {
+        status: turn.status,
+        reason: None,
+    });
+    events
+}
+
+// R10: a reply that streamed and settled is drawn from the same state as the reloaded one.
+#[test]
+fn r10_a_streamed_turn_folds_to_the_state_of_the_stored_turn() {
+    let dir = format!("{}/../tests/fixtures/prompt", env!("CARGO_MANIFEST_DIR"));
+    let mut stored: Vec<(String, Transcript)> = fixtures::TRANSCRIPTS
+        .iter()
+        .filter_map(|(name, json)| {
+            Some((name.to_string(), portal_core::parse_transcript(json).ok()?))
+        })
+        .collect();
+    for file in std::fs::read_dir(dir).expect("the prompt fixtures exist") {
+        let path = file.expect("a readable entry").path();
+        let fixture: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("readable"))
+                .expect("a prompt fixture is JSON");
+        let transcript = serde_json::from_value(fixture["transcript"].clone())
+            .expect("a prompt fixture holds a transcript");
+        stored.push((path.display().to_string(), transcript));
+    }
+    let mut checked = 0;
+    for (name, transcript) in &stored {
+        for turn in &transcript.turns {
+            let stored = TurnState::stored(turn);
+            let mut streamed = TurnState::opened(turn.index, stored.user_text.clone());
+            for event in events_of(turn) {
+                streamed.apply(&event);
+            }
+            assert_eq!(streamed, stored, "turn {} of {name}", turn.index);
+            let awaiting = match turn.status {
+                TurnStatus::Paused => turn.awaiting(),
+                _ => Awaiting::default(),
+            };
+            assert_eq!(
+                streamed.awaiting(),
+                awaiting,
+                "turn {} of {name}",
+                turn.index
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "only {checked} stored turns were checked");
+}
+
+#[test]
+fn transcript_turn_finds_turns_by_their_number() {
+    let mut transcript = Transcript::new();
+    assert!(transcript.turn(0).is_none());
+    assert!(transcript.turn(1).is_none());
+    assert!(transcript.turn(u32::MAX).is_none());
+    transcript.turns.push(portal_core::Turn {
+        index: 1,
+        kind: TurnKind::Chat,
+        status: TurnStatus::Running,
+        effort: None,
+        context_tokens: None,
+        trace: Vec::new(),
+        messages: Vec::new(),
+    });
+    assert_eq!(transcript.turn(1).map(|t| t.index), Some(1));
+    assert!(transcript.turn(0).is_none());
+    assert!(transcript.turn(2).is_none());
+    assert!(transcript.turn_mut(1).is_some());
+}
+
+#[test]
+fn turn_status_names_read_back() {
+    for status in TurnStatus::ALL {
+        assert_eq!(status.as_str().parse::<TurnStatus>(), Ok(status));
+        let json = serde_json::to_string(&status).expect("a status serialises");
+        assert_eq!(json, format!("\"{}\"", status.as_str()));
+    }
+    assert_eq!(TurnStatus::CutOff.to_string(), "cut off");
+    let unknown = "cut off".parse::<TurnStatus>().unwrap_err();
+    assert!(unknown.to_string().contains("cut_off"), "{unknown}");
+}
