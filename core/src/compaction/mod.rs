@@ -34,6 +34,7 @@ mod command;
 pub mod extractive;
 mod guard;
 mod language;
+pub(crate) mod locate;
 mod note;
 mod plan;
 mod projection;

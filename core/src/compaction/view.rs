@@ -6,6 +6,8 @@
 //! out (they hold a command and a summary, not conversation), and so are compaction blocks.
 
 use crate::block::{Block, CompactionTrigger, TurnsCovered};
+
+use super::locate::{self, Located};
 use crate::transcript::{Message, Role, Transcript, Turn, TurnKind};
 
 /// Where a message is: its turn's number and its 0-based place in the turn.
@@ -31,7 +33,8 @@ pub struct NewestCompaction<'a> {
 
 /// The newest compaction of the transcript, if any.
 pub fn newest_compaction(transcript: &Transcript) -> Option<NewestCompaction<'_>> {
-    newest(transcript).map(|(_, found)| found)
+    let turns = &transcript.turns;
+    locate::newest_among(turns, 0..turns.len()).map(|found| described(transcript, found))
 }
 
 /// One message in view.
@@ -104,12 +107,14 @@ pub(crate) struct View<'a> {
 
 impl<'a> View<'a> {
     pub fn of(transcript: &'a Transcript) -> Self {
-        let newest = newest(transcript);
-        let start = newest.map_or(0, |(flat, found)| {
-            flat.saturating_sub(found.kept_messages as usize)
+        let turns = &transcript.turns;
+        let located = locate::newest_among(turns, 0..turns.len());
+        let start = located.map_or(0, |found| {
+            let tail = locate::kept_tail_start(turns, &found, 0);
+            messages_before(turns, tail.turn) + tail.message
         });
         View {
-            earlier: newest.map(|(_, found)| found),
+            earlier: located.map(|found| described(transcript, found)),
             entries: conversation(transcript, start).collect(),
         }
     }
@@ -146,53 +151,32 @@ pub(crate) fn conversation(
         .filter(|e| e.turn.kind == TurnKind::Chat && e.blocks().next().is_some())
 }
 
-/// The newest compaction block with its flat place, found from the end backwards.
-fn newest(transcript: &Transcript) -> Option<(usize, NewestCompaction<'_>)> {
-    let mut after = flat_len(transcript);
-    let mut chat_after = false;
-    for turn in transcript.turns.iter().rev() {
-        after -= turn.messages.len();
-        for (index, message) in turn.messages.iter().enumerate().rev() {
-            let found =
-                message
-                    .blocks
-                    .iter()
-                    .enumerate()
-                    .rev()
-                    .find_map(|(b, block)| match block {
-                        Block::Compaction {
-                            summary,
-                            trigger,
-                            covers,
-                            kept_messages,
-                        } => Some((b, summary, *trigger, *covers, *kept_messages)),
-                        _ => None,
-                    });
-            if let Some((b, summary, trigger, covers, kept_messages)) = found {
-                let entry = Entry {
-                    turn,
-                    flat: after + index,
-                    index,
-                    message,
-                };
-                return Some((
-                    entry.flat,
-                    NewestCompaction {
-                        position: entry.position(),
-                        summary,
-                        trigger,
-                        covers,
-                        kept_messages,
-                        written_since: message.blocks.len() > b + 1
-                            || chat_after
-                            || (turn.kind == TurnKind::Chat && index + 1 < turn.messages.len()),
-                    },
-                ));
-            }
-        }
-        chat_after |= turn.kind == TurnKind::Chat;
+/// The newest compaction as compaction sees it.
+fn described<'a>(transcript: &'a Transcript, found: Located<'a>) -> NewestCompaction<'a> {
+    let turns = &transcript.turns;
+    let turn = &turns[found.turn];
+    let message = &turn.messages[found.message];
+    let chat_after = turns[found.turn + 1..]
+        .iter()
+        .any(|t| t.kind == TurnKind::Chat);
+    NewestCompaction {
+        position: MessagePosition {
+            turn: turn.index,
+            message: found.message,
+        },
+        summary: found.summary,
+        trigger: found.trigger,
+        covers: found.covers,
+        kept_messages: found.kept_messages,
+        written_since: message.blocks.len() > found.block + 1
+            || chat_after
+            || (turn.kind == TurnKind::Chat && found.message + 1 < turn.messages.len()),
     }
-    None
+}
+
+/// The number of messages in the turns before place `turn`.
+fn messages_before(turns: &[Turn], turn: usize) -> usize {
+    turns[..turn].iter().map(|t| t.messages.len()).sum()
 }
 
 /// The number of messages in the transcript.

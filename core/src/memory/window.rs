@@ -1,21 +1,10 @@
 //! Which part of the transcript memory replays: the turn in progress, the newest compaction and
 //! the past turns after it, found from the end backwards at a cost bounded by the window.
 
-use crate::block::{Block, TurnsCovered};
-use crate::transcript::{Role, Transcript, Turn, TurnKind};
+use crate::compaction::locate::{self, Located};
+use crate::transcript::{Transcript, Turn, TurnKind};
 
 use super::{CompactionHint, Diagnostic, MemoryConfig};
-
-/// The newest compaction block and where it sits.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Compaction<'a> {
-    pub turn: usize,
-    pub message: usize,
-    pub block: usize,
-    pub summary: &'a str,
-    pub covers: TurnsCovered,
-    pub kept_messages: u32,
-}
 
 /// The messages of one turn that are replayed: from `from_message` on, leaving out the blocks
 /// of message `skip.0` up to and including block `skip.1` (the compaction and what it replaced).
@@ -39,7 +28,7 @@ impl Span {
 /// What memory replays.
 #[derive(Debug)]
 pub(crate) struct Window<'a> {
-    pub compaction: Option<Compaction<'a>>,
+    pub compaction: Option<Located<'a>>,
     /// Past chat turns, newest first.
     pub past: Vec<Span>,
     /// The turn in progress.
@@ -61,8 +50,17 @@ pub(crate) fn window<'a>(
     let window_start = past_end.saturating_sub(config.max_turns);
 
     let compaction = find_compaction(turns, window_start, hint, diagnostics);
-    let (tail_turn, tail_message) = match compaction {
-        Some(c) => kept_tail_start(turns, c, window_start, diagnostics),
+    let (tail_turn, tail_message) = match &compaction {
+        Some(c) => {
+            let tail = locate::kept_tail_start(turns, c, window_start);
+            if tail.missing > 0 {
+                diagnostics.push(Diagnostic::KeptTailShort {
+                    kept_messages: c.kept_messages,
+                    missing: tail.missing,
+                });
+            }
+            (tail.turn, tail.message)
+        }
         None => (window_start, 0),
     };
 
@@ -93,17 +91,12 @@ fn find_compaction<'a>(
     window_start: usize,
     hint: CompactionHint,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<Compaction<'a>> {
-    if let Some(found) = (window_start..turns.len())
-        .rev()
-        .find_map(|t| compaction_in(turns, t))
-    {
+) -> Option<Located<'a>> {
+    if let Some(found) = locate::newest_among(turns, window_start..turns.len()) {
         return Some(found);
     }
     let search = |diagnostics: &mut Vec<Diagnostic>| {
-        let found = (0..window_start)
-            .rev()
-            .find_map(|t| compaction_in(turns, t));
+        let found = locate::newest_among(turns, 0..window_start);
         if found.is_some() {
             diagnostics.push(Diagnostic::SearchedBeyondWindow);
         }
@@ -116,7 +109,7 @@ fn find_compaction<'a>(
             let t = (index as usize)
                 .checked_sub(1)
                 .filter(|&t| t < window_start);
-            match t.and_then(|t| compaction_in(turns, t)) {
+            match t.and_then(|t| locate::newest_in(turns, t)) {
                 Some(found) => Some(found),
                 None => {
                     diagnostics.push(Diagnostic::HintMissed { turn: index });
@@ -125,71 +118,4 @@ fn find_compaction<'a>(
             }
         }
     }
-}
-
-/// The newest compaction block of turn `t`.
-fn compaction_in(turns: &[Turn], t: usize) -> Option<Compaction<'_>> {
-    let turn = &turns[t];
-    turn.messages
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, m)| m.role == Role::Assistant)
-        .find_map(|(m, message)| {
-            message
-                .blocks
-                .iter()
-                .enumerate()
-                .rev()
-                .find_map(|(b, block)| match block {
-                    Block::Compaction {
-                        summary,
-                        covers,
-                        kept_messages,
-                        ..
-                    } => Some(Compaction {
-                        turn: t,
-                        message: m,
-                        block: b,
-                        summary,
-                        covers: *covers,
-                        kept_messages: *kept_messages,
-                    }),
-                    _ => None,
-                })
-        })
-}
-
-/// Where the kept tail begins: `kept_messages` messages before the compaction's message,
-/// counted across turn boundaries, never further back than the window reaches.
-fn kept_tail_start(
-    turns: &[Turn],
-    compaction: Compaction<'_>,
-    window_start: usize,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> (usize, usize) {
-    let (mut turn, mut message) = (compaction.turn, compaction.message);
-    if turn < window_start {
-        return (turn, message);
-    }
-    let mut left = compaction.kept_messages as usize;
-    while left > 0 {
-        if message > 0 {
-            let step = message.min(left);
-            message -= step;
-            left -= step;
-        } else if turn > window_start {
-            turn -= 1;
-            message = turns[turn].messages.len();
-        } else {
-            break;
-        }
-    }
-    if left > 0 && turn == 0 {
-        diagnostics.push(Diagnostic::KeptTailShort {
-            kept_messages: compaction.kept_messages,
-            missing: left,
-        });
-    }
-    (turn, message)
 }
