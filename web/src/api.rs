@@ -132,20 +132,13 @@ pub async fn cancel_turn(conversation: &str, turn: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// Approves or declines every call a paused turn asks approval for.
-pub async fn decide(conversation: &str, turn: u32, approve: bool) -> Result<(), String> {
-    let stored = transcript(conversation).await?;
-    let calls: Vec<String> = stored
-        .turns
-        .get(turn as usize - 1)
-        .into_iter()
-        .flat_map(|t| &t.messages)
-        .flat_map(|m| &m.blocks)
-        .filter_map(|b| match b {
-            portal_core::Block::ApprovalRequest { call_id, .. } => Some(call_id.clone()),
-            _ => None,
-        })
-        .collect();
+/// Approves or declines `calls`, the calls a paused turn waits on.
+pub async fn decide(
+    conversation: &str,
+    turn: u32,
+    calls: &[String],
+    approve: bool,
+) -> Result<(), String> {
     for call_id in calls {
         let body = serde_json::json!({ "call_id": call_id, "approve": approve }).to_string();
         let _: Sent = call(

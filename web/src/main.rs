@@ -6,10 +6,17 @@
 mod api;
 mod app;
 mod bench;
+mod block;
 mod compaction;
 mod composer;
+mod controls;
+mod header;
 mod live;
+mod session;
+mod state;
 mod stream;
+mod turn;
+mod turn_view;
 
 fn main() {
     console_error_panic_hook_lite();

@@ -1,0 +1,57 @@
+//! One block of the assistant's output: a compaction's divider, or the element its text is drawn
+//! into, classed by how core says it is drawn (R1, R2).
+
+use leptos::html;
+use leptos::prelude::*;
+use portal_core::BlockKind;
+use portal_core::display::Drawn;
+use portal_core::turn_state::CompactionState;
+
+use crate::compaction::{Summarised, Summarising};
+use crate::turn_view::{BlockView, TurnView};
+
+/// Block `at` of `turn`, drawn from `block`.
+#[component]
+pub fn BlockSlot(
+    turn: TurnView,
+    at: usize,
+    block: BlockView,
+    dimmed: Signal<bool>,
+) -> impl IntoView {
+    if block.kind == BlockKind::Compaction {
+        return view! {
+            <div class="block compaction" class:dimmed=dimmed>
+                {move || match turn.compaction(at) {
+                    Some(CompactionState::Written(divider)) => view! { <Summarised divider /> }.into_any(),
+                    Some(CompactionState::Writing) => {
+                        view! { <Summarising started_ms=block.started_ms /> }.into_any()
+                    }
+                    // A summary that failed committed nothing, so nothing is drawn (C5).
+                    _ => ().into_any(),
+                }}
+            </div>
+        }
+        .into_any();
+    }
+    let slot = NodeRef::<html::Div>::new();
+    Effect::new(move || {
+        if let Some(slot) = slot.get() {
+            block.body.with_value(|body| {
+                let _ = slot.append_child(body);
+            });
+        }
+    });
+    let class = move || {
+        let role = match turn.state.with(|s| s.drawn().get(at).copied()) {
+            Some(Drawn::Answer) => "text answer",
+            Some(Drawn::Narration) => "text narration",
+            Some(Drawn::Thinking) => "thinking",
+            _ => block.kind.as_str(),
+        };
+        let live = if block.settled.get() { "" } else { " live" };
+        let dimmed = if dimmed.get() { " dimmed" } else { "" };
+        format!("block {role}{live}{dimmed}")
+    };
+    view! { <div class=class node_ref=slot aria-hidden=move || (!block.settled.get()).then_some("true")></div> }
+        .into_any()
+}

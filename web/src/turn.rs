@@ -1,0 +1,95 @@
+//! One turn: the user's message (or the `/compact` pill), the assistant's blocks, the turn's
+//! notes and its controls.
+
+use leptos::prelude::*;
+use portal_core::TurnStatus;
+use portal_core::compaction::compact_pill;
+use portal_core::display::has_answer;
+
+use crate::block::BlockSlot;
+use crate::compaction::CompactPill;
+use crate::controls::TurnControls;
+use crate::state::portal;
+use crate::turn_view::TurnView;
+
+#[component]
+pub fn Turn(turn: TurnView) -> impl IntoView {
+    let newest_divider = portal().newest_divider;
+    let status = move || turn.state.with(|s| s.status.as_str());
+    // The answer, announced once when the whole turn has settled: until the turn ends, a text
+    // block may still turn out to be narration before a tool call (R14).
+    let announcement = move || {
+        (turn.announces && turn.settled())
+            .then(|| turn.state.with(|s| s.answer()))
+            .flatten()
+    };
+    let pill = move || turn.state.with(|s| compact_pill(&s.user_text));
+    // A turn above the newest divider is dimmed; in the divider's own turn, what precedes it.
+    // The `/compact` pill opening the divider's turn is the command, not conversation: not dimmed.
+    let above = move |position: usize| match newest_divider.get() {
+        Some((at, _)) if at > turn.index => true,
+        Some((at, block)) if at == turn.index => position < block,
+        _ => false,
+    };
+    let user_dimmed = move || match newest_divider.get() {
+        Some((at, _)) if at > turn.index => true,
+        Some((at, _)) if at == turn.index => pill().is_none(),
+        _ => false,
+    };
+    view! {
+        <article
+            class="turn"
+            class:has-answer=move || turn.state.with(|s| has_answer(&s.blocks.iter().map(|b| b.kind).collect::<Vec<_>>()))
+            data-turn=turn.index
+            data-turn-status=status
+            data-settled=move || turn.settled().to_string()
+        >
+            <div class="message user" class:dimmed=user_dimmed class:compact=move || pill().is_some()>
+                {move || match pill() {
+                    Some(instructions) => view! { <CompactPill instructions /> }.into_any(),
+                    None => view! { <p>{turn.state.with(|s| s.user_text.clone())}</p> }.into_any(),
+                }}
+                <AttachmentNames turn />
+            </div>
+            <div class="message assistant" aria-busy=move || (!turn.settled()).to_string()>
+                <For
+                    each=move || turn.blocks.get().into_iter().enumerate()
+                    key=|(position, _)| *position
+                    let((at, block))
+                >
+                    <BlockSlot turn at block dimmed=Signal::derive(move || above(at)) />
+                </For>
+            </div>
+            <p class="turn-note">
+                {move || {
+                    (turn.state.with(|s| s.status) == TurnStatus::CutOff)
+                        .then(|| view! { <span class="cut-off" data-testid="cut-off">"Stopped"</span> })
+                }}
+                {move || {
+                    turn.effort
+                        .get()
+                        .filter(|_| pill().is_none())
+                        .map(|e| view! { <span class="effort-label" data-testid="effort">"Effort: " {e.as_str()}</span> })
+                }}
+            </p>
+            <TurnControls turn />
+            <div class="announce" aria-live="polite">
+                {announcement}
+            </div>
+        </article>
+    }
+}
+
+/// The names of the files the user's message carries.
+#[component]
+fn AttachmentNames(turn: TurnView) -> impl IntoView {
+    turn.attachments.with_value(|names| {
+        (!names.is_empty()).then(|| {
+            let names = names
+                .iter()
+                .map(|name| view! { <li data-testid="attachment-name">{name.clone()}</li> })
+                .collect_view();
+            view! { <ul class="attachments" aria-label="Attachments">{names}</ul> }
+        })
+    })
+}

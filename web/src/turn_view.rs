@@ -1,0 +1,199 @@
+//! The view model of one turn: core's [`TurnState`] in a signal, with the elements its blocks are
+//! drawn into and their live playouts. Core decides what an event changes; this module mirrors
+//! the change in the page.
+
+use leptos::prelude::*;
+use portal_core::effort::Effort;
+use portal_core::stream::TurnEvent;
+use portal_core::turn_state::{Change, CompactionState};
+use portal_core::{BlockKind, Turn, TurnState};
+
+use crate::compaction::now_ms;
+use crate::live::{LiveText, draw_plain};
+
+/// One turn as drawn.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnView {
+    pub index: u32,
+    pub state: RwSignal<TurnState>,
+    /// The names of the files the user's message carries.
+    pub attachments: StoredValue<Vec<String>>,
+    /// The effort the turn runs with (rule E2), once known.
+    pub effort: RwSignal<Option<Effort>>,
+    /// The drawn blocks, in the order of the state's blocks.
+    pub blocks: RwSignal<Vec<BlockView>>,
+    /// Whether the turn streamed in this page, so that the screen reader hears its answer once
+    /// it settles (R14); a reloaded turn is not announced.
+    pub announces: bool,
+    /// The id of the last event read, to follow the turn again once it resumes.
+    pub seen: StoredValue<usize>,
+}
+
+/// One block of the assistant's output, drawn into `body`, an element the view mounts.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockView {
+    pub kind: BlockKind,
+    pub body: StoredValue<web_sys::Element, LocalStorage>,
+    live: StoredValue<Option<LiveText>, LocalStorage>,
+    /// Whether the block is drawn whole: its playout ended, or it never had one.
+    pub settled: RwSignal<bool>,
+    /// For a compaction: when its summary began, for the clock (R11).
+    pub started_ms: f64,
+}
+
+impl TurnView {
+    /// A turn the person just sent, running, as the server numbered it.
+    pub fn sent(index: u32, text: String, attachments: Vec<String>) -> Self {
+        TurnView::new(TurnState::opened(index, text), attachments, true)
+    }
+
+    /// A stored turn drawn as settled plain text: no playout (R10).
+    pub fn stored(turn: &Turn) -> Self {
+        let attachments = turn
+            .messages
+            .first()
+            .map(|m| {
+                m.attachments
+                    .iter()
+                    .map(|a| a.filename().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let view = TurnView::new(TurnState::stored(turn), attachments, false);
+        view.effort.set(turn.effort);
+        let blocks = view.state.with_untracked(|s| {
+            s.blocks
+                .iter()
+                .map(|b| match b.kind {
+                    BlockKind::Compaction => BlockView::compaction(true),
+                    BlockKind::ToolUse | BlockKind::ToolResult => BlockView::settled(b.kind, ""),
+                    kind => BlockView::settled(kind, &b.text),
+                })
+                .collect()
+        });
+        view.blocks.set(blocks);
+        view
+    }
+
+    fn new(state: TurnState, attachments: Vec<String>, announces: bool) -> Self {
+        TurnView {
+            index: state.index,
+            state: RwSignal::new(state),
+            attachments: StoredValue::new(attachments),
+            effort: RwSignal::new(None),
+            blocks: RwSignal::new(Vec::new()),
+            announces,
+            seen: StoredValue::new(0),
+        }
+    }
+
+    /// Folds one streamed event into the turn and draws what it changed.
+    pub fn apply(&self, event: &TurnEvent) {
+        let Some(change) = self.state.try_update(|s| s.apply(event)) else {
+            return;
+        };
+        match change {
+            Change::Nothing => {}
+            Change::Started { at } => {
+                let kind = self.state.with_untracked(|s| s.blocks[at].kind);
+                let view = match kind {
+                    BlockKind::Text
+                    | BlockKind::Thinking
+                    | BlockKind::ClarificationRequest
+                    | BlockKind::ApprovalRequest => BlockView::live(kind),
+                    BlockKind::Compaction => BlockView::compaction(false),
+                    other => BlockView::settled(other, ""),
+                };
+                self.blocks.update(|b| b.push(view));
+            }
+            Change::Grew { at, text } => {
+                if let Some(live) = self.block(at).and_then(|b| b.live.get_value()) {
+                    live.push(&text);
+                }
+            }
+            Change::Ended { at } | Change::Compacted { at } => match self.block(at) {
+                Some(view) => view.end(),
+                // A compaction written with no start read (a follower that joined late).
+                None => self.blocks.update(|b| b.push(BlockView::compaction(true))),
+            },
+            Change::TurnEnded { .. } => {
+                for view in self.blocks.get_untracked() {
+                    view.end();
+                }
+            }
+        }
+    }
+
+    /// Whether the turn has ended and every block has played out.
+    pub fn settled(&self) -> bool {
+        !self.state.with(|s| s.status.is_open())
+            && self.blocks.get().iter().all(|b| b.settled.get())
+    }
+
+    /// The compaction state of the block at `at`, if it is a compaction.
+    pub fn compaction(&self, at: usize) -> Option<CompactionState> {
+        self.state
+            .with(|s| s.blocks.get(at).and_then(|b| b.compaction.clone()))
+    }
+
+    fn block(&self, at: usize) -> Option<BlockView> {
+        self.blocks.with_untracked(|b| b.get(at).copied())
+    }
+}
+
+impl BlockView {
+    /// A block drawn as settled plain text, as a reloaded conversation shows it (R10).
+    fn settled(kind: BlockKind, text: &str) -> Self {
+        let body = body_element();
+        draw_plain(&body, text);
+        BlockView {
+            kind,
+            body: StoredValue::new_local(body),
+            live: StoredValue::new_local(None),
+            settled: RwSignal::new(true),
+            started_ms: 0.0,
+        }
+    }
+
+    /// A compaction: written, or still being written (its clock starts now).
+    fn compaction(written: bool) -> Self {
+        let view = BlockView::settled(BlockKind::Compaction, "");
+        view.settled.set(written);
+        BlockView {
+            started_ms: if written { 0.0 } else { now_ms() },
+            ..view
+        }
+    }
+
+    /// A block whose text streams in and plays out.
+    fn live(kind: BlockKind) -> Self {
+        let body = body_element();
+        let settled = RwSignal::new(false);
+        let live = LiveText::new(body.clone(), move |_| settled.set(true));
+        BlockView {
+            kind,
+            body: StoredValue::new_local(body),
+            live: StoredValue::new_local(Some(live)),
+            settled,
+            started_ms: 0.0,
+        }
+    }
+
+    /// Nothing more arrives: a playout plays out what is left (R9); anything else is whole.
+    fn end(&self) {
+        match self.live.get_value() {
+            Some(live) => live.finish(),
+            None => self.settled.set(true),
+        }
+    }
+}
+
+fn body_element() -> web_sys::Element {
+    let body = web_sys::window()
+        .and_then(|w| w.document())
+        .expect("the portal runs in a page")
+        .create_element("div")
+        .expect("creating a div succeeds");
+    body.set_class_name("body");
+    body
+}
