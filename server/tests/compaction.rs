@@ -279,6 +279,7 @@ mod step {
         async fn events(&self) -> Vec<TurnEvent> {
             self.log.push(TurnEvent::TurnEnd {
                 status: TurnStatus::Completed,
+                reason: None,
             });
             self.log
                 .read_from(0)

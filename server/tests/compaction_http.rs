@@ -36,7 +36,8 @@ fn long_message(i: usize) -> String {
 }
 
 fn compactions(t: &Transcript, turn: u32) -> Vec<(CompactionTrigger, usize)> {
-    t.turns[turn as usize - 1]
+    t.turn(turn)
+        .expect("the turn")
         .messages
         .iter()
         .flat_map(|m| m.blocks.iter().enumerate())
@@ -70,7 +71,7 @@ async fn c1_c11_long_messages_reach_85_percent_and_the_turn_compacts_before_its_
         let turn = server.send(&id, &long_message(i)).await;
         let events = server.events(&id, turn, None).await;
         let t = server.transcript(&id).await;
-        sizes.push(t.turns[turn as usize - 1].context_tokens);
+        sizes.push(t.turn(turn).expect("the turn").context_tokens);
         if !compactions(&t, turn).is_empty() {
             compacted = Some((turn, events, t));
             break;
@@ -82,10 +83,13 @@ async fn c1_c11_long_messages_reach_85_percent_and_the_turn_compacts_before_its_
         "a few messages first: compacted on {turn}, sizes {sizes:?}"
     );
     validate(&t).expect("a valid transcript after compaction");
-    assert_eq!(t.turns[turn as usize - 1].status, TurnStatus::Completed);
     assert_eq!(
-        t.turns[..turn as usize - 1],
-        earlier.turns[..turn as usize - 1],
+        t.turn(turn).expect("the turn").status,
+        TurnStatus::Completed
+    );
+    assert_eq!(
+        t.turns[..earlier.turns.len()],
+        earlier.turns[..],
         "C5: no stored turn is rewritten or dropped"
     );
     assert_eq!(compactions(&t, turn), vec![(CompactionTrigger::Auto, 0)]);
@@ -121,7 +125,9 @@ async fn c1_c11_long_messages_reach_85_percent_and_the_turn_compacts_before_its_
         compaction_rows,
         vec![&(turn, CallPurpose::Compaction, "demo".to_string())]
     );
-    let after = t.turns[turn as usize - 1]
+    let after = t
+        .turn(turn)
+        .expect("the turn")
         .context_tokens
         .expect("a context size");
     assert!(
@@ -178,7 +184,7 @@ async fn c2_a_tail_too_large_for_the_window_fails_clearly_without_looping() {
     let turn = server.send(&id, &FILLER.repeat(400)).await;
     server.events(&id, turn, None).await;
     let t = server.transcript(&id).await;
-    let last = &t.turns[turn as usize - 1];
+    let last = t.turn(turn).expect("the turn");
     assert_eq!(last.status, TurnStatus::Failed);
     assert!(compactions(&t, turn).is_empty());
     assert!(
@@ -228,11 +234,11 @@ async fn c6_c7_compact_over_http_and_its_refusals() {
         202
     );
     let t = server.transcript(&id).await;
-    assert_eq!(t.turns[paused as usize - 1].status, TurnStatus::CutOff);
+    assert_eq!(t.turn(paused).expect("the turn").status, TurnStatus::CutOff);
     let compact = server.send(&id, "/compact keep the figures").await;
     let events = server.events(&id, compact, None).await;
     let t = server.transcript(&id).await;
-    let turn = &t.turns[compact as usize - 1];
+    let turn = t.turn(compact).expect("the turn");
     assert_eq!(
         (turn.kind, turn.status),
         (TurnKind::Compact, TurnStatus::Completed)
@@ -267,9 +273,9 @@ async fn c6_c7_compact_over_http_and_its_refusals() {
     let t = server.transcript(&id).await;
     assert!(compactions(&t, next).is_empty());
     assert_eq!(
-        t.turns[next as usize - 1].status,
+        t.turn(next).expect("the turn").status,
         TurnStatus::Completed,
         "{:#?}",
-        t.turns[next as usize - 1]
+        t.turn(next).expect("the turn")
     );
 }

@@ -51,7 +51,9 @@ async fn m10_server_killed_with_sigkill_mid_stream_restarts_with_the_cut_off_tur
     while narration.chars().count() < 12 {
         match stream.next().await.expect("still streaming").1 {
             TurnEvent::Delta { block: 1, text, .. } => narration.push_str(&text),
-            TurnEvent::TurnEnd { status } => panic!("the turn ended ({status:?}) before the kill"),
+            TurnEvent::TurnEnd { status, .. } => {
+                panic!("the turn ended ({status:?}) before the kill")
+            }
             _ => {}
         }
     }

@@ -17,7 +17,8 @@ async fn b3_full_turn_with_a_tool_call_streams_and_is_recorded_as_streamed() {
     assert_eq!(
         events.last().map(|(_, e)| e.clone()),
         Some(TurnEvent::TurnEnd {
-            status: TurnStatus::Completed
+            status: TurnStatus::Completed,
+            reason: None,
         })
     );
     let transcript = server.transcript(&id).await;

@@ -904,7 +904,7 @@ fn an_ended_turn_is_never_rewritten() {
     assert!(matches!(
         storage.set_turn_status(&id, turn, TurnStatus::Completed),
         Err(StorageError::TurnEnded {
-            status: "cut_off",
+            status: TurnStatus::CutOff,
             ..
         })
     ));
@@ -943,7 +943,7 @@ fn a_paused_turn_takes_no_blocks_until_it_runs_again_and_a_new_turn_may_follow_i
     assert!(matches!(
         storage.append_block(&id, turn, 1, &Block::text("more")),
         Err(StorageError::TurnNotRunning {
-            status: "paused",
+            status: TurnStatus::Paused,
             ..
         })
     ));

@@ -14,7 +14,7 @@ use serde_json::json;
 
 fn last_status(events: &[(usize, TurnEvent)]) -> Option<TurnStatus> {
     match events.last() {
-        Some((_, TurnEvent::TurnEnd { status })) => Some(*status),
+        Some((_, TurnEvent::TurnEnd { status, .. })) => Some(*status),
         _ => None,
     }
 }
@@ -265,4 +265,33 @@ async fn sse_reconnect_mid_stream_with_last_event_id_loses_and_duplicates_nothin
     );
     assert_eq!(server.events(&id, turn, None).await, read);
     assert_eq!(last_status(&read), Some(TurnStatus::Completed));
+}
+
+#[tokio::test]
+async fn turn_zero_and_turns_past_the_end_are_not_found_for_every_action() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = start(data.path(), 0.0).await;
+    let id = server.conversation().await;
+    // A paused turn 1, so a turn number that wrapped around would find a turn to act on.
+    let turn = server.send(&id, "Please publish a note on emoji").await;
+    let events = server.events(&id, turn, None).await;
+    assert_eq!(last_status(&events), Some(TurnStatus::Paused));
+    for missing in [0, turn + 1, u32::MAX] {
+        for (action, body) in [
+            ("cancel", json!({})),
+            ("decision", json!({ "call_id": "call_1", "approve": true })),
+            ("answer", json!({ "text": "yes" })),
+        ] {
+            assert_eq!(
+                server.act(&id, missing, action, body).await,
+                404,
+                "{action} on turn {missing}"
+            );
+        }
+    }
+    assert_eq!(
+        server.transcript(&id).await.turns[0].status,
+        TurnStatus::Paused,
+        "the paused turn was not touched"
+    );
 }

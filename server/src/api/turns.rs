@@ -221,7 +221,7 @@ fn resumed_setup(
         .turns
         .storage()
         .load_transcript(&caller.organisation, &conversation.id)?;
-    let resumed = transcript.turns.get((turn as usize).wrapping_sub(1));
+    let resumed = transcript.turn(turn);
     let effort = resumed.and_then(|t| t.effort);
     let trace = resumed.map(|t| t.trace.as_slice()).unwrap_or_default();
     let skills = state.resumed_skills(caller, conversation, trace)?;

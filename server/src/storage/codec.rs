@@ -7,15 +7,13 @@ use serde::de::DeserializeOwned;
 
 use super::{Result, StorageError};
 
-/// The stored name of a turn status, as the transcript format spells it.
-pub(super) fn status_name(status: TurnStatus) -> &'static str {
-    match status {
-        TurnStatus::Running => "running",
-        TurnStatus::Paused => "paused",
-        TurnStatus::Completed => "completed",
-        TurnStatus::CutOff => "cut_off",
-        TurnStatus::Failed => "failed",
-    }
+/// Reads a turn status stored under its transcript-format name ([`TurnStatus::as_str`] writes
+/// it).
+pub(super) fn parse_status(name: &str) -> Result<TurnStatus> {
+    name.parse().map_err(|e| StorageError::Unreadable {
+        what: "turn status",
+        detail: format!("{e}"),
+    })
 }
 
 /// The stored name of a turn kind, as the transcript format spells it.

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use portal_core::BlockKind;
+use portal_core::{BlockKind, TurnStatus};
 use thiserror::Error;
 
 use super::ConversationId;
@@ -82,7 +82,7 @@ pub enum StorageError {
     TurnNotRunning {
         conversation: ConversationId,
         turn: u32,
-        status: &'static str,
+        status: TurnStatus,
     },
     #[error(
         "turn {turn} of conversation `{conversation}` ended {status} and can no longer change; open a new turn instead"
@@ -90,7 +90,7 @@ pub enum StorageError {
     TurnEnded {
         conversation: ConversationId,
         turn: u32,
-        status: &'static str,
+        status: TurnStatus,
     },
     #[error("a turn opens with the user's message, but {problem}")]
     NotAUserMessage { problem: &'static str },

@@ -1,10 +1,10 @@
 //! Assembling a transcript from its rows.
 
 use portal_core::attachment::Attachment;
-use portal_core::{Block, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus};
+use portal_core::{Block, Message, Role, TraceEntry, Transcript, Turn, TurnKind};
 use rusqlite::{Connection, params};
 
-use super::codec::{append_text, parse_json, parse_name};
+use super::codec::{append_text, parse_json, parse_name, parse_status};
 use super::{ConversationId, Result, StorageError};
 
 /// The conversation's transcript. Messages without blocks are left out: only a turn's last
@@ -34,7 +34,7 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
         transcript.turns.push(Turn {
             index,
             kind: parse_name::<TurnKind>("turn kind", &kind)?,
-            status: parse_name::<TurnStatus>("turn status", &status)?,
+            status: parse_status(&status)?,
             effort: effort
                 .map(|effort| parse_name("effort", &effort))
                 .transpose()?,
@@ -172,10 +172,7 @@ pub(super) fn chunks(
 }
 
 fn turn_at(transcript: &mut Transcript, turn: u32) -> Result<&mut Turn> {
-    (turn as usize)
-        .checked_sub(1)
-        .and_then(|at| transcript.turns.get_mut(at))
-        .ok_or_else(|| gap("turn"))
+    transcript.turn_mut(turn).ok_or_else(|| gap("turn"))
 }
 
 fn message_at(transcript: &mut Transcript, turn: u32, message: usize) -> Result<&mut Message> {

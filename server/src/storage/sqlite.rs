@@ -9,7 +9,7 @@ use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnStatus};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::codec::{
-    attachment_kind, integer, kind_name, parse_json, parse_name, position, status_name, to_json,
+    attachment_kind, integer, kind_name, parse_json, parse_name, parse_status, position, to_json,
 };
 use super::{
     CallPurpose, ConversationId, ConversationInfo, NewTurn, Owner, Result, Storage, StorageError,
@@ -169,7 +169,7 @@ impl Storage for SqliteStorage {
                 .optional()?;
             let index = match latest {
                 Some((latest, status)) => {
-                    if parse_name::<TurnStatus>("turn status", &status)? == TurnStatus::Running {
+                    if parse_status(&status)? == TurnStatus::Running {
                         return Err(StorageError::TurnStillRunning {
                             conversation: conversation.clone(),
                             turn: latest,
@@ -369,7 +369,7 @@ impl Storage for SqliteStorage {
             c.prepare_cached(
                 "UPDATE turns SET status = ?3 WHERE conversation_id = ?1 AND turn = ?2",
             )?
-            .execute(params![conversation.as_str(), turn, status_name(status)])?;
+            .execute(params![conversation.as_str(), turn, status.as_str()])?;
             if status != TurnStatus::Running {
                 fold_chunks(c, conversation, turn)?;
             }
@@ -620,7 +620,7 @@ fn turn_status(c: &Connection, conversation: &ConversationId, turn: u32) -> Resu
         .query_row(params![conversation.as_str(), turn], |row| row.get(0))
         .optional()?;
     if let Some(status) = status {
-        return parse_name("turn status", &status);
+        return parse_status(&status);
     }
     let conversation_exists = c
         .prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?
@@ -642,7 +642,7 @@ fn require_running(c: &Connection, conversation: &ConversationId, turn: u32) -> 
         status => Err(StorageError::TurnNotRunning {
             conversation: conversation.clone(),
             turn,
-            status: status_name(status),
+            status,
         }),
     }
 }
@@ -655,7 +655,7 @@ fn require_open(conversation: &ConversationId, turn: u32, status: TurnStatus) ->
         Err(StorageError::TurnEnded {
             conversation: conversation.clone(),
             turn,
-            status: status_name(status),
+            status,
         })
     }
 }

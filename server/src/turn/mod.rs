@@ -17,11 +17,11 @@ pub use run::MAX_MODEL_CALLS;
 
 use std::sync::Arc;
 
-use portal_core::Role;
 use portal_core::effort::Effort;
 use portal_core::prompt::PromptConfig;
 use portal_core::skills::{CatalogueEntry, Skill};
-use portal_core::{Block, Message, Transcript, TurnStatus};
+use portal_core::stream::TurnEvent;
+use portal_core::{Turn, TurnStatus};
 
 use crate::events::TurnLog;
 use crate::model::Model;
@@ -52,7 +52,7 @@ pub enum TurnError {
     #[error(transparent)]
     Storage(#[from] StorageError),
     #[error("turn {turn} is {status}; only a paused turn takes an answer or a decision")]
-    NotPaused { turn: u32, status: &'static str },
+    NotPaused { turn: u32, status: TurnStatus },
     #[error(
         "turn {turn} is waiting for a decision on call `{call_id}`, not for an answer; approve or decline it"
     )]
@@ -64,7 +64,7 @@ pub enum TurnError {
     #[error("turn {turn} asks for no approval of call `{call_id}`; decide on a call it names")]
     NoSuchApproval { turn: u32, call_id: String },
     #[error("turn {turn} has ended ({status}); there is nothing to cancel")]
-    Ended { turn: u32, status: &'static str },
+    Ended { turn: u32, status: TurnStatus },
     #[error("the answer is empty; write something before sending")]
     EmptyAnswer,
 }
@@ -142,17 +142,16 @@ impl Turns {
                 // Paused, or running in no task of this process: record it cut off here.
                 self.storage
                     .set_turn_status(conversation, turn, TurnStatus::CutOff)?;
-                self.live
-                    .log_or_new(&at)
-                    .push(portal_core::stream::TurnEvent::TurnEnd {
-                        status: TurnStatus::CutOff,
-                    });
+                self.live.log_or_new(&at).push(TurnEvent::TurnEnd {
+                    status: TurnStatus::CutOff,
+                    reason: None,
+                });
                 self.live.ended(&at);
                 Ok(())
             }
             ended => Err(TurnError::Ended {
                 turn,
-                status: status_word(ended),
+                status: ended,
             }),
         }
     }
@@ -168,12 +167,11 @@ impl Turns {
         approve: bool,
         setup: TurnSetup,
     ) -> Result<(), TurnError> {
-        let transcript = self.paused(&setup.org_id, conversation, turn)?;
-        let waiting = waiting_for(&transcript, turn);
-        if waiting.question {
+        let awaiting = self.paused(&setup.org_id, conversation, turn)?.awaiting();
+        if awaiting.question {
             return Err(TurnError::AwaitsAnswer { turn });
         }
-        if !waiting.approvals.iter().any(|id| id == call_id) {
+        if !awaiting.approvals.iter().any(|id| id == call_id) {
             return Err(TurnError::NoSuchApproval {
                 turn,
                 call_id: call_id.to_string(),
@@ -184,7 +182,7 @@ impl Turns {
             turn,
         };
         let decisions = self.live.decide(&at, call_id, approve);
-        if waiting
+        if awaiting
             .approvals
             .iter()
             .all(|id| decisions.contains_key(id))
@@ -207,12 +205,11 @@ impl Turns {
         if text.trim().is_empty() {
             return Err(TurnError::EmptyAnswer);
         }
-        let transcript = self.paused(&setup.org_id, conversation, turn)?;
-        let waiting = waiting_for(&transcript, turn);
-        if !waiting.question {
+        let awaiting = self.paused(&setup.org_id, conversation, turn)?.awaiting();
+        if !awaiting.question {
             return Err(TurnError::AwaitsDecision {
                 turn,
-                call_id: waiting.approvals.first().cloned().unwrap_or_default(),
+                call_id: awaiting.approvals.first().cloned().unwrap_or_default(),
             });
         }
         let at = TurnRef {
@@ -228,87 +225,45 @@ impl Turns {
         tokio::spawn(run::run(Arc::clone(self), at, setup, log, cancel, resume));
     }
 
+    /// Turn `turn` of the conversation as stored, or why there is none (turn 0 included).
+    fn stored(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        turn: u32,
+    ) -> Result<Turn, TurnError> {
+        let transcript = self.storage.load_transcript(org_id, conversation)?;
+        transcript.turn(turn).cloned().ok_or_else(|| {
+            TurnError::Storage(StorageError::TurnNotFound {
+                conversation: conversation.clone(),
+                turn,
+            })
+        })
+    }
+
     fn status(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<TurnStatus, TurnError> {
-        let transcript = self.storage.load_transcript(org_id, conversation)?;
-        transcript
-            .turns
-            .get(turn as usize - 1)
-            .filter(|_| turn > 0)
-            .map(|t| t.status)
-            .ok_or(TurnError::Storage(StorageError::TurnNotFound {
-                conversation: conversation.clone(),
-                turn,
-            }))
+        Ok(self.stored(org_id, conversation, turn)?.status)
     }
 
+    /// The paused turn `turn`, or why it is not one.
     fn paused(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
-    ) -> Result<Transcript, TurnError> {
-        let transcript = self.storage.load_transcript(org_id, conversation)?;
-        let status = transcript
-            .turns
-            .get((turn as usize).wrapping_sub(1))
-            .map(|t| t.status)
-            .ok_or(TurnError::Storage(StorageError::TurnNotFound {
-                conversation: conversation.clone(),
-                turn,
-            }))?;
-        if status != TurnStatus::Paused {
+    ) -> Result<Turn, TurnError> {
+        let stored = self.stored(org_id, conversation, turn)?;
+        if stored.status != TurnStatus::Paused {
             return Err(TurnError::NotPaused {
                 turn,
-                status: status_word(status),
+                status: stored.status,
             });
         }
-        Ok(transcript)
-    }
-}
-
-/// What a paused turn waits for: the approvals its last assistant message asks for, and whether
-/// it asked a question.
-#[derive(Debug, Default)]
-struct Waiting {
-    approvals: Vec<String>,
-    question: bool,
-}
-
-fn waiting_for(transcript: &Transcript, turn: u32) -> Waiting {
-    let Some(message) = transcript
-        .turns
-        .get(turn as usize - 1)
-        .and_then(|t| t.messages.iter().rfind(|m| m.role == Role::Assistant))
-    else {
-        return Waiting::default();
-    };
-    last_requests(message)
-}
-
-fn last_requests(message: &Message) -> Waiting {
-    let mut waiting = Waiting::default();
-    for block in &message.blocks {
-        match block {
-            Block::ApprovalRequest { call_id, .. } => waiting.approvals.push(call_id.clone()),
-            Block::ClarificationRequest { .. } => waiting.question = true,
-            _ => {}
-        }
-    }
-    waiting
-}
-
-/// A status as the transcript format names it.
-pub fn status_word(status: TurnStatus) -> &'static str {
-    match status {
-        TurnStatus::Running => "running",
-        TurnStatus::Paused => "paused",
-        TurnStatus::Completed => "completed",
-        TurnStatus::CutOff => "cut off",
-        TurnStatus::Failed => "failed",
+        Ok(stored)
     }
 }

@@ -98,7 +98,10 @@ pub(super) async fn run(
             at.conversation
         );
     }
-    log.push(TurnEvent::TurnEnd { status });
+    log.push(TurnEvent::TurnEnd {
+        status,
+        reason: None,
+    });
     match stop {
         Stop::Paused => turns.live.paused(&at),
         Stop::Ended(_) => turns.live.ended(&at),
@@ -334,8 +337,7 @@ async fn compact_command(
         .storage
         .load_transcript(&setup.org_id, &at.conversation)?;
     let Some(turn) = transcript
-        .turns
-        .get(at.turn as usize - 1)
+        .turn(at.turn)
         .filter(|t| t.kind == TurnKind::Compact)
     else {
         return Ok(None);
@@ -370,8 +372,7 @@ async fn run_decided(
     decisions: &HashMap<String, bool>,
 ) -> Result<(), RunError> {
     let calls: Vec<(String, String, Value)> = transcript
-        .turns
-        .get(at.turn as usize - 1)
+        .turn(at.turn)
         .and_then(|t| t.messages.iter().rfind(|m| m.role == Role::Assistant))
         .map(|m| {
             m.blocks
@@ -469,10 +470,7 @@ fn own_call_id(
     index: u32,
     taken: &HashSet<String>,
 ) -> String {
-    let messages = transcript
-        .turns
-        .get(turn as usize - 1)
-        .map_or(0, |t| t.messages.len());
+    let messages = transcript.turn(turn).map_or(0, |t| t.messages.len());
     let mut id = format!("call_{turn}_{messages}_{index}");
     let mut extra = position;
     while taken.contains(&id) {
@@ -484,8 +482,7 @@ fn own_call_id(
 
 fn ends_on_text(transcript: Transcript, turn: u32) -> bool {
     transcript
-        .turns
-        .get(turn as usize - 1)
+        .turn(turn)
         .and_then(|t| t.messages.last())
         .is_some_and(|m| {
             m.role == Role::Assistant && matches!(m.blocks.last(), Some(Block::Text { .. }))
