@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use portal_core::stream::{CallHeader, TurnEvent};
+use portal_core::stream::TurnEvent;
+use portal_core::turn_state::{call_header, event_text};
 use portal_core::{Block, BlockKind, Role};
 
 use crate::events::TurnLog;
@@ -18,6 +19,9 @@ pub(super) struct Writer {
     log: Arc<TurnLog>,
     message: Option<usize>,
     open: Option<(usize, BlockKind)>,
+    /// The calls written whole in the current message, where an approval request written after
+    /// them finds its call's tool name.
+    calls: Vec<Block>,
 }
 
 impl Writer {
@@ -34,6 +38,7 @@ impl Writer {
             log,
             message: None,
             open: None,
+            calls: Vec::new(),
         }
     }
 
@@ -44,6 +49,7 @@ impl Writer {
             .storage
             .append_message(&self.conversation, self.turn, role)?;
         self.message = Some(message);
+        self.calls.clear();
         self.log.push(TurnEvent::MessageStart { message, role });
         Ok(message)
     }
@@ -85,35 +91,25 @@ impl Writer {
         Ok(())
     }
 
-    /// Writes a whole block: a call, a result, a request. Its text (a result's content, a
-    /// request's question or summary) is published as one delta.
+    /// Writes a whole block: a call, a result, a request. Its start names its call and its text
+    /// (a call's arguments, a result's content, a request's question or summary) is published
+    /// as one delta, as core's `call_header` and `event_text` define them.
     pub fn whole(&mut self, block: &Block) -> Result<usize, StorageError> {
         self.close();
         let message = self.current()?;
         let position = self
             .storage
             .append_block(&self.conversation, self.turn, message, block)?;
-        let (call, text) = match block {
-            Block::ToolUse { id, name, input } => (
-                Some(CallHeader {
-                    id: id.clone(),
-                    name: name.clone(),
-                }),
-                Some(input.to_string()),
-            ),
-            Block::ToolResult { content, .. } => (None, Some(content.clone())),
-            Block::ClarificationRequest { question, .. } => (None, Some(question.clone())),
-            Block::ApprovalRequest { summary, .. } => (None, Some(summary.clone())),
-            Block::Thinking { text } | Block::Text { text } => (None, Some(text.clone())),
-            Block::Compaction { .. } => (None, None),
-        };
+        if matches!(block, Block::ToolUse { .. }) {
+            self.calls.push(block.clone());
+        }
         self.log.push(TurnEvent::BlockStart {
             message,
             block: position,
             kind: block.kind(),
-            call,
+            call: call_header(block, &self.calls),
         });
-        if let Some(text) = text.filter(|t| !t.is_empty()) {
+        if let Some(text) = event_text(block).filter(|t| !t.is_empty()) {
             self.log.push(TurnEvent::Delta {
                 message,
                 block: position,
@@ -132,6 +128,7 @@ impl Writer {
     pub fn next_message(&mut self) {
         self.close();
         self.message = None;
+        self.calls.clear();
     }
 
     /// Goes on in `message`, which the compaction step opened with its block (rule B2: the block
@@ -139,6 +136,7 @@ impl Writer {
     pub fn adopt(&mut self, message: usize) {
         self.close();
         self.message = Some(message);
+        self.calls.clear();
     }
 
     /// Where the compaction step writes: the same storage, turn and event log.
