@@ -141,7 +141,7 @@ async fn c5_a_summary_call_that_fails_gives_no_summary() {
             "C5 the call fails",
             vec![
                 text("## Fa"),
-                Err(ModelError::Failed("HTTP 502 from the gateway".into())),
+                Err(ModelError::failed("HTTP 502 from the gateway")),
             ],
             Some(SummaryFailure::Error(
                 "the model failed: HTTP 502 from the gateway".into(),
@@ -464,7 +464,7 @@ mod step {
         // A failing summary fails the /compact turn and writes nothing.
         let c = Conversation::new(TurnKind::Compact, "/compact");
         let t = c.transcript();
-        let failing = Scripted::new(vec![Err(ModelError::Failed("HTTP 500".into()))]);
+        let failing = Scripted::new(vec![Err(ModelError::failed("HTTP 500"))]);
         let done = command(c.sink(), &failing, &t, None, &CompactionConfig::default())
             .await
             .expect("stored");

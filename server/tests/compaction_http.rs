@@ -182,7 +182,19 @@ async fn c2_a_tail_too_large_for_the_window_fails_clearly_without_looping() {
     let before = server.transcript(&id).await;
     // One message alone larger than the window: no summary can make room.
     let turn = server.send(&id, &FILLER.repeat(400)).await;
-    server.events(&id, turn, None).await;
+    let events = server.events(&id, turn, None).await;
+    let Some((_, TurnEvent::TurnEnd { status, reason })) = events.last() else {
+        panic!("the turn ends: {events:?}");
+    };
+    assert_eq!(*status, TurnStatus::Failed);
+    assert!(
+        reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("The latest messages")
+                && r.contains("context window")
+                && r.ends_with('.')),
+        "the person is told why, in a sentence: {reason:?}"
+    );
     let t = server.transcript(&id).await;
     let last = t.turn(turn).expect("the turn");
     assert_eq!(last.status, TurnStatus::Failed);

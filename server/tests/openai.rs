@@ -435,6 +435,69 @@ fn other_failures_keep_their_own_kinds_and_say_what_to_do() {
 }
 
 #[test]
+fn a_failed_call_tells_the_person_what_to_do_without_quoting_the_endpoint() {
+    let body = |name| String::from_utf8(fixture(name)).expect("utf-8");
+    // (the error, what the person is told, what the endpoint sent that must not be repeated)
+    let cases = [
+        (
+            classify(401, &body("openai-invalid-key.json")),
+            "ask an administrator to check the model's api_key",
+            "sk-proj",
+        ),
+        (
+            classify(429, &body("openai-rate-limit.json")),
+            "wait and send the message again",
+            "org-7c2QkVx9",
+        ),
+        (
+            classify(404, &body("openai-model-not-found.json")),
+            "check its base_url and model name",
+            "does not exist",
+        ),
+        (
+            classify(502, "<html><body>Bad Gateway</body></html>"),
+            "(HTTP 502); send the message again later",
+            "Bad Gateway",
+        ),
+        (
+            classify(400, &body("openai-string-too-long.json")),
+            "rejected the request (HTTP 400)",
+            "string too long",
+        ),
+        (
+            OpenAiError::BadChunk {
+                reason: "expected value".into(),
+                start: "<html>secret page</html>".into(),
+            },
+            "ask an administrator to check its base_url",
+            "secret page",
+        ),
+        (
+            OpenAiError::StreamFailed {
+                message: "upstream said sk-live-1234".into(),
+            },
+            "send the message again",
+            "sk-live",
+        ),
+    ];
+    for (error, says, not) in cases {
+        assert!(
+            error
+                .to_string()
+                .to_lowercase()
+                .contains(&not.to_lowercase()),
+            "the log keeps the detail: {error}"
+        );
+        let reason = ModelError::from(error).reason();
+        assert!(reason.contains(says), "{reason}");
+        assert!(
+            !reason.to_lowercase().contains(&not.to_lowercase()),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
 fn a_long_error_message_is_quoted_whole_characters_only() {
     let message = "👩‍💻".repeat(400);
     let error = classify(400, &json!({"error": {"message": message}}).to_string());

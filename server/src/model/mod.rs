@@ -14,14 +14,41 @@ use futures_util::Stream;
 use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{PictureSource, Prompt};
 
+/// What a person is told when the conversation does not fit the model, whatever the provider
+/// said.
+pub const OVERFLOW_REASON: &str = "the conversation no longer fits the model's context window; \
+                                   send /compact, or start a new conversation";
+
 /// Why a model call failed. Every context overflow, whatever the provider said, is
 /// [`ModelError::ContextOverflow`], so the turn loop can compact and retry (rule C2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelError {
     #[error("the model's input is larger than its context window: {message}")]
     ContextOverflow { message: String },
-    #[error("the model failed: {0}")]
-    Failed(String),
+    /// The call failed. `detail` is for the server's log and may quote what the endpoint said
+    /// (which can echo part of a key, or a raw body); `reason` is for the person who sent the
+    /// message: what went wrong and what to do, in the server's own words.
+    #[error("the model failed: {detail}")]
+    Failed { detail: String, reason: String },
+}
+
+impl ModelError {
+    /// A failure whose `detail` says nothing more useful to the person than that the model
+    /// failed.
+    pub fn failed(detail: impl Into<String>) -> Self {
+        ModelError::Failed {
+            detail: detail.into(),
+            reason: "the model failed while answering; send the message again".into(),
+        }
+    }
+
+    /// Why the call failed, for the person who sent the message; never what the endpoint sent.
+    pub fn reason(&self) -> String {
+        match self {
+            ModelError::ContextOverflow { .. } => OVERFLOW_REASON.into(),
+            ModelError::Failed { reason, .. } => reason.clone(),
+        }
+    }
 }
 
 /// A model's answer as it streams: deltas, then each call whole, usage, and the finish last.

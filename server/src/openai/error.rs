@@ -65,13 +65,67 @@ pub enum OpenAiError {
     MissingKey { var: String },
 }
 
+impl OpenAiError {
+    /// What went wrong and what to do, for the person who sent the message: never what the
+    /// endpoint sent, which may echo part of a key or be a raw body (the error's `Display`, for
+    /// the server's log, quotes it).
+    pub fn reason(&self) -> String {
+        match self {
+            OpenAiError::ContextOverflow { .. } => crate::model::OVERFLOW_REASON.into(),
+            OpenAiError::Unauthorized { status, .. } => format!(
+                "the model's endpoint refused its API key (HTTP {status}); ask an administrator \
+                 to check the model's api_key"
+            ),
+            OpenAiError::RateLimited {
+                retry_after_seconds,
+                ..
+            } => format!(
+                "the model's endpoint is rate limiting requests; wait{} and send the message again",
+                wait(*retry_after_seconds)
+            ),
+            OpenAiError::NotFound { .. } => "the model's endpoint has no such path or model \
+                (HTTP 404); ask an administrator to check its base_url and model name"
+                .into(),
+            OpenAiError::ServerFailed { status, .. } => {
+                format!("the model's endpoint failed (HTTP {status}); send the message again later")
+            }
+            OpenAiError::Rejected { status, .. } => format!(
+                "the model's endpoint rejected the request (HTTP {status}); the server's log \
+                 says why"
+            ),
+            OpenAiError::Unreachable { .. } => "the model's endpoint could not be reached; ask \
+                an administrator to check its base_url and that it is running"
+                .into(),
+            OpenAiError::Request { .. } => {
+                "the request to the model failed before it answered; send the message again".into()
+            }
+            OpenAiError::Interrupted { .. } | OpenAiError::Truncated => {
+                "the model's answer broke off before it finished; send the message again".into()
+            }
+            OpenAiError::BadChunk { .. } => "the model's endpoint sent something that is not a \
+                chat completion; ask an administrator to check its base_url"
+                .into(),
+            OpenAiError::StreamFailed { .. } => {
+                "the model failed while answering; send the message again".into()
+            }
+            OpenAiError::MissingKey { var } => format!(
+                "the model's API key is to come from the environment variable `{var}`, which is \
+                 not set; ask an administrator to set it"
+            ),
+        }
+    }
+}
+
 impl From<OpenAiError> for crate::model::ModelError {
     fn from(error: OpenAiError) -> Self {
         match error {
             OpenAiError::ContextOverflow { message } => {
                 crate::model::ModelError::ContextOverflow { message }
             }
-            other => crate::model::ModelError::Failed(other.to_string()),
+            other => crate::model::ModelError::Failed {
+                reason: other.reason(),
+                detail: other.to_string(),
+            },
         }
     }
 }

@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use portal_core::compaction::{CompactionConfig, CompactionError, parse_compact};
+use portal_core::compaction::{CompactionConfig, CompactionError, SummaryFailure, parse_compact};
 use portal_core::memory::CompactionHint;
 use portal_core::prompt::{NoPictures, Prompt, PromptInput, assemble};
 use portal_core::stream::TurnEvent;
@@ -48,12 +48,63 @@ enum RunError {
     Storage(#[from] StorageError),
     #[error(transparent)]
     Model(#[from] ModelError),
-    #[error("the model made {MAX_MODEL_CALLS} calls without answering")]
+    #[error(
+        "the model made {MAX_MODEL_CALLS} calls without answering; send the message again, perhaps asking for less at once"
+    )]
     TooManyCalls,
-    #[error("the model stopped without writing an answer")]
+    #[error("the model stopped without writing an answer; send the message again")]
     NoAnswer,
     #[error(transparent)]
     Compaction(#[from] CompactionError),
+}
+
+impl RunError {
+    /// Why the turn failed, as one sentence for the person who sent the message (`turn_end`'s
+    /// reason): what to do, never what a model's endpoint sent (it may echo part of a key, or be
+    /// a raw body) nor how the server stores its data. The log keeps the whole error.
+    fn reason(&self) -> String {
+        let words = match self {
+            RunError::Storage(_) => "the server could not record the turn; send the message \
+                                     again, and tell an administrator if it happens again"
+                .to_string(),
+            RunError::Model(error) => error.reason(),
+            RunError::Compaction(error) => without_detail(error).to_string(),
+            RunError::TooManyCalls | RunError::NoAnswer => self.to_string(),
+        };
+        sentence(&words)
+    }
+}
+
+/// The compaction error with what the model's endpoint said left out.
+fn without_detail(error: &CompactionError) -> CompactionError {
+    let plain = |failure: &SummaryFailure| match failure {
+        SummaryFailure::Error(_) => SummaryFailure::Error("the model failed".into()),
+        other => other.clone(),
+    };
+    match error {
+        CompactionError::SummaryFailedAfterOverflow { failure } => {
+            CompactionError::SummaryFailedAfterOverflow {
+                failure: plain(failure),
+            }
+        }
+        CompactionError::CommandFailed { failure } => CompactionError::CommandFailed {
+            failure: plain(failure),
+        },
+        other => other.clone(),
+    }
+}
+
+/// `words` as a sentence: a capital first letter and a full stop.
+fn sentence(words: &str) -> String {
+    let mut chars = words.chars();
+    let mut sentence: String = chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default();
+    if !sentence.ends_with(['.', '!', '?']) {
+        sentence.push('.');
+    }
+    sentence
 }
 
 /// Runs the turn until it ends or pauses, then records its status and publishes `turn_end`.
@@ -76,12 +127,14 @@ pub(super) async fn run(
         _ = cancelled(&mut cancel) => Ok(Stop::Ended(TurnStatus::CutOff)),
     };
     writer.close();
+    let mut reason = None;
     let stop = stop.unwrap_or_else(|error| {
         tracing::warn!(
             "turn {} of conversation {} failed: {error}",
             at.turn,
             at.conversation
         );
+        reason = Some(error.reason());
         Stop::Ended(TurnStatus::Failed)
     });
     let status = match stop {
@@ -98,10 +151,7 @@ pub(super) async fn run(
             at.conversation
         );
     }
-    log.push(TurnEvent::TurnEnd {
-        status,
-        reason: None,
-    });
+    log.push(TurnEvent::TurnEnd { status, reason });
     match stop {
         Stop::Paused => turns.live.paused(&at),
         Stop::Ended(_) => turns.live.ended(&at),
@@ -487,4 +537,40 @@ fn ends_on_text(transcript: Transcript, turn: u32) -> bool {
         .is_some_and(|m| {
             m.role == Role::Assistant && matches!(m.blocks.last(), Some(Block::Text { .. }))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(error: RunError, expected: &str) {
+        assert_eq!(error.reason(), expected, "{error}");
+    }
+
+    #[test]
+    fn a_failed_turn_says_why_in_a_sentence_without_what_the_endpoint_sent() {
+        check(
+            RunError::Model(ModelError::failed("HTTP 502: <html>sk-live-1234</html>")),
+            "The model failed while answering; send the message again.",
+        );
+        check(
+            RunError::Compaction(CompactionError::CommandFailed {
+                failure: SummaryFailure::Error("the model failed: key sk-live-1234".into()),
+            }),
+            "The summary could not be written (the summary call failed: the model failed); \
+             nothing was changed: send /compact again.",
+        );
+        check(
+            RunError::Storage(StorageError::Unreadable {
+                what: "block",
+                detail: "/var/lib/portal/portal.db".into(),
+            }),
+            "The server could not record the turn; send the message again, and tell an \
+             administrator if it happens again.",
+        );
+        check(
+            RunError::NoAnswer,
+            "The model stopped without writing an answer; send the message again.",
+        );
+    }
 }
