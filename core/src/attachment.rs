@@ -97,7 +97,10 @@ impl Attachment {
 }
 
 /// The attachment numbers, each a default from the product rules or a documented decision.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Written in camelCase like [`crate::memory::MemoryConfig`], which holds it; a missing field
+/// keeps its default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct AttachmentConfig {
     /// A finished document of at most this many characters is placed in the message whole (A3).
     pub inline_document_chars: usize,
@@ -126,7 +129,9 @@ impl Default for AttachmentConfig {
 
 /// A picture as the prompt hands it to the model: which attachment, and the size it is sent at.
 /// The host turns it into bytes (reduced to `width` × `height` when `reduced`) at conversion.
+/// Part of a prompt, not of the transcript: serialised in camelCase like the prompt's entries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PictureRef {
     pub attachment_id: String,
     pub media_type: String,

@@ -46,13 +46,19 @@ pub fn effort_parameter(effort: Effort, model: &ModelCapabilities) -> Option<Eff
     model.can_reason.then_some(effort)
 }
 
-/// How an effort level becomes Anthropic's thinking budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How an effort level becomes Anthropic's thinking budget. Written by level,
+/// `{ "low": 2048, "medium": 8192, "high": 24576 }` (JavaScript's `ThinkingBudgets`); a missing
+/// level keeps its default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct EffortConfig {
     /// Thinking budget tokens per level. **Decision:** 2,048, 8,192 and 24,576; Anthropic's
     /// minimum is 1,024.
+    #[serde(rename = "low")]
     pub low_budget: u32,
+    #[serde(rename = "medium")]
     pub medium_budget: u32,
+    #[serde(rename = "high")]
     pub high_budget: u32,
 }
 

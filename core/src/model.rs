@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The request shape a model is called with (rule L3).
+/// The request shape a model is called with (rule L3). Written `"openai"` or `"anthropic"`, as the
+/// models file names the adapter (`kind = "openai"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "lowercase")]
 pub enum Provider {
     /// OpenAI Chat Completions.
     OpenAi,
@@ -12,7 +13,9 @@ pub enum Provider {
     Anthropic,
 }
 
-/// A model's capabilities: the facts the prompt is built around.
+/// A model's capabilities: the facts the prompt is built around. Its serde format is the models
+/// file's, in snake_case (docs/models.md); the JavaScript package takes the same fields in
+/// camelCase, converting the keys by rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelCapabilities {

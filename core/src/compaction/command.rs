@@ -3,6 +3,7 @@
 //! `/compact` is recognised only as the first word of a message, so no skill can be called
 //! `compact`. What follows it (trimmed) is the instructions for the summary.
 
+use serde::Serialize;
 use thiserror::Error;
 
 use super::view::newest_compaction;
@@ -13,7 +14,7 @@ use crate::transcript::{Transcript, TurnKind, TurnStatus};
 pub const COMMAND: &str = "/compact";
 
 /// A parsed `/compact` message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CompactCommand {
     /// What the user asked the summary to do, if anything.
     pub instructions: Option<String>,

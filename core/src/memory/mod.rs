@@ -41,9 +41,14 @@ use crate::prompt::{Entry, Layer, Part};
 use crate::transcript::{Role, Transcript};
 
 use replay::{Mode, Replayer};
+use serde::{Deserialize, Serialize};
 
 /// The memory bounds, each a default from the product rules or a documented decision.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Hosts write it in camelCase (`{ maxTurns: 10 }`, JavaScript's `MemoryOptions`); a missing field
+/// keeps its default and an unknown one is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct MemoryConfig {
     /// Past turns replayed after the newest summary (rule M2).
     pub max_turns: usize,
@@ -72,22 +77,27 @@ impl Default for MemoryConfig {
     }
 }
 
-/// What the host knows about the newest compaction beyond the replay window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What the host knows about the newest compaction beyond the replay window. Written `"search"`,
+/// `"none"` or `{ "newestInTurn": n }`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum CompactionHint {
     /// Nothing: look back through the whole transcript (cost grows with the distance back to the
     /// newest compaction, or with the transcript when there is none).
     #[default]
     Search,
     /// The transcript holds no compaction before the window.
+    #[serde(rename = "none")]
     NoCompaction,
     /// The newest compaction is in this turn (1-based). Checked; a wrong hint falls back to
     /// [`CompactionHint::Search`] with a diagnostic.
     NewestInTurn(u32),
 }
 
-/// Rebuilt memory: the entries of layers 5 and 6, in order.
-#[derive(Debug, Clone, PartialEq)]
+/// Rebuilt memory: the entries of layers 5 and 6, in order. Serialised in camelCase (JavaScript's
+/// `ShortTermMemory`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Memory {
     pub entries: Vec<Entry>,
     /// The summary replayed first, if any.
@@ -100,15 +110,21 @@ pub struct Memory {
 }
 
 /// The compaction whose summary memory replays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ReplayedSummary {
     /// The turn holding the compaction block (1-based).
     pub turn: u32,
     pub covers: TurnsCovered,
 }
 
-/// Something odd memory worked around. None of these stop the rebuild.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Something odd memory worked around. None of these stop the rebuild. Serialised tagged by
+/// `kind`, in camelCase (`{ "kind": "hintMissed", "turn": 3 }`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Diagnostic {
     /// No hint was given and the newest compaction lay beyond the window: the rebuild read older
     /// turns to find it. Pass a [`CompactionHint`] to keep the cost bounded.

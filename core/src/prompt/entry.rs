@@ -6,9 +6,10 @@ use crate::attachment::PictureRef;
 use crate::transcript::Role;
 
 /// The six layers every model call reads, in order (rule L1). Layers 1–4 make the system text;
-/// 5 and 6 are the message list.
+/// 5 and 6 are the message list. Written in camelCase (`"newMessage"`), like the whole
+/// provider-neutral prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "camelCase")]
 pub enum Layer {
     Floor,
     Instructions,
@@ -65,12 +66,18 @@ pub struct Entry {
     pub parts: Vec<Part>,
 }
 
-/// A piece of an entry.
+/// A piece of an entry, tagged by `type`; a picture's reference fields sit beside the tag
+/// (`{ "type": "picture", "attachmentId": …, "width": … }`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "camelCase")]
 pub enum Part {
-    Text { text: String },
-    Picture { picture: PictureRef },
+    Text {
+        text: String,
+    },
+    Picture {
+        #[serde(flatten)]
+        picture: PictureRef,
+    },
     Call(Call),
     Answer(Answer),
 }
@@ -85,6 +92,7 @@ pub struct Call {
 
 /// The answer to a call, in the tool entry after it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Answer {
     pub call_id: String,
     pub content: String,

@@ -107,16 +107,19 @@ pub struct Assembled {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Something odd assembling worked around.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Something odd assembling worked around. Serialised like [`memory::Diagnostic`], tagged by
+/// `kind` in camelCase, memory's own diagnostics as they are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Diagnostic {
-    #[error(transparent)]
-    Memory(memory::Diagnostic),
     /// An agent tool has the name of one of the portal's own tools; the portal's is kept.
     #[error(
         "the agent's tool `{name}` has the name of one of the portal's own tools; the portal's is kept, rename the agent's"
     )]
     ToolNameTaken { name: String },
+    #[error(transparent)]
+    #[serde(untagged)]
+    Memory(memory::Diagnostic),
 }
 
 /// Assembles the six layers for one model call (rule L1).

@@ -1,10 +1,15 @@
 //! Picture bytes are the host's: a prompt carries [`PictureRef`]s, and conversion asks a
 //! [`PictureSource`] for each one's encoded bytes at the size the reference names.
 
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
 use crate::attachment::PictureRef;
 
-/// A picture's bytes, encoded for a request body.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A picture's bytes, encoded for a request body. Written `{ "mediaType": …, "base64": … }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EncodedPicture {
     /// The media type of the encoded bytes (the host may re-encode when it reduces).
     pub media_type: String,
@@ -27,6 +32,13 @@ pub struct NoPictures;
 impl PictureSource for NoPictures {
     fn picture(&self, _: &PictureRef) -> Option<EncodedPicture> {
         None
+    }
+}
+
+/// Pictures the host encoded ahead of conversion, by attachment id.
+impl PictureSource for HashMap<String, EncodedPicture> {
+    fn picture(&self, picture: &PictureRef) -> Option<EncodedPicture> {
+        self.get(&picture.attachment_id).cloned()
     }
 }
 

@@ -2,13 +2,17 @@
 
 use std::collections::HashSet;
 
+use serde::Serialize;
+
 use crate::compaction::{CompactCommand, parse_compact};
 
 /// The slug no skill may take, because `/compact` is the compaction command (rule C6).
 pub const RESERVED_SLUG: &str = "compact";
 
-/// What the composer's text asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the composer's text asks for. Serialised tagged by `kind`:
+/// `{ "kind": "message", "skills": […], "text": … }` or `{ "kind": "compact", "instructions": … }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Composed {
     /// `/compact [instructions]`, parsed by the compaction module.
     Compact(CompactCommand),
@@ -17,9 +21,10 @@ pub enum Composed {
 }
 
 /// The skills a message selects and the text that follows them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Selection {
-    /// Distinct slugs, in the order first written.
+    /// Distinct slugs, in the order first written; serialised as `skills`, what they select.
+    #[serde(rename = "skills")]
     pub slugs: Vec<String>,
     /// The message text after the slugs.
     pub text: String,
