@@ -59,15 +59,8 @@ struct Fixture {
     #[serde(default)]
     effort: Option<Effort>,
     #[serde(default)]
-    compaction_hint: Option<Hint>,
+    compaction_hint: CompactionHint,
     transcript: Transcript,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Hint {
-    NoCompaction,
-    NewestInTurn(u32),
 }
 
 struct Placeholders;
@@ -89,15 +82,10 @@ impl PictureSource for Placeholders {
 fn check(name: &str, fixture: &Fixture) {
     validate(&fixture.transcript).unwrap_or_else(|e| panic!("{name}: {e}"));
     let model = fixture.model.clone().unwrap_or_else(model);
-    let hint = match fixture.compaction_hint {
-        None => CompactionHint::Search,
-        Some(Hint::NoCompaction) => CompactionHint::NoCompaction,
-        Some(Hint::NewestInTurn(t)) => CompactionHint::NewestInTurn(t),
-    };
     let assembled = assemble(
         &PromptInput {
             transcript: &fixture.transcript,
-            compaction_hint: hint,
+            compaction_hint: fixture.compaction_hint,
             model: &model,
             instructions: &fixture.instructions,
             selected_skills: &fixture.selected_skills,
@@ -180,7 +168,7 @@ fn golden_prompt_with_a_megabyte_argument() {
         catalogue: Vec::new(),
         agent_tools: Vec::new(),
         effort: None,
-        compaction_hint: None,
+        compaction_hint: CompactionHint::Search,
         transcript: conversation,
     };
     check("megabyte-argument", &fixture);

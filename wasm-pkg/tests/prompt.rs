@@ -124,11 +124,6 @@ fn test_model() -> Value {
 /// A `buildPrompt` request for a core fixture, in the given format.
 fn fixture_request(json: &str, format: &str) -> Value {
     let fixture: Value = serde_json::from_str(json).expect("fixture JSON");
-    let hint = match fixture.get("compaction_hint") {
-        Some(Value::Object(h)) => json!({"newestInTurn": h["newest_in_turn"]}),
-        Some(Value::String(h)) if h == "no_compaction" => json!("none"),
-        _ => json!("search"),
-    };
     json!({
         "transcript": fixture["transcript"],
         "model": test_model(),
@@ -138,7 +133,7 @@ fn fixture_request(json: &str, format: &str) -> Value {
         "catalogue": fixture.get("catalogue").cloned().unwrap_or(json!([])),
         "agentTools": fixture.get("agent_tools").cloned().unwrap_or(json!([])),
         "effort": fixture.get("effort").cloned().unwrap_or(json!("medium")),
-        "compactionHint": hint,
+        "compactionHint": fixture.get("compaction_hint").cloned().unwrap_or(json!("search")),
     })
 }
 
