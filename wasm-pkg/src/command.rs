@@ -22,5 +22,5 @@ export type ParsedCommand =
 /// message selecting no skills.
 #[wasm_bindgen(js_name = parseCommand, unchecked_return_type = "ParsedCommand")]
 pub fn parse_command(text: &str) -> Result<JsValue, JsValue> {
-    convert::prompt::composed(&portal_core::skills::parse_command(text))
+    convert::to_js(&portal_core::skills::parse_command(text))
 }

@@ -54,7 +54,14 @@ export interface ModelCapabilities {
   /** Whether the model looks at pictures (rule A5). */
   canSee: boolean;
   /** The largest picture it looks at; a larger one is reduced, aspect kept (rule A4). */
-  largestPicture?: { longEdge: number; pixels?: number | null } | null;
+  largestPicture?: PictureLimit | null;
+}
+/** The largest picture a model looks at. */
+export interface PictureLimit {
+  /** The longer side, in pixels. */
+  longEdge: number;
+  /** Width times height, in pixels, when the provider also bounds the area. */
+  pixels?: number | null;
 }
 /** `rebuildMemory`'s options: memory overrides, the model, and the compaction hint. */
 export interface RebuildMemoryOptions extends MemoryOptions {
@@ -134,5 +141,5 @@ pub fn rebuild_memory(
         &options.model,
         &options.memory,
     );
-    convert::prompt::memory(&memory)
+    convert::to_js(&memory)
 }

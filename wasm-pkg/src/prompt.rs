@@ -5,7 +5,7 @@ use portal_core::new_turn::{NewTurnError, open_turn};
 use portal_core::prompt::{self, DEFAULT_FLOOR, PromptConfig, PromptInput, anthropic, openai};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::prompt::{Format, PromptRequest};
+use crate::convert::prompt::Format;
 use crate::convert::{self, input_error};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -70,14 +70,29 @@ export interface PromptRequest {
   /** Defaults to `"search"`. */
   compactionHint?: CompactionHint;
   memory?: MemoryOptions;
-  /** Anthropic thinking budget tokens per effort level (2,048, 8,192 and 24,576). */
-  thinkingBudgets?: { low?: number; medium?: number; high?: number };
+  thinkingBudgets?: ThinkingBudgets;
   /**
    * Picture bytes by attachment id, already reduced to the size the prompt names (build with
    * `format: "neutral"` first to read the sizes from its picture parts). A picture without
    * bytes becomes a line saying it could not be loaded, so the request stays valid.
    */
-  pictures?: Record<string, { mediaType: string; base64: string }>;
+  pictures?: Record<string, EncodedPicture>;
+}
+/** Anthropic thinking budget tokens per effort level; a missing one keeps the default. */
+export interface ThinkingBudgets {
+  /** 2,048 by default; Anthropic's minimum is 1,024. */
+  low?: number;
+  /** 8,192 by default. */
+  medium?: number;
+  /** 24,576 by default. */
+  high?: number;
+}
+/** A picture's bytes, encoded for a request body. */
+export interface EncodedPicture {
+  /** The media type of the encoded bytes (the host may re-encode when it reduces). */
+  mediaType: string;
+  /** The bytes in standard base64. */
+  base64: string;
 }
 /** A layer of the system text. */
 export interface SystemLayer {
@@ -163,27 +178,16 @@ export interface AttachmentError extends Error { name: "AttachmentError"; model:
 pub fn build_prompt(
     #[wasm_bindgen(unchecked_param_type = "PromptRequest")] request: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let PromptRequest {
-        mut transcript,
-        new_message,
-        model,
-        format,
-        floor,
-        instructions,
-        selected_skills,
-        catalogue,
-        agent_tools,
-        effort,
-        compaction_hint,
-        memory,
-        thinking_budgets,
-        pictures,
-    } = convert::prompt::prompt_request(&request)?;
+    let request = convert::prompt::prompt_request(&request)?;
+    let mut transcript = convert::prompt::transcript_of_json(request.transcript)?;
+    let model = request.model;
+    let format = request.format.unwrap_or(model.provider.into());
     let open = transcript.turns.last().filter(|t| t.status.is_open());
-    let effort = effort
+    let effort = request
+        .effort
         .or_else(|| open.and_then(|t| t.effort))
         .unwrap_or(Effort::Medium);
-    if let Some(message) = new_message {
+    if let Some(message) = request.new_message {
         open_turn(&mut transcript, message, effort, &model).map_err(|e| match e {
             NewTurnError::TurnInProgress { .. } => input_error(
                 "request.newMessage",
@@ -195,19 +199,20 @@ pub fn build_prompt(
         })?;
     }
     let config = PromptConfig {
-        floor: floor.unwrap_or_else(|| DEFAULT_FLOOR.to_string()),
-        memory,
-        effort: thinking_budgets,
+        floor: request.floor.unwrap_or_else(|| DEFAULT_FLOOR.to_string()),
+        memory: request.memory.unwrap_or_default(),
+        effort: request.thinking_budgets.unwrap_or_default(),
     };
+    let pictures = request.pictures.unwrap_or_default();
     let assembled = prompt::assemble(
         &PromptInput {
             transcript: &transcript,
-            compaction_hint,
+            compaction_hint: request.compaction_hint.unwrap_or_default(),
             model: &model,
-            instructions: &instructions,
-            selected_skills: &selected_skills,
-            catalogue: &catalogue,
-            agent_tools: &agent_tools,
+            instructions: request.instructions.as_deref().unwrap_or_default(),
+            selected_skills: request.selected_skills.as_deref().unwrap_or_default(),
+            catalogue: request.catalogue.as_deref().unwrap_or_default(),
+            agent_tools: request.agent_tools.as_deref().unwrap_or_default(),
             effort,
         },
         &config,
