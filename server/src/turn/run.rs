@@ -18,6 +18,7 @@ use crate::model::{BadArguments, ModelError, ModelEvent};
 use crate::storage::{CallPurpose, StorageError, TurnRef, Usage};
 use crate::tools::{Gate, ToolCall, ToolContext, ToolOutput, unknown_tool};
 
+use super::gate::{Call, Next, gate_calls};
 use super::writer::Writer;
 use super::{TurnSetup, Turns};
 
@@ -227,7 +228,7 @@ async fn drive(
             }
         }
         let mut taken = call_ids(&transcript);
-        let mut calls: Vec<(String, String, Result<Value, BadArguments>)> = Vec::new();
+        let mut calls: Vec<Call> = Vec::new();
         let mut first = Some(first);
         loop {
             let event = match first.take() {
@@ -249,7 +250,11 @@ async fn drive(
                         own_call_id(at.turn, &transcript, calls.len(), index, &taken)
                     });
                     taken.insert(id.clone());
-                    calls.push((id, name, arguments));
+                    calls.push(Call {
+                        id,
+                        name,
+                        arguments,
+                    });
                 }
                 ModelEvent::Usage {
                     input_tokens,
@@ -278,70 +283,42 @@ async fn drive(
                 Err(RunError::NoAnswer)
             };
         }
-        // Record the calls, each gated by its tool: run, ask for approval, or ask a question.
-        let mut question = false;
-        let mut approvals = false;
-        let mut recorded: Vec<(String, String, Result<Value, BadArguments>)> = Vec::new();
-        for (id, name, arguments) in calls {
-            let gate = match (&arguments, turns.tools.get(&name)) {
+        // Each call gated by its tool: run, ask for approval, or ask a question.
+        let gated = calls.into_iter().map(|call| {
+            let gate = match (&call.arguments, turns.tools.get(&call.name)) {
                 (Ok(arguments), Some(tool)) => tool.gate(&ToolCall {
-                    id: &id,
-                    name: &name,
+                    id: &call.id,
+                    name: &call.name,
                     arguments,
                 }),
                 _ => Gate::Run,
             };
-            match gate {
-                Gate::Clarification { question: text } => {
-                    writer.whole(&Block::ClarificationRequest {
-                        id: id.clone(),
-                        question: text,
-                    })?;
-                    question = true;
-                }
-                gate => {
-                    let input = arguments
-                        .as_ref()
-                        .map_or_else(|bad| Value::String(bad.raw.clone()), Value::clone);
-                    writer.whole(&Block::ToolUse {
-                        id: id.clone(),
-                        name: name.clone(),
-                        input,
-                    })?;
-                    if let Gate::Approval { summary } = gate {
-                        writer.whole(&Block::ApprovalRequest {
-                            call_id: id.clone(),
-                            summary,
-                        })?;
-                        approvals = true;
+            (call, gate)
+        });
+        let plan = gate_calls(gated);
+        for block in &plan.blocks {
+            writer.whole(block)?;
+        }
+        match plan.next {
+            Next::AwaitDecisions => return Ok(Stop::Paused),
+            Next::AwaitAnswer { not_run } => {
+                if !not_run.is_empty() {
+                    writer.message(Role::Tool)?;
+                    for result in &not_run {
+                        writer.whole(result)?;
                     }
-                    recorded.push((id, name, arguments));
                 }
+                return Ok(Stop::Paused);
             }
-        }
-        if question {
-            if !recorded.is_empty() {
+            Next::Run(calls) => {
+                let context = context(turns, at, setup, transcript);
                 writer.message(Role::Tool)?;
-                for (id, _, _) in &recorded {
-                    writer.whole(&Block::ToolResult {
-                        call_id: id.clone(),
-                        content: "Not run: the assistant asked the user a question first; call \
-                                  it again once they have answered."
-                            .into(),
-                        is_error: true,
-                    })?;
+                for call in calls {
+                    let output =
+                        run_tool(turns, &context, &call.id, &call.name, &call.arguments).await;
+                    writer.whole(&result(call.id, output))?;
                 }
             }
-            return Ok(Stop::Paused);
-        }
-        if approvals {
-            return Ok(Stop::Paused);
-        }
-        let context = context(turns, at, setup, transcript);
-        writer.message(Role::Tool)?;
-        for (id, name, arguments) in recorded {
-            let output = run_tool(turns, &context, &id, &name, &arguments).await;
-            writer.whole(&result(id, output))?;
         }
     }
     Err(RunError::TooManyCalls)
