@@ -4,13 +4,17 @@
 //! It reads the prompt core assembled. On a turn's first call it thinks, narrates and calls one
 //! of the demo tools when the prompt offers it: `ask_user` when the message asks it to clarify,
 //! `publish_note` (which needs the user's approval) when the message asks it to publish, and
-//! `count_characters` otherwise. Once the tool has answered, it thinks again and answers in mixed
-//! scripts (ZWJ emoji, flags, combining marks, CJK, Thai), in uneven chunks that may end inside a
-//! grapheme cluster, with pauses, and once releases a whole sentence at once after a pause, as a
-//! guardrail check would. A prompt larger than its window is refused as a context overflow, as a
-//! real model would refuse it. A message that mentions "overflow" is refused as a context overflow
-//! unless the prompt already replays a compaction summary, so the overflow path can be shown. A
-//! summary call is answered with core's extractive summary (`crate::compaction::demo_summary`).
+//! `count_characters` otherwise. A message that asks it to publish "two notes" ("Please publish
+//! two notes on the herons") has it publish them one at a time: once the first note's call is
+//! answered (approved or declined), it calls `publish_note` again for the second, so the turn
+//! asks for a second approval before it answers. Once the tool has answered, it thinks again and
+//! answers in mixed scripts (ZWJ emoji, flags, combining marks, CJK, Thai), in uneven chunks that
+//! may end inside a grapheme cluster, with pauses, and once releases a whole sentence at once
+//! after a pause, as a guardrail check would. A prompt larger than its window is refused as a
+//! context overflow, as a real model would refuse it. A message that mentions "overflow" is
+//! refused as a context overflow unless the prompt already replays a compaction summary, so the
+//! overflow path can be shown. A summary call is answered with core's extractive summary
+//! (`crate::compaction::demo_summary`).
 
 use std::time::Duration;
 
@@ -76,8 +80,27 @@ impl DemoModel {
         let mut random = Lcg::new(seed(&message));
         let topic = topic(&message);
         let offered = |name: &str| prompt.tools.iter().any(|t| t.name == name);
+        let two_notes = lower.contains("publish") && lower.contains("two notes");
         let mut script = Vec::new();
-        let finish = if let Some(answer) = latest_reply(prompt) {
+        let finish = if two_notes
+            && offered(PUBLISH_NOTE)
+            && calls_in_turn(prompt, PUBLISH_NOTE) == 1
+            && latest_reply(prompt).is_some()
+        {
+            thinking(
+                &mut script,
+                &mut random,
+                "The first note is answered. Now the second one, which needs its own approval.",
+            );
+            text(
+                &mut script,
+                &mut random,
+                "Now the second note; that needs your approval too.",
+                false,
+            );
+            tool_call(&mut script, PUBLISH_NOTE, &note(&topic, Some(2)));
+            FinishReason::ToolCalls
+        } else if let Some(answer) = latest_reply(prompt) {
             thinking(
                 &mut script,
                 &mut random,
@@ -102,11 +125,20 @@ impl DemoModel {
                         "Which part of {topic} should I focus on: the scripts, the emoji or the pacing?"
                     ) }),
                 ))
+            } else if two_notes && offered(PUBLISH_NOTE) {
+                Some((
+                    format!(
+                        "I will publish two short notes on {topic}, one at a time; each needs \
+                         your approval."
+                    ),
+                    PUBLISH_NOTE,
+                    note(&topic, Some(1)),
+                ))
             } else if lower.contains("publish") && offered(PUBLISH_NOTE) {
                 Some((
                     format!("I will publish a short note on {topic}; that needs your approval."),
                     PUBLISH_NOTE,
-                    json!({ "title": topic, "text": format!("A note on {topic} from the demo model 📝.") }),
+                    note(&topic, None),
                 ))
             } else if offered(COUNT_CHARACTERS) {
                 Some((
@@ -197,6 +229,26 @@ impl Model for DemoModel {
             Some((Ok(event), steps))
         }))
     }
+}
+
+/// The arguments of a `publish_note` call on `topic`: the whole note, or part `part` of two.
+fn note(topic: &str, part: Option<u8>) -> serde_json::Value {
+    let title = match part {
+        Some(part) => format!("{topic} ({part} of 2)"),
+        None => topic.to_string(),
+    };
+    json!({ "title": title, "text": format!("A note on {topic} from the demo model 📝.") })
+}
+
+/// How many calls to the tool `name` the turn in progress has made.
+fn calls_in_turn(prompt: &Prompt, name: &str) -> usize {
+    prompt
+        .entries
+        .iter()
+        .filter(|e| e.layer == Layer::NewMessage)
+        .flat_map(|e| e.calls())
+        .filter(|c| c.name == name)
+        .count()
 }
 
 /// What answered the demo last in the turn in progress: a tool's answer, or the user's answer to
@@ -519,6 +571,61 @@ mod tests {
             assert!(script.iter().any(|(_, e)| matches!(e,
                 ModelEvent::ToolCallEnd { name, .. } if name == tool)));
         }
+    }
+
+    #[test]
+    fn demo_publishes_two_notes_one_approval_at_a_time() {
+        let message = "Please publish two notes on the herons";
+        let mut p = prompt(message, &[COUNT_CHARACTERS, PUBLISH_NOTE], None);
+        let called = |script: &[Step]| {
+            script.iter().find_map(|(_, e)| match e {
+                ModelEvent::ToolCallEnd {
+                    name,
+                    arguments: Ok(arguments),
+                    ..
+                } => Some((
+                    name.clone(),
+                    arguments["title"].as_str().map(str::to_string),
+                )),
+                _ => None,
+            })
+        };
+        let answered = |p: &mut Prompt, id: &str| {
+            let mut call = Entry::new(Role::Assistant, Layer::NewMessage);
+            call.parts.push(Part::Call(portal_core::prompt::Call {
+                id: id.into(),
+                name: PUBLISH_NOTE.into(),
+                arguments: json!({}),
+            }));
+            let mut tool = Entry::new(Role::Tool, Layer::NewMessage);
+            tool.parts.push(Part::Answer(Answer {
+                call_id: id.into(),
+                content: "Published the note (demo: nowhere).".into(),
+                is_error: false,
+            }));
+            p.entries.extend([call, tool]);
+        };
+        let first = demo(0.0).script(&p).expect("script");
+        assert_eq!(
+            called(&first),
+            Some((
+                PUBLISH_NOTE.to_string(),
+                Some("“Please publish two notes on the” (1 of 2)".to_string())
+            ))
+        );
+        answered(&mut p, "call_1");
+        let second = demo(0.0).script(&p).expect("script");
+        assert_eq!(
+            called(&second),
+            Some((
+                PUBLISH_NOTE.to_string(),
+                Some("“Please publish two notes on the” (2 of 2)".to_string())
+            ))
+        );
+        answered(&mut p, "call_2");
+        let last = demo(0.0).script(&p).expect("script");
+        assert_eq!(called(&last), None, "two notes, then the answer");
+        assert!(text_of(&last).starts_with("The tool answered: Published"));
     }
 
     #[test]

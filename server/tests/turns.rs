@@ -7,8 +7,8 @@ use common::start;
 use portal_core::memory::{CompactionHint, MemoryConfig, rebuild};
 use portal_core::new_turn::{NewMessage, open_turn};
 use portal_core::prompt::{Layer, Part};
-use portal_core::stream::TurnEvent;
-use portal_core::{Block, BlockKind, Role, TurnStatus, validate};
+use portal_core::stream::{CallHeader, TurnEvent};
+use portal_core::{Block, BlockKind, Role, TurnState, TurnStatus, validate};
 use portal_server::model::registry::demo_capabilities;
 use serde_json::json;
 
@@ -159,6 +159,124 @@ async fn approval_request_pauses_the_turn_until_the_user_approves() {
         Block::ToolResult { call_id: answered, content, is_error: false }
             if answered == call_id && content.starts_with("Published")
     ));
+}
+
+/// The call each approval request's `block_start` names.
+fn approval_headers(events: &[(usize, TurnEvent)]) -> Vec<Option<CallHeader>> {
+    events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TurnEvent::BlockStart {
+                kind: BlockKind::ApprovalRequest,
+                call,
+                ..
+            } => Some(call.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn two_approvals_in_one_turn_are_decided_one_round_at_a_time() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = start(data.path(), 0.0).await;
+    let id = server.conversation().await;
+    let text = "Please publish two notes on the herons";
+    let turn = server.send(&id, text).await;
+    let publish = |call_id: &str| {
+        Some(CallHeader {
+            id: call_id.to_string(),
+            name: "publish_note".into(),
+        })
+    };
+
+    // Round one: the first note waits for its approval.
+    let first = server.events(&id, turn, None).await;
+    assert_eq!(last_status(&first), Some(TurnStatus::Paused));
+    let awaited = server.transcript(&id).await.turns[0].awaiting();
+    let [first_call] = awaited.approvals.as_slice() else {
+        panic!("one approval awaited: {awaited:?}");
+    };
+    assert_eq!(approval_headers(&first), [publish(first_call)]);
+    assert_eq!(
+        server
+            .act(
+                &id,
+                turn,
+                "decision",
+                json!({ "call_id": first_call, "approve": true })
+            )
+            .await,
+        202
+    );
+
+    // Round two: the first note is published, the second waits for its own approval.
+    let second = server.events(&id, turn, Some(first.len())).await;
+    assert_eq!(last_status(&second), Some(TurnStatus::Paused));
+    let awaited = server.transcript(&id).await.turns[0].awaiting();
+    let [second_call] = awaited.approvals.as_slice() else {
+        panic!("one approval awaited: {awaited:?}");
+    };
+    assert_ne!(second_call, first_call);
+    assert_eq!(approval_headers(&second), [publish(second_call)]);
+    assert_eq!(
+        server
+            .act(
+                &id,
+                turn,
+                "decision",
+                json!({ "call_id": first_call, "approve": true })
+            )
+            .await,
+        409,
+        "the first call was decided already and is no longer awaited"
+    );
+    assert_eq!(
+        server
+            .act(
+                &id,
+                turn,
+                "decision",
+                json!({ "call_id": second_call, "approve": true })
+            )
+            .await,
+        202,
+        "a decision on the second call alone resumes the turn"
+    );
+
+    let rest = server
+        .events(&id, turn, Some(first.len() + second.len()))
+        .await;
+    assert_eq!(last_status(&rest), Some(TurnStatus::Completed));
+    let transcript = server.transcript(&id).await;
+    validate(&transcript).expect("the twice-resumed turn keeps the invariants");
+    let done = &transcript.turns[0];
+    assert_eq!(done.status, TurnStatus::Completed);
+    let results: Vec<(&str, &str)> = done
+        .messages
+        .iter()
+        .flat_map(|m| &m.blocks)
+        .filter_map(|b| match b {
+            Block::ToolResult {
+                call_id,
+                content,
+                is_error: false,
+            } => Some((call_id.as_str(), content.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].0, first_call);
+    assert!(results[0].1.starts_with("Published") && results[0].1.contains("(1 of 2)"));
+    assert_eq!(results[1].0, second_call);
+    assert!(results[1].1.starts_with("Published") && results[1].1.contains("(2 of 2)"));
+
+    // What streamed, folded by core, is the turn as stored.
+    let mut streamed = TurnState::opened(turn, text);
+    for (_, event) in first.iter().chain(&second).chain(&rest) {
+        streamed.apply(event);
+    }
+    assert_eq!(streamed, TurnState::stored(done));
 }
 
 #[tokio::test]
