@@ -1,0 +1,49 @@
+// Two approvals in one turn, answered from the browser: the demo asks to publish two notes one
+// after the other, so the turn pauses twice. Each time Approve sends a decision on exactly the
+// call the turn waits on (the second round's call, not the first's), and the turn completes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startPortal, launchBrowser, shots } from './portal.mjs';
+
+test('two approvals in one turn are each answered from the browser', async () => {
+  const portal = await startPortal(['--demo-pace', '0.3']);
+  let browser;
+  try {
+    browser = await launchBrowser();
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
+    const decisions = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/decision')) decisions.push(JSON.parse(request.postData()));
+    });
+    await page.goto(portal.url);
+    await page.getByTestId('model-label').waitFor();
+    await page.getByLabel('Message').fill('Please publish two notes on the herons');
+    await page.keyboard.press('Enter');
+
+    const turn = page.locator('[data-turn="1"]');
+    const paused = page.locator('[data-turn="1"][data-turn-status="paused"]');
+    await paused.waitFor({ timeout: 30000 });
+    assert.equal(await turn.locator('.block.approval_request').count(), 1);
+    await page.screenshot({ path: join(shots, 'approvals-first.png') });
+    await page.getByTestId('approve').click();
+
+    // The second round: a second request, and the turn paused again on it alone.
+    await turn.locator('.block.approval_request').nth(1).waitFor({ timeout: 30000 });
+    await paused.waitFor({ timeout: 30000 });
+    await page.screenshot({ path: join(shots, 'approvals-second.png') });
+    await page.getByTestId('approve').click();
+    await page.locator('[data-turn="1"][data-turn-status="completed"]').waitFor({ timeout: 30000 });
+    await page.locator('[data-turn="1"][data-settled="true"]').waitFor({ timeout: 30000 });
+    await page.screenshot({ path: join(shots, 'approvals-done.png'), fullPage: true });
+
+    assert.equal(decisions.length, 2, `one decision per round: ${JSON.stringify(decisions)}`);
+    assert.notEqual(decisions[0].call_id, decisions[1].call_id, 'the second round decides the second call');
+    assert.ok(decisions.every((d) => d.approve === true));
+    assert.equal(await page.locator('.problem').count(), 0, 'no refusal was shown');
+    assert.equal(await page.getByTestId('approve').count(), 0, 'a completed turn has no controls');
+  } finally {
+    await browser?.close();
+    portal.stop();
+  }
+});
