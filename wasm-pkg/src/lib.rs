@@ -1,7 +1,7 @@
 //! Portal's engine for JavaScript and TypeScript.
 //!
 //! A thin binding over `portal-core`: one file per exported item, every conversion in
-//! `convert.rs`, camelCase names for JavaScript.
+//! the `convert` module, camelCase names for JavaScript.
 
 mod command;
 mod convert;
