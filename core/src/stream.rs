@@ -55,6 +55,16 @@ pub struct CallHeader {
 }
 
 impl TurnEvent {
+    /// Every event's server-sent event name, for a reader that listens to each.
+    pub const NAMES: [&'static str; 6] = [
+        "message_start",
+        "block_start",
+        "delta",
+        "block_end",
+        "compacted",
+        "turn_end",
+    ];
+
     /// The server-sent event name.
     pub fn name(&self) -> &'static str {
         match self {

@@ -242,11 +242,14 @@ impl Turn {
     /// What the turn waits for once paused: the approvals and the question of its last assistant
     /// message. Only that message's requests can be answered; earlier ones were answered already.
     pub fn awaiting(&self) -> Awaiting {
-        self.messages
-            .iter()
-            .rfind(|m| m.role == Role::Assistant)
+        self.last_assistant_message()
             .map(|m| Awaiting::of_blocks(&m.blocks))
             .unwrap_or_default()
+    }
+
+    /// The turn's last assistant message: the one a paused turn's requests and calls are in.
+    pub fn last_assistant_message(&self) -> Option<&Message> {
+        self.messages.iter().rfind(|m| m.role == Role::Assistant)
     }
 }
 

@@ -244,3 +244,25 @@ fn turn_status_names_read_back() {
     let unknown = "cut off".parse::<TurnStatus>().unwrap_err();
     assert!(unknown.to_string().contains("cut_off"), "{unknown}");
 }
+
+// The golden logs cover every kind of event, each named as the stream names it.
+#[test]
+fn the_event_logs_cover_every_event_kind() {
+    let dir = format!(
+        "{}/../tests/fixtures/turn-state",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for file in std::fs::read_dir(dir).expect("the event logs exist") {
+        let log =
+            std::fs::read_to_string(file.expect("a readable entry").path()).expect("readable");
+        for line in log.lines().filter(|l| !l.trim().is_empty()) {
+            let event: TurnEvent = serde_json::from_str(line).expect("a turn event");
+            let tag: serde_json::Value = serde_json::from_str(line).expect("JSON");
+            assert_eq!(tag["event"], event.name(), "{line}");
+            seen.insert(event.name());
+        }
+    }
+    let every: std::collections::BTreeSet<&str> = TurnEvent::NAMES.into_iter().collect();
+    assert_eq!(seen, every);
+}

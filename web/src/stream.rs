@@ -5,16 +5,6 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{EventSource, MessageEvent};
 
-/// The names of the events a turn's stream carries.
-const EVENT_NAMES: &[&str] = &[
-    "message_start",
-    "block_start",
-    "delta",
-    "block_end",
-    "compacted",
-    "turn_end",
-];
-
 /// Follows turn `turn` of `conversation` after event `after` (0: from its start), calling
 /// `on_event` with each event's id and the event, in order. The browser reconnects on its own
 /// after a dropped connection, sending `Last-Event-ID`, so nothing is lost or repeated. The stream
@@ -46,7 +36,7 @@ pub fn follow(
             }
         }
     });
-    for name in EVENT_NAMES {
+    for name in TurnEvent::NAMES {
         source
             .add_event_listener_with_callback(name, handler.as_ref().unchecked_ref())
             .map_err(|_| "cannot listen to the turn's events".to_string())?;

@@ -400,7 +400,7 @@ async fn run_decided(
 ) -> Result<(), RunError> {
     let calls: Vec<(String, String, Value)> = transcript
         .turn(at.turn)
-        .and_then(|t| t.messages.iter().rfind(|m| m.role == Role::Assistant))
+        .and_then(|t| t.last_assistant_message())
         .map(|m| {
             m.blocks
                 .iter()
