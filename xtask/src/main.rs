@@ -1,6 +1,7 @@
-//! `cargo xtask setup | test | demo | bench`: Portal's developer commands.
+//! `cargo xtask setup | test | demo | bench | fuzz`: Portal's developer commands.
 
 mod bench;
+mod fuzz;
 mod run;
 mod setup;
 
@@ -14,7 +15,8 @@ commands:
                      the Trunk release build and the browser end-to-end tests
   demo [--port N]    setup, build the web app (release) and serve the portal (default port 8080)
   bench              setup, criterion benchmarks of core, then the browser playout bench at 200
-                     and 2,000 characters a second (writes target/bench/playout.json)";
+                     and 2,000 characters a second (writes target/bench/playout.json)
+  fuzz [seconds]     every fuzz target for `seconds` each (default 60), seeded from the fixtures";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,6 +28,7 @@ fn main() -> anyhow::Result<()> {
         Some("test") => test(),
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::all(),
+        Some("fuzz") => fuzz::all(&args[1..]),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())
