@@ -44,7 +44,7 @@ async fn upload(
     let owner = Owner::new(caller.organisation.clone(), caller.user.clone());
     let filename = query.filename.unwrap_or_default();
     let storage = Arc::clone(state.turns.storage());
-    let config = state.uploads.clone();
+    let config = state.limits.uploads.clone();
     let stored = tokio::task::spawn_blocking(move || {
         store_upload(storage.as_ref(), &owner, &filename, &body, &config)
     })

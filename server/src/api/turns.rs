@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::storage::NewTurn;
 
+use super::checks::{TurnPath, attachment_list, text_within};
 use super::{ApiError, AppState};
 
 pub(super) fn router() -> Router<AppState> {
@@ -62,6 +63,13 @@ async fn send(
             "the message is empty; write something before sending".into(),
         ));
     }
+    text_within(
+        "message",
+        &message.text,
+        state.limits.message_chars,
+        "shorten it, or attach the text as a file",
+    )?;
+    attachment_list(&message.attachments, state.limits.attachments_per_message)?;
     let skills = state.message_skills(&caller, &conversation, &message.text)?;
     let trace = skills.trace.clone();
     let setup = state.setup(&caller, &conversation, message.effort, skills);
@@ -115,7 +123,7 @@ struct After {
 async fn events(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((id, turn)): Path<(String, u32)>,
+    TurnPath { id, turn }: TurnPath,
     Query(after): Query<After>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let caller = state.caller(&headers)?;
@@ -147,7 +155,7 @@ async fn events(
 async fn cancel(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((id, turn)): Path<(String, u32)>,
+    TurnPath { id, turn }: TurnPath,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id)?;
@@ -167,7 +175,7 @@ struct Decision {
 async fn decide(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((id, turn)): Path<(String, u32)>,
+    TurnPath { id, turn }: TurnPath,
     Json(decision): Json<Decision>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
@@ -192,11 +200,17 @@ struct Answer {
 async fn answer(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((id, turn)): Path<(String, u32)>,
+    TurnPath { id, turn }: TurnPath,
     Json(answer): Json<Answer>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id)?;
+    text_within(
+        "answer",
+        &answer.text,
+        state.limits.answer_chars,
+        "shorten it, and say the rest in a message once the turn has ended",
+    )?;
     let setup = resumed_setup(&state, &caller, &conversation, turn)?;
     state
         .turns

@@ -20,29 +20,39 @@ pub use picture::{PictureError, PictureShelf, encode_for_model, read_picture};
 pub use registered::{ReadDocument, SearchAttachments, register};
 pub use sniff::{Sniffed, named_markdown, sniff};
 pub use tools::{DocumentToolConfig, ToolError, read_document, search_attachments};
-pub use upload::{UploadFailed, new_attachment_id, read_stored, store_upload};
+pub use upload::{UploadFailed, is_attachment_id, new_attachment_id, read_stored, store_upload};
 
-/// The limits an upload is checked against.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The limits an upload is checked against, each refusal naming its limit (docs/security.md).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct UploadConfig {
-    /// The largest upload, in bytes. **Decision:** 20 MiB.
+    /// The largest upload, in bytes.
+    #[arg(long = "max-upload-bytes", default_value_t = UploadConfig::DEFAULT.max_bytes)]
     pub max_bytes: usize,
-    /// A picture's longest side at most, in pixels, before it is decoded. **Decision:** 12,000.
+    /// A picture's longest side at most, in pixels, before it is decoded.
+    #[arg(skip = UploadConfig::DEFAULT.max_picture_side)]
     pub max_picture_side: u32,
-    /// The memory a picture may take decoded, in bytes. **Decision:** 256 MiB.
+    /// The memory a picture may take decoded, in bytes.
+    #[arg(skip = UploadConfig::DEFAULT.max_decoded_bytes)]
     pub max_decoded_bytes: u64,
-    /// A file name is cut to this many characters. **Decision:** 255.
+    /// A file name is cut to this many characters.
+    #[arg(skip = UploadConfig::DEFAULT.filename_chars)]
     pub filename_chars: usize,
+}
+
+impl UploadConfig {
+    /// **Decisions:** 20 MiB an upload; 12,000 pixels a side; 256 MiB decoded; names cut to 255
+    /// characters.
+    pub const DEFAULT: UploadConfig = UploadConfig {
+        max_bytes: 20 * 1024 * 1024,
+        max_picture_side: 12_000,
+        max_decoded_bytes: 256 * 1024 * 1024,
+        filename_chars: 255,
+    };
 }
 
 impl Default for UploadConfig {
     fn default() -> Self {
-        UploadConfig {
-            max_bytes: 20 * 1024 * 1024,
-            max_picture_side: 12_000,
-            max_decoded_bytes: 256 * 1024 * 1024,
-            filename_chars: 255,
-        }
+        UploadConfig::DEFAULT
     }
 }
 

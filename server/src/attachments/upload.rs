@@ -27,6 +27,17 @@ pub fn new_attachment_id() -> Result<String, getrandom::Error> {
     Ok(format!("att_{hex}"))
 }
 
+/// Whether `text` is an id [`new_attachment_id`] could have made: `att_` and 32 lowercase
+/// hexadecimal digits.
+pub fn is_attachment_id(text: &str) -> bool {
+    text.strip_prefix("att_").is_some_and(|hex| {
+        hex.len() == 32
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
 /// Checks the upload and stores it for `owner`. Nothing is stored when it is refused. A PDF is
 /// stored `Reading`; finish it with [`read_stored`].
 pub fn store_upload(
