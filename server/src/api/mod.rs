@@ -193,6 +193,7 @@ impl From<StorageError> for ApiError {
             StorageError::TurnStillRunning { .. }
             | StorageError::TurnNotRunning { .. }
             | StorageError::TurnEnded { .. }
+            | StorageError::AlreadyResumed { .. }
             | StorageError::AttachmentExists { .. }
             | StorageError::AttachmentKindChanged { .. } => StatusCode::CONFLICT,
             StorageError::NotAUserMessage { .. }

@@ -85,6 +85,13 @@ pub enum StorageError {
         status: TurnStatus,
     },
     #[error(
+        "turn {turn} of conversation `{conversation}` was already answered or decided, and it has moved on; read the conversation to see what followed"
+    )]
+    AlreadyResumed {
+        conversation: ConversationId,
+        turn: u32,
+    },
+    #[error(
         "turn {turn} of conversation `{conversation}` ended {status} and can no longer change; open a new turn instead"
     )]
     TurnEnded {

@@ -101,6 +101,18 @@ pub trait Storage: Send + Sync + fmt::Debug {
         status: TurnStatus,
     ) -> Result<()>;
 
+    /// Claims a paused turn for the one run that resumes it after an answer or its decisions:
+    /// sets it `running` only if it is still `paused` with the `messages` messages it had when the
+    /// caller read what it awaits, in one conditional update. Of any number of claims at once,
+    /// exactly one succeeds; the others get [`StorageError::AlreadyResumed`] (it resumed, and
+    /// perhaps paused again further on) or [`StorageError::TurnEnded`] (it was cut off).
+    fn resume_paused(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        messages: usize,
+    ) -> Result<()>;
+
     /// Overwrites an open turn's context size (rule C11). [`Storage::record_usage`] already does
     /// this for calls on the turn's own model.
     fn set_context_tokens(

@@ -377,6 +377,36 @@ impl Storage for SqliteStorage {
         })
     }
 
+    fn resume_paused(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        messages: usize,
+    ) -> Result<()> {
+        let messages = position("message count", messages)?;
+        self.write(|c| {
+            // The turn's messages are counted as a transcript loads them: up to its last one with
+            // a block (a paused turn has no empty message).
+            let claimed = c
+                .prepare_cached(
+                    "UPDATE turns SET status = 'running'
+                     WHERE conversation_id = ?1 AND turn = ?2 AND status = 'paused'
+                       AND (SELECT COALESCE(MAX(message) + 1, 0) FROM blocks
+                            WHERE conversation_id = ?1 AND turn = ?2) = ?3",
+                )?
+                .execute(params![conversation.as_str(), turn, messages])?;
+            if claimed == 1 {
+                return Ok(());
+            }
+            let status = turn_status(c, conversation, turn)?;
+            require_open(conversation, turn, status)?;
+            Err(StorageError::AlreadyResumed {
+                conversation: conversation.clone(),
+                turn,
+            })
+        })
+    }
+
     fn set_context_tokens(
         &self,
         conversation: &ConversationId,
