@@ -1,6 +1,9 @@
 //! Attachments: `POST /api/attachments?filename=<name>` uploads one (the body is the file's
 //! bytes; its kind is sniffed from them, rule A1), `GET /api/attachments/{id}` reads its
 //! metadata, with a document's reading progress (rule A2).
+//!
+//! A picture waits for one of the server's decode places before it is decoded (docs/security.md,
+//! "Limits").
 
 use std::sync::Arc;
 
@@ -12,7 +15,9 @@ use axum::{Json, Router};
 use portal_core::attachment::Attachment;
 use serde::Deserialize;
 
-use crate::attachments::{UploadConfig, UploadError, UploadFailed, read_stored, store_upload};
+use crate::attachments::{
+    UploadConfig, UploadError, UploadFailed, read_stored, sniff, store_upload,
+};
 use crate::identity::Caller;
 use crate::storage::Owner;
 
@@ -41,12 +46,25 @@ async fn upload(
     Query(query): Query<UploadQuery>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<Attachment>), ApiError> {
+    // A picture waits for a decode place, so only so many are decoded at once.
+    let decoding = if sniff(&body).is_picture() {
+        Some(
+            Arc::clone(&state.gates.decodes)
+                .acquire_owned()
+                .await
+                .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?,
+        )
+    } else {
+        None
+    };
     let owner = Owner::new(caller.organisation.clone(), caller.user.clone());
     let filename = query.filename.unwrap_or_default();
     let storage = Arc::clone(state.turns.storage());
     let config = state.limits.uploads.clone();
     let stored = tokio::task::spawn_blocking(move || {
-        store_upload(storage.as_ref(), &owner, &filename, &body, &config)
+        let stored = store_upload(storage.as_ref(), &owner, &filename, &body, &config);
+        drop(decoding);
+        stored
     })
     .await
     .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?

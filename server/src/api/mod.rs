@@ -24,7 +24,7 @@ use portal_core::skills::SkillError;
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::identity::{Agent, Caller, Identity};
-use crate::limits::Limits;
+use crate::limits::{Gates, Limits};
 use crate::model::ModelRegistry;
 use crate::skills::{SkillLibrary, TurnSkills};
 use crate::storage::{ConversationId, ConversationInfo, StorageError};
@@ -40,6 +40,8 @@ pub struct AppState {
     pub skills: Arc<SkillLibrary>,
     /// What one request and one user may take.
     pub limits: Limits,
+    /// The counters behind the "at once" limits.
+    pub gates: Gates,
 }
 
 impl FromRef<AppState> for Arc<Identity> {
@@ -61,6 +63,7 @@ impl AppState {
             models,
             identity,
             skills,
+            gates: Gates::new(&limits),
             limits,
         }
     }

@@ -28,9 +28,15 @@ pub struct UploadConfig {
     /// The largest upload, in bytes.
     #[arg(long = "max-upload-bytes", default_value_t = UploadConfig::DEFAULT.max_bytes)]
     pub max_bytes: usize,
-    /// A picture's longest side at most, in pixels, before it is decoded.
+    /// A picture's longest side at most, in pixels, read from its header before it is decoded.
     #[arg(skip = UploadConfig::DEFAULT.max_picture_side)]
     pub max_picture_side: u32,
+    /// A picture's pixels (width × height) at most, read from its header before it is decoded.
+    #[arg(
+        long = "max-picture-pixels",
+        default_value_t = UploadConfig::DEFAULT.max_picture_pixels
+    )]
+    pub max_picture_pixels: u64,
     /// The memory a picture may take decoded, in bytes.
     #[arg(skip = UploadConfig::DEFAULT.max_decoded_bytes)]
     pub max_decoded_bytes: u64,
@@ -40,11 +46,13 @@ pub struct UploadConfig {
 }
 
 impl UploadConfig {
-    /// **Decisions:** 20 MiB an upload; 12,000 pixels a side; 256 MiB decoded; names cut to 255
-    /// characters.
+    /// **Decisions:** 20 MiB an upload; 12,000 pixels a side and 40,000,000 pixels a picture
+    /// (an 8K frame is 33 million; a picture of 40 million takes 160 MB decoded as RGBA); 256 MiB
+    /// decoded; names cut to 255 characters.
     pub const DEFAULT: UploadConfig = UploadConfig {
         max_bytes: 20 * 1024 * 1024,
         max_picture_side: 12_000,
+        max_picture_pixels: 40_000_000,
         max_decoded_bytes: 256 * 1024 * 1024,
         filename_chars: 255,
     };

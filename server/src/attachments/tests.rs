@@ -203,7 +203,89 @@ fn a_broken_or_oversized_picture_is_refused_at_upload() {
         ..config()
     };
     let error = accept("p", "wide.png", &png(101, 2), &strict).expect_err("too wide");
-    assert!(matches!(error, UploadError::Picture { .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            UploadError::Picture {
+                source: PictureError::TooWide { limit: 100, .. },
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_picture_past_the_decoded_memory_limit_is_refused_while_decoding() {
+    let small = UploadConfig {
+        max_decoded_bytes: 299,
+        ..config()
+    };
+    let error = accept("p", "rgb.png", &png(10, 10), &small).expect_err("300 bytes decoded");
+    assert!(
+        matches!(
+            error,
+            UploadError::Picture {
+                source: PictureError::Decode(image::ImageError::Limits(_)),
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_picture_past_the_pixel_budget_is_refused_from_its_header_before_decoding() {
+    let budget = UploadConfig {
+        max_picture_pixels: 100,
+        ..config()
+    };
+    assert!(accept("p", "ten.png", &png(10, 10), &budget).is_ok());
+    let error = accept("p", "big.png", &png(11, 10), &budget).expect_err("110 pixels");
+    assert_eq!(
+        error.to_string(),
+        "`big.png`: the picture is 11 × 10 pixels (110 in all), past the limit of 100 pixels a \
+         picture may have; send a smaller picture"
+    );
+    // A header declaring 8000 × 8000 pixels over a few bytes of data: were it decoded, the
+    // decoder would take 192 MB for it. It is refused by its header alone.
+    let mut forged = png(1, 1);
+    forged[16..20].copy_from_slice(&8000u32.to_be_bytes());
+    forged[20..24].copy_from_slice(&8000u32.to_be_bytes());
+    let crc = png_crc(&forged[12..29]);
+    forged[29..33].copy_from_slice(&crc.to_be_bytes());
+    let error = accept("p", "bomb.png", &forged, &config()).expect_err("64 million pixels");
+    assert!(
+        matches!(
+            error,
+            UploadError::Picture {
+                source: PictureError::TooManyPixels {
+                    width: 8000,
+                    height: 8000,
+                    pixels: 64_000_000,
+                    limit: 40_000_000
+                },
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+/// The CRC-32 a PNG chunk ends with, over its type and data.
+fn png_crc(bytes: &[u8]) -> u32 {
+    let mut crc = u32::MAX;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
 }
 
 #[test]
