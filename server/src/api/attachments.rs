@@ -61,8 +61,9 @@ async fn upload(
     let filename = query.filename.unwrap_or_default();
     let storage = Arc::clone(state.turns.storage());
     let config = state.limits.uploads.clone();
+    let checking = config.clone();
     let stored = tokio::task::spawn_blocking(move || {
-        let stored = store_upload(storage.as_ref(), &owner, &filename, &body, &config);
+        let stored = store_upload(storage.as_ref(), &owner, &filename, &body, &checking);
         drop(decoding);
         stored
     })
@@ -89,7 +90,7 @@ async fn upload(
         let org_id = caller.organisation.clone();
         let document = document.clone();
         tokio::task::spawn_blocking(move || {
-            if let Err(error) = read_stored(storage.as_ref(), &org_id, &document) {
+            if let Err(error) = read_stored(storage.as_ref(), &org_id, &document, &config) {
                 tracing::warn!("reading document {} stopped: {error}", document.id);
             }
         });

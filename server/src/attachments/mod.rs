@@ -15,7 +15,7 @@ use portal_core::attachment::{Attachment, Document};
 use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
 
-pub use document::{pdf_reading, read_pdf, read_text};
+pub use document::{PdfLimits, pdf_reading, read_pdf, read_text};
 pub use picture::{PictureError, PictureShelf, encode_for_model, read_picture};
 pub use registered::{ReadDocument, SearchAttachments, register};
 pub use sniff::{Sniffed, named_markdown, sniff};
@@ -43,19 +43,39 @@ pub struct UploadConfig {
     /// A file name is cut to this many characters.
     #[arg(skip = UploadConfig::DEFAULT.filename_chars)]
     pub filename_chars: usize,
+    /// A PDF's pages read at most; the rest is left unread and its progress says so.
+    #[arg(long = "max-pdf-pages", default_value_t = UploadConfig::DEFAULT.pdf_pages)]
+    pub pdf_pages: u32,
+    /// Seconds a PDF's pages are read for at most, once it is parsed; the rest is left unread and
+    /// its progress says so.
+    #[arg(
+        long = "max-pdf-seconds",
+        default_value_t = UploadConfig::DEFAULT.pdf_seconds
+    )]
+    pub pdf_seconds: u64,
 }
 
 impl UploadConfig {
     /// **Decisions:** 20 MiB an upload; 12,000 pixels a side and 40,000,000 pixels a picture
     /// (an 8K frame is 33 million; a picture of 40 million takes 160 MB decoded as RGBA); 256 MiB
-    /// decoded; names cut to 255 characters.
+    /// decoded; names cut to 255 characters; 2,000 pages and 60 seconds of reading a PDF.
     pub const DEFAULT: UploadConfig = UploadConfig {
         max_bytes: 20 * 1024 * 1024,
         max_picture_side: 12_000,
         max_picture_pixels: 40_000_000,
         max_decoded_bytes: 256 * 1024 * 1024,
         filename_chars: 255,
+        pdf_pages: 2_000,
+        pdf_seconds: 60,
     };
+
+    /// How far a PDF is read.
+    pub fn pdf_limits(&self) -> PdfLimits {
+        PdfLimits {
+            pages: self.pdf_pages,
+            time: std::time::Duration::from_secs(self.pdf_seconds),
+        }
+    }
 }
 
 impl Default for UploadConfig {

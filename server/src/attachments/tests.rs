@@ -317,7 +317,7 @@ fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
     );
     let reading = document_of(accept("d7", "survey.pdf", &bytes, &config()).expect("accepted"));
     let mut seen = Vec::new();
-    let doc = read_pdf(&reading, &bytes, |d| {
+    let doc = read_pdf(&reading, &bytes, config().pdf_limits(), |d| {
         seen.push((
             d.status,
             d.pages_read,
@@ -330,8 +330,8 @@ fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
         vec![
             (ReadingStatus::Reading, 1, 3, vec![]),
             (ReadingStatus::Reading, 2, 3, vec![2]),
-            (ReadingStatus::Reading, 3, 3, vec![2]),
-        ]
+        ],
+        "progress after pages 1, 2, 4, …; the end is the finished document"
     );
     assert_eq!(doc.status, ReadingStatus::Finished);
     assert_eq!(doc.unreadable_pages, [2]);
@@ -542,7 +542,9 @@ fn a3_a_document_still_being_read_is_read_as_far_as_it_is() {
     let bytes = pdf(&[Some("First page words"), Some("Second page words")], &[]);
     let reading = pdf_reading("d1", "slow.pdf");
     let mut snapshots = Vec::new();
-    read_pdf(&reading, &bytes, |d| snapshots.push(d.clone()));
+    read_pdf(&reading, &bytes, config().pdf_limits(), |d| {
+        snapshots.push(d.clone())
+    });
     let transcript = conversation(vec![snapshots[0].clone()]);
     let tools = DocumentToolConfig::default();
     let piece = read_document(&transcript, &json!({"document_id": "d1"}), &tools).expect("reads");
@@ -608,7 +610,7 @@ fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
         stored,
         "stored while reading"
     );
-    let finished = read_stored(&storage, "acme", reading).expect("read");
+    let finished = read_stored(&storage, "acme", reading, &config()).expect("read");
     assert_eq!(finished.status, ReadingStatus::Finished);
     assert_eq!(finished.unreadable_pages, [2]);
     assert_eq!(
@@ -632,4 +634,63 @@ fn a_refused_upload_stores_nothing() {
         refused,
         Err(UploadFailed::Refused(UploadError::Unsupported { .. }))
     ));
+}
+
+#[test]
+fn a2_a_pdf_is_read_up_to_its_page_limit_and_its_progress_says_so() {
+    let pages: Vec<Option<&str>> = vec![Some("Page one"), Some("Page two"), Some("Page three")];
+    let bytes = pdf(&pages, &[]);
+    let limits = PdfLimits {
+        pages: 2,
+        time: std::time::Duration::from_secs(60),
+    };
+    let doc = read_pdf(&pdf_reading("d1", "long.pdf"), &bytes, limits, |_| {});
+    assert_eq!(doc.status, ReadingStatus::Finished);
+    assert_eq!((doc.pages_read, doc.pages_total), (2, 3));
+    assert_eq!(doc.text.as_deref(), Some("Page one\n\nPage two"));
+    assert_eq!(
+        Attachment::Document(doc).progress_note().as_deref(),
+        Some("Reading: stopped at the reading limit, 2 of 3 pages read")
+    );
+
+    let no_time = PdfLimits {
+        pages: 2,
+        time: std::time::Duration::ZERO,
+    };
+    let doc = read_pdf(&pdf_reading("d2", "long.pdf"), &bytes, no_time, |_| {});
+    assert_eq!(
+        (doc.status, doc.pages_read, doc.pages_total),
+        (ReadingStatus::Finished, 0, 3)
+    );
+    assert_eq!(doc.text, None);
+}
+
+#[test]
+fn a2_a_pdfs_progress_is_handed_over_at_powers_of_two_in_work_linear_in_its_pages() {
+    let texts: Vec<String> = (1..=100).map(|n| format!("Words of page {n}")).collect();
+    let pages: Vec<Option<&str>> = texts.iter().map(|t| Some(t.as_str())).collect();
+    let bytes = pdf(&pages, &[]);
+    let mut handed = Vec::new();
+    let mut text_handed = 0;
+    let doc = read_pdf(
+        &pdf_reading("d1", "hundred.pdf"),
+        &bytes,
+        config().pdf_limits(),
+        |d| {
+            handed.push(d.pages_read);
+            text_handed += d.text.as_deref().map_or(0, str::len);
+        },
+    );
+    assert_eq!(handed, [1, 2, 4, 8, 16, 32, 64]);
+    let text = doc.text.expect("text");
+    assert!(
+        text.starts_with("Words of page 1\n\nWords of page 2"),
+        "{text}"
+    );
+    assert!(text.ends_with("Words of page 100"), "{text}");
+    assert!(
+        text_handed < 2 * text.len(),
+        "{text_handed} bytes of progress for {} bytes of text",
+        text.len()
+    );
 }

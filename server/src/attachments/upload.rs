@@ -1,6 +1,6 @@
 //! An upload from checking to storage: accepted (or refused, with nothing stored), stored with
-//! its bytes under a fresh id, and, for a PDF, read page by page with each page's progress
-//! written back (rule A2).
+//! its bytes under a fresh id, and, for a PDF, read page by page with its progress written back
+//! (rule A2).
 
 use portal_core::attachment::{Attachment, Document};
 use thiserror::Error;
@@ -53,20 +53,21 @@ pub fn store_upload(
     Ok(attachment)
 }
 
-/// Reads a stored document that is still `Reading` from its stored bytes, writing its progress
-/// after every page and its end, and returns it finished (or failed). Others come back as they
-/// are. Blocking: run it off the async threads.
+/// Reads a stored document that is still `Reading` from its stored bytes, as far as `config`'s
+/// PDF limits let it, writing its progress as [`read_pdf`] hands it over and its end, and returns
+/// it finished (or failed). Others come back as they are. Blocking: run it off the async threads.
 pub fn read_stored(
     storage: &dyn Storage,
     org_id: &str,
     document: &Document,
+    config: &UploadConfig,
 ) -> Result<Document, StorageError> {
     if !needs_reading(document) {
         return Ok(document.clone());
     }
     let bytes = storage.attachment_bytes(org_id, &document.id)?;
     let mut failed = None;
-    let finished = read_pdf(document, &bytes, |progress| {
+    let finished = read_pdf(document, &bytes, config.pdf_limits(), |progress| {
         if failed.is_none()
             && let Err(error) =
                 storage.update_attachment(org_id, &Attachment::Document(progress.clone()))
