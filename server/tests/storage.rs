@@ -77,7 +77,7 @@ fn write_transcript(
         for attachment in &user.attachments {
             if storage.attachment(&owner.org_id, attachment.id()).is_err() {
                 storage
-                    .put_attachment(owner, attachment, b"uploaded bytes")
+                    .put_attachment(owner, attachment, b"uploaded bytes", u64::MAX)
                     .expect("attachment is stored");
             }
         }
@@ -672,7 +672,7 @@ fn another_organisation_sees_nothing_of_a_conversation() {
     let alice = owner();
     let mallory = Owner::new("org_b", "user_1");
     storage
-        .put_attachment(&alice, &picture("pic_1"), b"\x89PNG")
+        .put_attachment(&alice, &picture("pic_1"), b"\x89PNG", u64::MAX)
         .expect("stored");
     let mut message = Message::new(Role::User, vec![Block::text("Look")]);
     message.attachments.push(picture("pic_1"));
@@ -831,7 +831,12 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with() {
         text: None,
     };
     storage
-        .put_attachment(&owner(), &Attachment::Document(reading.clone()), b"%PDF")
+        .put_attachment(
+            &owner(),
+            &Attachment::Document(reading.clone()),
+            b"%PDF",
+            u64::MAX,
+        )
         .expect("stored");
     let finished = Attachment::Document(Document {
         status: ReadingStatus::Finished,
@@ -854,7 +859,7 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with() {
         })
     ));
     assert!(matches!(
-        storage.put_attachment(&owner(), &picture("doc_1"), b""),
+        storage.put_attachment(&owner(), &picture("doc_1"), b"", u64::MAX),
         Err(StorageError::AttachmentExists { .. })
     ));
     assert_eq!(
@@ -867,7 +872,7 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with() {
 fn a_loaded_message_shows_its_attachment_as_last_stored() {
     let storage = SqliteStorage::in_memory().expect("database");
     storage
-        .put_attachment(&owner(), &picture("pic_1"), b"")
+        .put_attachment(&owner(), &picture("pic_1"), b"", u64::MAX)
         .expect("stored");
     let id = storage
         .create_conversation(&owner(), "agent_1")
@@ -1100,6 +1105,44 @@ fn a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused() {
         storage.resume_paused(&id, turn + 1, 1),
         Err(StorageError::TurnNotFound { .. })
     ));
+}
+
+#[test]
+fn an_upload_is_stored_only_within_its_owners_quota() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let alice = owner();
+    storage
+        .put_attachment(&alice, &picture("pic_1"), &[0; 600], 1_000)
+        .expect("600 of 1,000 bytes");
+    let error = storage
+        .put_attachment(&alice, &picture("pic_2"), &[0; 401], 1_000)
+        .expect_err("1,001 bytes");
+    assert!(
+        matches!(
+            error,
+            StorageError::QuotaExceeded {
+                used: 600,
+                size: 401,
+                quota: 1_000
+            }
+        ),
+        "{error}"
+    );
+    assert!(matches!(
+        storage.attachment("org_a", "pic_2"),
+        Err(StorageError::AttachmentNotFound { .. })
+    ));
+    storage
+        .put_attachment(&alice, &picture("pic_3"), &[0; 400], 1_000)
+        .expect("exactly the quota");
+    storage
+        .put_attachment(
+            &Owner::new("org_a", "user_2"),
+            &picture("pic_4"),
+            &[0; 1_000],
+            1_000,
+        )
+        .expect("another user has a quota of their own");
 }
 
 #[test]

@@ -199,6 +199,7 @@ impl From<StorageError> for ApiError {
             | StorageError::AlreadyResumed { .. }
             | StorageError::AttachmentExists { .. }
             | StorageError::AttachmentKindChanged { .. } => StatusCode::CONFLICT,
+            StorageError::QuotaExceeded { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             StorageError::NotAUserMessage { .. }
             | StorageError::NotStreamable { .. }
             | StorageError::TooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,

@@ -43,6 +43,9 @@ pub struct UploadConfig {
     /// A file name is cut to this many characters.
     #[arg(skip = UploadConfig::DEFAULT.filename_chars)]
     pub filename_chars: usize,
+    /// A file name longer than this many bytes is refused: no file system makes one.
+    #[arg(skip = UploadConfig::DEFAULT.filename_bytes)]
+    pub filename_bytes: usize,
     /// A PDF's pages read at most; the rest is left unread and its progress says so.
     #[arg(long = "max-pdf-pages", default_value_t = UploadConfig::DEFAULT.pdf_pages)]
     pub pdf_pages: u32,
@@ -58,13 +61,15 @@ pub struct UploadConfig {
 impl UploadConfig {
     /// **Decisions:** 20 MiB an upload; 12,000 pixels a side and 40,000,000 pixels a picture
     /// (an 8K frame is 33 million; a picture of 40 million takes 160 MB decoded as RGBA); 256 MiB
-    /// decoded; names cut to 255 characters; 2,000 pages and 60 seconds of reading a PDF.
+    /// decoded; names cut to 255 characters and refused past 1,024 bytes (no file system makes a
+    /// longer one); 2,000 pages and 60 seconds of reading a PDF.
     pub const DEFAULT: UploadConfig = UploadConfig {
         max_bytes: 20 * 1024 * 1024,
         max_picture_side: 12_000,
         max_picture_pixels: 40_000_000,
         max_decoded_bytes: 256 * 1024 * 1024,
         filename_chars: 255,
+        filename_bytes: 1024,
         pdf_pages: 2_000,
         pdf_seconds: 60,
     };

@@ -600,7 +600,8 @@ fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
     let storage = SqliteStorage::open(data.path()).expect("storage");
     let owner = Owner::new("acme", "alice");
     let bytes = pdf(&[Some("One"), None], &[]);
-    let stored = store_upload(&storage, &owner, "scan.pdf", &bytes, &config()).expect("stored");
+    let stored =
+        store_upload(&storage, &owner, "scan.pdf", &bytes, &config(), u64::MAX).expect("stored");
     assert!(stored.id().starts_with("att_") && stored.id().len() == 36);
     let Attachment::Document(reading) = &stored else {
         panic!("a document")
@@ -629,7 +630,14 @@ fn a_refused_upload_stores_nothing() {
 
     let storage = SqliteStorage::in_memory().expect("storage");
     let owner = Owner::new("acme", "alice");
-    let refused = store_upload(&storage, &owner, "x.bin", b"\0\x01\x02", &config());
+    let refused = store_upload(
+        &storage,
+        &owner,
+        "x.bin",
+        b"\0\x01\x02",
+        &config(),
+        u64::MAX,
+    );
     assert!(matches!(
         refused,
         Err(UploadFailed::Refused(UploadError::Unsupported { .. }))
@@ -693,4 +701,32 @@ fn a2_a_pdfs_progress_is_handed_over_at_powers_of_two_in_work_linear_in_its_page
         "{text_handed} bytes of progress for {} bytes of text",
         text.len()
     );
+}
+
+#[test]
+fn an_upload_past_its_owners_quota_is_refused_and_nothing_is_stored() {
+    use crate::storage::{Owner, SqliteStorage, StorageError};
+
+    let storage = SqliteStorage::in_memory().expect("storage");
+    let alice = Owner::new("acme", "alice");
+    let text = b"twenty bytes of text";
+    store_upload(&storage, &alice, "a.txt", text, &config(), 30).expect("20 of 30 bytes");
+    let refused = store_upload(&storage, &alice, "b.txt", text, &config(), 30);
+    let Err(UploadFailed::Storage(error)) = refused else {
+        panic!("refused: {refused:?}");
+    };
+    assert!(
+        matches!(
+            error,
+            StorageError::QuotaExceeded {
+                used: 20,
+                size: 20,
+                quota: 30
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("quota of 30 bytes"), "{error}");
+    let bob = Owner::new("acme", "bob");
+    store_upload(&storage, &bob, "b.txt", text, &config(), 30).expect("bob has his own quota");
 }

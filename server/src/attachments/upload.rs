@@ -1,6 +1,6 @@
 //! An upload from checking to storage: accepted (or refused, with nothing stored), stored with
-//! its bytes under a fresh id, and, for a PDF, read page by page with its progress written back
-//! (rule A2).
+//! its bytes under a fresh id within its owner's quota, and, for a PDF, read page by page with
+//! its progress written back (rule A2).
 
 use portal_core::attachment::{Attachment, Document};
 use thiserror::Error;
@@ -38,18 +38,19 @@ pub fn is_attachment_id(text: &str) -> bool {
     })
 }
 
-/// Checks the upload and stores it for `owner`. Nothing is stored when it is refused. A PDF is
-/// stored `Reading`; finish it with [`read_stored`].
+/// Checks the upload and stores it for `owner`, within their `quota` of bytes. Nothing is
+/// stored when it is refused. A PDF is stored `Reading`; finish it with [`read_stored`].
 pub fn store_upload(
     storage: &dyn Storage,
     owner: &Owner,
     filename: &str,
     bytes: &[u8],
     config: &UploadConfig,
+    quota: u64,
 ) -> Result<Attachment, UploadFailed> {
     let id = new_attachment_id().map_err(UploadFailed::Id)?;
     let attachment = accept(&id, filename, bytes, config)?;
-    storage.put_attachment(owner, &attachment, bytes)?;
+    storage.put_attachment(owner, &attachment, bytes, quota)?;
     Ok(attachment)
 }
 

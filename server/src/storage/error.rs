@@ -117,6 +117,10 @@ pub enum StorageError {
         stored: &'static str,
     },
     #[error(
+        "storing {size} more bytes would bring the uploads you keep to more than your quota of {quota} bytes ({used} bytes are stored already); send a smaller file, or ask an administrator to raise the quota"
+    )]
+    QuotaExceeded { used: u64, size: u64, quota: u64 },
+    #[error(
         "a stored {what} cannot be read ({detail}); the database was changed outside Portal or by a newer build, so restore a backup"
     )]
     Unreadable { what: &'static str, detail: String },

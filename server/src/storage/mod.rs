@@ -136,8 +136,17 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>>;
 
     /// Stores an uploaded attachment: its metadata, which decides once whether it is a document
-    /// or a picture (rule A1), and its bytes. Ids are unique within an organisation.
-    fn put_attachment(&self, owner: &Owner, attachment: &Attachment, bytes: &[u8]) -> Result<()>;
+    /// or a picture (rule A1), and its bytes. Ids are unique within an organisation. Refused with
+    /// [`StorageError::QuotaExceeded`] when the bytes `owner` stored already and these would
+    /// pass `quota`, checked in the same transaction as the write, so uploads at once cannot
+    /// pass it together.
+    fn put_attachment(
+        &self,
+        owner: &Owner,
+        attachment: &Attachment,
+        bytes: &[u8],
+        quota: u64,
+    ) -> Result<()>;
 
     /// Replaces an attachment's metadata, for reading progress and extracted text. Its kind
     /// cannot change (rule A1).

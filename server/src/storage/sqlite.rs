@@ -489,8 +489,15 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn put_attachment(&self, owner: &Owner, attachment: &Attachment, bytes: &[u8]) -> Result<()> {
+    fn put_attachment(
+        &self,
+        owner: &Owner,
+        attachment: &Attachment,
+        bytes: &[u8],
+        quota: u64,
+    ) -> Result<()> {
         let metadata = to_json("attachment", attachment)?;
+        let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         self.write(|c| {
             let taken = c
                 .prepare_cached("SELECT 1 FROM attachments WHERE org_id = ?1 AND id = ?2")?
@@ -499,6 +506,17 @@ impl Storage for SqliteStorage {
                 return Err(StorageError::AttachmentExists {
                     attachment: attachment.id().to_string(),
                 });
+            }
+            // length() of a blob reads its size from the row, not its bytes.
+            let used: u64 = c
+                .prepare_cached(
+                    "SELECT COALESCE(SUM(length(b.bytes)), 0)
+                     FROM attachments a JOIN attachment_bytes b ON b.org_id = a.org_id AND b.id = a.id
+                     WHERE a.org_id = ?1 AND a.user_id = ?2",
+                )?
+                .query_row(params![owner.org_id, owner.user_id], |row| row.get(0))?;
+            if used.saturating_add(size) > quota {
+                return Err(StorageError::QuotaExceeded { used, size, quota });
             }
             c.prepare_cached(
                 "INSERT INTO attachments (org_id, id, user_id, kind, metadata)
