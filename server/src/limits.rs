@@ -34,6 +34,13 @@ pub struct Limits {
     /// Bytes of uploads one user may store in all.
     #[arg(long = "upload-quota-bytes", default_value_t = Limits::DEFAULT.upload_quota_bytes)]
     pub upload_quota_bytes: u64,
+    /// Event streams one user may hold open at once.
+    #[arg(
+        long = "max-streams-per-user",
+        default_value_t = Limits::DEFAULT.streams_per_user,
+        value_parser = at_least_one
+    )]
+    pub streams_per_user: usize,
     /// Pictures decoded at once, over all users; others wait their turn.
     #[arg(
         long = "picture-decodes",
@@ -49,14 +56,16 @@ impl Limits {
     /// Every default. **Decisions:** 20 attachments a message (the size of a generous batch of
     /// photos); 100,000 characters a message and 20,000 an answer (about 25,000 and 5,000
     /// tokens, well inside a context window); 4 uploads in flight a user; 1 GiB of uploads a
-    /// user; 2 picture decodes at once (the development machine's cores; each may take 160 MB,
-    /// see [`UploadConfig::max_picture_pixels`]).
+    /// user; 16 event streams a user (a browser tab reads one at a time); 2 picture decodes at
+    /// once (the development machine's cores; each may take 160 MB, see
+    /// [`UploadConfig::max_picture_pixels`]).
     pub const DEFAULT: Limits = Limits {
         attachments_per_message: 20,
         message_chars: 100_000,
         answer_chars: 20_000,
         uploads_in_flight: 4,
         upload_quota_bytes: 1024 * 1024 * 1024,
+        streams_per_user: 16,
         picture_decodes: 2,
         uploads: UploadConfig::DEFAULT,
     };
@@ -82,6 +91,8 @@ fn at_least_one(text: &str) -> Result<usize, String> {
 pub struct Gates {
     /// Uploads in flight, per user.
     pub uploads: PerUser,
+    /// Open event streams, per user.
+    pub streams: PerUser,
     /// Picture decodes running, over all users.
     pub decodes: Arc<Semaphore>,
 }
@@ -90,6 +101,7 @@ impl Gates {
     pub fn new(limits: &Limits) -> Self {
         Gates {
             uploads: PerUser::new(limits.uploads_in_flight),
+            streams: PerUser::new(limits.streams_per_user),
             decodes: Arc::new(Semaphore::new(limits.picture_decodes)),
         }
     }

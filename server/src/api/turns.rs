@@ -136,13 +136,25 @@ async fn events(
             ),
         )
     })?;
+    let open = state.gates.streams.take(&caller).ok_or_else(|| {
+        ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "you have {} event streams open, the most one user may have at once; close one \
+                 (another tab or window) or wait for a turn to end, then reconnect",
+                state.gates.streams.limit()
+            ),
+        )
+    })?;
     let seen = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<usize>().ok())
         .or(after.after)
         .unwrap_or(0);
-    let stream = log.read_from(seen).map(|(id, event)| {
+    // The stream holds the user's place until it ends or its reader is gone.
+    let stream = log.read_from(seen).map(move |(id, event)| {
+        let _open = &open;
         let data = serde_json::to_string(&event).unwrap_or_default();
         Ok(Event::default()
             .id(id.to_string())
