@@ -297,6 +297,20 @@ fn file_names_keep_only_their_last_part_without_control_characters() {
         "report.pdf"
     );
     assert_eq!(clean_filename("bad\u{7}name.txt", &config), "badname.txt");
+    // U+202E would show "invoice_fdp.exe" as "invoice_exe.pdf".
+    assert_eq!(
+        clean_filename("invoice_\u{202E}fdp.exe", &config),
+        "invoice_fdp.exe"
+    );
+    let every_bidi_control: String = [
+        '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+        '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}',
+    ]
+    .iter()
+    .flat_map(|c| [*c, 'x'])
+    .collect();
+    assert_eq!(clean_filename(&every_bidi_control, &config), "xxxxxxxxxxxx");
+    assert_eq!(clean_filename("\u{202E}\u{200F}", &config), "attachment");
     assert_eq!(clean_filename("..", &config), "attachment");
     let short = UploadConfig {
         filename_chars: 3,
