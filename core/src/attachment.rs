@@ -29,7 +29,8 @@ pub struct Document {
     pub filename: String,
     pub media_type: String,
     pub status: ReadingStatus,
-    /// Pages read so far and pages in all, for the reading progress.
+    /// Pages read so far and pages in all, for the reading progress. A finished document with
+    /// fewer pages read than it has was stopped at its host's reading limit.
     #[serde(default)]
     pub pages_read: u32,
     #[serde(default)]
@@ -372,6 +373,10 @@ fn progress(doc: &Document) -> String {
         (ReadingStatus::Reading, 0) => "in progress".to_string(),
         (ReadingStatus::Reading, _) => format!("in progress, {read} of {total} pages read"),
         (ReadingStatus::Finished, 0) => "finished".to_string(),
+        // The host stopped reading at its page or time limit: the rest was never read.
+        (ReadingStatus::Finished, _) if read < total => {
+            format!("stopped at the reading limit, {read} of {total} pages read")
+        }
         (ReadingStatus::Finished, 1) => "finished, 1 page".to_string(),
         (ReadingStatus::Finished, _) => format!("finished, {total} pages"),
         (ReadingStatus::Failed, 0) => "failed".to_string(),

@@ -103,6 +103,22 @@ fn a2_the_composer_shows_a_documents_progress_in_the_manifests_words() {
             .progress_note()
             .is_some_and(|n| n.starts_with("Reading: finished"))
     );
+    let stopped = Attachment::Document(Document {
+        id: "doc_9".into(),
+        filename: "huge.pdf".into(),
+        media_type: "application/pdf".into(),
+        status: ReadingStatus::Finished,
+        pages_read: 2000,
+        pages_total: 100_000,
+        unreadable_pages: Vec::new(),
+        headings: Vec::new(),
+        text: None,
+    });
+    assert_eq!(
+        stopped.progress_note().as_deref(),
+        Some("Reading: stopped at the reading limit, 2000 of 100000 pages read"),
+        "a document the host stopped reading says so"
+    );
     let photo = picture("photo", 10, 10);
     assert_eq!(photo.progress_note(), None);
     assert!(!photo.is_reading());

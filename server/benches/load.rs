@@ -51,11 +51,15 @@ struct Server {
 }
 
 impl Server {
-    fn start(pace: f64) -> Server {
+    /// Serves in local mode, where every stream is the one local user's: the per-user stream
+    /// limit is raised to `streams`, room for every conversation's stream and its reconnection
+    /// (a dropped stream is given back once the server notices it is gone).
+    fn start(pace: f64, streams: usize) -> Server {
         let data = tempfile::tempdir().expect("a temporary data directory");
         let mut child = Command::new(env!("CARGO_BIN_EXE_portal"))
             .args(["serve", "--port", "0", "--dist", "no-web-app"])
             .args(["--demo-pace", &pace.to_string()])
+            .args(["--max-streams-per-user", &streams.to_string()])
             .arg("--data")
             .arg(data.path())
             .env("RUST_LOG", "portal_server=warn")
@@ -342,7 +346,7 @@ fn percentile(sorted: &[Duration], share: f64) -> Duration {
 
 fn main() {
     let options = options();
-    let server = Server::start(options.pace);
+    let server = Server::start(options.pace, options.conversations.saturating_mul(2).max(1));
     let (idle, _) = server.memory();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

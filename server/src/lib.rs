@@ -6,6 +6,7 @@ pub mod compaction;
 pub mod demo;
 pub mod events;
 pub mod identity;
+pub mod limits;
 pub mod model;
 pub mod openai;
 pub mod prompt_preview;
@@ -33,6 +34,8 @@ pub struct Config {
     pub models: Option<model::ModelRegistry>,
     /// Organisations, users and agents; local mode when `None`.
     pub identity: Option<identity::Identity>,
+    /// What one request and one user may take (docs/security.md, "Limits").
+    pub limits: limits::Limits,
 }
 
 /// Opens the data folder, recovers turns a stopped process left running (rule M10), and serves
@@ -69,7 +72,7 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
         library: Arc::clone(&skills),
     }));
     let turns = turn::Turns::new(Arc::new(storage), tools);
-    let state = api::AppState::new(turns, models, identity, skills);
+    let state = api::AppState::new(turns, models, identity, skills, config.limits.clone());
     let app = api::router(state, &config.dist);
     axum::serve(listener, app)
         .with_graceful_shutdown(async {

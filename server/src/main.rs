@@ -45,6 +45,8 @@ enum Command {
         /// (docs/identity.md); local mode with the agent `assistant` when left out.
         #[arg(long)]
         config: Option<PathBuf>,
+        #[command(flatten)]
+        limits: portal_server::limits::Limits,
     },
     /// Print the exact request a model would receive if MESSAGE were sent now.
     Prompt {
@@ -98,6 +100,7 @@ async fn main() -> anyhow::Result<()> {
             data,
             models,
             config,
+            limits,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -128,6 +131,7 @@ async fn main() -> anyhow::Result<()> {
                 demo_pace,
                 models: Some(models),
                 identity,
+                limits,
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await

@@ -77,7 +77,7 @@ fn write_transcript(
         for attachment in &user.attachments {
             if storage.attachment(&owner.org_id, attachment.id()).is_err() {
                 storage
-                    .put_attachment(owner, attachment, b"uploaded bytes")
+                    .put_attachment(owner, attachment, b"uploaded bytes", u64::MAX)
                     .expect("attachment is stored");
             }
         }
@@ -672,7 +672,7 @@ fn another_organisation_sees_nothing_of_a_conversation() {
     let alice = owner();
     let mallory = Owner::new("org_b", "user_1");
     storage
-        .put_attachment(&alice, &picture("pic_1"), b"\x89PNG")
+        .put_attachment(&alice, &picture("pic_1"), b"\x89PNG", u64::MAX)
         .expect("stored");
     let mut message = Message::new(Role::User, vec![Block::text("Look")]);
     message.attachments.push(picture("pic_1"));
@@ -831,7 +831,12 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with() {
         text: None,
     };
     storage
-        .put_attachment(&owner(), &Attachment::Document(reading.clone()), b"%PDF")
+        .put_attachment(
+            &owner(),
+            &Attachment::Document(reading.clone()),
+            b"%PDF",
+            u64::MAX,
+        )
         .expect("stored");
     let finished = Attachment::Document(Document {
         status: ReadingStatus::Finished,
@@ -854,7 +859,7 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with() {
         })
     ));
     assert!(matches!(
-        storage.put_attachment(&owner(), &picture("doc_1"), b""),
+        storage.put_attachment(&owner(), &picture("doc_1"), b"", u64::MAX),
         Err(StorageError::AttachmentExists { .. })
     ));
     assert_eq!(
@@ -867,7 +872,7 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with() {
 fn a_loaded_message_shows_its_attachment_as_last_stored() {
     let storage = SqliteStorage::in_memory().expect("database");
     storage
-        .put_attachment(&owner(), &picture("pic_1"), b"")
+        .put_attachment(&owner(), &picture("pic_1"), b"", u64::MAX)
         .expect("stored");
     let id = storage
         .create_conversation(&owner(), "agent_1")
@@ -963,6 +968,181 @@ fn a_paused_turn_takes_no_blocks_until_it_runs_again_and_a_new_turn_may_follow_i
         )
         .expect("a new turn may follow a paused one");
     assert_eq!(next, 2);
+}
+
+/// Writes a turn paused on the approval of one call (2 messages) and returns its index.
+fn write_paused_turn(storage: &dyn Storage, id: &ConversationId) -> u32 {
+    let turn = storage
+        .open_turn(
+            id,
+            NewTurn::chat(Message::new(Role::User, vec![Block::text("Publish it")])),
+        )
+        .expect("turn opens");
+    let m = storage
+        .append_message(id, turn, Role::Assistant)
+        .expect("message");
+    for block in [
+        Block::ToolUse {
+            id: "call_1".into(),
+            name: "publish_note".into(),
+            input: serde_json::json!({ "title": "t", "text": "x" }),
+        },
+        Block::ApprovalRequest {
+            call_id: "call_1".into(),
+            summary: "Publish the note".into(),
+        },
+    ] {
+        storage.append_block(id, turn, m, &block).expect("block");
+    }
+    storage
+        .set_turn_status(id, turn, TurnStatus::Paused)
+        .expect("pauses");
+    turn
+}
+
+#[test]
+fn of_many_claims_on_a_paused_turn_at_once_exactly_one_resumes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let storage = open(&dir);
+    for round in 0..20 {
+        let id = storage
+            .create_conversation(&owner(), "agent_1")
+            .expect("conversation");
+        let turn = write_paused_turn(&storage, &id);
+        let start = std::sync::Barrier::new(8);
+        let outcomes: Vec<Result<(), StorageError>> = std::thread::scope(|scope| {
+            let claims: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        storage.resume_paused(&id, turn, 2)
+                    })
+                })
+                .collect();
+            claims
+                .into_iter()
+                .map(|c| c.join().expect("claim"))
+                .collect()
+        });
+        let won = outcomes.iter().filter(|o| o.is_ok()).count();
+        assert_eq!(won, 1, "round {round}: {outcomes:?}");
+        assert!(
+            outcomes
+                .iter()
+                .filter_map(|o| o.as_ref().err())
+                .all(|e| matches!(e, StorageError::AlreadyResumed { .. })),
+            "round {round}: {outcomes:?}"
+        );
+        let loaded = storage.load_transcript("org_a", &id).expect("loads");
+        assert_eq!(loaded.turns[0].status, TurnStatus::Running);
+    }
+}
+
+#[test]
+fn a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let turn = write_paused_turn(&storage, &id);
+    storage.resume_paused(&id, turn, 2).expect("claimed");
+    let error = storage.resume_paused(&id, turn, 2).expect_err("running");
+    assert!(
+        error.to_string().contains("already answered or decided"),
+        "{error}"
+    );
+    // The turn goes on and pauses again further on: a claim read at the first pause is late.
+    let m = storage
+        .append_message(&id, turn, Role::Tool)
+        .expect("message");
+    storage
+        .append_block(
+            &id,
+            turn,
+            m,
+            &Block::ToolResult {
+                call_id: "call_1".into(),
+                content: "Published".into(),
+                is_error: false,
+            },
+        )
+        .expect("result");
+    let m = storage
+        .append_message(&id, turn, Role::Assistant)
+        .expect("message");
+    storage
+        .append_block(
+            &id,
+            turn,
+            m,
+            &Block::ClarificationRequest {
+                id: "ask_1".into(),
+                question: "Which title?".into(),
+            },
+        )
+        .expect("question");
+    storage
+        .set_turn_status(&id, turn, TurnStatus::Paused)
+        .expect("pauses again");
+    assert!(matches!(
+        storage.resume_paused(&id, turn, 2),
+        Err(StorageError::AlreadyResumed { .. })
+    ));
+    storage
+        .resume_paused(&id, turn, 4)
+        .expect("a claim on the pause it has now");
+    storage
+        .set_turn_status(&id, turn, TurnStatus::CutOff)
+        .expect("cut off");
+    assert!(matches!(
+        storage.resume_paused(&id, turn, 4),
+        Err(StorageError::TurnEnded {
+            status: TurnStatus::CutOff,
+            ..
+        })
+    ));
+    assert!(matches!(
+        storage.resume_paused(&id, turn + 1, 1),
+        Err(StorageError::TurnNotFound { .. })
+    ));
+}
+
+#[test]
+fn an_upload_is_stored_only_within_its_owners_quota() {
+    let storage = SqliteStorage::in_memory().expect("database");
+    let alice = owner();
+    storage
+        .put_attachment(&alice, &picture("pic_1"), &[0; 600], 1_000)
+        .expect("600 of 1,000 bytes");
+    let error = storage
+        .put_attachment(&alice, &picture("pic_2"), &[0; 401], 1_000)
+        .expect_err("1,001 bytes");
+    assert!(
+        matches!(
+            error,
+            StorageError::QuotaExceeded {
+                used: 600,
+                size: 401,
+                quota: 1_000
+            }
+        ),
+        "{error}"
+    );
+    assert!(matches!(
+        storage.attachment("org_a", "pic_2"),
+        Err(StorageError::AttachmentNotFound { .. })
+    ));
+    storage
+        .put_attachment(&alice, &picture("pic_3"), &[0; 400], 1_000)
+        .expect("exactly the quota");
+    storage
+        .put_attachment(
+            &Owner::new("org_a", "user_2"),
+            &picture("pic_4"),
+            &[0; 1_000],
+            1_000,
+        )
+        .expect("another user has a quota of their own");
 }
 
 #[test]

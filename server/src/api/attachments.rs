@@ -1,19 +1,29 @@
 //! Attachments: `POST /api/attachments?filename=<name>` uploads one (the body is the file's
 //! bytes; its kind is sniffed from them, rule A1), `GET /api/attachments/{id}` reads its
 //! metadata, with a document's reading progress (rule A2).
+//!
+//! An upload holds one of its user's places for uploads in flight from before its body is read
+//! until it is stored and, for a PDF, read; a picture waits for one of the server's decode
+//! places before it is decoded (docs/security.md, "Limits").
 
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Query, State};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use portal_core::attachment::Attachment;
 use serde::Deserialize;
 
-use crate::attachments::{UploadConfig, UploadError, UploadFailed, read_stored, store_upload};
+use crate::attachments::{
+    UploadConfig, UploadError, UploadFailed, read_stored, sniff, store_upload,
+};
 use crate::identity::Caller;
+use crate::limits::Held;
 use crate::storage::Owner;
 
 use super::{ApiError, AppState};
@@ -35,18 +45,115 @@ struct UploadQuery {
     filename: Option<String>,
 }
 
+/// An upload's request before its body is read: who sends it, the name it gives, and the place
+/// it holds among its user's uploads in flight.
+#[derive(Debug)]
+struct Upload {
+    caller: Caller,
+    filename: String,
+    in_flight: Held,
+}
+
+impl FromRequestParts<AppState> for Upload {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let caller = Caller::from_request_parts(parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Query(query) = Query::<UploadQuery>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| {
+                ApiError(
+                    e.status(),
+                    format!(
+                        "the query is not an upload's ({}); send `?filename=<name>` or nothing",
+                        e.body_text()
+                    ),
+                )
+                .into_response()
+            })?;
+        let filename = query.filename.unwrap_or_default();
+        let limit = state.limits.uploads.filename_bytes;
+        if filename.len() > limit {
+            return Err(ApiError(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "the file name is {} bytes long, past the limit of {limit}; rename the file \
+                     and send it again",
+                    filename.len()
+                ),
+            )
+            .into_response());
+        }
+        let in_flight = state.gates.uploads.take(&caller).ok_or_else(|| {
+            ApiError(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "you have {} uploads in flight, the most one user may have at once; wait \
+                     for one to finish, then send this file again",
+                    state.gates.uploads.limit()
+                ),
+            )
+            .into_response()
+        })?;
+        Ok(Upload {
+            caller,
+            filename,
+            in_flight,
+        })
+    }
+}
+
 async fn upload(
     State(state): State<AppState>,
-    caller: Caller,
-    Query(query): Query<UploadQuery>,
-    body: Bytes,
+    upload: Upload,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Attachment>), ApiError> {
+    let config = state.limits.uploads.clone();
+    let body = body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the file is more than the {} bytes an attachment may be; send a smaller file",
+                config.max_bytes
+            ),
+        ),
+        status => ApiError(
+            status,
+            format!(
+                "the file could not be received ({}); send it again",
+                rejection.body_text()
+            ),
+        ),
+    })?;
+    let Upload {
+        caller,
+        filename,
+        in_flight,
+    } = upload;
+    // A picture waits for a decode place, so only so many are decoded at once.
+    let decoding = if sniff(&body).is_picture() {
+        Some(
+            Arc::clone(&state.gates.decodes)
+                .acquire_owned()
+                .await
+                .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?,
+        )
+    } else {
+        None
+    };
     let owner = Owner::new(caller.organisation.clone(), caller.user.clone());
-    let filename = query.filename.unwrap_or_default();
     let storage = Arc::clone(state.turns.storage());
-    let config = state.uploads.clone();
+    let quota = state.limits.upload_quota_bytes;
+    let checking = config.clone();
     let stored = tokio::task::spawn_blocking(move || {
-        store_upload(storage.as_ref(), &owner, &filename, &body, &config)
+        let stored = store_upload(storage.as_ref(), &owner, &filename, &body, &checking, quota);
+        drop(decoding);
+        stored
     })
     .await
     .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
@@ -71,9 +178,11 @@ async fn upload(
         let org_id = caller.organisation.clone();
         let document = document.clone();
         tokio::task::spawn_blocking(move || {
-            if let Err(error) = read_stored(storage.as_ref(), &org_id, &document) {
+            if let Err(error) = read_stored(storage.as_ref(), &org_id, &document, &config) {
                 tracing::warn!("reading document {} stopped: {error}", document.id);
             }
+            // The upload is in flight until its reading ends.
+            drop(in_flight);
         });
     }
     Ok((StatusCode::CREATED, Json(stored)))

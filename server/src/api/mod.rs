@@ -4,6 +4,7 @@
 
 mod agents;
 mod attachments;
+mod checks;
 mod conversations;
 mod info;
 mod skills;
@@ -22,8 +23,8 @@ use portal_core::effort::{Effort, winning_effort};
 use portal_core::skills::SkillError;
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::attachments::UploadConfig;
 use crate::identity::{Agent, Caller, Identity};
+use crate::limits::{Gates, Limits};
 use crate::model::ModelRegistry;
 use crate::skills::{SkillLibrary, TurnSkills};
 use crate::storage::{ConversationId, ConversationInfo, StorageError};
@@ -37,8 +38,10 @@ pub struct AppState {
     pub identity: Arc<Identity>,
     /// Every organisation's skills (docs/identity.md).
     pub skills: Arc<SkillLibrary>,
-    /// The limits uploads are checked against.
-    pub uploads: UploadConfig,
+    /// What one request and one user may take.
+    pub limits: Limits,
+    /// The counters behind the "at once" limits.
+    pub gates: Gates,
 }
 
 impl FromRef<AppState> for Arc<Identity> {
@@ -53,13 +56,15 @@ impl AppState {
         models: ModelRegistry,
         identity: Arc<Identity>,
         skills: Arc<SkillLibrary>,
+        limits: Limits,
     ) -> Self {
         AppState {
             turns,
             models,
             identity,
             skills,
-            uploads: UploadConfig::default(),
+            gates: Gates::new(&limits),
+            limits,
         }
     }
 
@@ -158,7 +163,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(info::router())
         .merge(agents::router())
         .merge(skills::router())
-        .merge(attachments::router(&state.uploads))
+        .merge(attachments::router(&state.limits.uploads))
         .merge(conversations::router())
         .merge(turns::router())
         .fallback_service(app)
@@ -191,8 +196,10 @@ impl From<StorageError> for ApiError {
             StorageError::TurnStillRunning { .. }
             | StorageError::TurnNotRunning { .. }
             | StorageError::TurnEnded { .. }
+            | StorageError::AlreadyResumed { .. }
             | StorageError::AttachmentExists { .. }
             | StorageError::AttachmentKindChanged { .. } => StatusCode::CONFLICT,
+            StorageError::QuotaExceeded { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             StorageError::NotAUserMessage { .. }
             | StorageError::NotStreamable { .. }
             | StorageError::TooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::storage::NewTurn;
 
+use super::checks::{TurnPath, attachment_list, text_within};
 use super::{ApiError, AppState};
 
 pub(super) fn router() -> Router<AppState> {
@@ -62,6 +63,13 @@ async fn send(
             "the message is empty; write something before sending".into(),
         ));
     }
+    text_within(
+        "message",
+        &message.text,
+        state.limits.message_chars,
+        "shorten it, or attach the text as a file",
+    )?;
+    attachment_list(&message.attachments, state.limits.attachments_per_message)?;
     let skills = state.message_skills(&caller, &conversation, &message.text)?;
     let trace = skills.trace.clone();
     let setup = state.setup(&caller, &conversation, message.effort, skills);
@@ -115,7 +123,7 @@ struct After {
 async fn events(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((id, turn)): Path<(String, u32)>,
+    TurnPath { id, turn }: TurnPath,
     Query(after): Query<After>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let caller = state.caller(&headers)?;
@@ -128,13 +136,25 @@ async fn events(
             ),
         )
     })?;
+    let open = state.gates.streams.take(&caller).ok_or_else(|| {
+        ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "you have {} event streams open, the most one user may have at once; close one \
+                 (another tab or window) or wait for a turn to end, then reconnect",
+                state.gates.streams.limit()
+            ),
+        )
+    })?;
     let seen = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<usize>().ok())
         .or(after.after)
         .unwrap_or(0);
-    let stream = log.read_from(seen).map(|(id, event)| {
+    // The stream holds the user's place until it ends or its reader is gone.
+    let stream = log.read_from(seen).map(move |(id, event)| {
+        let _open = &open;
         let data = serde_json::to_string(&event).unwrap_or_default();
         Ok(Event::default()
             .id(id.to_string())
@@ -147,7 +167,7 @@ async fn events(
 async fn cancel(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((id, turn)): Path<(String, u32)>,
+    TurnPath { id, turn }: TurnPath,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id)?;
@@ -167,7 +187,7 @@ struct Decision {
 async fn decide(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((id, turn)): Path<(String, u32)>,
+    TurnPath { id, turn }: TurnPath,
     Json(decision): Json<Decision>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
@@ -192,11 +212,17 @@ struct Answer {
 async fn answer(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((id, turn)): Path<(String, u32)>,
+    TurnPath { id, turn }: TurnPath,
     Json(answer): Json<Answer>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id)?;
+    text_within(
+        "answer",
+        &answer.text,
+        state.limits.answer_chars,
+        "shorten it, and say the rest in a message once the turn has ended",
+    )?;
     let setup = resumed_setup(&state, &caller, &conversation, turn)?;
     state
         .turns

@@ -15,34 +15,77 @@ use portal_core::attachment::{Attachment, Document};
 use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
 
-pub use document::{pdf_reading, read_pdf, read_text};
+pub use document::{PdfLimits, pdf_reading, read_pdf, read_text};
 pub use picture::{PictureError, PictureShelf, encode_for_model, read_picture};
 pub use registered::{ReadDocument, SearchAttachments, register};
 pub use sniff::{Sniffed, named_markdown, sniff};
 pub use tools::{DocumentToolConfig, ToolError, read_document, search_attachments};
-pub use upload::{UploadFailed, new_attachment_id, read_stored, store_upload};
+pub use upload::{UploadFailed, is_attachment_id, new_attachment_id, read_stored, store_upload};
 
-/// The limits an upload is checked against.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The limits an upload is checked against, each refusal naming its limit (docs/security.md).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct UploadConfig {
-    /// The largest upload, in bytes. **Decision:** 20 MiB.
+    /// The largest upload, in bytes.
+    #[arg(long = "max-upload-bytes", default_value_t = UploadConfig::DEFAULT.max_bytes)]
     pub max_bytes: usize,
-    /// A picture's longest side at most, in pixels, before it is decoded. **Decision:** 12,000.
+    /// A picture's longest side at most, in pixels, read from its header before it is decoded.
+    #[arg(skip = UploadConfig::DEFAULT.max_picture_side)]
     pub max_picture_side: u32,
-    /// The memory a picture may take decoded, in bytes. **Decision:** 256 MiB.
+    /// A picture's pixels (width × height) at most, read from its header before it is decoded.
+    #[arg(
+        long = "max-picture-pixels",
+        default_value_t = UploadConfig::DEFAULT.max_picture_pixels
+    )]
+    pub max_picture_pixels: u64,
+    /// The memory a picture may take decoded, in bytes.
+    #[arg(skip = UploadConfig::DEFAULT.max_decoded_bytes)]
     pub max_decoded_bytes: u64,
-    /// A file name is cut to this many characters. **Decision:** 255.
+    /// A file name is cut to this many characters.
+    #[arg(skip = UploadConfig::DEFAULT.filename_chars)]
     pub filename_chars: usize,
+    /// A file name longer than this many bytes is refused: no file system makes one.
+    #[arg(skip = UploadConfig::DEFAULT.filename_bytes)]
+    pub filename_bytes: usize,
+    /// A PDF's pages read at most; the rest is left unread and its progress says so.
+    #[arg(long = "max-pdf-pages", default_value_t = UploadConfig::DEFAULT.pdf_pages)]
+    pub pdf_pages: u32,
+    /// Seconds a PDF's pages are read for at most, once it is parsed; the rest is left unread and
+    /// its progress says so.
+    #[arg(
+        long = "max-pdf-seconds",
+        default_value_t = UploadConfig::DEFAULT.pdf_seconds
+    )]
+    pub pdf_seconds: u64,
+}
+
+impl UploadConfig {
+    /// **Decisions:** 20 MiB an upload; 12,000 pixels a side and 40,000,000 pixels a picture
+    /// (an 8K frame is 33 million; a picture of 40 million takes 160 MB decoded as RGBA); 256 MiB
+    /// decoded; names cut to 255 characters and refused past 1,024 bytes (no file system makes a
+    /// longer one); 2,000 pages and 60 seconds of reading a PDF.
+    pub const DEFAULT: UploadConfig = UploadConfig {
+        max_bytes: 20 * 1024 * 1024,
+        max_picture_side: 12_000,
+        max_picture_pixels: 40_000_000,
+        max_decoded_bytes: 256 * 1024 * 1024,
+        filename_chars: 255,
+        filename_bytes: 1024,
+        pdf_pages: 2_000,
+        pdf_seconds: 60,
+    };
+
+    /// How far a PDF is read.
+    pub fn pdf_limits(&self) -> PdfLimits {
+        PdfLimits {
+            pages: self.pdf_pages,
+            time: std::time::Duration::from_secs(self.pdf_seconds),
+        }
+    }
 }
 
 impl Default for UploadConfig {
     fn default() -> Self {
-        UploadConfig {
-            max_bytes: 20 * 1024 * 1024,
-            max_picture_side: 12_000,
-            max_decoded_bytes: 256 * 1024 * 1024,
-            filename_chars: 255,
-        }
+        UploadConfig::DEFAULT
     }
 }
 
@@ -114,11 +157,15 @@ pub fn needs_reading(document: &Document) -> bool {
     document.status == portal_core::attachment::ReadingStatus::Reading
 }
 
-/// The name shown for an upload: its last path component, without control characters, cut to
+/// The name shown for an upload: its last path component, without control characters and
+/// bidirectional controls (which can show `invoice_\u{202E}fdp.exe` as `invoice_exe.pdf`), cut to
 /// the configured length; `attachment` when nothing is left.
 pub fn clean_filename(filename: &str, config: &UploadConfig) -> String {
     let last = filename.rsplit(['/', '\\']).next().unwrap_or(filename);
-    let cleaned: String = last.chars().filter(|c| !c.is_control()).collect();
+    let cleaned: String = last
+        .chars()
+        .filter(|&c| !c.is_control() && !is_bidi_control(c))
+        .collect();
     let cleaned = cleaned.trim();
     let cut = first_chars(cleaned, config.filename_chars);
     if cut.is_empty() || cut == "." || cut == ".." {
@@ -126,6 +173,12 @@ pub fn clean_filename(filename: &str, config: &UploadConfig) -> String {
     } else {
         cut.to_string()
     }
+}
+
+/// The characters that change the direction text is shown in: the embeddings, overrides and
+/// isolates (U+202A–U+202E, U+2066–U+2069) and the directional marks (U+200E, U+200F, U+061C).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 /// The first `count` user-perceived characters of `text` (never splitting a grapheme cluster).

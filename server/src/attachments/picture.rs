@@ -19,9 +19,48 @@ pub enum PictureError {
     Decode(#[from] image::ImageError),
     #[error("the picture cannot be read: {0}")]
     Io(#[from] std::io::Error),
+    #[error(
+        "the picture is {width} × {height} pixels, and a side may be {limit} pixels at most; send a smaller picture"
+    )]
+    TooWide { width: u32, height: u32, limit: u32 },
+    #[error(
+        "the picture is {width} × {height} pixels ({pixels} in all), past the limit of {limit} pixels a picture may have; send a smaller picture"
+    )]
+    TooManyPixels {
+        width: u32,
+        height: u32,
+        pixels: u64,
+        limit: u64,
+    },
+}
+
+/// Checks the size a picture's header declares against the limits, before anything is decoded:
+/// a small file may declare a picture that takes gigabytes decoded.
+fn check_declared_size(bytes: &[u8], config: &UploadConfig) -> Result<(), PictureError> {
+    let (width, height) = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()?
+        .into_dimensions()?;
+    if width.max(height) > config.max_picture_side {
+        return Err(PictureError::TooWide {
+            width,
+            height,
+            limit: config.max_picture_side,
+        });
+    }
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > config.max_picture_pixels {
+        return Err(PictureError::TooManyPixels {
+            width,
+            height,
+            pixels,
+            limit: config.max_picture_pixels,
+        });
+    }
+    Ok(())
 }
 
 fn decode(bytes: &[u8], config: &UploadConfig) -> Result<DynamicImage, PictureError> {
+    check_declared_size(bytes, config)?;
     let mut limits = Limits::default();
     limits.max_image_width = Some(config.max_picture_side);
     limits.max_image_height = Some(config.max_picture_side);

@@ -203,7 +203,89 @@ fn a_broken_or_oversized_picture_is_refused_at_upload() {
         ..config()
     };
     let error = accept("p", "wide.png", &png(101, 2), &strict).expect_err("too wide");
-    assert!(matches!(error, UploadError::Picture { .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            UploadError::Picture {
+                source: PictureError::TooWide { limit: 100, .. },
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_picture_past_the_decoded_memory_limit_is_refused_while_decoding() {
+    let small = UploadConfig {
+        max_decoded_bytes: 299,
+        ..config()
+    };
+    let error = accept("p", "rgb.png", &png(10, 10), &small).expect_err("300 bytes decoded");
+    assert!(
+        matches!(
+            error,
+            UploadError::Picture {
+                source: PictureError::Decode(image::ImageError::Limits(_)),
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_picture_past_the_pixel_budget_is_refused_from_its_header_before_decoding() {
+    let budget = UploadConfig {
+        max_picture_pixels: 100,
+        ..config()
+    };
+    assert!(accept("p", "ten.png", &png(10, 10), &budget).is_ok());
+    let error = accept("p", "big.png", &png(11, 10), &budget).expect_err("110 pixels");
+    assert_eq!(
+        error.to_string(),
+        "`big.png`: the picture is 11 × 10 pixels (110 in all), past the limit of 100 pixels a \
+         picture may have; send a smaller picture"
+    );
+    // A header declaring 8000 × 8000 pixels over a few bytes of data: were it decoded, the
+    // decoder would take 192 MB for it. It is refused by its header alone.
+    let mut forged = png(1, 1);
+    forged[16..20].copy_from_slice(&8000u32.to_be_bytes());
+    forged[20..24].copy_from_slice(&8000u32.to_be_bytes());
+    let crc = png_crc(&forged[12..29]);
+    forged[29..33].copy_from_slice(&crc.to_be_bytes());
+    let error = accept("p", "bomb.png", &forged, &config()).expect_err("64 million pixels");
+    assert!(
+        matches!(
+            error,
+            UploadError::Picture {
+                source: PictureError::TooManyPixels {
+                    width: 8000,
+                    height: 8000,
+                    pixels: 64_000_000,
+                    limit: 40_000_000
+                },
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+/// The CRC-32 a PNG chunk ends with, over its type and data.
+fn png_crc(bytes: &[u8]) -> u32 {
+    let mut crc = u32::MAX;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
 }
 
 #[test]
@@ -215,6 +297,20 @@ fn file_names_keep_only_their_last_part_without_control_characters() {
         "report.pdf"
     );
     assert_eq!(clean_filename("bad\u{7}name.txt", &config), "badname.txt");
+    // U+202E would show "invoice_fdp.exe" as "invoice_exe.pdf".
+    assert_eq!(
+        clean_filename("invoice_\u{202E}fdp.exe", &config),
+        "invoice_fdp.exe"
+    );
+    let every_bidi_control: String = [
+        '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+        '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}',
+    ]
+    .iter()
+    .flat_map(|c| [*c, 'x'])
+    .collect();
+    assert_eq!(clean_filename(&every_bidi_control, &config), "xxxxxxxxxxxx");
+    assert_eq!(clean_filename("\u{202E}\u{200F}", &config), "attachment");
     assert_eq!(clean_filename("..", &config), "attachment");
     let short = UploadConfig {
         filename_chars: 3,
@@ -235,7 +331,7 @@ fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
     );
     let reading = document_of(accept("d7", "survey.pdf", &bytes, &config()).expect("accepted"));
     let mut seen = Vec::new();
-    let doc = read_pdf(&reading, &bytes, |d| {
+    let doc = read_pdf(&reading, &bytes, config().pdf_limits(), |d| {
         seen.push((
             d.status,
             d.pages_read,
@@ -248,8 +344,8 @@ fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
         vec![
             (ReadingStatus::Reading, 1, 3, vec![]),
             (ReadingStatus::Reading, 2, 3, vec![2]),
-            (ReadingStatus::Reading, 3, 3, vec![2]),
-        ]
+        ],
+        "progress after pages 1, 2, 4, …; the end is the finished document"
     );
     assert_eq!(doc.status, ReadingStatus::Finished);
     assert_eq!(doc.unreadable_pages, [2]);
@@ -460,7 +556,9 @@ fn a3_a_document_still_being_read_is_read_as_far_as_it_is() {
     let bytes = pdf(&[Some("First page words"), Some("Second page words")], &[]);
     let reading = pdf_reading("d1", "slow.pdf");
     let mut snapshots = Vec::new();
-    read_pdf(&reading, &bytes, |d| snapshots.push(d.clone()));
+    read_pdf(&reading, &bytes, config().pdf_limits(), |d| {
+        snapshots.push(d.clone())
+    });
     let transcript = conversation(vec![snapshots[0].clone()]);
     let tools = DocumentToolConfig::default();
     let piece = read_document(&transcript, &json!({"document_id": "d1"}), &tools).expect("reads");
@@ -516,7 +614,8 @@ fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
     let storage = SqliteStorage::open(data.path()).expect("storage");
     let owner = Owner::new("acme", "alice");
     let bytes = pdf(&[Some("One"), None], &[]);
-    let stored = store_upload(&storage, &owner, "scan.pdf", &bytes, &config()).expect("stored");
+    let stored =
+        store_upload(&storage, &owner, "scan.pdf", &bytes, &config(), u64::MAX).expect("stored");
     assert!(stored.id().starts_with("att_") && stored.id().len() == 36);
     let Attachment::Document(reading) = &stored else {
         panic!("a document")
@@ -526,7 +625,7 @@ fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
         stored,
         "stored while reading"
     );
-    let finished = read_stored(&storage, "acme", reading).expect("read");
+    let finished = read_stored(&storage, "acme", reading, &config()).expect("read");
     assert_eq!(finished.status, ReadingStatus::Finished);
     assert_eq!(finished.unreadable_pages, [2]);
     assert_eq!(
@@ -545,9 +644,103 @@ fn a_refused_upload_stores_nothing() {
 
     let storage = SqliteStorage::in_memory().expect("storage");
     let owner = Owner::new("acme", "alice");
-    let refused = store_upload(&storage, &owner, "x.bin", b"\0\x01\x02", &config());
+    let refused = store_upload(
+        &storage,
+        &owner,
+        "x.bin",
+        b"\0\x01\x02",
+        &config(),
+        u64::MAX,
+    );
     assert!(matches!(
         refused,
         Err(UploadFailed::Refused(UploadError::Unsupported { .. }))
     ));
+}
+
+#[test]
+fn a2_a_pdf_is_read_up_to_its_page_limit_and_its_progress_says_so() {
+    let pages: Vec<Option<&str>> = vec![Some("Page one"), Some("Page two"), Some("Page three")];
+    let bytes = pdf(&pages, &[]);
+    let limits = PdfLimits {
+        pages: 2,
+        time: std::time::Duration::from_secs(60),
+    };
+    let doc = read_pdf(&pdf_reading("d1", "long.pdf"), &bytes, limits, |_| {});
+    assert_eq!(doc.status, ReadingStatus::Finished);
+    assert_eq!((doc.pages_read, doc.pages_total), (2, 3));
+    assert_eq!(doc.text.as_deref(), Some("Page one\n\nPage two"));
+    assert_eq!(
+        Attachment::Document(doc).progress_note().as_deref(),
+        Some("Reading: stopped at the reading limit, 2 of 3 pages read")
+    );
+
+    let no_time = PdfLimits {
+        pages: 2,
+        time: std::time::Duration::ZERO,
+    };
+    let doc = read_pdf(&pdf_reading("d2", "long.pdf"), &bytes, no_time, |_| {});
+    assert_eq!(
+        (doc.status, doc.pages_read, doc.pages_total),
+        (ReadingStatus::Finished, 0, 3)
+    );
+    assert_eq!(doc.text, None);
+}
+
+#[test]
+fn a2_a_pdfs_progress_is_handed_over_at_powers_of_two_in_work_linear_in_its_pages() {
+    let texts: Vec<String> = (1..=100).map(|n| format!("Words of page {n}")).collect();
+    let pages: Vec<Option<&str>> = texts.iter().map(|t| Some(t.as_str())).collect();
+    let bytes = pdf(&pages, &[]);
+    let mut handed = Vec::new();
+    let mut text_handed = 0;
+    let doc = read_pdf(
+        &pdf_reading("d1", "hundred.pdf"),
+        &bytes,
+        config().pdf_limits(),
+        |d| {
+            handed.push(d.pages_read);
+            text_handed += d.text.as_deref().map_or(0, str::len);
+        },
+    );
+    assert_eq!(handed, [1, 2, 4, 8, 16, 32, 64]);
+    let text = doc.text.expect("text");
+    assert!(
+        text.starts_with("Words of page 1\n\nWords of page 2"),
+        "{text}"
+    );
+    assert!(text.ends_with("Words of page 100"), "{text}");
+    assert!(
+        text_handed < 2 * text.len(),
+        "{text_handed} bytes of progress for {} bytes of text",
+        text.len()
+    );
+}
+
+#[test]
+fn an_upload_past_its_owners_quota_is_refused_and_nothing_is_stored() {
+    use crate::storage::{Owner, SqliteStorage, StorageError};
+
+    let storage = SqliteStorage::in_memory().expect("storage");
+    let alice = Owner::new("acme", "alice");
+    let text = b"twenty bytes of text";
+    store_upload(&storage, &alice, "a.txt", text, &config(), 30).expect("20 of 30 bytes");
+    let refused = store_upload(&storage, &alice, "b.txt", text, &config(), 30);
+    let Err(UploadFailed::Storage(error)) = refused else {
+        panic!("refused: {refused:?}");
+    };
+    assert!(
+        matches!(
+            error,
+            StorageError::QuotaExceeded {
+                used: 20,
+                size: 20,
+                quota: 30
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("quota of 30 bytes"), "{error}");
+    let bob = Owner::new("acme", "bob");
+    store_upload(&storage, &bob, "b.txt", text, &config(), 30).expect("bob has his own quota");
 }

@@ -1,6 +1,6 @@
 //! An upload from checking to storage: accepted (or refused, with nothing stored), stored with
-//! its bytes under a fresh id, and, for a PDF, read page by page with each page's progress
-//! written back (rule A2).
+//! its bytes under a fresh id within its owner's quota, and, for a PDF, read page by page with
+//! its progress written back (rule A2).
 
 use portal_core::attachment::{Attachment, Document};
 use thiserror::Error;
@@ -27,35 +27,48 @@ pub fn new_attachment_id() -> Result<String, getrandom::Error> {
     Ok(format!("att_{hex}"))
 }
 
-/// Checks the upload and stores it for `owner`. Nothing is stored when it is refused. A PDF is
-/// stored `Reading`; finish it with [`read_stored`].
+/// Whether `text` is an id [`new_attachment_id`] could have made: `att_` and 32 lowercase
+/// hexadecimal digits.
+pub fn is_attachment_id(text: &str) -> bool {
+    text.strip_prefix("att_").is_some_and(|hex| {
+        hex.len() == 32
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// Checks the upload and stores it for `owner`, within their `quota` of bytes. Nothing is
+/// stored when it is refused. A PDF is stored `Reading`; finish it with [`read_stored`].
 pub fn store_upload(
     storage: &dyn Storage,
     owner: &Owner,
     filename: &str,
     bytes: &[u8],
     config: &UploadConfig,
+    quota: u64,
 ) -> Result<Attachment, UploadFailed> {
     let id = new_attachment_id().map_err(UploadFailed::Id)?;
     let attachment = accept(&id, filename, bytes, config)?;
-    storage.put_attachment(owner, &attachment, bytes)?;
+    storage.put_attachment(owner, &attachment, bytes, quota)?;
     Ok(attachment)
 }
 
-/// Reads a stored document that is still `Reading` from its stored bytes, writing its progress
-/// after every page and its end, and returns it finished (or failed). Others come back as they
-/// are. Blocking: run it off the async threads.
+/// Reads a stored document that is still `Reading` from its stored bytes, as far as `config`'s
+/// PDF limits let it, writing its progress as [`read_pdf`] hands it over and its end, and returns
+/// it finished (or failed). Others come back as they are. Blocking: run it off the async threads.
 pub fn read_stored(
     storage: &dyn Storage,
     org_id: &str,
     document: &Document,
+    config: &UploadConfig,
 ) -> Result<Document, StorageError> {
     if !needs_reading(document) {
         return Ok(document.clone());
     }
     let bytes = storage.attachment_bytes(org_id, &document.id)?;
     let mut failed = None;
-    let finished = read_pdf(document, &bytes, |progress| {
+    let finished = read_pdf(document, &bytes, config.pdf_limits(), |progress| {
         if failed.is_none()
             && let Err(error) =
                 storage.update_attachment(org_id, &Attachment::Document(progress.clone()))

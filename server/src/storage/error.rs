@@ -85,6 +85,13 @@ pub enum StorageError {
         status: TurnStatus,
     },
     #[error(
+        "turn {turn} of conversation `{conversation}` was already answered or decided, and it has moved on; read the conversation to see what followed"
+    )]
+    AlreadyResumed {
+        conversation: ConversationId,
+        turn: u32,
+    },
+    #[error(
         "turn {turn} of conversation `{conversation}` ended {status} and can no longer change; open a new turn instead"
     )]
     TurnEnded {
@@ -109,6 +116,10 @@ pub enum StorageError {
         attachment: String,
         stored: &'static str,
     },
+    #[error(
+        "storing {size} more bytes would bring the uploads you keep to more than your quota of {quota} bytes ({used} bytes are stored already); send a smaller file, or ask an administrator to raise the quota"
+    )]
+    QuotaExceeded { used: u64, size: u64, quota: u64 },
     #[error(
         "a stored {what} cannot be read ({detail}); the database was changed outside Portal or by a newer build, so restore a backup"
     )]

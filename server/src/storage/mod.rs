@@ -101,6 +101,18 @@ pub trait Storage: Send + Sync + fmt::Debug {
         status: TurnStatus,
     ) -> Result<()>;
 
+    /// Claims a paused turn for the one run that resumes it after an answer or its decisions:
+    /// sets it `running` only if it is still `paused` with the `messages` messages it had when the
+    /// caller read what it awaits, in one conditional update. Of any number of claims at once,
+    /// exactly one succeeds; the others get [`StorageError::AlreadyResumed`] (it resumed, and
+    /// perhaps paused again further on) or [`StorageError::TurnEnded`] (it was cut off).
+    fn resume_paused(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        messages: usize,
+    ) -> Result<()>;
+
     /// Overwrites an open turn's context size (rule C11). [`Storage::record_usage`] already does
     /// this for calls on the turn's own model.
     fn set_context_tokens(
@@ -124,8 +136,17 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>>;
 
     /// Stores an uploaded attachment: its metadata, which decides once whether it is a document
-    /// or a picture (rule A1), and its bytes. Ids are unique within an organisation.
-    fn put_attachment(&self, owner: &Owner, attachment: &Attachment, bytes: &[u8]) -> Result<()>;
+    /// or a picture (rule A1), and its bytes. Ids are unique within an organisation. Refused with
+    /// [`StorageError::QuotaExceeded`] when the bytes `owner` stored already and these would
+    /// pass `quota`, checked in the same transaction as the write, so uploads at once cannot
+    /// pass it together.
+    fn put_attachment(
+        &self,
+        owner: &Owner,
+        attachment: &Attachment,
+        bytes: &[u8],
+        quota: u64,
+    ) -> Result<()>;
 
     /// Replaces an attachment's metadata, for reading progress and extracted text. Its kind
     /// cannot change (rule A1).

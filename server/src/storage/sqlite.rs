@@ -377,6 +377,36 @@ impl Storage for SqliteStorage {
         })
     }
 
+    fn resume_paused(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        messages: usize,
+    ) -> Result<()> {
+        let messages = position("message count", messages)?;
+        self.write(|c| {
+            // The turn's messages are counted as a transcript loads them: up to its last one with
+            // a block (a paused turn has no empty message).
+            let claimed = c
+                .prepare_cached(
+                    "UPDATE turns SET status = 'running'
+                     WHERE conversation_id = ?1 AND turn = ?2 AND status = 'paused'
+                       AND (SELECT COALESCE(MAX(message) + 1, 0) FROM blocks
+                            WHERE conversation_id = ?1 AND turn = ?2) = ?3",
+                )?
+                .execute(params![conversation.as_str(), turn, messages])?;
+            if claimed == 1 {
+                return Ok(());
+            }
+            let status = turn_status(c, conversation, turn)?;
+            require_open(conversation, turn, status)?;
+            Err(StorageError::AlreadyResumed {
+                conversation: conversation.clone(),
+                turn,
+            })
+        })
+    }
+
     fn set_context_tokens(
         &self,
         conversation: &ConversationId,
@@ -459,8 +489,15 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn put_attachment(&self, owner: &Owner, attachment: &Attachment, bytes: &[u8]) -> Result<()> {
+    fn put_attachment(
+        &self,
+        owner: &Owner,
+        attachment: &Attachment,
+        bytes: &[u8],
+        quota: u64,
+    ) -> Result<()> {
         let metadata = to_json("attachment", attachment)?;
+        let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         self.write(|c| {
             let taken = c
                 .prepare_cached("SELECT 1 FROM attachments WHERE org_id = ?1 AND id = ?2")?
@@ -469,6 +506,17 @@ impl Storage for SqliteStorage {
                 return Err(StorageError::AttachmentExists {
                     attachment: attachment.id().to_string(),
                 });
+            }
+            // length() of a blob reads its size from the row, not its bytes.
+            let used: u64 = c
+                .prepare_cached(
+                    "SELECT COALESCE(SUM(length(b.bytes)), 0)
+                     FROM attachments a JOIN attachment_bytes b ON b.org_id = a.org_id AND b.id = a.id
+                     WHERE a.org_id = ?1 AND a.user_id = ?2",
+                )?
+                .query_row(params![owner.org_id, owner.user_id], |row| row.get(0))?;
+            if used.saturating_add(size) > quota {
+                return Err(StorageError::QuotaExceeded { used, size, quota });
             }
             c.prepare_cached(
                 "INSERT INTO attachments (org_id, id, user_id, kind, metadata)

@@ -18,7 +18,9 @@ pub const LINGER: Duration = Duration::from_secs(600);
 struct Live {
     log: Option<Arc<TurnLog>>,
     cancel: Option<watch::Sender<bool>>,
+    /// The decisions taken on the pause the turn had with `decided_at` messages.
     decisions: HashMap<String, bool>,
+    decided_at: usize,
     /// Bumped each time the turn runs, so a lingering removal spares a resumed turn.
     generation: u64,
 }
@@ -64,19 +66,40 @@ impl LiveTurns {
             .is_some_and(|c| c.send(true).is_ok())
     }
 
-    /// Records a decision and returns every decision the turn has so far.
-    pub fn decide(&self, at: &TurnRef, call_id: &str, approve: bool) -> HashMap<String, bool> {
+    /// Records a decision on the pause the turn has with `messages` messages, and returns every
+    /// decision taken on that pause so far. `None`, recording nothing, when the call was decided
+    /// already on it, or the turn has moved past it: each decision is taken once.
+    pub fn decide(
+        &self,
+        at: &TurnRef,
+        messages: usize,
+        call_id: &str,
+        approve: bool,
+    ) -> Option<HashMap<String, bool>> {
         let mut turns = self.lock();
         let live = turns.entry(at.clone()).or_default();
+        match messages.cmp(&live.decided_at) {
+            std::cmp::Ordering::Less => return None,
+            std::cmp::Ordering::Greater => {
+                live.decisions.clear();
+                live.decided_at = messages;
+            }
+            std::cmp::Ordering::Equal => {}
+        }
+        if live.decisions.contains_key(call_id) {
+            return None;
+        }
         live.decisions.insert(call_id.to_string(), approve);
-        live.decisions.clone()
+        Some(live.decisions.clone())
     }
 
-    pub fn take_decisions(&self, at: &TurnRef) -> HashMap<String, bool> {
-        self.lock()
-            .get_mut(at)
-            .map(|l| std::mem::take(&mut l.decisions))
-            .unwrap_or_default()
+    /// Takes back a decision whose turn could not be resumed, so the user can decide again.
+    pub fn withdraw(&self, at: &TurnRef, messages: usize, call_id: &str) {
+        if let Some(live) = self.lock().get_mut(at)
+            && live.decided_at == messages
+        {
+            live.decisions.remove(call_id);
+        }
     }
 
     /// The turn paused: it can no longer be signalled, its log stays.

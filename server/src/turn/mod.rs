@@ -52,7 +52,13 @@ pub struct TurnSetup {
 pub enum TurnError {
     #[error(transparent)]
     Storage(#[from] StorageError),
-    #[error("turn {turn} is {status}; only a paused turn takes an answer or a decision")]
+    #[error(
+        "turn {turn} is running, not waiting for an answer or a decision: it was already answered or decided, or has not paused yet; read its events to see what it asks"
+    )]
+    Running { turn: u32 },
+    #[error(
+        "turn {turn} has ended ({status}) and takes no answer or decision; send a new message instead"
+    )]
     NotPaused { turn: u32, status: TurnStatus },
     #[error(
         "turn {turn} is waiting for a decision on call `{call_id}`, not for an answer; approve or decline it"
@@ -64,6 +70,10 @@ pub enum TurnError {
     AwaitsAnswer { turn: u32 },
     #[error("turn {turn} asks for no approval of call `{call_id}`; decide on a call it names")]
     NoSuchApproval { turn: u32, call_id: String },
+    #[error(
+        "call `{call_id}` of turn {turn} was already decided; read the conversation to see what followed"
+    )]
+    AlreadyDecided { turn: u32, call_id: String },
     #[error("turn {turn} has ended ({status}); there is nothing to cancel")]
     Ended { turn: u32, status: TurnStatus },
     #[error("the answer is empty; write something before sending")]
@@ -157,9 +167,10 @@ impl Turns {
         }
     }
 
-    /// Records the user's decision on an approval request of a paused turn. Once every request of
-    /// its last message is decided, the turn resumes: approved calls run, declined ones are
-    /// answered as declined.
+    /// Records the user's decision on an approval request of a paused turn, once: a second
+    /// decision on the same call is refused. Once every request of its last message is decided,
+    /// the turn is claimed in storage and resumes, exactly once however many decisions arrive at
+    /// once: approved calls run, declined ones are answered as declined.
     pub fn decide(
         self: &Arc<Self>,
         conversation: &ConversationId,
@@ -168,7 +179,8 @@ impl Turns {
         approve: bool,
         setup: TurnSetup,
     ) -> Result<(), TurnError> {
-        let awaiting = self.paused(&setup.org_id, conversation, turn)?.awaiting();
+        let paused = self.paused(&setup.org_id, conversation, turn)?;
+        let awaiting = paused.awaiting();
         if awaiting.question {
             return Err(TurnError::AwaitsAnswer { turn });
         }
@@ -182,20 +194,31 @@ impl Turns {
             conversation: conversation.clone(),
             turn,
         };
-        let decisions = self.live.decide(&at, call_id, approve);
+        let messages = paused.messages.len();
+        let decisions = self
+            .live
+            .decide(&at, messages, call_id, approve)
+            .ok_or_else(|| TurnError::AlreadyDecided {
+                turn,
+                call_id: call_id.to_string(),
+            })?;
         if awaiting
             .approvals
             .iter()
             .all(|id| decisions.contains_key(id))
         {
-            self.live.take_decisions(&at);
+            if let Err(error) = self.storage.resume_paused(conversation, turn, messages) {
+                self.live.withdraw(&at, messages, call_id);
+                return Err(error.into());
+            }
             self.spawn(at, setup, run::Resume::Decided(decisions));
         }
         Ok(())
     }
 
-    /// Answers a paused turn's clarification question: the answer is recorded as the user's
-    /// message in the same turn, and the turn resumes.
+    /// Answers a paused turn's clarification question: the turn is claimed in storage, so of
+    /// answers sent at once exactly one is taken, and resumes with the answer recorded as the
+    /// user's message in the same turn.
     pub fn answer(
         self: &Arc<Self>,
         conversation: &ConversationId,
@@ -206,13 +229,16 @@ impl Turns {
         if text.trim().is_empty() {
             return Err(TurnError::EmptyAnswer);
         }
-        let awaiting = self.paused(&setup.org_id, conversation, turn)?.awaiting();
+        let paused = self.paused(&setup.org_id, conversation, turn)?;
+        let awaiting = paused.awaiting();
         if !awaiting.question {
             return Err(TurnError::AwaitsDecision {
                 turn,
                 call_id: awaiting.approvals.first().cloned().unwrap_or_default(),
             });
         }
+        self.storage
+            .resume_paused(conversation, turn, paused.messages.len())?;
         let at = TurnRef {
             conversation: conversation.clone(),
             turn,
@@ -259,12 +285,10 @@ impl Turns {
         turn: u32,
     ) -> Result<Turn, TurnError> {
         let stored = self.stored(org_id, conversation, turn)?;
-        if stored.status != TurnStatus::Paused {
-            return Err(TurnError::NotPaused {
-                turn,
-                status: stored.status,
-            });
+        match stored.status {
+            TurnStatus::Paused => Ok(stored),
+            TurnStatus::Running => Err(TurnError::Running { turn }),
+            status => Err(TurnError::NotPaused { turn, status }),
         }
-        Ok(stored)
     }
 }

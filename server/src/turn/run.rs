@@ -30,9 +30,10 @@ pub const MAX_MODEL_CALLS: usize = 16;
 pub(super) enum Resume {
     /// A turn just opened.
     Fresh,
-    /// A paused turn whose approval requests were all decided (call id → approved).
+    /// A paused turn, claimed running, whose approval requests were all decided (call id →
+    /// approved).
     Decided(HashMap<String, bool>),
-    /// A paused turn whose question the user answered with this text.
+    /// A paused turn, claimed running, whose question the user answered with this text.
     Answered(String),
 }
 
@@ -177,12 +178,10 @@ async fn drive(
     match resume {
         Resume::Fresh => {}
         Resume::Decided(decisions) => {
-            storage.set_turn_status(&at.conversation, at.turn, TurnStatus::Running)?;
             let transcript = storage.load_transcript(&setup.org_id, &at.conversation)?;
             run_decided(turns, at, setup, writer, transcript, &decisions).await?;
         }
         Resume::Answered(text) => {
-            storage.set_turn_status(&at.conversation, at.turn, TurnStatus::Running)?;
             writer.message(Role::User)?;
             writer.whole(&Block::text(text))?;
         }

@@ -25,6 +25,16 @@ pub async fn start_with(
     pace: f64,
     models: Option<portal_server::model::ModelRegistry>,
 ) -> Server {
+    start_limited(data, pace, models, portal_server::limits::Limits::DEFAULT).await
+}
+
+/// Serves in this process with `models` at demo `pace`, holding requests to `limits`.
+pub async fn start_limited(
+    data: &Path,
+    pace: f64,
+    models: Option<portal_server::model::ModelRegistry>,
+    limits: portal_server::limits::Limits,
+) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("loopback port");
@@ -35,6 +45,7 @@ pub async fn start_with(
         demo_pace: pace,
         models,
         identity: None,
+        limits,
     };
     tokio::spawn(async move {
         if let Err(error) = portal_server::serve(listener, config).await {
