@@ -129,6 +129,7 @@ async fn main() -> anyhow::Result<()> {
                 models: Some(models),
                 identity,
             };
+            let server = portal_server::Server::open(&config)?;
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await
                 .with_context(|| {
@@ -136,7 +137,7 @@ async fn main() -> anyhow::Result<()> {
                 })?;
             let address = listener.local_addr()?;
             println!("Portal is serving on http://{address}");
-            portal_server::serve(listener, config).await
+            server.serve(listener).await
         }
         Command::Prompt {
             transcript,

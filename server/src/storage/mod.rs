@@ -9,11 +9,13 @@
 //!
 //! The trait is synchronous. Every method is a short transaction (tens of microseconds for a
 //! streamed piece), so callers on tokio wrap calls in `tokio::task::spawn_blocking` (or keep them
-//! on a dedicated writer task); see `docs/storage.md` for the measured numbers.
+//! on a dedicated writer task); see `docs/storage.md` for the measured numbers. [`DataLock`] keeps
+//! a data folder to one server.
 
 mod codec;
 mod error;
 mod load;
+mod lock;
 mod schema;
 mod sqlite;
 
@@ -25,6 +27,7 @@ use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnKind, TurnSt
 use serde::{Deserialize, Serialize};
 
 pub use error::StorageError;
+pub use lock::{DataLock, LOCK_FILE};
 pub use schema::SCHEMA_VERSION;
 pub use sqlite::{DATABASE_FILE, SqliteStorage};
 
