@@ -52,6 +52,9 @@ impl Server {
     /// Locks the data folder for this server (one server per folder; a second is refused with
     /// the folder's name), opens it, recovers the turns a stopped process left running (rule
     /// M10), and builds the API and the web app.
+    ///
+    /// This runs before anything is served, so its database work blocks nothing else; once
+    /// serving, async code reaches the database through [`storage::AsyncStorage`].
     pub fn open(config: &Config) -> anyhow::Result<Server> {
         let lock = storage::DataLock::acquire(&config.data)?;
         let storage = storage::SqliteStorage::open(&config.data).with_context(|| {

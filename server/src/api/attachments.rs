@@ -43,7 +43,7 @@ async fn upload(
 ) -> Result<(StatusCode, Json<Attachment>), ApiError> {
     let owner = Owner::new(caller.organisation.clone(), caller.user.clone());
     let filename = query.filename.unwrap_or_default();
-    let storage = Arc::clone(state.turns.storage());
+    let storage = Arc::clone(state.turns.storage().blocking());
     let config = state.uploads.clone();
     let stored = tokio::task::spawn_blocking(move || {
         store_upload(storage.as_ref(), &owner, &filename, &body, &config)
@@ -67,7 +67,7 @@ async fn upload(
     if let Attachment::Document(document) = &stored
         && crate::attachments::needs_reading(document)
     {
-        let storage = Arc::clone(state.turns.storage());
+        let storage = Arc::clone(state.turns.storage().blocking());
         let org_id = caller.organisation.clone();
         let document = document.clone();
         tokio::task::spawn_blocking(move || {
@@ -88,6 +88,7 @@ async fn show(
         state
             .turns
             .storage()
-            .attachment(&caller.organisation, &id)?,
+            .attachment(&caller.organisation, &id)
+            .await?,
     ))
 }

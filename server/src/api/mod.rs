@@ -80,11 +80,16 @@ impl AppState {
     }
 
     /// The caller's conversation `id`; another organisation's is not found.
-    pub fn conversation(&self, caller: &Caller, id: &str) -> Result<ConversationInfo, ApiError> {
+    pub async fn conversation(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<ConversationInfo, ApiError> {
         let id = ConversationId::new(id);
         self.turns
             .storage()
             .conversation(&caller.organisation, &id)
+            .await
             .map_err(ApiError::from)
     }
 

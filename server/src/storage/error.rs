@@ -131,6 +131,10 @@ pub enum StorageError {
     )]
     Unreadable { what: &'static str, detail: String },
     #[error(
+        "a storage call stopped before it answered ({detail}); retry, and tell an administrator if it happens again"
+    )]
+    Interrupted { detail: String },
+    #[error(
         "{what} {value} is too large to store; SQLite keeps integers up to 9223372036854775807"
     )]
     TooLarge { what: &'static str, value: u64 },

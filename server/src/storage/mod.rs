@@ -7,15 +7,15 @@
 //! [`Storage::recover`] marks such turns `cut_off` at the next start. The schema is described in
 //! `docs/storage.md`.
 //!
-//! The trait is synchronous. Every method is a short transaction (tens of microseconds for a
-//! streamed piece), so callers on tokio wrap calls in `tokio::task::spawn_blocking` (or keep them
-//! on a dedicated writer task); see `docs/storage.md` for the measured numbers. [`DataLock`] keeps
-//! a data folder to one server.
+//! The trait is synchronous. Async code calls it through [`AsyncStorage`], which runs each call
+//! on tokio's blocking pool, so no database work happens on the async worker threads; see
+//! `docs/storage.md` for the measured numbers. [`DataLock`] keeps a data folder to one server.
 
 mod codec;
 mod error;
 mod load;
 mod lock;
+mod off_thread;
 mod schema;
 mod sqlite;
 
@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::StorageError;
 pub use lock::{DataLock, LOCK_FILE};
+pub use off_thread::AsyncStorage;
 pub use schema::SCHEMA_VERSION;
 pub use sqlite::{DATABASE_FILE, SqliteStorage};
 

@@ -21,7 +21,7 @@ use portal_core::Transcript;
 use portal_core::tools::{ToolDefinition, is_portal_tool};
 use serde_json::Value;
 
-use crate::storage::{ConversationId, Storage};
+use crate::storage::{AsyncStorage, ConversationId};
 
 /// One call the model made, its arguments parsed.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +34,7 @@ pub struct ToolCall<'a> {
 /// What a running tool may read: the conversation it runs in, as stored when the call was made.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
-    pub storage: Arc<dyn Storage>,
+    pub storage: AsyncStorage,
     pub org_id: String,
     pub conversation: ConversationId,
     /// The transcript as it stood when the model was called.

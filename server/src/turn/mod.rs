@@ -26,7 +26,7 @@ use portal_core::{Turn, TurnStatus};
 
 use crate::events::TurnLog;
 use crate::model::Model;
-use crate::storage::{ConversationId, NewTurn, Storage, StorageError, TurnRef};
+use crate::storage::{AsyncStorage, ConversationId, NewTurn, Storage, StorageError, TurnRef};
 use crate::tools::ToolRegistry;
 
 use live::LiveTurns;
@@ -73,7 +73,7 @@ pub enum TurnError {
 /// Runs turns: opens them, streams them, pauses, resumes and cancels them.
 #[derive(Debug)]
 pub struct Turns {
-    storage: Arc<dyn Storage>,
+    storage: AsyncStorage,
     tools: ToolRegistry,
     prompt: PromptConfig,
     live: LiveTurns,
@@ -82,7 +82,7 @@ pub struct Turns {
 impl Turns {
     pub fn new(storage: Arc<dyn Storage>, tools: ToolRegistry) -> Arc<Self> {
         Arc::new(Turns {
-            storage,
+            storage: AsyncStorage::new(storage),
             tools,
             prompt: PromptConfig::default(),
             live: LiveTurns::default(),
@@ -90,7 +90,7 @@ impl Turns {
     }
 
     /// The storage turns are written to.
-    pub fn storage(&self) -> &Arc<dyn Storage> {
+    pub fn storage(&self) -> &AsyncStorage {
         &self.storage
     }
 
@@ -101,13 +101,13 @@ impl Turns {
 
     /// Records `turn` (already checked by the host, e.g. with `portal_core::new_turn`) and
     /// starts running it. Returns its index.
-    pub fn start(
+    pub async fn start(
         self: &Arc<Self>,
         conversation: &ConversationId,
         turn: NewTurn,
         setup: TurnSetup,
     ) -> Result<u32, TurnError> {
-        let index = self.storage.open_turn(conversation, turn)?;
+        let index = self.storage.open_turn(conversation, turn).await?;
         let at = TurnRef {
             conversation: conversation.clone(),
             turn: index,
@@ -126,13 +126,13 @@ impl Turns {
 
     /// Cancels a running or paused turn: it is recorded cut off (memory replays what it wrote,
     /// rule M10).
-    pub fn cancel(
+    pub async fn cancel(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<(), TurnError> {
-        let status = self.status(org_id, conversation, turn)?;
+        let status = self.status(org_id, conversation, turn).await?;
         let at = TurnRef {
             conversation: conversation.clone(),
             turn,
@@ -142,7 +142,8 @@ impl Turns {
             TurnStatus::Running | TurnStatus::Paused => {
                 // Paused, or running in no task of this process: record it cut off here.
                 self.storage
-                    .set_turn_status(conversation, turn, TurnStatus::CutOff)?;
+                    .set_turn_status(conversation, turn, TurnStatus::CutOff)
+                    .await?;
                 self.live.log_or_new(&at).push(TurnEvent::TurnEnd {
                     status: TurnStatus::CutOff,
                     reason: None,
@@ -160,7 +161,7 @@ impl Turns {
     /// Records the user's decision on an approval request of a paused turn. Once every request of
     /// its last message is decided, the turn resumes: approved calls run, declined ones are
     /// answered as declined.
-    pub fn decide(
+    pub async fn decide(
         self: &Arc<Self>,
         conversation: &ConversationId,
         turn: u32,
@@ -168,7 +169,10 @@ impl Turns {
         approve: bool,
         setup: TurnSetup,
     ) -> Result<(), TurnError> {
-        let awaiting = self.paused(&setup.org_id, conversation, turn)?.awaiting();
+        let awaiting = self
+            .paused(&setup.org_id, conversation, turn)
+            .await?
+            .awaiting();
         if awaiting.question {
             return Err(TurnError::AwaitsAnswer { turn });
         }
@@ -196,7 +200,7 @@ impl Turns {
 
     /// Answers a paused turn's clarification question: the answer is recorded as the user's
     /// message in the same turn, and the turn resumes.
-    pub fn answer(
+    pub async fn answer(
         self: &Arc<Self>,
         conversation: &ConversationId,
         turn: u32,
@@ -206,7 +210,10 @@ impl Turns {
         if text.trim().is_empty() {
             return Err(TurnError::EmptyAnswer);
         }
-        let awaiting = self.paused(&setup.org_id, conversation, turn)?.awaiting();
+        let awaiting = self
+            .paused(&setup.org_id, conversation, turn)
+            .await?
+            .awaiting();
         if !awaiting.question {
             return Err(TurnError::AwaitsDecision {
                 turn,
@@ -227,13 +234,13 @@ impl Turns {
     }
 
     /// Turn `turn` of the conversation as stored, or why there is none (turn 0 included).
-    fn stored(
+    async fn stored(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<Turn, TurnError> {
-        let transcript = self.storage.load_transcript(org_id, conversation)?;
+        let transcript = self.storage.load_transcript(org_id, conversation).await?;
         transcript.turn(turn).cloned().ok_or_else(|| {
             TurnError::Storage(StorageError::TurnNotFound {
                 conversation: conversation.clone(),
@@ -242,23 +249,23 @@ impl Turns {
         })
     }
 
-    fn status(
+    async fn status(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<TurnStatus, TurnError> {
-        Ok(self.stored(org_id, conversation, turn)?.status)
+        Ok(self.stored(org_id, conversation, turn).await?.status)
     }
 
     /// The paused turn `turn`, or why it is not one.
-    fn paused(
+    async fn paused(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<Turn, TurnError> {
-        let stored = self.stored(org_id, conversation, turn)?;
+        let stored = self.stored(org_id, conversation, turn).await?;
         if stored.status != TurnStatus::Paused {
             return Err(TurnError::NotPaused {
                 turn,

@@ -118,7 +118,7 @@ pub(super) async fn run(
     resume: Resume,
 ) {
     let mut writer = Writer::new(
-        Arc::clone(&turns.storage),
+        turns.storage.clone(),
         at.conversation.clone(),
         at.turn,
         Arc::clone(&log),
@@ -128,23 +128,22 @@ pub(super) async fn run(
         _ = cancelled(&mut cancel) => Ok(Stop::Ended(TurnStatus::CutOff)),
     };
     writer.close();
-    let mut reason = None;
-    let stop = stop.unwrap_or_else(|error| {
-        tracing::warn!(
-            "turn {} of conversation {} failed: {error}",
-            at.turn,
-            at.conversation
-        );
-        reason = Some(error.reason());
-        Stop::Ended(TurnStatus::Failed)
-    });
-    let status = match stop {
-        Stop::Paused => TurnStatus::Paused,
-        Stop::Ended(status) => status,
+    let (status, reason) = match stop {
+        Ok(Stop::Paused) => (TurnStatus::Paused, None),
+        Ok(Stop::Ended(status)) => (status, None),
+        Err(error) => {
+            tracing::warn!(
+                "turn {} of conversation {} failed: {error}",
+                at.turn,
+                at.conversation
+            );
+            (TurnStatus::Failed, Some(error.reason()))
+        }
     };
     if let Err(error) = turns
         .storage
         .set_turn_status(&at.conversation, at.turn, status)
+        .await
     {
         tracing::error!(
             "turn {} of conversation {} could not be recorded {status:?}: {error}",
@@ -153,9 +152,9 @@ pub(super) async fn run(
         );
     }
     log.push(TurnEvent::TurnEnd { status, reason });
-    match stop {
-        Stop::Paused => turns.live.paused(&at),
-        Stop::Ended(_) => turns.live.ended(&at),
+    match status {
+        TurnStatus::Paused => turns.live.paused(&at),
+        _ => turns.live.ended(&at),
     }
 }
 
@@ -177,14 +176,20 @@ async fn drive(
     match resume {
         Resume::Fresh => {}
         Resume::Decided(decisions) => {
-            storage.set_turn_status(&at.conversation, at.turn, TurnStatus::Running)?;
-            let transcript = storage.load_transcript(&setup.org_id, &at.conversation)?;
+            storage
+                .set_turn_status(&at.conversation, at.turn, TurnStatus::Running)
+                .await?;
+            let transcript = storage
+                .load_transcript(&setup.org_id, &at.conversation)
+                .await?;
             run_decided(turns, at, setup, writer, transcript, &decisions).await?;
         }
         Resume::Answered(text) => {
-            storage.set_turn_status(&at.conversation, at.turn, TurnStatus::Running)?;
-            writer.message(Role::User)?;
-            writer.whole(&Block::text(text))?;
+            storage
+                .set_turn_status(&at.conversation, at.turn, TurnStatus::Running)
+                .await?;
+            writer.message(Role::User).await?;
+            writer.whole(&Block::text(text)).await?;
         }
     }
     if let Some(stop) = compact_command(turns, at, setup, writer).await? {
@@ -193,7 +198,7 @@ async fn drive(
     let model = &*setup.model;
     let config = CompactionConfig::default();
     for _ in 0..MAX_MODEL_CALLS {
-        let (mut transcript, mut prompt) = prompt_now(turns, at, setup)?;
+        let (mut transcript, mut prompt) = prompt_now(turns, at, setup).await?;
         // Rule C1: compact before the call when its projected input reaches the threshold.
         let mut guard = compaction::guard_for(model, &prompt, &config);
         let projected = compaction::projection(&transcript, &prompt);
@@ -205,7 +210,7 @@ async fn drive(
                 message: Some(message),
             } => {
                 writer.adopt(message);
-                (transcript, prompt) = prompt_now(turns, at, setup)?;
+                (transcript, prompt) = prompt_now(turns, at, setup).await?;
             }
             Step::Call { message: None } => {}
             Step::Fail(error) => return Err(error.into()),
@@ -220,7 +225,7 @@ async fn drive(
                     if let Some(message) = message {
                         writer.adopt(message);
                     }
-                    (transcript, prompt) = prompt_now(turns, at, setup)?;
+                    (transcript, prompt) = prompt_now(turns, at, setup).await?;
                     answer = model.stream(&prompt, &NoPictures);
                     first = answer.next().await;
                 }
@@ -237,8 +242,8 @@ async fn drive(
             };
             let Some(event) = event else { break };
             match event? {
-                ModelEvent::ThinkingDelta(text) => writer.delta(BlockKind::Thinking, &text)?,
-                ModelEvent::TextDelta(text) => writer.delta(BlockKind::Text, &text)?,
+                ModelEvent::ThinkingDelta(text) => writer.delta(BlockKind::Thinking, &text).await?,
+                ModelEvent::TextDelta(text) => writer.delta(BlockKind::Text, &text).await?,
                 ModelEvent::ToolCallStart { .. } | ModelEvent::ToolCallArgumentsDelta { .. } => {}
                 ModelEvent::ToolCallEnd {
                     index,
@@ -259,23 +264,29 @@ async fn drive(
                 ModelEvent::Usage {
                     input_tokens,
                     output_tokens,
-                } => storage.record_usage(
-                    &at.conversation,
-                    at.turn,
-                    &Usage {
-                        purpose: CallPurpose::Turn,
-                        model: setup.model.capabilities().id.clone(),
-                        input_tokens,
-                        output_tokens,
-                    },
-                )?,
+                } => {
+                    storage
+                        .record_usage(
+                            &at.conversation,
+                            at.turn,
+                            &Usage {
+                                purpose: CallPurpose::Turn,
+                                model: setup.model.capabilities().id.clone(),
+                                input_tokens,
+                                output_tokens,
+                            },
+                        )
+                        .await?
+                }
                 ModelEvent::Finished { .. } => break,
             }
         }
         writer.close();
         if calls.is_empty() {
             return if ends_on_text(
-                storage.load_transcript(&setup.org_id, &at.conversation)?,
+                storage
+                    .load_transcript(&setup.org_id, &at.conversation)
+                    .await?,
                 at.turn,
             ) {
                 Ok(Stop::Ended(TurnStatus::Completed))
@@ -297,26 +308,26 @@ async fn drive(
         });
         let plan = gate_calls(gated);
         for block in &plan.blocks {
-            writer.whole(block)?;
+            writer.whole(block).await?;
         }
         match plan.next {
             Next::AwaitDecisions => return Ok(Stop::Paused),
             Next::AwaitAnswer { not_run } => {
                 if !not_run.is_empty() {
-                    writer.message(Role::Tool)?;
+                    writer.message(Role::Tool).await?;
                     for result in &not_run {
-                        writer.whole(result)?;
+                        writer.whole(result).await?;
                     }
                 }
                 return Ok(Stop::Paused);
             }
             Next::Run(calls) => {
                 let context = context(turns, at, setup, transcript);
-                writer.message(Role::Tool)?;
+                writer.message(Role::Tool).await?;
                 for call in calls {
                     let output =
                         run_tool(turns, &context, &call.id, &call.name, &call.arguments).await;
-                    writer.whole(&result(call.id, output))?;
+                    writer.whole(&result(call.id, output)).await?;
                 }
             }
         }
@@ -325,7 +336,7 @@ async fn drive(
 }
 
 /// The stored transcript and the prompt core assembles from it for the next call.
-fn prompt_now(
+async fn prompt_now(
     turns: &Turns,
     at: &TurnRef,
     setup: &TurnSetup,
@@ -333,7 +344,8 @@ fn prompt_now(
     let transcript = Arc::new(
         turns
             .storage
-            .load_transcript(&setup.org_id, &at.conversation)?,
+            .load_transcript(&setup.org_id, &at.conversation)
+            .await?,
     );
     let agent_tools = turns.tools.agent_tools();
     let assembled = assemble(
@@ -362,7 +374,8 @@ async fn compact_command(
 ) -> Result<Option<Stop>, RunError> {
     let transcript = turns
         .storage
-        .load_transcript(&setup.org_id, &at.conversation)?;
+        .load_transcript(&setup.org_id, &at.conversation)
+        .await?;
     let Some(turn) = transcript
         .turn(at.turn)
         .filter(|t| t.kind == TurnKind::Compact)
@@ -414,7 +427,7 @@ async fn run_decided(
         })
         .unwrap_or_default();
     let context = context(turns, at, setup, Arc::new(transcript));
-    writer.message(Role::Tool)?;
+    writer.message(Role::Tool).await?;
     for (id, name, input) in calls {
         let output = match decisions.get(&id) {
             Some(false) => ToolOutput::error(
@@ -422,7 +435,7 @@ async fn run_decided(
             ),
             _ => run_tool(turns, &context, &id, &name, &Ok(input)).await,
         };
-        writer.whole(&result(id, output))?;
+        writer.whole(&result(id, output)).await?;
     }
     Ok(())
 }
@@ -461,7 +474,7 @@ fn context(
     transcript: Arc<Transcript>,
 ) -> ToolContext {
     ToolContext {
-        storage: Arc::clone(&turns.storage),
+        storage: turns.storage.clone(),
         org_id: setup.org_id.clone(),
         conversation: at.conversation.clone(),
         transcript,
