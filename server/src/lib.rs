@@ -50,8 +50,8 @@ pub struct Server {
 
 impl Server {
     /// Locks the data folder for this server (one server per folder; a second is refused with
-    /// the folder's name), opens it, recovers the turns a stopped process left running (rule
-    /// M10), and builds the API and the web app.
+    /// the folder's name), opens it, recovers the turns and documents a stopped process left
+    /// running or reading (rule M10), and builds the API and the web app.
     ///
     /// This runs before anything is served, so its database work blocks nothing else; once
     /// serving, async code reaches the database through [`storage::AsyncStorage`].
@@ -68,6 +68,13 @@ impl Server {
             tracing::info!(
                 "{} turn(s) left running by a stopped process are now cut off",
                 recovered.len()
+            );
+        }
+        for document in storage::Storage::recover_documents(&storage)? {
+            tracing::warn!(
+                "document {} of organisation {} was being read when a process stopped; it is now failed, and can be uploaded again",
+                document.attachment_id,
+                document.org_id
             );
         }
         let models = config

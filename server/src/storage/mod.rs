@@ -145,6 +145,11 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// returns them. It answers nothing: memory answers a call that never returned (rule M9).
     /// Call it once at start, before serving, while no other process writes to the same store.
     fn recover(&self) -> Result<Vec<TurnRef>>;
+
+    /// Marks every document left `reading` by a process that stopped as `failed`, keeping the
+    /// pages it had read, and returns them. Reading is not started again: the file may be what
+    /// stopped the process. Call it once at start, with [`Storage::recover`].
+    fn recover_documents(&self) -> Result<Vec<AttachmentRef>>;
 }
 
 /// A conversation's id: opaque text, unguessable for the SQLite store.
@@ -226,6 +231,13 @@ impl NewTurn {
 pub struct TurnRef {
     pub conversation: ConversationId,
     pub turn: u32,
+}
+
+/// One attachment of one organisation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AttachmentRef {
+    pub org_id: String,
+    pub attachment_id: String,
 }
 
 /// Why a model call was made.
