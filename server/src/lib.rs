@@ -94,6 +94,9 @@ impl Server {
             identity: Arc::clone(&identity),
             library: Arc::clone(&skills),
         }));
+        for agent in identity.organisations().flat_map(|o| &o.agents) {
+            tools.check_agent(agent)?;
+        }
         let turns = turn::Turns::new(Arc::new(storage), tools);
         let state = api::AppState::new(turns, models, identity, skills);
         Ok(Server {

@@ -31,8 +31,8 @@ use crate::tools::ToolRegistry;
 
 use live::LiveTurns;
 
-/// What a turn is run with: whose it is, the agent's instructions and model, the skills and the
-/// effort the turn recorded. The host builds one when the turn opens and again when it resumes
+/// What a turn is run with: whose it is, the agent's instructions, model and tools, the skills and
+/// the effort the turn recorded. The host builds one when the turn opens and again when it resumes
 /// (rules E2, S4: the recorded effort and skill ids, visibility re-checked by the host).
 #[derive(Debug, Clone)]
 pub struct TurnSetup {
@@ -45,6 +45,9 @@ pub struct TurnSetup {
     /// Layer 4: the agent's other skills.
     pub catalogue: Vec<CatalogueEntry>,
     pub effort: Effort,
+    /// The tools the agent is offered ([`ToolRegistry::for_agent`]); a call to any other is
+    /// answered as unknown.
+    pub tools: ToolRegistry,
 }
 
 /// Why the turn loop refused a request. Each says what to do.
@@ -94,7 +97,7 @@ impl Turns {
         &self.storage
     }
 
-    /// The tools turns run.
+    /// Every tool this server runs; a turn runs its agent's ([`TurnSetup::tools`]).
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
     }

@@ -296,7 +296,7 @@ async fn drive(
         }
         // Each call gated by its tool: run, ask for approval, or ask a question.
         let gated = calls.into_iter().map(|call| {
-            let gate = match (&call.arguments, turns.tools.get(&call.name)) {
+            let gate = match (&call.arguments, setup.tools.get(&call.name)) {
                 (Ok(arguments), Some(tool)) => tool.gate(&ToolCall {
                     id: &call.id,
                     name: &call.name,
@@ -326,7 +326,7 @@ async fn drive(
                 writer.message(Role::Tool).await?;
                 for call in calls {
                     let output =
-                        run_tool(turns, &context, &call.id, &call.name, &call.arguments).await;
+                        run_tool(setup, &context, &call.id, &call.name, &call.arguments).await;
                     writer.whole(&result(call.id, output)).await?;
                 }
             }
@@ -347,7 +347,7 @@ async fn prompt_now(
             .load_transcript(&setup.org_id, &at.conversation)
             .await?,
     );
-    let agent_tools = turns.tools.agent_tools();
+    let agent_tools = setup.tools.agent_tools();
     let assembled = assemble(
         &PromptInput {
             transcript: &transcript,
@@ -433,15 +433,16 @@ async fn run_decided(
             Some(false) => ToolOutput::error(
                 "Not run: the user declined this call. Do not call it again unless they ask.",
             ),
-            _ => run_tool(turns, &context, &id, &name, &Ok(input)).await,
+            _ => run_tool(setup, &context, &id, &name, &Ok(input)).await,
         };
         writer.whole(&result(id, output)).await?;
     }
     Ok(())
 }
 
+/// Runs a call with the agent's tools; a tool it is not offered is unknown.
 async fn run_tool(
-    turns: &Turns,
+    setup: &TurnSetup,
     context: &ToolContext,
     id: &str,
     name: &str,
@@ -451,7 +452,7 @@ async fn run_tool(
         Ok(arguments) => arguments,
         Err(bad) => return ToolOutput::error(bad.to_string()),
     };
-    match turns.tools.get(name) {
+    match setup.tools.get(name) {
         Some(tool) => {
             tool.run(
                 ToolCall {
