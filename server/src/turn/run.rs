@@ -140,22 +140,49 @@ pub(super) async fn run(
             (TurnStatus::Failed, Some(error.reason()))
         }
     };
-    if let Err(error) = turns
-        .storage
-        .set_turn_status(&at.conversation, at.turn, status)
-        .await
-    {
-        tracing::error!(
-            "turn {} of conversation {} could not be recorded {status:?}: {error}",
-            at.turn,
-            at.conversation
-        );
-    }
+    let (status, reason) = record_status(&turns, &at, status, reason).await;
     log.push(TurnEvent::TurnEnd { status, reason });
     match status {
         TurnStatus::Paused => turns.live.paused(&at),
         _ => turns.live.ended(&at),
     }
+}
+
+/// Records the status the run stopped with and returns what `turn_end` says. When the write
+/// fails, the turn is recorded failed instead, so that it is not left running: one more write,
+/// whatever the first was. Should that fail too, the turn stays running in storage until it is
+/// cancelled or the server restarts (recovery cuts it off), and the log says so.
+async fn record_status(
+    turns: &Turns,
+    at: &TurnRef,
+    status: TurnStatus,
+    reason: Option<String>,
+) -> (TurnStatus, Option<String>) {
+    let storage = &turns.storage;
+    let Err(error) = storage
+        .set_turn_status(&at.conversation, at.turn, status)
+        .await
+    else {
+        return (status, reason);
+    };
+    tracing::error!(
+        "turn {} of conversation {} could not be recorded {status}: {error}; recording it failed",
+        at.turn,
+        at.conversation
+    );
+    let reason = reason.unwrap_or_else(|| RunError::Storage(error).reason());
+    if let Err(error) = storage
+        .set_turn_status(&at.conversation, at.turn, TurnStatus::Failed)
+        .await
+    {
+        tracing::error!(
+            "turn {} of conversation {} could not be recorded failed either: {error}; it stays \
+             running until it is cancelled or the server restarts",
+            at.turn,
+            at.conversation
+        );
+    }
+    (TurnStatus::Failed, Some(reason))
 }
 
 /// Resolves once the turn is told to stop.
