@@ -32,12 +32,12 @@ use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript};
 
 use crate::events::TurnLog;
 use crate::model::{FinishReason, Model, ModelError, ModelEvent, ModelStream};
-use crate::storage::{CallPurpose, ConversationId, Storage, StorageError, Usage};
+use crate::storage::{AsyncStorage, CallPurpose, ConversationId, StorageError, Usage};
 
 /// Where a compaction writes: the running turn in storage, and its event log.
 #[derive(Debug, Clone, Copy)]
 pub struct TurnSink<'a> {
-    pub storage: &'a dyn Storage,
+    pub storage: &'a AsyncStorage,
     pub conversation: &'a ConversationId,
     pub turn: u32,
     pub log: &'a TurnLog,
@@ -130,13 +130,13 @@ pub async fn command(
             let error = CompactionError::CommandFailed {
                 failure: SummaryFailure::Error(error.to_string()),
             };
-            sink.trace(&error.to_string())?;
+            sink.trace(&error.to_string()).await?;
             return Ok(Err(error));
         }
     };
     let (message, answer) = write_summary(sink, model, &planned).await?;
     let outcome = settle(&planned, answer, transcript, &EstimateCounter);
-    Ok(match finish(sink, message, outcome)? {
+    Ok(match finish(sink, message, outcome).await? {
         Step::Call { .. } => Ok(()),
         Step::Fail(error) => Err(error),
     })
@@ -152,20 +152,20 @@ async fn decide(
     match decision {
         Decision::Proceed { trace } => {
             if let Some(TraceEntry::CompactionFailed { reason }) = &trace {
-                sink.trace(reason)?;
+                sink.trace(reason).await?;
             }
             Ok(Step::Call { message: None })
         }
         Decision::Fail { error, trace } => {
             if let TraceEntry::CompactionFailed { reason } = &trace {
-                sink.trace(reason)?;
+                sink.trace(reason).await?;
             }
             Ok(Step::Fail(error))
         }
         Decision::Compact(planned) => {
             let (message, answer) = write_summary(sink, model, &planned).await?;
             let outcome = guard.on_summary(&planned, answer, transcript, &EstimateCounter);
-            finish(sink, message, outcome)
+            finish(sink, message, outcome).await
         }
     }
 }
@@ -179,7 +179,8 @@ async fn write_summary(
 ) -> Result<(usize, Result<String, SummaryFailure>), StorageError> {
     let message = sink
         .storage
-        .append_message(sink.conversation, sink.turn, Role::Assistant)?;
+        .append_message(sink.conversation, sink.turn, Role::Assistant)
+        .await?;
     sink.log.push(TurnEvent::MessageStart {
         message,
         role: Role::Assistant,
@@ -192,17 +193,23 @@ async fn write_summary(
     });
     let call = summarise(model, &planned.request).await;
     sink.storage
-        .record_usage(sink.conversation, sink.turn, &call.usage)?;
+        .record_usage(sink.conversation, sink.turn, &call.usage)
+        .await?;
     Ok((message, call.answer))
 }
 
 /// Writes what the summary came to: the block (committed), or a trace entry (failed).
-fn finish(sink: TurnSink<'_>, message: usize, outcome: Outcome) -> Result<Step, StorageError> {
+async fn finish(
+    sink: TurnSink<'_>,
+    message: usize,
+    outcome: Outcome,
+) -> Result<Step, StorageError> {
     match outcome {
         Outcome::Commit(commit) => {
-            let block =
-                sink.storage
-                    .append_block(sink.conversation, sink.turn, message, &commit.block)?;
+            let block = sink
+                .storage
+                .append_block(sink.conversation, sink.turn, message, &commit.block)
+                .await?;
             if let Block::Compaction {
                 summary,
                 trigger,
@@ -223,31 +230,33 @@ fn finish(sink: TurnSink<'_>, message: usize, outcome: Outcome) -> Result<Step, 
             })
         }
         Outcome::Proceed { trace } => {
-            sink.failed(message, &trace)?;
+            sink.failed(message, &trace).await?;
             Ok(Step::Call { message: None })
         }
         Outcome::FailTurn { error, trace } => {
-            sink.failed(message, &trace)?;
+            sink.failed(message, &trace).await?;
             Ok(Step::Fail(error))
         }
     }
 }
 
 impl TurnSink<'_> {
-    fn trace(&self, reason: &str) -> Result<(), StorageError> {
-        self.storage.add_trace(
-            self.conversation,
-            self.turn,
-            &TraceEntry::CompactionFailed {
-                reason: reason.to_string(),
-            },
-        )
+    async fn trace(&self, reason: &str) -> Result<(), StorageError> {
+        self.storage
+            .add_trace(
+                self.conversation,
+                self.turn,
+                &TraceEntry::CompactionFailed {
+                    reason: reason.to_string(),
+                },
+            )
+            .await
     }
 
     /// The summary failed: the divider's block ends without a block written.
-    fn failed(&self, message: usize, trace: &TraceEntry) -> Result<(), StorageError> {
+    async fn failed(&self, message: usize, trace: &TraceEntry) -> Result<(), StorageError> {
         if let TraceEntry::CompactionFailed { reason } = trace {
-            self.trace(reason)?;
+            self.trace(reason).await?;
         }
         self.log.push(TurnEvent::BlockEnd { message, block: 0 });
         Ok(())

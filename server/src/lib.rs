@@ -38,46 +38,84 @@ pub struct Config {
     pub limits: limits::Limits,
 }
 
-/// Opens the data folder, recovers turns a stopped process left running (rule M10), and serves
-/// the API and the web app on `listener` until the process is stopped.
+/// Opens the server with `config` ([`Server::open`]) and serves on `listener` until the process
+/// is stopped.
 pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow::Result<()> {
-    let storage = storage::SqliteStorage::open(&config.data).with_context(|| {
-        format!(
-            "cannot open the data folder {}; pick another with --data",
-            config.data.display()
-        )
-    })?;
-    let recovered = storage::Storage::recover(&storage)?;
-    if !recovered.is_empty() {
-        tracing::info!(
-            "{} turn(s) left running by a stopped process are now cut off",
-            recovered.len()
-        );
-    }
-    let models = config
-        .models
-        .clone()
-        .unwrap_or_else(|| model::ModelRegistry::demo_only(config.demo_pace));
-    let identity = Arc::new(
-        config
-            .identity
+    Server::open(&config)?.serve(listener).await
+}
+
+/// A server ready to serve: its data folder locked for it, recovered, and its API built.
+#[derive(Debug)]
+pub struct Server {
+    _lock: storage::DataLock,
+    app: axum::Router,
+}
+
+impl Server {
+    /// Locks the data folder for this server (one server per folder; a second is refused with
+    /// the folder's name), opens it, recovers the turns and documents a stopped process left
+    /// running or reading (rule M10), and builds the API and the web app.
+    ///
+    /// This runs before anything is served, so its database work blocks nothing else; once
+    /// serving, async code reaches the database through [`storage::AsyncStorage`].
+    pub fn open(config: &Config) -> anyhow::Result<Server> {
+        let lock = storage::DataLock::acquire(&config.data)?;
+        let storage = storage::SqliteStorage::open(&config.data).with_context(|| {
+            format!(
+                "cannot open the data folder {}; pick another with --data",
+                config.data.display()
+            )
+        })?;
+        let recovered = storage::Storage::recover(&storage)?;
+        if !recovered.is_empty() {
+            tracing::info!(
+                "{} turn(s) left running by a stopped process are now cut off",
+                recovered.len()
+            );
+        }
+        for document in storage::Storage::recover_documents(&storage)? {
+            tracing::warn!(
+                "document {} of organisation {} was being read when a process stopped; it is now failed, and can be uploaded again",
+                document.attachment_id,
+                document.org_id
+            );
+        }
+        let models = config
+            .models
             .clone()
-            .unwrap_or_else(identity::Identity::local),
-    );
-    let skills = Arc::new(skills::SkillLibrary::load(&identity)?);
-    let mut tools = tools::ToolRegistry::standard();
-    attachments::register(&mut tools, attachments::DocumentToolConfig::default());
-    tools.register(Arc::new(skills::LoadSkill {
-        identity: Arc::clone(&identity),
-        library: Arc::clone(&skills),
-    }));
-    let turns = turn::Turns::new(Arc::new(storage), tools);
-    let state = api::AppState::new(turns, models, identity, skills, config.limits.clone());
-    let app = api::router(state, &config.dist);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
+            .unwrap_or_else(|| model::ModelRegistry::demo_only(config.demo_pace));
+        let identity = Arc::new(
+            config
+                .identity
+                .clone()
+                .unwrap_or_else(identity::Identity::local),
+        );
+        let skills = Arc::new(skills::SkillLibrary::load(&identity)?);
+        let mut tools = tools::ToolRegistry::standard();
+        attachments::register(&mut tools, attachments::DocumentToolConfig::default());
+        tools.register(Arc::new(skills::LoadSkill {
+            identity: Arc::clone(&identity),
+            library: Arc::clone(&skills),
+        }));
+        for agent in identity.organisations().flat_map(|o| &o.agents) {
+            tools.check_agent(agent)?;
+        }
+        let turns = turn::Turns::new(Arc::new(storage), tools);
+        let state = api::AppState::new(turns, models, identity, skills, config.limits.clone());
+        Ok(Server {
+            _lock: lock,
+            app: api::router(state, &config.dist),
         })
-        .await?;
-    Ok(())
+    }
+
+    /// Serves the API and the web app on `listener` until the process is stopped; the data
+    /// folder stays locked until this returns.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
+        axum::serve(listener, self.app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok(())
+    }
 }

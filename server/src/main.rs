@@ -133,6 +133,7 @@ async fn main() -> anyhow::Result<()> {
                 identity,
                 limits,
             };
+            let server = portal_server::Server::open(&config)?;
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await
                 .with_context(|| {
@@ -140,7 +141,7 @@ async fn main() -> anyhow::Result<()> {
                 })?;
             let address = listener.local_addr()?;
             println!("Portal is serving on http://{address}");
-            portal_server::serve(listener, config).await
+            server.serve(listener).await
         }
         Command::Prompt {
             transcript,

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::identity::{Agent, Caller, ConfigError, Identity, LOCAL_USER, Mode};
 use crate::model::{ModelRegistry, RegistryError};
 use crate::skills::{SkillLibrary, SkillsError};
-use crate::tools::ToolRegistry;
+use crate::tools::{AgentToolError, ToolRegistry};
 
 /// The request body shape to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -72,6 +72,8 @@ pub enum PreviewError {
     Skills(#[from] SkillsError),
     #[error(transparent)]
     Models(#[from] RegistryError),
+    #[error(transparent)]
+    Tools(#[from] AgentToolError),
     #[error(
         "{} is not an agent of the configuration in {}; give a file from one of its organisations/<id>/agents folders",
         .agent.display(), .config.display()
@@ -111,6 +113,8 @@ pub fn preview(request: &PreviewRequest) -> Result<Preview, PreviewError> {
         None => Identity::local(),
     };
     let agent = agent(&identity, request)?;
+    let tools = ToolRegistry::standard();
+    tools.check_agent(&agent)?;
     let caller = caller(&identity, &agent, request.user.as_deref())?;
     let library = SkillLibrary::load(&identity)?;
     let directory = library.directory(&caller);
@@ -157,7 +161,7 @@ pub fn preview(request: &PreviewRequest) -> Result<Preview, PreviewError> {
             instructions: &agent.instructions,
             selected_skills: &selected_skills,
             catalogue: &catalogue,
-            agent_tools: &ToolRegistry::standard().agent_tools(),
+            agent_tools: &tools.for_agent(&agent).agent_tools(),
             effort,
         },
         &config,

@@ -204,14 +204,16 @@ mod step {
     use portal_core::{BlockKind, CompactionTrigger};
     use portal_server::compaction::{Step, TurnSink, after_overflow, before_call, command};
     use portal_server::events::TurnLog;
-    use portal_server::storage::{ConversationId, NewTurn, Owner, SqliteStorage, Storage};
+    use portal_server::storage::{
+        AsyncStorage, ConversationId, NewTurn, Owner, SqliteStorage, Storage,
+    };
     use std::sync::Arc;
 
     const WINDOW: u64 = 100_000;
 
     struct Conversation {
         _dir: tempfile::TempDir,
-        storage: SqliteStorage,
+        storage: AsyncStorage,
         id: ConversationId,
         log: Arc<TurnLog>,
     }
@@ -255,7 +257,7 @@ mod step {
                 .expect("the running turn");
             Conversation {
                 _dir: dir,
-                storage,
+                storage: AsyncStorage::new(Arc::new(storage)),
                 id,
                 log: TurnLog::new(),
             }
@@ -272,6 +274,7 @@ mod step {
 
         fn transcript(&self) -> Transcript {
             self.storage
+                .blocking()
                 .load_transcript("org", &self.id)
                 .expect("the transcript")
         }
@@ -337,7 +340,7 @@ mod step {
         assert_eq!(covers.last, 4, "turn 5 is in the kept tail");
         assert!(summary.starts_with("Turns 1–4\n"));
         assert_eq!(*kept_messages, 4);
-        let usage = c.storage.usage("org", &c.id).expect("usage");
+        let usage = c.storage.blocking().usage("org", &c.id).expect("usage");
         assert_eq!(usage.len(), 1);
         assert_eq!(usage[0].usage.purpose, CallPurpose::Compaction);
         assert_eq!(usage[0].usage.model, "demo");
@@ -386,7 +389,14 @@ mod step {
             after.turns[5].trace.as_slice(),
             [portal_core::TraceEntry::CompactionFailed { .. }]
         ));
-        assert_eq!(c.storage.usage("org", &c.id).expect("usage").len(), 1);
+        assert_eq!(
+            c.storage
+                .blocking()
+                .usage("org", &c.id)
+                .expect("usage")
+                .len(),
+            1
+        );
         // The call then overflows: the turn fails, with no second summary call.
         let step = after_overflow(c.sink(), &cut_off, &mut g, &after)
             .await
@@ -395,7 +405,14 @@ mod step {
             step,
             Step::Fail(CompactionError::SummaryFailedAfterOverflow { .. })
         ));
-        assert_eq!(c.storage.usage("org", &c.id).expect("usage").len(), 1);
+        assert_eq!(
+            c.storage
+                .blocking()
+                .usage("org", &c.id)
+                .expect("usage")
+                .len(),
+            1
+        );
         let events = c.events().await;
         assert!(events.contains(&TurnEvent::BlockEnd {
             message: 1,
@@ -426,7 +443,11 @@ mod step {
             Step::Fail(CompactionError::TailTooLarge { .. })
         ));
         assert_eq!(
-            c.storage.usage("org", &c.id).expect("usage").len(),
+            c.storage
+                .blocking()
+                .usage("org", &c.id)
+                .expect("usage")
+                .len(),
             1,
             "one summary call"
         );

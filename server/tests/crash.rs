@@ -3,41 +3,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
-use common::Server;
+use common::{Server, spawn_portal};
 use portal_core::stream::TurnEvent;
 use portal_core::{Block, TurnStatus, validate};
-
-/// Starts `target/debug/portal serve` on a free loopback port; returns the process and its
-/// address once it says it is serving.
-fn spawn_portal(data: &Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_portal"))
-        .args(["serve", "--port", "0", "--demo-pace", "1"])
-        .arg("--data")
-        .arg(data)
-        .arg("--dist")
-        .arg(data.join("no-dist"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("portal starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("portal says where it serves");
-    let base = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .filter(|url| url.starts_with("http://"))
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    (child, base)
-}
 
 #[tokio::test]
 async fn m10_server_killed_with_sigkill_mid_stream_restarts_with_the_cut_off_turn_intact() {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{start, streamed_text};
+use common::{Server, spawn_portal, start, streamed_text};
 use portal_core::stream::TurnEvent;
 use portal_core::{Block, Role, TurnStatus, validate};
 
@@ -93,11 +93,14 @@ async fn unknown_conversation_is_404_with_advice() {
 #[tokio::test]
 async fn conversations_survive_a_restart_on_the_same_data_folder() {
     let data = tempfile::tempdir().expect("tempdir");
-    let first = start(data.path(), 0.0).await;
+    let (mut process, base) = spawn_portal(data.path());
+    let first = Server::at(base);
     let id = first.conversation().await;
     let turn = first.send(&id, "remember me").await;
     first.events(&id, turn, None).await;
     let before = first.transcript(&id).await;
+    process.kill().expect("stopped");
+    process.wait().expect("reaped");
     let second = start(data.path(), 0.0).await;
     assert_eq!(second.transcript(&id).await, before);
 }

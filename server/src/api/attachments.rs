@@ -147,7 +147,7 @@ async fn upload(
         None
     };
     let owner = Owner::new(caller.organisation.clone(), caller.user.clone());
-    let storage = Arc::clone(state.turns.storage());
+    let storage = Arc::clone(state.turns.storage().blocking());
     let quota = state.limits.upload_quota_bytes;
     let checking = config.clone();
     let stored = tokio::task::spawn_blocking(move || {
@@ -174,7 +174,7 @@ async fn upload(
     if let Attachment::Document(document) = &stored
         && crate::attachments::needs_reading(document)
     {
-        let storage = Arc::clone(state.turns.storage());
+        let storage = Arc::clone(state.turns.storage().blocking());
         let org_id = caller.organisation.clone();
         let document = document.clone();
         tokio::task::spawn_blocking(move || {
@@ -197,6 +197,7 @@ async fn show(
         state
             .turns
             .storage()
-            .attachment(&caller.organisation, &id)?,
+            .attachment(&caller.organisation, &id)
+            .await?,
     ))
 }

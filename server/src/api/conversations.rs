@@ -70,7 +70,11 @@ async fn create(
             .map_or_else(|| DEFAULT_AGENT.to_string(), |a| a.id.clone()),
     };
     let owner = Owner::new(caller.organisation.clone(), caller.user.clone());
-    let id = state.turns.storage().create_conversation(&owner, &agent)?;
+    let id = state
+        .turns
+        .storage()
+        .create_conversation(&owner, &agent)
+        .await?;
     Ok((
         StatusCode::CREATED,
         Json(Created {
@@ -85,7 +89,7 @@ async fn list(
 ) -> Result<Json<Vec<String>>, ApiError> {
     let caller = state.caller(&headers)?;
     let owner = Owner::new(caller.organisation, caller.user);
-    let conversations = state.turns.storage().list_conversations(&owner)?;
+    let conversations = state.turns.storage().list_conversations(&owner).await?;
     Ok(Json(
         conversations
             .into_iter()
@@ -100,11 +104,12 @@ async fn show(
     Path(id): Path<String>,
 ) -> Result<Json<portal_core::Transcript>, ApiError> {
     let caller = state.caller(&headers)?;
-    let conversation = state.conversation(&caller, &id)?;
+    let conversation = state.conversation(&caller, &id).await?;
     let transcript = state
         .turns
         .storage()
-        .load_transcript(&caller.organisation, &conversation.id)?;
+        .load_transcript(&caller.organisation, &conversation.id)
+        .await?;
     Ok(Json(transcript))
 }
 
@@ -120,7 +125,7 @@ async fn agent(
     Path(id): Path<String>,
 ) -> Result<Json<ConversationAgent>, ApiError> {
     let caller = state.caller(&headers)?;
-    let conversation = state.conversation(&caller, &id)?;
+    let conversation = state.conversation(&caller, &id).await?;
     Ok(Json(ConversationAgent {
         agent: conversation.agent_id,
     }))

@@ -85,16 +85,21 @@ impl AppState {
     }
 
     /// The caller's conversation `id`; another organisation's is not found.
-    pub fn conversation(&self, caller: &Caller, id: &str) -> Result<ConversationInfo, ApiError> {
+    pub async fn conversation(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<ConversationInfo, ApiError> {
         let id = ConversationId::new(id);
         self.turns
             .storage()
             .conversation(&caller.organisation, &id)
+            .await
             .map_err(ApiError::from)
     }
 
-    /// How a turn of `conversation` runs: its agent's instructions and model, the effort that
-    /// wins (rule E1), or the one the turn recorded when it resumes (rule E2), and its skills
+    /// How a turn of `conversation` runs: its agent's instructions, model and tools, the effort
+    /// that wins (rule E1), or the one the turn recorded when it resumes (rule E2), and its skills
     /// (from [`AppState::message_skills`] or [`AppState::resumed_skills`]).
     pub fn setup(
         &self,
@@ -107,6 +112,13 @@ impl AppState {
         let model = agent
             .and_then(|a| self.models.get(&a.model))
             .unwrap_or_else(|| self.models.default_model());
+        let tools = match agent {
+            Some(agent) => self.turns.tools().for_agent(agent),
+            None => self
+                .turns
+                .tools()
+                .for_agent(&self.unbound_agent(caller, conversation)),
+        };
         TurnSetup {
             org_id: caller.organisation.clone(),
             instructions: agent.map(|a| a.instructions.clone()).unwrap_or_default(),
@@ -114,6 +126,7 @@ impl AppState {
             selected_skills: skills.selected,
             catalogue: skills.catalogue,
             effort: winning_effort(agent.map_or(Effort::Medium, |a| a.effort), effort),
+            tools,
         }
     }
 
@@ -142,7 +155,8 @@ impl AppState {
         Ok(self.skills.for_resumed_turn(caller, agent, trace)?)
     }
 
-    /// The agent a conversation runs on when its organisation no longer has it: no skills bound.
+    /// The agent a conversation runs on when its organisation no longer has it: no skills bound,
+    /// no agent tools offered.
     fn unbound_agent(&self, caller: &Caller, conversation: &ConversationInfo) -> Agent {
         Agent {
             id: conversation.agent_id.clone(),
@@ -152,6 +166,7 @@ impl AppState {
             model: crate::identity::DEFAULT_MODEL.to_string(),
             effort: Effort::Medium,
             skills: Vec::new(),
+            tools: Vec::new(),
         }
     }
 }

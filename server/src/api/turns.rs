@@ -56,7 +56,7 @@ async fn send(
     Json(message): Json<SentMessage>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
-    let conversation = state.conversation(&caller, &id)?;
+    let conversation = state.conversation(&caller, &id).await?;
     if message.text.trim().is_empty() {
         return Err(ApiError(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -75,12 +75,19 @@ async fn send(
     let setup = state.setup(&caller, &conversation, message.effort, skills);
     let mut attachments = Vec::new();
     for id in &message.attachments {
-        attachments.push(state.turns.storage().attachment(&caller.organisation, id)?);
+        attachments.push(
+            state
+                .turns
+                .storage()
+                .attachment(&caller.organisation, id)
+                .await?,
+        );
     }
     let mut transcript = state
         .turns
         .storage()
-        .load_transcript(&caller.organisation, &conversation.id)?;
+        .load_transcript(&caller.organisation, &conversation.id)
+        .await?;
     open_turn(
         &mut transcript,
         NewMessage {
@@ -108,7 +115,7 @@ async fn send(
             .next()
             .expect("the user's message"),
     };
-    let index = state.turns.start(&conversation.id, turn, setup)?;
+    let index = state.turns.start(&conversation.id, turn, setup).await?;
     Ok((StatusCode::ACCEPTED, Json(Sent { turn: index })))
 }
 
@@ -127,7 +134,7 @@ async fn events(
     Query(after): Query<After>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let caller = state.caller(&headers)?;
-    let conversation = state.conversation(&caller, &id)?;
+    let conversation = state.conversation(&caller, &id).await?;
     let log = state.turns.log(&conversation.id, turn).ok_or_else(|| {
         ApiError(
             StatusCode::NOT_FOUND,
@@ -170,10 +177,11 @@ async fn cancel(
     TurnPath { id, turn }: TurnPath,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
-    let conversation = state.conversation(&caller, &id)?;
+    let conversation = state.conversation(&caller, &id).await?;
     state
         .turns
-        .cancel(&caller.organisation, &conversation.id, turn)?;
+        .cancel(&caller.organisation, &conversation.id, turn)
+        .await?;
     Ok(accepted(turn))
 }
 
@@ -191,15 +199,18 @@ async fn decide(
     Json(decision): Json<Decision>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
-    let conversation = state.conversation(&caller, &id)?;
-    let setup = resumed_setup(&state, &caller, &conversation, turn)?;
-    state.turns.decide(
-        &conversation.id,
-        turn,
-        &decision.call_id,
-        decision.approve,
-        setup,
-    )?;
+    let conversation = state.conversation(&caller, &id).await?;
+    let setup = resumed_setup(&state, &caller, &conversation, turn).await?;
+    state
+        .turns
+        .decide(
+            &conversation.id,
+            turn,
+            &decision.call_id,
+            decision.approve,
+            setup,
+        )
+        .await?;
     Ok(accepted(turn))
 }
 
@@ -216,17 +227,18 @@ async fn answer(
     Json(answer): Json<Answer>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let caller = state.caller(&headers)?;
-    let conversation = state.conversation(&caller, &id)?;
+    let conversation = state.conversation(&caller, &id).await?;
     text_within(
         "answer",
         &answer.text,
         state.limits.answer_chars,
         "shorten it, and say the rest in a message once the turn has ended",
     )?;
-    let setup = resumed_setup(&state, &caller, &conversation, turn)?;
+    let setup = resumed_setup(&state, &caller, &conversation, turn).await?;
     state
         .turns
-        .answer(&conversation.id, turn, &answer.text, setup)?;
+        .answer(&conversation.id, turn, &answer.text, setup)
+        .await?;
     Ok(accepted(turn))
 }
 
@@ -237,7 +249,7 @@ fn accepted(turn: u32) -> (StatusCode, Json<Sent>) {
 
 /// A resumed turn runs with the effort it recorded (rule E2) and the skills it selected, checked
 /// again (rule S4).
-fn resumed_setup(
+async fn resumed_setup(
     state: &AppState,
     caller: &crate::identity::Caller,
     conversation: &crate::storage::ConversationInfo,
@@ -246,7 +258,8 @@ fn resumed_setup(
     let transcript = state
         .turns
         .storage()
-        .load_transcript(&caller.organisation, &conversation.id)?;
+        .load_transcript(&caller.organisation, &conversation.id)
+        .await?;
     let resumed = transcript.turn(turn);
     let effort = resumed.and_then(|t| t.effort);
     let trace = resumed.map(|t| t.trace.as_slice()).unwrap_or_default();

@@ -571,14 +571,14 @@ fn a3_a_document_still_being_read_is_read_as_far_as_it_is() {
 async fn a3_registered_document_tools_read_the_calls_transcript() {
     use std::sync::Arc;
 
-    use crate::storage::{ConversationId, SqliteStorage};
+    use crate::storage::{AsyncStorage, ConversationId, SqliteStorage};
     use crate::tools::{ToolCall, ToolContext, ToolRegistry};
 
     let mut registry = ToolRegistry::default();
     register(&mut registry, DocumentToolConfig::default());
     let doc = read_text("d1", "a.txt", "text/plain", "Herons by the weir.");
     let context = ToolContext {
-        storage: Arc::new(SqliteStorage::in_memory().expect("storage")),
+        storage: AsyncStorage::new(Arc::new(SqliteStorage::in_memory().expect("storage"))),
         org_id: "acme".into(),
         conversation: ConversationId::new("c1"),
         transcript: Arc::new(conversation(vec![doc])),

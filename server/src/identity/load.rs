@@ -40,6 +40,8 @@ struct AgentFile {
     effort: Option<Effort>,
     #[serde(default)]
     skills: Vec<String>,
+    #[serde(default)]
+    tools: Vec<String>,
 }
 
 pub(super) fn identity(root: &Path) -> Result<Identity, ConfigError> {
@@ -161,6 +163,7 @@ pub(super) fn agent(organisation: &str, id: &str, path: &Path) -> Result<Agent, 
         model,
         effort: file.effort.unwrap_or(Effort::Medium),
         skills,
+        tools: file.tools,
     })
 }
 

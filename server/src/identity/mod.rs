@@ -23,7 +23,8 @@ pub use token::TokenDigest;
 pub const LOCAL_ORGANISATION: &str = "local";
 /// The user id of local mode.
 pub const LOCAL_USER: &str = "local";
-/// The agent an organisation gets when its configuration names none.
+/// The agent an organisation gets when its configuration names none; it is offered the demo
+/// tools.
 pub const DEFAULT_AGENT: &str = "assistant";
 /// The model an agent uses when its file does not name one.
 pub const DEFAULT_MODEL: &str = "demo";
@@ -78,8 +79,8 @@ impl Agent {
     }
 }
 
-/// An agent people talk to: an author's instructions, a model, a default effort and the skills
-/// bound to it (by name, in binding order; rule S5).
+/// An agent people talk to: an author's instructions, a model, a default effort, the skills
+/// bound to it (by name, in binding order; rule S5) and the tools it is offered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Agent {
     pub id: String,
@@ -93,6 +94,9 @@ pub struct Agent {
     pub effort: Effort,
     /// The names (slugs) of the skills bound to the agent, in binding order.
     pub skills: Vec<String>,
+    /// The names of the agent tools it is offered (the demo tools, `publish_note` and friends);
+    /// the portal's own tools (`read_document`, `load_skill`, …) need no listing.
+    pub tools: Vec<String>,
 }
 
 /// The user a request is made by, within their organisation.
@@ -230,6 +234,7 @@ fn default_agent(organisation: &str) -> Agent {
         model: DEFAULT_MODEL.into(),
         effort: Effort::Medium,
         skills: Vec::new(),
+        tools: crate::tools::demo::NAMES.map(String::from).to_vec(),
     }
 }
 

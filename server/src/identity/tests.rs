@@ -109,12 +109,45 @@ fn agents_are_read_with_their_defaults_and_skills_in_binding_order() {
             model: "gpt-4o".into(),
             effort: Effort::High,
             skills: vec!["market-research".into(), "fact-check".into()],
+            tools: Vec::new(),
         }
     );
     let bob = identity.authenticate(Some(&bearer(BOB))).expect("bob");
     assert_eq!(bob.organisation, "globex");
     assert!(identity.agent(&bob, "researcher").is_none());
     assert_eq!(identity.agents(&bob)[0].id, DEFAULT_AGENT);
+}
+
+#[test]
+fn an_agent_is_offered_the_tools_its_file_lists_and_the_default_agent_the_demo_tools() {
+    let dir = two_organisations();
+    write(
+        dir.path(),
+        "organisations/acme/agents/publisher.toml",
+        "name = \"Publisher\"\ntools = [\"publish_note\"]\n",
+    );
+    let identity = Identity::load(dir.path()).expect("loads");
+    let alice = identity.authenticate(Some(&bearer(ALICE))).expect("alice");
+    let tools = |agent: &Agent| agent.tools.clone();
+    let publisher = identity.agent(&alice, "publisher").expect("publisher");
+    assert_eq!(tools(publisher), ["publish_note"]);
+    let researcher = identity.agent(&alice, "researcher").expect("researcher");
+    assert!(
+        tools(researcher).is_empty(),
+        "a file without `tools` lists none"
+    );
+    let bob = identity.authenticate(Some(&bearer(BOB))).expect("bob");
+    assert_eq!(
+        tools(&identity.agents(&bob)[0]),
+        ["count_characters", "publish_note", "ask_user"],
+        "globex has no agent files: its default agent keeps the demo tools"
+    );
+    let local = Identity::local();
+    let caller = local.authenticate(None).expect("local");
+    assert_eq!(
+        tools(&local.agents(&caller)[0]),
+        ["count_characters", "publish_note", "ask_user"]
+    );
 }
 
 #[test]

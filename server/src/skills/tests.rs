@@ -368,7 +368,7 @@ fn s4_a_resumed_turn_is_refused_once_its_skill_is_unpublished() {
 async fn s7_the_load_skill_tool_uses_the_conversations_owner_and_agent() {
     use std::sync::Arc;
 
-    use crate::storage::{Owner, SqliteStorage, Storage};
+    use crate::storage::{AsyncStorage, Owner, SqliteStorage, Storage};
     use crate::tools::{Tool, ToolCall, ToolContext};
 
     let dir = base();
@@ -394,7 +394,7 @@ async fn s7_the_load_skill_tool_uses_the_conversations_owner_and_agent() {
         .create_conversation(&Owner::new("acme", "alice"), "researcher")
         .expect("created");
     let context = ToolContext {
-        storage: Arc::new(storage),
+        storage: AsyncStorage::new(Arc::new(storage)),
         org_id: "acme".into(),
         conversation,
         transcript: Arc::new(portal_core::Transcript::new()),

@@ -25,7 +25,7 @@ impl Tool for LoadSkill {
 
     fn run<'a>(&'a self, call: ToolCall<'a>, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            match self.load(call, context) {
+            match self.load(call, context).await {
                 Ok(content) => ToolOutput::ok(content),
                 Err(error) => ToolOutput::error(error),
             }
@@ -34,10 +34,11 @@ impl Tool for LoadSkill {
 }
 
 impl LoadSkill {
-    fn load(&self, call: ToolCall<'_>, context: &ToolContext) -> Result<String, String> {
+    async fn load(&self, call: ToolCall<'_>, context: &ToolContext) -> Result<String, String> {
         let info = context
             .storage
             .conversation(&context.org_id, &context.conversation)
+            .await
             .map_err(|error| format!("{}: {error}", tools::LOAD_SKILL))?;
         let caller = Caller {
             organisation: info.owner.org_id,

@@ -18,6 +18,23 @@ pub enum StorageError {
         source: std::io::Error,
     },
     #[error(
+        "the data folder {} is in use by another `portal serve`{}; stop that server first, or give this one a folder of its own with --data",
+        .path.display(),
+        .process.map(|p| format!(" (process {p})")).unwrap_or_default()
+    )]
+    InUse {
+        path: PathBuf,
+        /// The process holding the folder, as it wrote itself in the lock file.
+        process: Option<u32>,
+    },
+    #[error(
+        "cannot lock {path}: {source}; check that --data names a folder Portal may write to, on a file system with file locks"
+    )]
+    Lock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
         "cannot open the database {path}: {source}; check that --data names a folder Portal may write to and that the file is a Portal database"
     )]
     Open {
@@ -124,6 +141,10 @@ pub enum StorageError {
         "a stored {what} cannot be read ({detail}); the database was changed outside Portal or by a newer build, so restore a backup"
     )]
     Unreadable { what: &'static str, detail: String },
+    #[error(
+        "a storage call stopped before it answered ({detail}); retry, and tell an administrator if it happens again"
+    )]
+    Interrupted { detail: String },
     #[error(
         "{what} {value} is too large to store; SQLite keeps integers up to 9223372036854775807"
     )]

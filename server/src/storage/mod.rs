@@ -7,13 +7,15 @@
 //! [`Storage::recover`] marks such turns `cut_off` at the next start. The schema is described in
 //! `docs/storage.md`.
 //!
-//! The trait is synchronous. Every method is a short transaction (tens of microseconds for a
-//! streamed piece), so callers on tokio wrap calls in `tokio::task::spawn_blocking` (or keep them
-//! on a dedicated writer task); see `docs/storage.md` for the measured numbers.
+//! The trait is synchronous. Async code calls it through [`AsyncStorage`], which runs each call
+//! on tokio's blocking pool, so no database work happens on the async worker threads; see
+//! `docs/storage.md` for the measured numbers. [`DataLock`] keeps a data folder to one server.
 
 mod codec;
 mod error;
 mod load;
+mod lock;
+mod off_thread;
 mod schema;
 mod sqlite;
 
@@ -25,6 +27,8 @@ use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnKind, TurnSt
 use serde::{Deserialize, Serialize};
 
 pub use error::StorageError;
+pub use lock::{DataLock, LOCK_FILE};
+pub use off_thread::AsyncStorage;
 pub use schema::SCHEMA_VERSION;
 pub use sqlite::{DATABASE_FILE, SqliteStorage};
 
@@ -162,6 +166,11 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// returns them. It answers nothing: memory answers a call that never returned (rule M9).
     /// Call it once at start, before serving, while no other process writes to the same store.
     fn recover(&self) -> Result<Vec<TurnRef>>;
+
+    /// Marks every document left `reading` by a process that stopped as `failed`, keeping the
+    /// pages it had read, and returns them. Reading is not started again: the file may be what
+    /// stopped the process. Call it once at start, with [`Storage::recover`].
+    fn recover_documents(&self) -> Result<Vec<AttachmentRef>>;
 }
 
 /// A conversation's id: opaque text, unguessable for the SQLite store.
@@ -243,6 +252,13 @@ impl NewTurn {
 pub struct TurnRef {
     pub conversation: ConversationId,
     pub turn: u32,
+}
+
+/// One attachment of one organisation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AttachmentRef {
+    pub org_id: String,
+    pub attachment_id: String,
 }
 
 /// Why a model call was made.

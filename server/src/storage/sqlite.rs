@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use portal_core::attachment::Attachment;
+use portal_core::attachment::{Attachment, ReadingStatus};
 use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnStatus};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -12,8 +12,8 @@ use super::codec::{
     attachment_kind, integer, kind_name, parse_json, parse_name, parse_status, position, to_json,
 };
 use super::{
-    CallPurpose, ConversationId, ConversationInfo, NewTurn, Owner, Result, Storage, StorageError,
-    TurnRef, Usage, UsageRecord, load, schema,
+    AttachmentRef, CallPurpose, ConversationId, ConversationInfo, NewTurn, Owner, Result, Storage,
+    StorageError, TurnRef, Usage, UsageRecord, load, schema,
 };
 
 /// The database's file name inside the data folder.
@@ -611,6 +611,46 @@ impl Storage for SqliteStorage {
                 fold_chunks(c, &turn.conversation, turn.turn)?;
             }
             Ok(cut_off)
+        })
+    }
+
+    fn recover_documents(&self) -> Result<Vec<AttachmentRef>> {
+        self.write(|c| {
+            let mut statement = c.prepare_cached(
+                "SELECT org_id, id, metadata FROM attachments
+                 WHERE kind = 'document' AND json_extract(metadata, '$.status') = 'reading'
+                 ORDER BY org_id, id",
+            )?;
+            let reading = statement
+                .query_map([], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut failed = Vec::new();
+            for (org_id, attachment_id, metadata) in reading {
+                let Attachment::Document(mut document) = parse_json("attachment", &metadata)?
+                else {
+                    continue;
+                };
+                document.status = ReadingStatus::Failed;
+                c.prepare_cached(
+                    "UPDATE attachments SET metadata = ?3 WHERE org_id = ?1 AND id = ?2",
+                )?
+                .execute(params![
+                    org_id,
+                    attachment_id,
+                    to_json("attachment", &Attachment::Document(document))?
+                ])?;
+                failed.push(AttachmentRef {
+                    org_id,
+                    attachment_id,
+                });
+            }
+            Ok(failed)
         })
     }
 }

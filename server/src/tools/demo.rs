@@ -18,6 +18,10 @@ pub const PUBLISH_NOTE: &str = "publish_note";
 /// Asks the user a question; the turn pauses until they answer.
 pub const ASK_USER: &str = "ask_user";
 
+/// The demo tools' names: what the demo agent (`assistant`, the agent of local mode and of an
+/// organisation without agent files) is offered.
+pub const NAMES: [&str; 3] = [COUNT_CHARACTERS, PUBLISH_NOTE, ASK_USER];
+
 /// Adds the demo tools to `registry`.
 pub fn register(registry: &mut ToolRegistry) {
     registry.register(Arc::new(CountCharacters));

@@ -3,9 +3,10 @@
 //!
 //! Core decides which of the portal's own tools a prompt offers (`read_tool_result`,
 //! `read_document`, `search_attachments`, `load_skill`); the registry must hold an implementation
-//! for each so that a call to it runs. Every other registered tool is an agent tool, offered on
-//! every call. A tool may gate a call: ask the user to approve it first, or turn it into a
-//! clarification question; either pauses the turn.
+//! for each so that a call to it runs. Every other registered tool is an agent tool, offered to
+//! the agents whose configuration lists it ([`ToolRegistry::for_agent`]) on every call; a call to
+//! a tool the agent is not offered is answered as unknown. A tool may gate a call: ask the user
+//! to approve it first, or turn it into a clarification question; either pauses the turn.
 
 pub mod demo;
 mod read_tool_result;
@@ -21,7 +22,8 @@ use portal_core::Transcript;
 use portal_core::tools::{ToolDefinition, is_portal_tool};
 use serde_json::Value;
 
-use crate::storage::{ConversationId, Storage};
+use crate::identity::Agent;
+use crate::storage::{AsyncStorage, ConversationId};
 
 /// One call the model made, its arguments parsed.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +36,7 @@ pub struct ToolCall<'a> {
 /// What a running tool may read: the conversation it runs in, as stored when the call was made.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
-    pub storage: Arc<dyn Storage>,
+    pub storage: AsyncStorage,
     pub org_id: String,
     pub conversation: ConversationId,
     /// The transcript as it stood when the model was called.
@@ -129,6 +131,67 @@ impl ToolRegistry {
             .filter(|d| !is_portal_tool(&d.name))
             .collect()
     }
+
+    /// The tools `agent` runs with: the portal's own, and the agent tools its configuration lists.
+    pub fn for_agent(&self, agent: &Agent) -> ToolRegistry {
+        ToolRegistry {
+            tools: self
+                .tools
+                .iter()
+                .filter(|t| {
+                    let name = t.definition().name;
+                    is_portal_tool(&name) || agent.tools.contains(&name)
+                })
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Checks that every tool `agent` lists is one of this registry's agent tools.
+    pub fn check_agent(&self, agent: &Agent) -> Result<(), AgentToolError> {
+        let known: Vec<String> = self.agent_tools().into_iter().map(|d| d.name).collect();
+        for tool in &agent.tools {
+            let problem = if is_portal_tool(tool) {
+                AgentToolProblem::Portal
+            } else if !known.contains(tool) {
+                AgentToolProblem::Unknown {
+                    known: known.join(", "),
+                }
+            } else {
+                continue;
+            };
+            return Err(AgentToolError {
+                file: format!(
+                    "organisations/{}/agents/{}.toml",
+                    agent.organisation, agent.id
+                ),
+                tool: tool.clone(),
+                problem,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// An agent's configuration lists a tool it cannot be offered.
+#[derive(Debug, thiserror::Error)]
+#[error("{file} lists the tool `{tool}` in `tools`, but {problem}")]
+pub struct AgentToolError {
+    /// The agent's file, within the configuration directory.
+    pub file: String,
+    pub tool: String,
+    pub problem: AgentToolProblem,
+}
+
+/// Why a listed tool cannot be offered.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentToolProblem {
+    #[error("this server has no such tool; list only some of: {known}")]
+    Unknown { known: String },
+    #[error(
+        "it is one of the portal's own tools, which every agent has when a conversation needs it; remove it from the list"
+    )]
+    Portal,
 }
 
 /// The answer to a call of a tool nobody registered.

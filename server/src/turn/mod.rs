@@ -26,13 +26,13 @@ use portal_core::{Turn, TurnStatus};
 
 use crate::events::TurnLog;
 use crate::model::Model;
-use crate::storage::{ConversationId, NewTurn, Storage, StorageError, TurnRef};
+use crate::storage::{AsyncStorage, ConversationId, NewTurn, Storage, StorageError, TurnRef};
 use crate::tools::ToolRegistry;
 
 use live::LiveTurns;
 
-/// What a turn is run with: whose it is, the agent's instructions and model, the skills and the
-/// effort the turn recorded. The host builds one when the turn opens and again when it resumes
+/// What a turn is run with: whose it is, the agent's instructions, model and tools, the skills and
+/// the effort the turn recorded. The host builds one when the turn opens and again when it resumes
 /// (rules E2, S4: the recorded effort and skill ids, visibility re-checked by the host).
 #[derive(Debug, Clone)]
 pub struct TurnSetup {
@@ -45,6 +45,9 @@ pub struct TurnSetup {
     /// Layer 4: the agent's other skills.
     pub catalogue: Vec<CatalogueEntry>,
     pub effort: Effort,
+    /// The tools the agent is offered ([`ToolRegistry::for_agent`]); a call to any other is
+    /// answered as unknown.
+    pub tools: ToolRegistry,
 }
 
 /// Why the turn loop refused a request. Each says what to do.
@@ -83,7 +86,7 @@ pub enum TurnError {
 /// Runs turns: opens them, streams them, pauses, resumes and cancels them.
 #[derive(Debug)]
 pub struct Turns {
-    storage: Arc<dyn Storage>,
+    storage: AsyncStorage,
     tools: ToolRegistry,
     prompt: PromptConfig,
     live: LiveTurns,
@@ -92,7 +95,7 @@ pub struct Turns {
 impl Turns {
     pub fn new(storage: Arc<dyn Storage>, tools: ToolRegistry) -> Arc<Self> {
         Arc::new(Turns {
-            storage,
+            storage: AsyncStorage::new(storage),
             tools,
             prompt: PromptConfig::default(),
             live: LiveTurns::default(),
@@ -100,24 +103,24 @@ impl Turns {
     }
 
     /// The storage turns are written to.
-    pub fn storage(&self) -> &Arc<dyn Storage> {
+    pub fn storage(&self) -> &AsyncStorage {
         &self.storage
     }
 
-    /// The tools turns run.
+    /// Every tool this server runs; a turn runs its agent's ([`TurnSetup::tools`]).
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
     }
 
     /// Records `turn` (already checked by the host, e.g. with `portal_core::new_turn`) and
     /// starts running it. Returns its index.
-    pub fn start(
+    pub async fn start(
         self: &Arc<Self>,
         conversation: &ConversationId,
         turn: NewTurn,
         setup: TurnSetup,
     ) -> Result<u32, TurnError> {
-        let index = self.storage.open_turn(conversation, turn)?;
+        let index = self.storage.open_turn(conversation, turn).await?;
         let at = TurnRef {
             conversation: conversation.clone(),
             turn: index,
@@ -136,13 +139,13 @@ impl Turns {
 
     /// Cancels a running or paused turn: it is recorded cut off (memory replays what it wrote,
     /// rule M10).
-    pub fn cancel(
+    pub async fn cancel(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<(), TurnError> {
-        let status = self.status(org_id, conversation, turn)?;
+        let status = self.status(org_id, conversation, turn).await?;
         let at = TurnRef {
             conversation: conversation.clone(),
             turn,
@@ -152,7 +155,8 @@ impl Turns {
             TurnStatus::Running | TurnStatus::Paused => {
                 // Paused, or running in no task of this process: record it cut off here.
                 self.storage
-                    .set_turn_status(conversation, turn, TurnStatus::CutOff)?;
+                    .set_turn_status(conversation, turn, TurnStatus::CutOff)
+                    .await?;
                 self.live.log_or_new(&at).push(TurnEvent::TurnEnd {
                     status: TurnStatus::CutOff,
                     reason: None,
@@ -171,7 +175,7 @@ impl Turns {
     /// decision on the same call is refused. Once every request of its last message is decided,
     /// the turn is claimed in storage and resumes, exactly once however many decisions arrive at
     /// once: approved calls run, declined ones are answered as declined.
-    pub fn decide(
+    pub async fn decide(
         self: &Arc<Self>,
         conversation: &ConversationId,
         turn: u32,
@@ -179,7 +183,7 @@ impl Turns {
         approve: bool,
         setup: TurnSetup,
     ) -> Result<(), TurnError> {
-        let paused = self.paused(&setup.org_id, conversation, turn)?;
+        let paused = self.paused(&setup.org_id, conversation, turn).await?;
         let awaiting = paused.awaiting();
         if awaiting.question {
             return Err(TurnError::AwaitsAnswer { turn });
@@ -207,7 +211,11 @@ impl Turns {
             .iter()
             .all(|id| decisions.contains_key(id))
         {
-            if let Err(error) = self.storage.resume_paused(conversation, turn, messages) {
+            if let Err(error) = self
+                .storage
+                .resume_paused(conversation, turn, messages)
+                .await
+            {
                 self.live.withdraw(&at, messages, call_id);
                 return Err(error.into());
             }
@@ -219,7 +227,7 @@ impl Turns {
     /// Answers a paused turn's clarification question: the turn is claimed in storage, so of
     /// answers sent at once exactly one is taken, and resumes with the answer recorded as the
     /// user's message in the same turn.
-    pub fn answer(
+    pub async fn answer(
         self: &Arc<Self>,
         conversation: &ConversationId,
         turn: u32,
@@ -229,7 +237,7 @@ impl Turns {
         if text.trim().is_empty() {
             return Err(TurnError::EmptyAnswer);
         }
-        let paused = self.paused(&setup.org_id, conversation, turn)?;
+        let paused = self.paused(&setup.org_id, conversation, turn).await?;
         let awaiting = paused.awaiting();
         if !awaiting.question {
             return Err(TurnError::AwaitsDecision {
@@ -238,7 +246,8 @@ impl Turns {
             });
         }
         self.storage
-            .resume_paused(conversation, turn, paused.messages.len())?;
+            .resume_paused(conversation, turn, paused.messages.len())
+            .await?;
         let at = TurnRef {
             conversation: conversation.clone(),
             turn,
@@ -253,13 +262,13 @@ impl Turns {
     }
 
     /// Turn `turn` of the conversation as stored, or why there is none (turn 0 included).
-    fn stored(
+    async fn stored(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<Turn, TurnError> {
-        let transcript = self.storage.load_transcript(org_id, conversation)?;
+        let transcript = self.storage.load_transcript(org_id, conversation).await?;
         transcript.turn(turn).cloned().ok_or_else(|| {
             TurnError::Storage(StorageError::TurnNotFound {
                 conversation: conversation.clone(),
@@ -268,23 +277,23 @@ impl Turns {
         })
     }
 
-    fn status(
+    async fn status(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<TurnStatus, TurnError> {
-        Ok(self.stored(org_id, conversation, turn)?.status)
+        Ok(self.stored(org_id, conversation, turn).await?.status)
     }
 
     /// The paused turn `turn`, or why it is not one.
-    fn paused(
+    async fn paused(
         &self,
         org_id: &str,
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<Turn, TurnError> {
-        let stored = self.stored(org_id, conversation, turn)?;
+        let stored = self.stored(org_id, conversation, turn).await?;
         match stored.status {
             TurnStatus::Paused => Ok(stored),
             TurnStatus::Running => Err(TurnError::Running { turn }),

@@ -119,7 +119,7 @@ pub(super) async fn run(
     resume: Resume,
 ) {
     let mut writer = Writer::new(
-        Arc::clone(&turns.storage),
+        turns.storage.clone(),
         at.conversation.clone(),
         at.turn,
         Arc::clone(&log),
@@ -129,35 +129,61 @@ pub(super) async fn run(
         _ = cancelled(&mut cancel) => Ok(Stop::Ended(TurnStatus::CutOff)),
     };
     writer.close();
-    let mut reason = None;
-    let stop = stop.unwrap_or_else(|error| {
-        tracing::warn!(
-            "turn {} of conversation {} failed: {error}",
-            at.turn,
-            at.conversation
-        );
-        reason = Some(error.reason());
-        Stop::Ended(TurnStatus::Failed)
-    });
-    let status = match stop {
-        Stop::Paused => TurnStatus::Paused,
-        Stop::Ended(status) => status,
+    let (status, reason) = match stop {
+        Ok(Stop::Paused) => (TurnStatus::Paused, None),
+        Ok(Stop::Ended(status)) => (status, None),
+        Err(error) => {
+            tracing::warn!(
+                "turn {} of conversation {} failed: {error}",
+                at.turn,
+                at.conversation
+            );
+            (TurnStatus::Failed, Some(error.reason()))
+        }
     };
-    if let Err(error) = turns
-        .storage
+    let (status, reason) = record_status(&turns, &at, status, reason).await;
+    log.push(TurnEvent::TurnEnd { status, reason });
+    match status {
+        TurnStatus::Paused => turns.live.paused(&at),
+        _ => turns.live.ended(&at),
+    }
+}
+
+/// Records the status the run stopped with and returns what `turn_end` says. When the write
+/// fails, the turn is recorded failed instead, so that it is not left running: one more write,
+/// whatever the first was. Should that fail too, the turn stays running in storage until it is
+/// cancelled or the server restarts (recovery cuts it off), and the log says so.
+async fn record_status(
+    turns: &Turns,
+    at: &TurnRef,
+    status: TurnStatus,
+    reason: Option<String>,
+) -> (TurnStatus, Option<String>) {
+    let storage = &turns.storage;
+    let Err(error) = storage
         .set_turn_status(&at.conversation, at.turn, status)
+        .await
+    else {
+        return (status, reason);
+    };
+    tracing::error!(
+        "turn {} of conversation {} could not be recorded {status}: {error}; recording it failed",
+        at.turn,
+        at.conversation
+    );
+    let reason = reason.unwrap_or_else(|| RunError::Storage(error).reason());
+    if let Err(error) = storage
+        .set_turn_status(&at.conversation, at.turn, TurnStatus::Failed)
+        .await
     {
         tracing::error!(
-            "turn {} of conversation {} could not be recorded {status:?}: {error}",
+            "turn {} of conversation {} could not be recorded failed either: {error}; it stays \
+             running until it is cancelled or the server restarts",
             at.turn,
             at.conversation
         );
     }
-    log.push(TurnEvent::TurnEnd { status, reason });
-    match stop {
-        Stop::Paused => turns.live.paused(&at),
-        Stop::Ended(_) => turns.live.ended(&at),
-    }
+    (TurnStatus::Failed, Some(reason))
 }
 
 /// Resolves once the turn is told to stop.
@@ -178,12 +204,14 @@ async fn drive(
     match resume {
         Resume::Fresh => {}
         Resume::Decided(decisions) => {
-            let transcript = storage.load_transcript(&setup.org_id, &at.conversation)?;
+            let transcript = storage
+                .load_transcript(&setup.org_id, &at.conversation)
+                .await?;
             run_decided(turns, at, setup, writer, transcript, &decisions).await?;
         }
         Resume::Answered(text) => {
-            writer.message(Role::User)?;
-            writer.whole(&Block::text(text))?;
+            writer.message(Role::User).await?;
+            writer.whole(&Block::text(text)).await?;
         }
     }
     if let Some(stop) = compact_command(turns, at, setup, writer).await? {
@@ -192,7 +220,7 @@ async fn drive(
     let model = &*setup.model;
     let config = CompactionConfig::default();
     for _ in 0..MAX_MODEL_CALLS {
-        let (mut transcript, mut prompt) = prompt_now(turns, at, setup)?;
+        let (mut transcript, mut prompt) = prompt_now(turns, at, setup).await?;
         // Rule C1: compact before the call when its projected input reaches the threshold.
         let mut guard = compaction::guard_for(model, &prompt, &config);
         let projected = compaction::projection(&transcript, &prompt);
@@ -204,7 +232,7 @@ async fn drive(
                 message: Some(message),
             } => {
                 writer.adopt(message);
-                (transcript, prompt) = prompt_now(turns, at, setup)?;
+                (transcript, prompt) = prompt_now(turns, at, setup).await?;
             }
             Step::Call { message: None } => {}
             Step::Fail(error) => return Err(error.into()),
@@ -219,7 +247,7 @@ async fn drive(
                     if let Some(message) = message {
                         writer.adopt(message);
                     }
-                    (transcript, prompt) = prompt_now(turns, at, setup)?;
+                    (transcript, prompt) = prompt_now(turns, at, setup).await?;
                     answer = model.stream(&prompt, &NoPictures);
                     first = answer.next().await;
                 }
@@ -236,8 +264,8 @@ async fn drive(
             };
             let Some(event) = event else { break };
             match event? {
-                ModelEvent::ThinkingDelta(text) => writer.delta(BlockKind::Thinking, &text)?,
-                ModelEvent::TextDelta(text) => writer.delta(BlockKind::Text, &text)?,
+                ModelEvent::ThinkingDelta(text) => writer.delta(BlockKind::Thinking, &text).await?,
+                ModelEvent::TextDelta(text) => writer.delta(BlockKind::Text, &text).await?,
                 ModelEvent::ToolCallStart { .. } | ModelEvent::ToolCallArgumentsDelta { .. } => {}
                 ModelEvent::ToolCallEnd {
                     index,
@@ -258,23 +286,29 @@ async fn drive(
                 ModelEvent::Usage {
                     input_tokens,
                     output_tokens,
-                } => storage.record_usage(
-                    &at.conversation,
-                    at.turn,
-                    &Usage {
-                        purpose: CallPurpose::Turn,
-                        model: setup.model.capabilities().id.clone(),
-                        input_tokens,
-                        output_tokens,
-                    },
-                )?,
+                } => {
+                    storage
+                        .record_usage(
+                            &at.conversation,
+                            at.turn,
+                            &Usage {
+                                purpose: CallPurpose::Turn,
+                                model: setup.model.capabilities().id.clone(),
+                                input_tokens,
+                                output_tokens,
+                            },
+                        )
+                        .await?
+                }
                 ModelEvent::Finished { .. } => break,
             }
         }
         writer.close();
         if calls.is_empty() {
             return if ends_on_text(
-                storage.load_transcript(&setup.org_id, &at.conversation)?,
+                storage
+                    .load_transcript(&setup.org_id, &at.conversation)
+                    .await?,
                 at.turn,
             ) {
                 Ok(Stop::Ended(TurnStatus::Completed))
@@ -284,7 +318,7 @@ async fn drive(
         }
         // Each call gated by its tool: run, ask for approval, or ask a question.
         let gated = calls.into_iter().map(|call| {
-            let gate = match (&call.arguments, turns.tools.get(&call.name)) {
+            let gate = match (&call.arguments, setup.tools.get(&call.name)) {
                 (Ok(arguments), Some(tool)) => tool.gate(&ToolCall {
                     id: &call.id,
                     name: &call.name,
@@ -296,26 +330,26 @@ async fn drive(
         });
         let plan = gate_calls(gated);
         for block in &plan.blocks {
-            writer.whole(block)?;
+            writer.whole(block).await?;
         }
         match plan.next {
             Next::AwaitDecisions => return Ok(Stop::Paused),
             Next::AwaitAnswer { not_run } => {
                 if !not_run.is_empty() {
-                    writer.message(Role::Tool)?;
+                    writer.message(Role::Tool).await?;
                     for result in &not_run {
-                        writer.whole(result)?;
+                        writer.whole(result).await?;
                     }
                 }
                 return Ok(Stop::Paused);
             }
             Next::Run(calls) => {
                 let context = context(turns, at, setup, transcript);
-                writer.message(Role::Tool)?;
+                writer.message(Role::Tool).await?;
                 for call in calls {
                     let output =
-                        run_tool(turns, &context, &call.id, &call.name, &call.arguments).await;
-                    writer.whole(&result(call.id, output))?;
+                        run_tool(setup, &context, &call.id, &call.name, &call.arguments).await;
+                    writer.whole(&result(call.id, output)).await?;
                 }
             }
         }
@@ -324,7 +358,7 @@ async fn drive(
 }
 
 /// The stored transcript and the prompt core assembles from it for the next call.
-fn prompt_now(
+async fn prompt_now(
     turns: &Turns,
     at: &TurnRef,
     setup: &TurnSetup,
@@ -332,9 +366,10 @@ fn prompt_now(
     let transcript = Arc::new(
         turns
             .storage
-            .load_transcript(&setup.org_id, &at.conversation)?,
+            .load_transcript(&setup.org_id, &at.conversation)
+            .await?,
     );
-    let agent_tools = turns.tools.agent_tools();
+    let agent_tools = setup.tools.agent_tools();
     let assembled = assemble(
         &PromptInput {
             transcript: &transcript,
@@ -361,7 +396,8 @@ async fn compact_command(
 ) -> Result<Option<Stop>, RunError> {
     let transcript = turns
         .storage
-        .load_transcript(&setup.org_id, &at.conversation)?;
+        .load_transcript(&setup.org_id, &at.conversation)
+        .await?;
     let Some(turn) = transcript
         .turn(at.turn)
         .filter(|t| t.kind == TurnKind::Compact)
@@ -413,21 +449,22 @@ async fn run_decided(
         })
         .unwrap_or_default();
     let context = context(turns, at, setup, Arc::new(transcript));
-    writer.message(Role::Tool)?;
+    writer.message(Role::Tool).await?;
     for (id, name, input) in calls {
         let output = match decisions.get(&id) {
             Some(false) => ToolOutput::error(
                 "Not run: the user declined this call. Do not call it again unless they ask.",
             ),
-            _ => run_tool(turns, &context, &id, &name, &Ok(input)).await,
+            _ => run_tool(setup, &context, &id, &name, &Ok(input)).await,
         };
-        writer.whole(&result(id, output))?;
+        writer.whole(&result(id, output)).await?;
     }
     Ok(())
 }
 
+/// Runs a call with the agent's tools; a tool it is not offered is unknown.
 async fn run_tool(
-    turns: &Turns,
+    setup: &TurnSetup,
     context: &ToolContext,
     id: &str,
     name: &str,
@@ -437,7 +474,7 @@ async fn run_tool(
         Ok(arguments) => arguments,
         Err(bad) => return ToolOutput::error(bad.to_string()),
     };
-    match turns.tools.get(name) {
+    match setup.tools.get(name) {
         Some(tool) => {
             tool.run(
                 ToolCall {
@@ -460,7 +497,7 @@ fn context(
     transcript: Arc<Transcript>,
 ) -> ToolContext {
     ToolContext {
-        storage: Arc::clone(&turns.storage),
+        storage: turns.storage.clone(),
         org_id: setup.org_id.clone(),
         conversation: at.conversation.clone(),
         transcript,

@@ -8,12 +8,12 @@ use portal_core::turn_state::{call_header, event_text};
 use portal_core::{Block, BlockKind, Role};
 
 use crate::events::TurnLog;
-use crate::storage::{ConversationId, Storage, StorageError};
+use crate::storage::{AsyncStorage, ConversationId, StorageError};
 
 /// The open message of a turn and its open streamed block.
 #[derive(Debug)]
 pub(super) struct Writer {
-    storage: Arc<dyn Storage>,
+    storage: AsyncStorage,
     conversation: ConversationId,
     turn: u32,
     log: Arc<TurnLog>,
@@ -26,7 +26,7 @@ pub(super) struct Writer {
 
 impl Writer {
     pub fn new(
-        storage: Arc<dyn Storage>,
+        storage: AsyncStorage,
         conversation: ConversationId,
         turn: u32,
         log: Arc<TurnLog>,
@@ -43,11 +43,12 @@ impl Writer {
     }
 
     /// Starts a message with `role`.
-    pub fn message(&mut self, role: Role) -> Result<usize, StorageError> {
+    pub async fn message(&mut self, role: Role) -> Result<usize, StorageError> {
         self.close();
         let message = self
             .storage
-            .append_message(&self.conversation, self.turn, role)?;
+            .append_message(&self.conversation, self.turn, role)
+            .await?;
         self.message = Some(message);
         self.calls.clear();
         self.log.push(TurnEvent::MessageStart { message, role });
@@ -56,8 +57,8 @@ impl Writer {
 
     /// Streams text into the open block of `kind`, opening one when the open block is of another
     /// kind.
-    pub fn delta(&mut self, kind: BlockKind, text: &str) -> Result<(), StorageError> {
-        let message = self.current()?;
+    pub async fn delta(&mut self, kind: BlockKind, text: &str) -> Result<(), StorageError> {
+        let message = self.current().await?;
         let block = match self.open {
             Some((block, open)) if open == kind => block,
             _ => {
@@ -68,9 +69,10 @@ impl Writer {
                     },
                     _ => Block::text(""),
                 };
-                let block =
-                    self.storage
-                        .append_block(&self.conversation, self.turn, message, &empty)?;
+                let block = self
+                    .storage
+                    .append_block(&self.conversation, self.turn, message, &empty)
+                    .await?;
                 self.log.push(TurnEvent::BlockStart {
                     message,
                     block,
@@ -82,7 +84,8 @@ impl Writer {
             }
         };
         self.storage
-            .append_block_text(&self.conversation, self.turn, message, block, text)?;
+            .append_block_text(&self.conversation, self.turn, message, block, text)
+            .await?;
         self.log.push(TurnEvent::Delta {
             message,
             block,
@@ -94,12 +97,13 @@ impl Writer {
     /// Writes a whole block: a call, a result, a request. Its start names its call and its text
     /// (a call's arguments, a result's content, a request's question or summary) is published
     /// as one delta, as core's `call_header` and `event_text` define them.
-    pub fn whole(&mut self, block: &Block) -> Result<usize, StorageError> {
+    pub async fn whole(&mut self, block: &Block) -> Result<usize, StorageError> {
         self.close();
-        let message = self.current()?;
+        let message = self.current().await?;
         let position = self
             .storage
-            .append_block(&self.conversation, self.turn, message, block)?;
+            .append_block(&self.conversation, self.turn, message, block)
+            .await?;
         if matches!(block, Block::ToolUse { .. }) {
             self.calls.push(block.clone());
         }
@@ -142,7 +146,7 @@ impl Writer {
     /// Where the compaction step writes: the same storage, turn and event log.
     pub fn sink(&self) -> crate::compaction::TurnSink<'_> {
         crate::compaction::TurnSink {
-            storage: &*self.storage,
+            storage: &self.storage,
             conversation: &self.conversation,
             turn: self.turn,
             log: &self.log,
@@ -156,10 +160,10 @@ impl Writer {
         }
     }
 
-    fn current(&mut self) -> Result<usize, StorageError> {
+    async fn current(&mut self) -> Result<usize, StorageError> {
         match self.message {
             Some(message) => Ok(message),
-            None => self.message(Role::Assistant),
+            None => self.message(Role::Assistant).await,
         }
     }
 }

@@ -3,7 +3,10 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use portal_core::Transcript;
@@ -53,6 +56,69 @@ pub async fn start_limited(
         }
     });
     Server::at(base)
+}
+
+/// `target/debug/portal serve` on a free loopback port with its data in `data`.
+fn portal_serve(data: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_portal"));
+    command
+        .args(["serve", "--port", "0", "--demo-pace", "1"])
+        .arg("--data")
+        .arg(data)
+        .arg("--dist")
+        .arg(data.join("no-dist"));
+    command
+}
+
+/// Starts `portal serve` on `data`; returns the process and its address once it says it is
+/// serving (after the log lines of its start).
+pub fn spawn_portal(data: &Path) -> (Child, String) {
+    let mut child = portal_serve(data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("portal starts");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let base = loop {
+        let line = lines
+            .next()
+            .expect("portal says where it serves")
+            .expect("stdout is text");
+        if let Some(url) = line.strip_prefix("Portal is serving on ") {
+            break url.trim().to_string();
+        }
+    };
+    (child, base)
+}
+
+/// Starts `portal serve` on `data` expecting it to refuse: how it exited and what it wrote to
+/// standard error. Fails the test if it is still running after `limit`.
+pub fn refused_portal(data: &Path, limit: Duration) -> (ExitStatus, String) {
+    let mut child = portal_serve(data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("portal starts");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the process can be waited on") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().expect("stopped");
+            child.wait().expect("reaped");
+            panic!("portal serve was still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr is text");
+    (status, stderr)
 }
 
 impl Server {

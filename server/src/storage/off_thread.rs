@@ -1,0 +1,240 @@
+//! [`AsyncStorage`]: the [`Storage`] trait for async code. Each call runs on tokio's blocking
+//! pool (`spawn_blocking`), so a slow write, a WAL checkpoint or a long transcript's load never
+//! holds up a worker thread that serves requests and streams turns (docs/decisions.md, "Database
+//! work off the async workers").
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use portal_core::attachment::Attachment;
+use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
+
+use super::{
+    ConversationId, ConversationInfo, NewTurn, Owner, Result, Storage, StorageError, Usage,
+};
+
+/// How many reads, and how many writes, run on the blocking pool at once. **Decision:** 2 each:
+/// SQLite has one writer and one reader connection, so a second call only waits for the first
+/// to finish, ready to start the moment it does. Calls beyond that wait in order as tasks, not
+/// as blocked threads.
+const IN_FLIGHT: usize = 2;
+
+/// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
+///
+/// A call that has started runs to its end even when the future awaiting it is dropped (a
+/// cancelled turn): every call is its own transaction, and the storage's guards refuse a write
+/// into a turn that has ended meanwhile.
+#[derive(Debug, Clone)]
+pub struct AsyncStorage {
+    storage: Arc<dyn Storage>,
+    reads: Arc<Semaphore>,
+    writes: Arc<Semaphore>,
+}
+
+/// Which lane a call waits in.
+#[derive(Debug, Clone, Copy)]
+enum Lane {
+    Read,
+    Write,
+}
+
+impl AsyncStorage {
+    pub fn new(storage: Arc<dyn Storage>) -> Self {
+        AsyncStorage {
+            storage,
+            reads: Arc::new(Semaphore::new(IN_FLIGHT)),
+            writes: Arc::new(Semaphore::new(IN_FLIGHT)),
+        }
+    }
+
+    /// The storage itself, for work that already runs off the async threads (an upload's checks
+    /// and a document's reading).
+    pub fn blocking(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// Runs `call` on the blocking pool once its lane has room, and awaits its answer. The room
+    /// is held until the call ends, even if its caller is gone.
+    async fn run<T: Send + 'static>(
+        &self,
+        lane: Lane,
+        call: impl FnOnce(&dyn Storage) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let interrupted = |detail: String| StorageError::Interrupted { detail };
+        let room = match lane {
+            Lane::Read => &self.reads,
+            Lane::Write => &self.writes,
+        };
+        let room = Arc::clone(room)
+            .acquire_owned()
+            .await
+            .map_err(|error| interrupted(error.to_string()))?;
+        let storage = Arc::clone(&self.storage);
+        tokio::task::spawn_blocking(move || {
+            let answer = call(storage.as_ref());
+            drop(room);
+            answer
+        })
+        .await
+        .map_err(|error| interrupted(error.to_string()))?
+    }
+
+    /// See [`Storage::create_conversation`].
+    pub async fn create_conversation(
+        &self,
+        owner: &Owner,
+        agent_id: &str,
+    ) -> Result<ConversationId> {
+        let (owner, agent_id) = (owner.clone(), agent_id.to_string());
+        self.run(Lane::Write, move |s| {
+            s.create_conversation(&owner, &agent_id)
+        })
+        .await
+    }
+
+    /// See [`Storage::list_conversations`].
+    pub async fn list_conversations(&self, owner: &Owner) -> Result<Vec<ConversationInfo>> {
+        let owner = owner.clone();
+        self.run(Lane::Read, move |s| s.list_conversations(&owner))
+            .await
+    }
+
+    /// See [`Storage::conversation`].
+    pub async fn conversation(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+    ) -> Result<ConversationInfo> {
+        let (org_id, conversation) = (org_id.to_string(), conversation.clone());
+        self.run(Lane::Read, move |s| s.conversation(&org_id, &conversation))
+            .await
+    }
+
+    /// See [`Storage::load_transcript`].
+    pub async fn load_transcript(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+    ) -> Result<Transcript> {
+        let (org_id, conversation) = (org_id.to_string(), conversation.clone());
+        self.run(Lane::Read, move |s| {
+            s.load_transcript(&org_id, &conversation)
+        })
+        .await
+    }
+
+    /// See [`Storage::open_turn`].
+    pub async fn open_turn(&self, conversation: &ConversationId, turn: NewTurn) -> Result<u32> {
+        let conversation = conversation.clone();
+        self.run(Lane::Write, move |s| s.open_turn(&conversation, turn))
+            .await
+    }
+
+    /// See [`Storage::append_message`].
+    pub async fn append_message(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        role: Role,
+    ) -> Result<usize> {
+        let conversation = conversation.clone();
+        self.run(Lane::Write, move |s| {
+            s.append_message(&conversation, turn, role)
+        })
+        .await
+    }
+
+    /// See [`Storage::append_block`].
+    pub async fn append_block(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: &Block,
+    ) -> Result<usize> {
+        let (conversation, block) = (conversation.clone(), block.clone());
+        self.run(Lane::Write, move |s| {
+            s.append_block(&conversation, turn, message, &block)
+        })
+        .await
+    }
+
+    /// See [`Storage::append_block_text`].
+    pub async fn append_block_text(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+        delta: &str,
+    ) -> Result<()> {
+        let (conversation, delta) = (conversation.clone(), delta.to_string());
+        self.run(Lane::Write, move |s| {
+            s.append_block_text(&conversation, turn, message, block, &delta)
+        })
+        .await
+    }
+
+    /// See [`Storage::set_turn_status`].
+    pub async fn resume_paused(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        messages: usize,
+    ) -> Result<()> {
+        let conversation = conversation.clone();
+        self.run(Lane::Write, move |s| {
+            s.resume_paused(&conversation, turn, messages)
+        })
+        .await
+    }
+
+    pub async fn set_turn_status(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        status: TurnStatus,
+    ) -> Result<()> {
+        let conversation = conversation.clone();
+        self.run(Lane::Write, move |s| {
+            s.set_turn_status(&conversation, turn, status)
+        })
+        .await
+    }
+
+    /// See [`Storage::add_trace`].
+    pub async fn add_trace(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        entry: &TraceEntry,
+    ) -> Result<()> {
+        let (conversation, entry) = (conversation.clone(), entry.clone());
+        self.run(Lane::Write, move |s| {
+            s.add_trace(&conversation, turn, &entry)
+        })
+        .await
+    }
+
+    /// See [`Storage::record_usage`].
+    pub async fn record_usage(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        usage: &Usage,
+    ) -> Result<()> {
+        let (conversation, usage) = (conversation.clone(), usage.clone());
+        self.run(Lane::Write, move |s| {
+            s.record_usage(&conversation, turn, &usage)
+        })
+        .await
+    }
+
+    /// See [`Storage::attachment`].
+    pub async fn attachment(&self, org_id: &str, attachment_id: &str) -> Result<Attachment> {
+        let (org_id, attachment_id) = (org_id.to_string(), attachment_id.to_string());
+        self.run(Lane::Read, move |s| s.attachment(&org_id, &attachment_id))
+            .await
+    }
+}
