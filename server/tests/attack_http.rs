@@ -1,0 +1,325 @@
+//! Attacks on the HTTP layer, against a real server on loopback: unauthenticated bodies and
+//! unknown API paths (docs/security.md, "HTTP and local mode").
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{Server, config, start_config};
+use portal_server::identity::{Identity, TokenDigest};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const TOKEN: &str = "alice-secret-token";
+
+/// The page Trunk writes: one inline module script that loads the app.
+const INDEX: &str = "<!DOCTYPE html><html><head>\n<script type=\"module\">\nimport init from '/app.js';\nawait init();\n</script>\n</head><body></body></html>\n";
+
+/// A web app in `dir`: the page and one script.
+fn web_app(dir: &Path) -> std::path::PathBuf {
+    let dist = dir.join("dist");
+    std::fs::create_dir_all(&dist).expect("mkdir");
+    std::fs::write(dist.join("index.html"), INDEX).expect("write");
+    std::fs::write(dist.join("app.js"), "export default function init() {}\n").expect("write");
+    dist
+}
+
+/// A configuration directory with one organisation and its user alice, who signs in with TOKEN.
+fn users(dir: &Path) -> Identity {
+    let root = dir.join("config");
+    let user = root.join("organisations/acme/users/alice");
+    std::fs::create_dir_all(&user).expect("mkdir");
+    std::fs::write(
+        root.join("organisations/acme/organisation.toml"),
+        "name = \"Acme\"\n",
+    )
+    .expect("write");
+    std::fs::write(
+        user.join("user.toml"),
+        format!(
+            "name = \"Alice\"\ntoken_sha256 = \"{}\"\n",
+            TokenDigest::of(TOKEN).to_hex()
+        ),
+    )
+    .expect("write");
+    Identity::load(&root).expect("identity")
+}
+
+/// Local mode with a web app.
+async fn local(dir: &Path) -> Server {
+    let mut config = config(&dir.join("data"), 0.0, None);
+    config.dist = web_app(dir);
+    start_config(config).await
+}
+
+/// Users mode (alice) with a web app and the default limits.
+async fn signed(dir: &Path) -> Server {
+    let mut config = config(&dir.join("data"), 0.0, None);
+    config.dist = web_app(dir);
+    config.identity = Some(users(dir));
+    start_config(config).await
+}
+
+fn address(server: &Server) -> String {
+    server.base.trim_start_matches("http://").to_string()
+}
+
+/// An answer read off the wire.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
+}
+
+/// Reads one answer from `stream` up to the connection's end (or its reset, once the answer is
+/// in).
+async fn read_answer(stream: &mut TcpStream) -> Answer {
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("an HTTP answer, not {text:?}"));
+    Answer {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    }
+}
+
+/// Sends `request` as written (a head, maybe a body) on a new connection and reads the answer.
+async fn raw(server: &Server, request: &str) -> Answer {
+    let mut stream = TcpStream::connect(address(server)).await.expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    read_answer(&mut stream).await
+}
+
+/// A request head with `Host` set to the server's own address and `Connection: close`, plus
+/// `extra` header lines.
+fn head(server: &Server, method: &str, path: &str, extra: &[&str]) -> String {
+    let mut text = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
+        address(server)
+    );
+    for line in extra {
+        text.push_str(line);
+        text.push_str("\r\n");
+    }
+    text.push_str("\r\n");
+    text
+}
+
+#[tokio::test]
+async fn an_unauthenticated_50_mb_body_is_refused_401_before_it_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = signed(dir.path()).await;
+    const SIZE: usize = 50 * 1024 * 1024;
+    for (path, kind) in [
+        ("/api/attachments?filename=big.txt", "text/plain"),
+        ("/api/conversations/any/messages", "application/json"),
+    ] {
+        let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+        let started = Instant::now();
+        let request = head(
+            &server,
+            "POST",
+            path,
+            &[
+                &format!("Content-Type: {kind}"),
+                &format!("Content-Length: {SIZE}"),
+            ],
+        );
+        stream.write_all(request.as_bytes()).await.expect("head");
+        let (mut reader, mut writer) = stream.into_split();
+        // The body goes out as fast as the server takes it, while the answer is read.
+        let sender = tokio::spawn(async move {
+            let chunk = vec![b'a'; 64 * 1024];
+            let mut sent = 0;
+            while sent < SIZE {
+                if writer.write_all(&chunk).await.is_err() {
+                    break;
+                }
+                sent += chunk.len();
+            }
+            sent
+        });
+        let mut bytes = Vec::new();
+        let _ = reader.read_to_end(&mut bytes).await;
+        let took = started.elapsed();
+        let sent = sender.await.expect("sender");
+        let text = String::from_utf8_lossy(&bytes);
+        eprintln!(
+            "{path}: answered after {took:?}; {} KiB of the 50 MiB body were sent before the server closed",
+            sent / 1024
+        );
+        assert!(text.starts_with("HTTP/1.1 401"), "{path}: {text}");
+        assert!(
+            text.to_ascii_lowercase()
+                .contains("www-authenticate: bearer"),
+            "{path}: {text}"
+        );
+        assert!(took < Duration::from_secs(1), "{path}: took {took:?}");
+        assert!(sent < SIZE / 2, "{path}: the server took {sent} bytes");
+    }
+}
+
+#[tokio::test]
+async fn malformed_requests_without_sign_in_are_401_not_400_413_415_or_422() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = signed(dir.path()).await;
+    let json = "Content-Type: application/json";
+    for (method, path, kind, body) in [
+        ("POST", "/api/conversations", json, "{not json"),
+        ("POST", "/api/conversations/any/messages", json, "{not json"),
+        (
+            "POST",
+            "/api/conversations/any/messages",
+            "Content-Type: text/plain",
+            "hi",
+        ),
+        (
+            "POST",
+            "/api/conversations/any/turns/1/decision",
+            json,
+            "[]",
+        ),
+        (
+            "POST",
+            "/api/conversations/any/turns/1/answer",
+            json,
+            "{\"bad\": 1}",
+        ),
+        (
+            "POST",
+            "/api/conversations/any/turns/not-a-number/cancel",
+            json,
+            "",
+        ),
+        (
+            "GET",
+            "/api/conversations/any/turns/1/events?after=-1",
+            json,
+            "",
+        ),
+        (
+            "POST",
+            "/api/attachments?unknown=1",
+            "Content-Type: image/png",
+            "x",
+        ),
+        ("GET", "/api/nope", json, ""),
+    ] {
+        let length = format!("Content-Length: {}", body.len());
+        let request = head(&server, method, path, &[kind, &length]) + body;
+        let answer = raw(&server, &request).await;
+        assert_eq!(answer.status, 401, "{method} {path}: {}", answer.body);
+        assert_eq!(answer.header("www-authenticate"), Some("Bearer"), "{path}");
+        let error: serde_json::Value = serde_json::from_str(&answer.body).expect("json");
+        assert!(error["error"].is_string(), "{path}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn api_info_needs_sign_in_in_users_mode() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = signed(dir.path()).await;
+    let response = server
+        .client
+        .get(server.url("/api/info"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(response.status(), 401);
+    assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    let wrong = server
+        .client
+        .get(server.url("/api/info"))
+        .bearer_auth("not-the-token")
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(wrong.status(), 401);
+    assert_eq!(wrong.headers()["www-authenticate"], "Bearer");
+    let signed_in = server
+        .client
+        .get(server.url("/api/info"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(signed_in.status(), 200);
+    let info: serde_json::Value = signed_in.json().await.expect("json");
+    assert_eq!(info["demo"], true);
+    // The web app itself needs no token: it is the same for everyone.
+    let page = server
+        .client
+        .get(server.url("/"))
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(page.status(), 200);
+}
+
+#[tokio::test]
+async fn unknown_api_paths_are_404_json_and_other_paths_serve_the_app() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = local(dir.path()).await;
+    for path in ["/api/nope", "/api", "/api/conversations/x/y/z"] {
+        let response = server
+            .client
+            .get(server.url(path))
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(response.status(), 404, "{path}");
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let body: serde_json::Value = response.json().await.expect("json");
+        assert!(
+            body["error"].as_str().expect("error").contains(path),
+            "{body}"
+        );
+    }
+    let wrong = server
+        .client
+        .put(server.url("/api/info"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(wrong.status(), 405);
+    let body: serde_json::Value = wrong.json().await.expect("json");
+    assert!(body["error"].as_str().expect("error").contains("PUT"));
+    let route = server
+        .client
+        .get(server.url("/c/some-conversation"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(route.status(), 200);
+    assert!(
+        route
+            .headers()
+            .get("content-type")
+            .is_some_and(|t| t.to_str().unwrap_or_default().starts_with("text/html"))
+    );
+    assert_eq!(route.text().await.expect("page"), INDEX);
+}
