@@ -5,6 +5,7 @@ pub mod attachments;
 pub mod compaction;
 pub mod demo;
 pub mod events;
+pub mod front;
 pub mod identity;
 pub mod model;
 pub mod openai;
@@ -33,6 +34,8 @@ pub struct Config {
     pub models: Option<model::ModelRegistry>,
     /// Organisations, users and agents; local mode when `None`.
     pub identity: Option<identity::Identity>,
+    /// Timeouts.
+    pub http: front::HttpConfig,
 }
 
 /// Opens the data folder, recovers turns a stopped process left running (rule M10), and serves
@@ -71,10 +74,10 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
     let turns = turn::Turns::new(Arc::new(storage), tools);
     let state = api::AppState::new(turns, models, identity, skills);
     let app = api::router(state, &config.dist);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    let app = front::protect(app, &config.http);
+    front::serve_connections(listener, app, &config.http, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await;
     Ok(())
 }

@@ -2,10 +2,11 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use portal_server::prompt_preview;
+use portal_server::{front, prompt_preview};
 
 #[derive(Debug, Parser)]
 #[command(name = "portal", about = "Portal: an AI chat portal's server", version)]
@@ -45,6 +46,16 @@ enum Command {
         /// (docs/identity.md); local mode with the agent `assistant` when left out.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Seconds a connection may take to send a request's head before it is closed.
+        #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_HEADER_READ_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+        header_read_timeout: u64,
+        /// Seconds a request, its body included, may take to be answered (uploads excepted; an
+        /// event stream's answer starts at once and is not cut).
+        #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_REQUEST_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+        request_timeout: u64,
+        /// Seconds an upload (`POST /api/attachments`) may take to be sent and answered.
+        #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_UPLOAD_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+        upload_timeout: u64,
     },
     /// Print the exact request a model would receive if MESSAGE were sent now.
     Prompt {
@@ -98,6 +109,9 @@ async fn main() -> anyhow::Result<()> {
             data,
             models,
             config,
+            header_read_timeout,
+            request_timeout,
+            upload_timeout,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -128,6 +142,11 @@ async fn main() -> anyhow::Result<()> {
                 demo_pace,
                 models: Some(models),
                 identity,
+                http: front::HttpConfig {
+                    header_read_timeout: Duration::from_secs(header_read_timeout),
+                    request_timeout: Duration::from_secs(request_timeout),
+                    upload_timeout: Duration::from_secs(upload_timeout),
+                },
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await

@@ -1,5 +1,5 @@
-//! Attacks on the HTTP layer, against a real server on loopback: unauthenticated bodies and
-//! unknown API paths (docs/security.md, "HTTP and local mode").
+//! Attacks on the HTTP layer, against a real server on loopback: slow headers and bodies,
+//! unauthenticated bodies and unknown API paths (docs/security.md, "HTTP and local mode").
 
 mod common;
 
@@ -7,6 +7,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{Server, config, start_config};
+use portal_core::TurnStatus;
+use portal_core::stream::TurnEvent;
+use portal_server::front::HttpConfig;
 use portal_server::identity::{Identity, TokenDigest};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -46,10 +49,11 @@ fn users(dir: &Path) -> Identity {
     Identity::load(&root).expect("identity")
 }
 
-/// Local mode with a web app.
-async fn local(dir: &Path) -> Server {
+/// Local mode with a web app and `http`.
+async fn local(dir: &Path, http: HttpConfig) -> Server {
     let mut config = config(&dir.join("data"), 0.0, None);
     config.dist = web_app(dir);
+    config.http = http;
     start_config(config).await
 }
 
@@ -127,6 +131,128 @@ fn head(server: &Server, method: &str, path: &str, extra: &[&str]) -> String {
     }
     text.push_str("\r\n");
     text
+}
+
+#[tokio::test]
+async fn slow_headers_are_cut_off_at_the_header_read_timeout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let timeout = Duration::from_millis(800);
+    let server = local(
+        dir.path(),
+        HttpConfig {
+            header_read_timeout: timeout,
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    // Slowloris: a head that never ends, one header line every 100 ms.
+    let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+    let started = Instant::now();
+    stream
+        .write_all(head(&server, "GET", "/api/info", &[]).trim_end().as_bytes())
+        .await
+        .expect("write");
+    let mut drip = tokio::time::interval(Duration::from_millis(100));
+    let mut answered = Vec::new();
+    let closed = loop {
+        let mut byte = [0u8; 1024];
+        tokio::select! {
+            read = stream.read(&mut byte) => match read {
+                Ok(0) | Err(_) => break started.elapsed(),
+                Ok(n) => answered.extend_from_slice(&byte[..n]),
+            },
+            _ = drip.tick() => {
+                if stream.write_all(b"\r\nX-Slow: 1").await.is_err() {
+                    break started.elapsed();
+                }
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the slow connection is still open after 5 s"
+        );
+    };
+    eprintln!("slow-header connection closed after {closed:?} (header read timeout {timeout:?})");
+    assert!(
+        closed >= timeout && closed < timeout + Duration::from_millis(700),
+        "closed after {closed:?}, expected just after {timeout:?}"
+    );
+    assert!(answered.is_empty(), "no answer to a head that never ended");
+
+    // The same server answers a request that arrives in time.
+    let answer = raw(&server, &head(&server, "GET", "/api/info", &[])).await;
+    assert_eq!(answer.status, 200);
+}
+
+#[tokio::test]
+async fn slow_bodies_get_408_at_their_timeouts_but_an_event_stream_runs_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let timeout = Duration::from_millis(300);
+    let upload_timeout = Duration::from_millis(600);
+    let mut config = config(&dir.path().join("data"), 0.15, None);
+    config.http.request_timeout = timeout;
+    config.http.upload_timeout = upload_timeout;
+    let server = start_config(config).await;
+    let id = server.conversation().await;
+
+    // An upload that stops after 10 of its 100 bytes has the upload timeout.
+    let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+    let started = Instant::now();
+    let request = head(
+        &server,
+        "POST",
+        "/api/attachments?filename=slow.txt",
+        &["Content-Length: 100"],
+    );
+    stream
+        .write_all(format!("{request}0123456789").as_bytes())
+        .await
+        .expect("write");
+    let answer = read_answer(&mut stream).await;
+    let took = started.elapsed();
+    eprintln!("slow upload answered {} after {took:?}", answer.status);
+    assert_eq!(answer.status, 408);
+    assert!(answer.body.contains("--upload-timeout"), "{}", answer.body);
+    assert!(took >= upload_timeout && took < upload_timeout + Duration::from_millis(700));
+
+    // A body that stops after 10 of its 100 bytes.
+    let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+    let started = Instant::now();
+    let request = head(
+        &server,
+        "POST",
+        &format!("/api/conversations/{id}/messages"),
+        &["Content-Type: application/json", "Content-Length: 100"],
+    );
+    stream
+        .write_all(format!("{request}{{\"text\": ").as_bytes())
+        .await
+        .expect("write");
+    let answer = read_answer(&mut stream).await;
+    let took = started.elapsed();
+    eprintln!("slow body answered {} after {took:?}", answer.status);
+    assert_eq!(answer.status, 408);
+    assert!(answer.body.contains("--request-timeout"), "{}", answer.body);
+    assert!(took >= timeout && took < timeout + Duration::from_millis(700));
+    assert!(
+        server.transcript(&id).await.turns.is_empty(),
+        "nothing sent"
+    );
+
+    // A demo turn at pace 0.15 streams for longer than the request timeout, to its end.
+    let turn = server.send(&id, "hello").await;
+    let started = Instant::now();
+    let events = server.events(&id, turn, None).await;
+    let streamed = started.elapsed();
+    eprintln!("event stream ran {streamed:?} under a {timeout:?} request timeout");
+    assert!(streamed > timeout * 2, "the turn streamed for {streamed:?}");
+    assert_eq!(
+        events.last().map(|(_, e)| e.clone()),
+        Some(TurnEvent::TurnEnd {
+            status: TurnStatus::Completed,
+            reason: None,
+        })
+    );
 }
 
 #[tokio::test]
@@ -283,7 +409,7 @@ async fn api_info_needs_sign_in_in_users_mode() {
 #[tokio::test]
 async fn unknown_api_paths_are_404_json_and_other_paths_serve_the_app() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = local(dir.path()).await;
+    let server = local(dir.path(), HttpConfig::default()).await;
     for path in ["/api/nope", "/api", "/api/conversations/x/y/z"] {
         let response = server
             .client

@@ -154,6 +154,8 @@ impl AppState {
     }
 }
 
+pub(crate) use attachments::UPLOADS;
+
 /// The API under `/api`, and the web app for every other path (the app routes on the client).
 pub fn router(state: AppState, dist: &Path) -> Router {
     let app = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));

@@ -40,6 +40,7 @@ pub fn config(
         demo_pace: pace,
         models,
         identity: None,
+        http: portal_server::front::HttpConfig::default(),
     }
 }
 
