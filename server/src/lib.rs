@@ -74,7 +74,7 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
     let turns = turn::Turns::new(Arc::new(storage), tools);
     let state = api::AppState::new(turns, models, identity, skills);
     let app = api::router(state, &config.dist);
-    let app = front::protect(app, &config.http);
+    let app = front::protect(app, &config.http, &config.dist);
     front::serve_connections(listener, app, &config.http, async {
         let _ = tokio::signal::ctrl_c().await;
     })

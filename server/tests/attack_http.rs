@@ -1,16 +1,19 @@
-//! Attacks on the HTTP layer, against a real server on loopback: slow headers and bodies,
-//! unauthenticated bodies and unknown API paths (docs/security.md, "HTTP and local mode").
+//! Attacks on the HTTP layer, against a real server on loopback: missing security headers, slow
+//! headers and bodies, unauthenticated bodies and unknown API paths (docs/security.md, "HTTP and
+//! local mode").
 
 mod common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use base64::Engine;
 use common::{Server, config, start_config};
 use portal_core::TurnStatus;
 use portal_core::stream::TurnEvent;
 use portal_server::front::HttpConfig;
 use portal_server::identity::{Identity, TokenDigest};
+use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -18,6 +21,7 @@ const TOKEN: &str = "alice-secret-token";
 
 /// The page Trunk writes: one inline module script that loads the app.
 const INDEX: &str = "<!DOCTYPE html><html><head>\n<script type=\"module\">\nimport init from '/app.js';\nawait init();\n</script>\n</head><body></body></html>\n";
+const INLINE_SCRIPT: &str = "\nimport init from '/app.js';\nawait init();\n";
 
 /// A web app in `dir`: the page and one script.
 fn web_app(dir: &Path) -> std::path::PathBuf {
@@ -131,6 +135,75 @@ fn head(server: &Server, method: &str, path: &str, extra: &[&str]) -> String {
     }
     text.push_str("\r\n");
     text
+}
+
+fn assert_security_headers(what: &str, headers: &reqwest::header::HeaderMap) {
+    let digest = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(INLINE_SCRIPT));
+    let policy = headers
+        .get("content-security-policy")
+        .unwrap_or_else(|| panic!("{what}: a Content-Security-Policy"))
+        .to_str()
+        .expect("ascii");
+    assert!(
+        policy.contains(&format!(
+            "script-src 'self' 'wasm-unsafe-eval' 'sha256-{digest}';"
+        )),
+        "{what}: only the app's scripts, its inline loader and wasm: {policy}"
+    );
+    for directive in [
+        "default-src 'none'",
+        "connect-src 'self'",
+        "style-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(
+            policy.contains(directive),
+            "{what}: {directive} in {policy}"
+        );
+    }
+    assert_eq!(headers["x-content-type-options"], "nosniff", "{what}");
+    assert_eq!(headers["referrer-policy"], "no-referrer", "{what}");
+}
+
+#[tokio::test]
+async fn security_headers_are_on_api_static_error_and_event_stream_answers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = local(dir.path(), HttpConfig::default()).await;
+    let id = server.conversation().await;
+    let turn = server.send(&id, "hello").await;
+    let get = |path: &str| server.client.get(server.url(path)).send();
+
+    let answers = [
+        ("API", get("/api/info").await.expect("info"), 200),
+        ("page", get("/").await.expect("page"), 200),
+        ("script", get("/app.js").await.expect("script"), 200),
+        (
+            "client route",
+            get("/c/anything").await.expect("route"),
+            200,
+        ),
+        (
+            "unknown API path",
+            get("/api/nope").await.expect("nope"),
+            404,
+        ),
+        (
+            "API error",
+            get("/api/conversations/nope").await.expect("missing"),
+            404,
+        ),
+        (
+            "event stream",
+            get(&format!("/api/conversations/{id}/turns/{turn}/events"))
+                .await
+                .expect("events"),
+            200,
+        ),
+    ];
+    for (what, response, status) in answers {
+        assert_eq!(response.status().as_u16(), status, "{what}");
+        assert_security_headers(what, response.headers());
+    }
 }
 
 #[tokio::test]

@@ -1,8 +1,11 @@
 //! The server's HTTP front, around the API and the web app: connections and their header-read
-//! timeout, and the request timeouts (docs/security.md).
+//! timeout, the request timeouts and the security headers on every response (docs/security.md).
 
+mod headers;
 mod timeout;
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -43,13 +46,16 @@ impl Default for HttpConfig {
     }
 }
 
-/// Wraps `app` in the request timeouts.
-pub fn protect(app: Router, config: &HttpConfig) -> Router {
+/// Wraps `app`: outermost the security headers (so every answer has them), then the request
+/// timeouts.
+pub fn protect(app: Router, config: &HttpConfig, dist: &Path) -> Router {
     let deadlines = timeout::Deadlines {
         request: config.request_timeout,
         upload: config.upload_timeout,
     };
-    app.layer(from_fn_with_state(deadlines, timeout::limit))
+    let app = app.layer(from_fn_with_state(deadlines, timeout::limit));
+    let headers = Arc::new(headers::SecurityHeaders::for_dist(dist));
+    app.layer(from_fn_with_state(headers, headers::add))
 }
 
 /// Serves `app` over HTTP/1.1 on `listener` until `shutdown` completes, then waits for the open
