@@ -34,12 +34,13 @@ pub struct Config {
     pub models: Option<model::ModelRegistry>,
     /// Organisations, users and agents; local mode when `None`.
     pub identity: Option<identity::Identity>,
-    /// Timeouts.
+    /// Timeouts, and what local mode serves.
     pub http: front::HttpConfig,
 }
 
 /// Opens the data folder, recovers turns a stopped process left running (rule M10), and serves
-/// the API and the web app on `listener` until the process is stopped.
+/// the API and the web app on `listener` until the process is stopped. Where `listener` may
+/// listen is checked before, by [`front::check_listen_address`].
 pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow::Result<()> {
     let storage = storage::SqliteStorage::open(&config.data).with_context(|| {
         format!(
@@ -72,9 +73,10 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
         library: Arc::clone(&skills),
     }));
     let turns = turn::Turns::new(Arc::new(storage), tools);
+    let mode = identity.mode();
     let state = api::AppState::new(turns, models, identity, skills);
     let app = api::router(state, &config.dist);
-    let app = front::protect(app, &config.http, &config.dist);
+    let app = front::protect(app, &config.http, mode, &config.dist);
     front::serve_connections(listener, app, &config.http, async {
         let _ = tokio::signal::ctrl_c().await;
     })

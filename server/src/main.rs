@@ -46,6 +46,10 @@ enum Command {
         /// (docs/identity.md); local mode with the agent `assistant` when left out.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Serve local mode (no users, so no sign-in) on a non-loopback --host, to every machine
+        /// that can reach it; refused without this flag.
+        #[arg(long)]
+        allow_remote_without_sign_in: bool,
         /// Seconds a connection may take to send a request's head before it is closed.
         #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_HEADER_READ_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
         header_read_timeout: u64,
@@ -109,6 +113,7 @@ async fn main() -> anyhow::Result<()> {
             data,
             models,
             config,
+            allow_remote_without_sign_in,
             header_read_timeout,
             request_timeout,
             upload_timeout,
@@ -136,6 +141,14 @@ async fn main() -> anyhow::Result<()> {
                     })
                 })
                 .transpose()?;
+            let mode = identity
+                .as_ref()
+                .map_or(portal_server::identity::Mode::Local, |i| i.mode());
+            if let Some(warning) =
+                front::check_listen_address(host, mode, allow_remote_without_sign_in)?
+            {
+                tracing::warn!("{warning}");
+            }
             let config = portal_server::Config {
                 dist,
                 data,
@@ -146,6 +159,7 @@ async fn main() -> anyhow::Result<()> {
                     header_read_timeout: Duration::from_secs(header_read_timeout),
                     request_timeout: Duration::from_secs(request_timeout),
                     upload_timeout: Duration::from_secs(upload_timeout),
+                    allow_remote_without_sign_in,
                 },
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))

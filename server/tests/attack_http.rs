@@ -1,6 +1,6 @@
-//! Attacks on the HTTP layer, against a real server on loopback: missing security headers, slow
-//! headers and bodies, unauthenticated bodies and unknown API paths (docs/security.md, "HTTP and
-//! local mode").
+//! Attacks on the HTTP layer and on local mode, against a real server on loopback: missing
+//! security headers, slow headers and bodies, unauthenticated bodies, unknown API paths, DNS
+//! rebinding and other sites' pages (docs/security.md, "HTTP and local mode").
 
 mod common;
 
@@ -11,8 +11,8 @@ use base64::Engine;
 use common::{Server, config, start_config};
 use portal_core::TurnStatus;
 use portal_core::stream::TurnEvent;
-use portal_server::front::HttpConfig;
-use portal_server::identity::{Identity, TokenDigest};
+use portal_server::front::{HttpConfig, RemoteWithoutSignIn, check_listen_address};
+use portal_server::identity::{Identity, Mode, TokenDigest};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -166,7 +166,7 @@ fn assert_security_headers(what: &str, headers: &reqwest::header::HeaderMap) {
 }
 
 #[tokio::test]
-async fn security_headers_are_on_api_static_error_and_event_stream_answers() {
+async fn security_headers_are_on_api_static_error_refusal_and_event_stream_answers() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = local(dir.path(), HttpConfig::default()).await;
     let id = server.conversation().await;
@@ -198,6 +198,17 @@ async fn security_headers_are_on_api_static_error_and_event_stream_answers() {
                 .await
                 .expect("events"),
             200,
+        ),
+        (
+            "refusal",
+            server
+                .client
+                .get(server.url("/api/info"))
+                .header("Origin", "http://evil.example")
+                .send()
+                .await
+                .expect("refused"),
+            403,
         ),
     ];
     for (what, response, status) in answers {
@@ -521,4 +532,193 @@ async fn unknown_api_paths_are_404_json_and_other_paths_serve_the_app() {
             .is_some_and(|t| t.to_str().unwrap_or_default().starts_with("text/html"))
     );
     assert_eq!(route.text().await.expect("page"), INDEX);
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_refused_in_local_mode() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = local(dir.path(), HttpConfig::default()).await;
+    let port = address(&server)
+        .rsplit_once(':')
+        .expect("port")
+        .1
+        .to_string();
+    for (method, path, host) in [
+        ("GET", "/", "evil.example".to_string()),
+        ("GET", "/api/conversations", format!("evil.example:{port}")),
+        (
+            "POST",
+            "/api/conversations",
+            format!("rebound.example:{port}"),
+        ),
+        ("GET", "/api/info", format!("192.168.1.5:{port}")),
+    ] {
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        );
+        let answer = raw(&server, &request).await;
+        assert_eq!(answer.status, 403, "{host}");
+        assert!(
+            answer
+                .header("content-type")
+                .is_some_and(|t| t.starts_with("text/plain")),
+            "{host}"
+        );
+        assert!(
+            answer.body.contains("localhost, 127.0.0.1 or [::1]"),
+            "{}",
+            answer.body
+        );
+    }
+    let conversations: Vec<String> = server
+        .client
+        .get(server.url("/api/conversations"))
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    assert!(conversations.is_empty(), "nothing was created");
+    for host in [format!("localhost:{port}"), format!("[::1]:{port}")] {
+        let request =
+            format!("GET /api/info HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+        assert_eq!(raw(&server, &request).await.status, 200, "{host}");
+    }
+}
+
+#[tokio::test]
+async fn a_cross_origin_text_plain_post_is_refused_and_creates_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = local(dir.path(), HttpConfig::default()).await;
+    let id = server.conversation().await;
+    let attempts = [
+        (
+            "/api/conversations".to_string(),
+            vec!["Origin: http://evil.example", "Sec-Fetch-Site: cross-site"],
+        ),
+        (
+            "/api/attachments?filename=note.txt".to_string(),
+            vec!["Origin: http://evil.example"],
+        ),
+        (
+            format!("/api/conversations/{id}/messages"),
+            vec!["Origin: null"],
+        ),
+        (
+            format!("/api/conversations/{id}/messages"),
+            vec!["Sec-Fetch-Site: same-site"],
+        ),
+        (
+            "/api/conversations".to_string(),
+            vec!["Origin: http://localhost:1"],
+        ),
+    ];
+    for (path, extra) in attempts {
+        let body = "{\"text\": \"from another site\"}";
+        let length = format!("Content-Length: {}", body.len());
+        let mut lines = vec!["Content-Type: text/plain", length.as_str()];
+        lines.extend(extra.iter().copied());
+        let answer = raw(&server, &(head(&server, "POST", &path, &lines) + body)).await;
+        assert_eq!(answer.status, 403, "{path} {extra:?}: {}", answer.body);
+        assert!(
+            answer.body.contains("answers only its own pages"),
+            "{}",
+            answer.body
+        );
+    }
+    let conversations: Vec<String> = server
+        .client
+        .get(server.url("/api/conversations"))
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(conversations, [id.as_str()], "no conversation was created");
+    assert!(server.transcript(&id).await.turns.is_empty(), "no message");
+}
+
+#[tokio::test]
+async fn a_same_origin_request_from_the_apps_page_is_served() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = local(dir.path(), HttpConfig::default()).await;
+    let origin = format!("Origin: {}", server.base);
+    let body = "{}";
+    let answer = raw(
+        &server,
+        &(head(
+            &server,
+            "POST",
+            "/api/conversations",
+            &[
+                &origin,
+                "Sec-Fetch-Site: same-origin",
+                "Content-Type: application/json",
+                "Content-Length: 2",
+            ],
+        ) + body),
+    )
+    .await;
+    assert_eq!(answer.status, 201, "{}", answer.body);
+    let created: serde_json::Value = serde_json::from_str(&answer.body).expect("json");
+    let id = created["id"].as_str().expect("id");
+    // A page the person opened themselves (Sec-Fetch-Site: none) and a command-line client
+    // (no Origin at all) are served too.
+    let typed = raw(
+        &server,
+        &head(
+            &server,
+            "GET",
+            "/api/conversations",
+            &["Sec-Fetch-Site: none"],
+        ),
+    )
+    .await;
+    assert_eq!(typed.status, 200);
+    assert!(typed.body.contains(id), "{}", typed.body);
+    let turn = server.send(id, "hello").await;
+    assert_eq!(turn, 1);
+}
+
+#[test]
+fn a_non_loopback_address_without_users_is_refused_at_start_unless_allowed() {
+    let any = "0.0.0.0".parse().expect("ip");
+    assert_eq!(
+        check_listen_address(any, Mode::Local, false),
+        Err(RemoteWithoutSignIn { address: any })
+    );
+    let warning = check_listen_address(any, Mode::Local, true).expect("allowed");
+    assert!(warning.is_some_and(|w| w.contains("no sign-in")));
+    assert_eq!(check_listen_address(any, Mode::Users, false), Ok(None));
+
+    // The binary refuses before it listens, and says what to do.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let started = Instant::now();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_portal"))
+        .args(["serve", "--host", "0.0.0.0", "--port", "0", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--dist")
+        .arg(dir.path().join("dist"))
+        .env("RUST_BACKTRACE", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!("refused in {:?}: {stderr}", started.elapsed());
+    assert!(!output.status.success());
+    assert!(
+        !String::from_utf8_lossy(&output.stdout).contains("serving"),
+        "it never served"
+    );
+    assert!(
+        stderr.contains("--host 0.0.0.0 is not a loopback address"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--allow-remote-without-sign-in"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--config"), "{stderr}");
 }

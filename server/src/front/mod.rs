@@ -1,7 +1,9 @@
 //! The server's HTTP front, around the API and the web app: connections and their header-read
-//! timeout, the request timeouts and the security headers on every response (docs/security.md).
+//! timeout, the request timeouts, the security headers on every response and, in local mode,
+//! the checks that keep other machines and other sites' pages out (docs/security.md).
 
 mod headers;
+mod local;
 mod timeout;
 
 use std::path::Path;
@@ -14,6 +16,10 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+
+use crate::identity::Mode;
+
+pub use local::{RemoteWithoutSignIn, check_listen_address};
 
 /// `--header-read-timeout`, in seconds.
 pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
@@ -34,6 +40,9 @@ pub struct HttpConfig {
     pub request_timeout: Duration,
     /// The same for an upload (`POST /api/attachments`, up to 20 MiB). **Decision:** 300 s.
     pub upload_timeout: Duration,
+    /// Local mode serves requests addressed to any IP address, not only loopback; set by
+    /// `--allow-remote-without-sign-in`.
+    pub allow_remote_without_sign_in: bool,
 }
 
 impl Default for HttpConfig {
@@ -42,18 +51,25 @@ impl Default for HttpConfig {
             header_read_timeout: Duration::from_secs(DEFAULT_HEADER_READ_TIMEOUT_SECS),
             request_timeout: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
             upload_timeout: Duration::from_secs(DEFAULT_UPLOAD_TIMEOUT_SECS),
+            allow_remote_without_sign_in: false,
         }
     }
 }
 
-/// Wraps `app`: outermost the security headers (so every answer has them), then the request
-/// timeouts.
-pub fn protect(app: Router, config: &HttpConfig, dist: &Path) -> Router {
+/// Wraps `app`: outermost the security headers (so every answer has them, refusals included),
+/// then local mode's checks, then the request timeouts.
+pub fn protect(app: Router, config: &HttpConfig, mode: Mode, dist: &Path) -> Router {
     let deadlines = timeout::Deadlines {
         request: config.request_timeout,
         upload: config.upload_timeout,
     };
-    let app = app.layer(from_fn_with_state(deadlines, timeout::limit));
+    let mut app = app.layer(from_fn_with_state(deadlines, timeout::limit));
+    if mode == Mode::Local {
+        let local = Arc::new(local::LocalOnly {
+            allow_remote: config.allow_remote_without_sign_in,
+        });
+        app = app.layer(from_fn_with_state(local, local::guard));
+    }
     let headers = Arc::new(headers::SecurityHeaders::for_dist(dist));
     app.layer(from_fn_with_state(headers, headers::add))
 }
