@@ -5,6 +5,7 @@ pub mod attachments;
 pub mod compaction;
 pub mod demo;
 pub mod events;
+pub mod front;
 pub mod identity;
 pub mod limits;
 pub mod model;
@@ -36,10 +37,12 @@ pub struct Config {
     pub identity: Option<identity::Identity>,
     /// What one request and one user may take (docs/security.md, "Limits").
     pub limits: limits::Limits,
+    /// Timeouts, and what local mode serves.
+    pub http: front::HttpConfig,
 }
 
 /// Opens the server with `config` ([`Server::open`]) and serves on `listener` until the process
-/// is stopped.
+/// is stopped. Where `listener` may listen is checked before, by [`front::check_listen_address`].
 pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow::Result<()> {
     Server::open(&config)?.serve(listener).await
 }
@@ -49,6 +52,7 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
 pub struct Server {
     _lock: storage::DataLock,
     app: axum::Router,
+    http: front::HttpConfig,
 }
 
 impl Server {
@@ -101,21 +105,23 @@ impl Server {
             tools.check_agent(agent)?;
         }
         let turns = turn::Turns::new(Arc::new(storage), tools);
+        let mode = identity.mode();
         let state = api::AppState::new(turns, models, identity, skills, config.limits.clone());
+        let app = api::router(state, &config.dist);
         Ok(Server {
             _lock: lock,
-            app: api::router(state, &config.dist),
+            app: front::protect(app, &config.http, mode, &config.dist),
+            http: config.http.clone(),
         })
     }
 
     /// Serves the API and the web app on `listener` until the process is stopped; the data
     /// folder stays locked until this returns.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
-        axum::serve(listener, self.app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+        front::serve_connections(listener, self.app, &self.http, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await;
         Ok(())
     }
 }

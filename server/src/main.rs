@@ -2,10 +2,11 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use portal_server::prompt_preview;
+use portal_server::{front, prompt_preview};
 
 #[derive(Debug, Parser)]
 #[command(name = "portal", about = "Portal: an AI chat portal's server", version)]
@@ -47,6 +48,20 @@ enum Command {
         config: Option<PathBuf>,
         #[command(flatten)]
         limits: portal_server::limits::Limits,
+        /// Serve local mode (no users, so no sign-in) on a non-loopback --host, to every machine
+        /// that can reach it; refused without this flag.
+        #[arg(long)]
+        allow_remote_without_sign_in: bool,
+        /// Seconds a connection may take to send a request's head before it is closed.
+        #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_HEADER_READ_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+        header_read_timeout: u64,
+        /// Seconds a request, its body included, may take to be answered (uploads excepted; an
+        /// event stream's answer starts at once and is not cut).
+        #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_REQUEST_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+        request_timeout: u64,
+        /// Seconds an upload (`POST /api/attachments`) may take to be sent and answered.
+        #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_UPLOAD_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+        upload_timeout: u64,
     },
     /// Print the exact request a model would receive if MESSAGE were sent now.
     Prompt {
@@ -101,6 +116,10 @@ async fn main() -> anyhow::Result<()> {
             models,
             config,
             limits,
+            allow_remote_without_sign_in,
+            header_read_timeout,
+            request_timeout,
+            upload_timeout,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -125,6 +144,14 @@ async fn main() -> anyhow::Result<()> {
                     })
                 })
                 .transpose()?;
+            let mode = identity
+                .as_ref()
+                .map_or(portal_server::identity::Mode::Local, |i| i.mode());
+            if let Some(warning) =
+                front::check_listen_address(host, mode, allow_remote_without_sign_in)?
+            {
+                tracing::warn!("{warning}");
+            }
             let config = portal_server::Config {
                 dist,
                 data,
@@ -132,6 +159,12 @@ async fn main() -> anyhow::Result<()> {
                 models: Some(models),
                 identity,
                 limits,
+                http: front::HttpConfig {
+                    header_read_timeout: Duration::from_secs(header_read_timeout),
+                    request_timeout: Duration::from_secs(request_timeout),
+                    upload_timeout: Duration::from_secs(upload_timeout),
+                    allow_remote_without_sign_in,
+                },
             };
             let server = portal_server::Server::open(&config)?;
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))

@@ -231,6 +231,7 @@ fn config(dir: &std::path::Path, data: &std::path::Path) -> portal_server::Confi
         models: None,
         identity: Some(Identity::load(dir).expect("the configuration loads")),
         limits: portal_server::limits::Limits::DEFAULT,
+        http: portal_server::front::HttpConfig::default(),
     }
 }
 

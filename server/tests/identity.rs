@@ -118,6 +118,7 @@ async fn start() -> Server {
         models: Some(ModelRegistry::from_toml(MODELS, 0.0, |_| None).expect("models")),
         identity: Some(Identity::load(&config_dir).expect("identity")),
         limits: portal_server::limits::Limits::DEFAULT,
+        http: portal_server::front::HttpConfig::default(),
     };
     tokio::spawn(async move {
         if let Err(error) = portal_server::serve(listener, config).await {

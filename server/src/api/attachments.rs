@@ -28,10 +28,13 @@ use crate::storage::Owner;
 
 use super::{ApiError, AppState};
 
+/// Where files are uploaded; uploads have their own, longer request timeout.
+pub(crate) const UPLOADS: &str = "/api/attachments";
+
 pub(super) fn router(config: &UploadConfig) -> Router<AppState> {
     Router::new()
         .route(
-            "/api/attachments",
+            UPLOADS,
             post(upload).layer(DefaultBodyLimit::max(config.max_bytes.saturating_add(1))),
         )
         .route("/api/attachments/{id}", get(show))

@@ -1,6 +1,7 @@
 //! The HTTP API under `/api`, one file per resource, and the web app's files for every other
 //! path. Each resource module has a `router()`; [`router`] merges them, so a new resource is a
-//! new file and one line here.
+//! new file and one line here. Every `/api` request is signed in (or refused 401) before any
+//! handler reads its path, query or body.
 
 mod agents;
 mod attachments;
@@ -15,15 +16,17 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::FromRef;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{FromRef, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
+use axum::routing::any;
 use portal_core::TraceEntry;
 use portal_core::effort::{Effort, winning_effort};
 use portal_core::skills::SkillError;
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::identity::{Agent, Caller, Identity};
+use crate::identity::{Agent, Caller, Identity, Unauthorized};
 use crate::limits::{Gates, Limits};
 use crate::model::ModelRegistry;
 use crate::skills::{SkillLibrary, TurnSkills};
@@ -171,7 +174,9 @@ impl AppState {
     }
 }
 
-/// The API under `/api`, and the web app for every other path.
+pub(crate) use attachments::UPLOADS;
+
+/// The API under `/api`, and the web app for every other path (the app routes on the client).
 pub fn router(state: AppState, dist: &Path) -> Router {
     let app = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     Router::new()
@@ -181,17 +186,68 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(attachments::router(&state.limits.uploads))
         .merge(conversations::router())
         .merge(turns::router())
+        .route("/api", any(unknown))
+        .route("/api/{*path}", any(unknown))
+        .method_not_allowed_fallback(wrong_method)
         .fallback_service(app)
+        .layer(from_fn_with_state(state.clone(), sign_in))
         .with_state(state)
 }
 
-/// An error as the API answers it: a status and a sentence saying what to do.
+/// Whether `path` is the API's.
+fn is_api(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
+}
+
+/// Refuses an `/api` request that does not sign in (in users mode), before anything reads it.
+async fn sign_in(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if is_api(request.uri().path())
+        && let Err(error) = state.caller(request.headers())
+    {
+        return error.into_response();
+    }
+    next.run(request).await
+}
+
+/// An `/api` path that names nothing.
+async fn unknown(request: Request) -> ApiError {
+    ApiError(
+        StatusCode::NOT_FOUND,
+        format!(
+            "there is no {} in the API; docs/identity.md lists the requests it answers",
+            request.uri().path()
+        ),
+    )
+}
+
+/// An API path asked with a method it does not answer (the web app's files answer for
+/// themselves).
+async fn wrong_method(request: Request) -> ApiError {
+    ApiError(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "{} does not answer {}; docs/identity.md lists the requests it answers",
+            request.uri().path(),
+            request.method()
+        ),
+    )
+}
+
+/// An error as the API answers it: a status and a sentence saying what to do. A 401 also says,
+/// in `WWW-Authenticate`, how to sign in.
 #[derive(Debug)]
 pub struct ApiError(pub StatusCode, pub String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.0, Json(serde_json::json!({ "error": self.1 }))).into_response()
+        let mut response = (self.0, Json(serde_json::json!({ "error": self.1 }))).into_response();
+        if self.0 == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(Unauthorized::CHALLENGE),
+            );
+        }
+        response
     }
 }
 

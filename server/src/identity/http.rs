@@ -16,11 +16,16 @@ use super::{AuthError, Caller, Identity};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unauthorized(pub AuthError);
 
+impl Unauthorized {
+    /// The `WWW-Authenticate` challenge: sign in with a bearer token.
+    pub const CHALLENGE: &str = "Bearer";
+}
+
 impl IntoResponse for Unauthorized {
     fn into_response(self) -> Response {
         (
             StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
+            [(header::WWW_AUTHENTICATE, Self::CHALLENGE)],
             Json(serde_json::json!({ "error": self.0.to_string() })),
         )
             .into_response()

@@ -38,18 +38,36 @@ pub async fn start_limited(
     models: Option<portal_server::model::ModelRegistry>,
     limits: portal_server::limits::Limits,
 ) -> Server {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("loopback port");
-    let base = format!("http://{}", listener.local_addr().expect("address"));
-    let config = portal_server::Config {
+    start_config(portal_server::Config {
+        limits,
+        ..config(data, pace, models)
+    })
+    .await
+}
+
+/// Local mode with `models` at demo `pace`, its data in `data`, no web app, the default limits.
+pub fn config(
+    data: &Path,
+    pace: f64,
+    models: Option<portal_server::model::ModelRegistry>,
+) -> portal_server::Config {
+    portal_server::Config {
         dist: data.join("no-dist"),
         data: data.to_path_buf(),
         demo_pace: pace,
         models,
         identity: None,
-        limits,
-    };
+        limits: portal_server::limits::Limits::DEFAULT,
+        http: portal_server::front::HttpConfig::default(),
+    }
+}
+
+/// Serves `config` in this process on a loopback port.
+pub async fn start_config(config: portal_server::Config) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("loopback port");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
     tokio::spawn(async move {
         if let Err(error) = portal_server::serve(listener, config).await {
             panic!("server failed: {error:#}");
