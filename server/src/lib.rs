@@ -33,6 +33,8 @@ pub struct Config {
     pub models: Option<model::ModelRegistry>,
     /// Organisations, users and agents; local mode when `None`.
     pub identity: Option<identity::Identity>,
+    /// Heartbeats, the idle limit and the linger of event streams.
+    pub streams: events::StreamLimits,
 }
 
 /// Opens the data folder, recovers turns a stopped process left running (rule M10), and serves
@@ -68,7 +70,7 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
         identity: Arc::clone(&identity),
         library: Arc::clone(&skills),
     }));
-    let turns = turn::Turns::new(Arc::new(storage), tools);
+    let turns = turn::Turns::new(Arc::new(storage), tools, config.streams);
     let state = api::AppState::new(turns, models, identity, skills);
     let app = api::router(state, &config.dist);
     axum::serve(listener, app)

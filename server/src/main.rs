@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -45,6 +46,17 @@ enum Command {
         /// (docs/identity.md); local mode with the agent `assistant` when left out.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Seconds without an event after which an event stream sends a heartbeat comment.
+        #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
+        stream_heartbeat_seconds: u64,
+        /// Seconds without an event after which an event stream closes (the browser reconnects
+        /// on its own).
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+        stream_idle_seconds: u64,
+        /// Seconds the event log of a turn that ended or paused stays in memory; after that it
+        /// is rebuilt from storage when read.
+        #[arg(long, default_value_t = 600)]
+        stream_linger_seconds: u64,
     },
     /// Print the exact request a model would receive if MESSAGE were sent now.
     Prompt {
@@ -98,6 +110,9 @@ async fn main() -> anyhow::Result<()> {
             data,
             models,
             config,
+            stream_heartbeat_seconds,
+            stream_idle_seconds,
+            stream_linger_seconds,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -128,6 +143,11 @@ async fn main() -> anyhow::Result<()> {
                 demo_pace,
                 models: Some(models),
                 identity,
+                streams: portal_server::events::StreamLimits {
+                    heartbeat: Duration::from_secs(stream_heartbeat_seconds),
+                    idle: Duration::from_secs(stream_idle_seconds),
+                    linger: Duration::from_secs(stream_linger_seconds),
+                },
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await

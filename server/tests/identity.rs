@@ -117,6 +117,7 @@ async fn start() -> Server {
         demo_pace: 0.0,
         models: Some(ModelRegistry::from_toml(MODELS, 0.0, |_| None).expect("models")),
         identity: Some(Identity::load(&config_dir).expect("identity")),
+        streams: Default::default(),
     };
     tokio::spawn(async move {
         if let Err(error) = portal_server::serve(listener, config).await {

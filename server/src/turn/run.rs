@@ -153,10 +153,7 @@ pub(super) async fn run(
         );
     }
     log.push(TurnEvent::TurnEnd { status, reason });
-    match stop {
-        Stop::Paused => turns.live.paused(&at),
-        Stop::Ended(_) => turns.live.ended(&at),
-    }
+    turns.live.stopped(&at);
 }
 
 /// Resolves once the turn is told to stop.

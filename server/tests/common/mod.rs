@@ -25,17 +25,32 @@ pub async fn start_with(
     pace: f64,
     models: Option<portal_server::model::ModelRegistry>,
 ) -> Server {
+    serve(portal_server::Config {
+        models,
+        ..config(data, pace)
+    })
+    .await
+}
+
+/// What [`start`] serves: the demo model at `pace`, the data in `data`, local mode, the default
+/// stream limits.
+pub fn config(data: &Path, pace: f64) -> portal_server::Config {
+    portal_server::Config {
+        dist: data.join("no-dist"),
+        data: data.to_path_buf(),
+        demo_pace: pace,
+        models: None,
+        identity: None,
+        streams: Default::default(),
+    }
+}
+
+/// Serves `config` in this process on a loopback port.
+pub async fn serve(config: portal_server::Config) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("loopback port");
     let base = format!("http://{}", listener.local_addr().expect("address"));
-    let config = portal_server::Config {
-        dist: data.join("no-dist"),
-        data: data.to_path_buf(),
-        demo_pace: pace,
-        models,
-        identity: None,
-    };
     tokio::spawn(async move {
         if let Err(error) = portal_server::serve(listener, config).await {
             panic!("server failed: {error:#}");
@@ -112,7 +127,7 @@ impl Server {
     }
 
     /// Opens the turn's event stream after `last_id`.
-    pub async fn stream(&self, id: &str, turn: u32, last_id: Option<usize>) -> Events {
+    pub async fn stream(&self, id: &str, turn: u32, last_id: Option<u64>) -> Events {
         let mut request = self
             .client
             .get(self.url(&format!("/api/conversations/{id}/turns/{turn}/events")));
@@ -128,12 +143,7 @@ impl Server {
     }
 
     /// Reads the turn's events to the end of the stream, after `last_id`.
-    pub async fn events(
-        &self,
-        id: &str,
-        turn: u32,
-        last_id: Option<usize>,
-    ) -> Vec<(usize, TurnEvent)> {
+    pub async fn events(&self, id: &str, turn: u32, last_id: Option<u64>) -> Vec<(u64, TurnEvent)> {
         let mut events = self.stream(id, turn, last_id).await;
         let mut all = Vec::new();
         while let Some(event) = events.next().await {
@@ -154,7 +164,7 @@ pub struct Events {
 
 impl Events {
     /// The next event, or `None` when the stream ends.
-    pub async fn next(&mut self) -> Option<(usize, TurnEvent)> {
+    pub async fn next(&mut self) -> Option<(u64, TurnEvent)> {
         loop {
             if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
                 let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
@@ -170,7 +180,7 @@ impl Events {
     }
 }
 
-fn parse(frame: &str) -> (usize, TurnEvent) {
+fn parse(frame: &str) -> (u64, TurnEvent) {
     let field = |name: &str| {
         frame
             .lines()
@@ -186,7 +196,7 @@ fn parse(frame: &str) -> (usize, TurnEvent) {
 }
 
 /// The text of every delta for blocks of `message`, in order.
-pub fn streamed_text(events: &[(usize, TurnEvent)], message: usize, block: usize) -> String {
+pub fn streamed_text(events: &[(u64, TurnEvent)], message: usize, block: usize) -> String {
     events
         .iter()
         .filter_map(|(_, e)| match e {
