@@ -702,12 +702,15 @@ async fn endpoint(answer: Answer) -> Endpoint {
 }
 
 impl Endpoint {
+    /// A model on this endpoint that makes each call once: a refused call is not retried here
+    /// (`server/tests/attack_streams.rs` checks retries).
     fn model(&self, capabilities: ModelCapabilities) -> OpenAiModel {
-        let config = OpenAiConfig::new(
+        let mut config = OpenAiConfig::new(
             &self.base_url,
             ApiKey::Value("sk-test".into()),
             capabilities,
         );
+        config.retry.retries = 0;
         OpenAiModel::new(config).expect("model")
     }
 
@@ -965,7 +968,9 @@ async fn the_stream_function_reads_any_byte_stream() {
         .chunks(3)
         .map(|piece| Ok(Bytes::copy_from_slice(piece)))
         .collect();
-    let items: Vec<_> = events(futures_util::stream::iter(pieces)).collect().await;
+    let items: Vec<_> = events(futures_util::stream::iter(pieces), &Default::default())
+        .collect()
+        .await;
     let got: Vec<ModelEvent> = items.into_iter().map(|item| item.expect("event")).collect();
     assert_eq!((got, None), decode(&[&bytes]));
 
@@ -973,7 +978,9 @@ async fn the_stream_function_reads_any_byte_stream() {
         Ok(Bytes::copy_from_slice(&bytes[..200])),
         Err("connection reset by peer".into()),
     ];
-    let items: Vec<_> = events(futures_util::stream::iter(broken)).collect().await;
+    let items: Vec<_> = events(futures_util::stream::iter(broken), &Default::default())
+        .collect()
+        .await;
     assert_eq!(
         items.last(),
         Some(&Err(OpenAiError::Interrupted {

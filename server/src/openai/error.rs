@@ -58,6 +58,29 @@ pub enum OpenAiError {
     /// The server reported an error inside the stream.
     #[error("the model failed while answering: {message}")]
     StreamFailed { message: String },
+    /// Nothing of the answer came within the first-byte timeout.
+    #[error(
+        "the endpoint sent nothing of its answer within {seconds} s of the request (first_byte_timeout_seconds); check that the model runs and is not overloaded, or raise the timeout"
+    )]
+    NoAnswer { seconds: u64 },
+    /// The answer began, then nothing new came within the idle timeout.
+    #[error(
+        "the answer stalled: nothing new came for {seconds} s (idle_timeout_seconds); check the endpoint, or raise the timeout"
+    )]
+    Stalled { seconds: u64 },
+    /// A line of the answer's stream, or one event's data, is longer than the cap.
+    #[error(
+        "the answer's stream has a line longer than {kib} KiB (max_line_kib); check the base_url, or raise the cap"
+    )]
+    LineTooLong { kib: usize },
+    /// One reply makes more tool calls than the cap.
+    #[error("the answer makes more than {max} tool calls (max_tool_calls)")]
+    TooManyCalls { max: usize },
+    /// One tool call's arguments are longer than the cap.
+    #[error(
+        "the arguments of the answer's tool call {index} are longer than {kib} KiB (max_arguments_kib)"
+    )]
+    ArgumentsTooLong { index: u32, kib: usize },
     /// The key is to come from an environment variable that is not set.
     #[error(
         "the API key is to come from the environment variable `{var}`, which is not set; set it, or put the key in the model's api_key"
@@ -108,6 +131,26 @@ impl OpenAiError {
             OpenAiError::StreamFailed { .. } => {
                 "the model failed while answering; send the message again".into()
             }
+            OpenAiError::NoAnswer { seconds } => format!(
+                "the model did not start answering within {seconds} s; send the message again \
+                 later, and tell an administrator if it keeps happening"
+            ),
+            OpenAiError::Stalled { seconds } => format!(
+                "the model stopped answering for {seconds} s before it finished; send the message \
+                 again"
+            ),
+            OpenAiError::LineTooLong { kib } => format!(
+                "the model's endpoint sent a line longer than {kib} KiB, more than the server \
+                 accepts; send the message again, and tell an administrator if it keeps happening"
+            ),
+            OpenAiError::TooManyCalls { max } => format!(
+                "the model made more than {max} tool calls in one reply; send the message again, \
+                 perhaps asking for less at once"
+            ),
+            OpenAiError::ArgumentsTooLong { kib, .. } => format!(
+                "the model wrote more than {kib} KiB of arguments for one tool call; send the \
+                 message again, perhaps asking for less at once"
+            ),
             OpenAiError::MissingKey { var } => format!(
                 "the model's API key is to come from the environment variable `{var}`, which is \
                  not set; ask an administrator to set it"
