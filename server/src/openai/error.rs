@@ -89,6 +89,65 @@ pub enum OpenAiError {
 }
 
 impl OpenAiError {
+    /// The error with `key` (the model's configured API key) redacted from everything it quotes,
+    /// should the endpoint have echoed it.
+    pub fn redacted(self, key: Option<&str>) -> OpenAiError {
+        let Some(key) = key else {
+            return self;
+        };
+        let r = |text: String| redact(&text, Some(key));
+        match self {
+            OpenAiError::ContextOverflow { message } => OpenAiError::ContextOverflow {
+                message: r(message),
+            },
+            OpenAiError::Unauthorized { status, message } => OpenAiError::Unauthorized {
+                status,
+                message: r(message),
+            },
+            OpenAiError::RateLimited {
+                message,
+                retry_after_seconds,
+            } => OpenAiError::RateLimited {
+                message: r(message),
+                retry_after_seconds,
+            },
+            OpenAiError::NotFound { message } => OpenAiError::NotFound {
+                message: r(message),
+            },
+            OpenAiError::ServerFailed { status, message } => OpenAiError::ServerFailed {
+                status,
+                message: r(message),
+            },
+            OpenAiError::Rejected { status, message } => OpenAiError::Rejected {
+                status,
+                message: r(message),
+            },
+            OpenAiError::Unreachable { url, reason } => OpenAiError::Unreachable {
+                url,
+                reason: r(reason),
+            },
+            OpenAiError::Request { url, reason } => OpenAiError::Request {
+                url,
+                reason: r(reason),
+            },
+            OpenAiError::Interrupted { reason } => OpenAiError::Interrupted { reason: r(reason) },
+            OpenAiError::BadChunk { reason, start } => OpenAiError::BadChunk {
+                reason: r(reason),
+                start: r(start),
+            },
+            OpenAiError::StreamFailed { message } => OpenAiError::StreamFailed {
+                message: r(message),
+            },
+            other @ (OpenAiError::Truncated
+            | OpenAiError::NoAnswer { .. }
+            | OpenAiError::Stalled { .. }
+            | OpenAiError::LineTooLong { .. }
+            | OpenAiError::TooManyCalls { .. }
+            | OpenAiError::ArgumentsTooLong { .. }
+            | OpenAiError::MissingKey { .. }) => other,
+        }
+    }
+
     /// What went wrong and what to do, for the person who sent the message: never what the
     /// endpoint sent, which may echo part of a key or be a raw body (the error's `Display`, for
     /// the server's log, quotes it).
@@ -231,13 +290,62 @@ pub fn classify_stream_error(error: &Value) -> OpenAiError {
     }
 }
 
-/// `text` cut to [`QUOTED_CHARS`] characters, never inside one, with an ellipsis when cut.
+/// `text` with anything key-like redacted ([`redact`]), cut to [`QUOTED_CHARS`] characters,
+/// never inside one, with an ellipsis when cut.
 pub(crate) fn quote(text: &str) -> String {
-    let text = text.trim();
+    let text = redact(text.trim(), None);
     match text.grapheme_indices(true).nth(QUOTED_CHARS) {
         Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
+        None => text,
     }
+}
+
+/// What a redacted secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// `text` with anything key-like replaced by [`REDACTED`]: the configured `key` itself, a token
+/// starting `sk-` or `sk_`, the token after `Bearer` or `Basic`, and a value written after a
+/// name ending in `key`, `token`, `secret` or `password` with `:` or `=` (`"api_key": "…"`,
+/// `token=…`). An endpoint's error body may echo the key it was sent.
+pub fn redact(text: &str, key: Option<&str>) -> String {
+    let text = match key.map(str::trim).filter(|key| key.len() >= 4) {
+        Some(key) => text.replace(key, REDACTED),
+        None => text.to_string(),
+    };
+    let is_token = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '*' | '…');
+    let mut out = String::with_capacity(text.len());
+    // The token before the current one, and what has been written since it.
+    let mut previous = String::new();
+    let mut between = String::new();
+    let mut rest = text.as_str();
+    while let Some(first) = rest.chars().next() {
+        if !is_token(first) {
+            out.push(first);
+            between.push(first);
+            rest = &rest[first.len_utf8()..];
+            continue;
+        }
+        let end = rest.find(|c: char| !is_token(c)).unwrap_or(rest.len());
+        let (token, after) = rest.split_at(end);
+        let name = previous.to_lowercase();
+        let secret = token.starts_with("sk-") && token.len() > 6
+            || token.starts_with("sk_") && token.len() > 6
+            || (matches!(name.as_str(), "bearer" | "basic")
+                && !between.is_empty()
+                && between.chars().all(char::is_whitespace))
+            || (["key", "token", "secret", "password"]
+                .iter()
+                .any(|n| name.ends_with(n))
+                && between.contains([':', '='])
+                && between
+                    .chars()
+                    .all(|c| c.is_whitespace() || matches!(c, ':' | '=' | '"' | '\'')));
+        out.push_str(if secret { REDACTED } else { token });
+        previous = token.to_string();
+        between.clear();
+        rest = after;
+    }
+    out
 }
 
 fn wait(retry_after_seconds: Option<u64>) -> String {

@@ -17,7 +17,7 @@ pub use config::{
     AnswerLimits, ApiKey, ConfigError, DEFAULT_CONNECT_TIMEOUT_SECONDS, OpenAiConfig, RetryPolicy,
 };
 pub use decode::{StreamDecoder, events};
-pub use error::{OpenAiError, classify, classify_stream_error};
+pub use error::{OpenAiError, REDACTED, classify, classify_stream_error, redact};
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -101,7 +101,7 @@ impl OpenAiModel {
     /// call refused with HTTP 429 or 5xx is made again as the model's [`RetryPolicy`] says. The
     /// answer's first piece must come within the first-byte timeout and each next one within the
     /// idle timeout; its lines, calls and arguments must keep within the model's
-    /// [`AnswerLimits`].
+    /// [`AnswerLimits`]. The model's API key is redacted from every error.
     pub fn send(&self, body: Value) -> EventStream {
         let call = Call {
             client: self.client.clone(),
@@ -110,7 +110,12 @@ impl OpenAiModel {
             body: bytes::Bytes::from(body.to_string()),
             config: self.config.clone(),
         };
-        Box::pin(call.open().try_flatten_stream())
+        let key = self.key.clone();
+        Box::pin(
+            call.open()
+                .try_flatten_stream()
+                .map_err(move |error| error.redacted(key.as_ref().map(|Key(key)| key.as_str()))),
+        )
     }
 }
 
@@ -163,13 +168,17 @@ impl Call {
             tracing::info!(
                 "{} refused a call ({}); trying again in {} s",
                 self.url,
-                refused.error,
+                refused.error.clone().redacted(self.key()),
                 wait.as_secs_f64()
             );
             tokio::time::sleep(wait).await;
             waited = waited.saturating_add(wait);
             retries += 1;
         }
+    }
+
+    fn key(&self) -> Option<&str> {
+        self.key.as_ref().map(|Key(key)| key.as_str())
     }
 
     /// Sends the request once and checks the answer's head; the body is then read as a stream.
@@ -255,8 +264,9 @@ impl Call {
         ))
     }
 
-    /// At most `max_error_body_bytes` of a body the endpoint sent instead of an answer; the rest
-    /// is not read. Reading stops too when the body goes quiet for the idle timeout.
+    /// At most `max_error_body_bytes` of a body the endpoint sent instead of an answer, with the
+    /// model's key redacted; the rest is not read. Reading stops too when the body goes quiet for
+    /// the idle timeout.
     async fn read_capped(&self, mut response: reqwest::Response) -> String {
         let max = self.config.limits.max_error_body_bytes;
         let mut body: Vec<u8> = Vec::new();
@@ -269,7 +279,7 @@ impl Call {
                 _ => break,
             }
         }
-        String::from_utf8_lossy(&body).into_owned()
+        redact(&String::from_utf8_lossy(&body), self.key())
     }
 }
 
