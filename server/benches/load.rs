@@ -3,8 +3,9 @@
 //!
 //! Each conversation gets one message; its turn's events are read as server-sent events. A third
 //! of the streams drop their connection midway and reconnect with `Last-Event-ID`. Every stream
-//! must see each event id exactly once, in order, ending with the turn's end, and the text it
-//! assembled must equal the answer the server stored. Printed: time to the first event (post sent
+//! must see each event id exactly once, in order (each id the one before plus the event's weight,
+//! `server/src/events.rs`), ending with the turn's end, and the text it assembled must equal the
+//! answer the server stored. Printed: time to the first event (post sent
 //! → first event read), the run's length, and the server's memory per open stream.
 //!
 //! `cargo bench -p portal-server --bench load [-- --conversations N --pace F]`; run by
@@ -245,12 +246,21 @@ async fn converse(client: reqwest::Client, base: String, number: usize) -> Outco
     if !ended {
         problems.push(format!("{id}: the turn never ended"));
     }
-    for (position, event) in seen.iter().enumerate() {
-        if event.id != position as u64 + 1 {
+    // An event's id is the previous one plus its weight: a delta's text in bytes, 1 for every
+    // other event these turns stream (no compaction), so a gap or a repeat shows.
+    let mut due = 0;
+    for event in &seen {
+        due += match event.name.as_str() {
+            "delta" => serde_json::from_str::<Value>(&event.data)
+                .ok()
+                .and_then(|v| v["text"].as_str().map(|t| t.len() as u64))
+                .unwrap_or(0),
+            _ => 1,
+        };
+        if event.id != due {
             problems.push(format!(
-                "{id}: event {} came where {} was due (lost or duplicated)",
-                event.id,
-                position + 1
+                "{id}: event {} came where {due} was due (lost or duplicated)",
+                event.id
             ));
             break;
         }

@@ -1,64 +1,717 @@
-//! The event log of a running turn: every event it produced, numbered, so that a browser that
-//! reconnects with `Last-Event-ID` resumes where it left off, losing and duplicating nothing.
+//! The event log of a turn: every event it produced, numbered so that a browser that reconnects
+//! with `Last-Event-ID` resumes where it left off, losing and duplicating nothing, also after the
+//! server restarted.
+//!
+//! An event's id is its place in the turn's stored content: the sum of the weights of the events
+//! up to and including it. A delta weighs its text's length in bytes; a message start, a block
+//! start, a block end, a compaction and a turn end weigh 1. So a streamed block's deltas end at
+//! the same id however the model split its text, and a log rebuilt from the stored turn
+//! ([`TurnLog::rebuilt`]), where each block is one delta, numbers every event the same way: the
+//! numbering is a function of the stored blocks. What storage does not keep weighs 0 and shares
+//! the id before it: a compaction's start (its block is written only when the summary is,
+//! rule C5), the end of a compaction that failed, and a message announced again after a failed
+//! compaction left it empty.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use futures_util::Stream;
 use portal_core::stream::TurnEvent;
+use portal_core::turn_state::{call_header, event_text};
+use portal_core::{Awaiting, Block, BlockKind, Role, Turn, TurnStatus};
 use tokio::sync::watch;
+
+/// How event streams are kept: heartbeats while a turn is quiet, how long a stream waits for a
+/// turn that makes no progress, and how long a turn's log stays in memory once it ended or paused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// A comment line is sent after this long without an event, so proxies and browsers keep the
+    /// connection and a reader that left is noticed. **Decision:** 15 s.
+    pub heartbeat: Duration,
+    /// A stream that sent nothing new for this long closes; a browser reconnects on its own with
+    /// `Last-Event-ID`. **Decision:** 5 minutes.
+    pub idle: Duration,
+    /// How long the log of a turn that ended or paused is kept in memory; after that it is
+    /// rebuilt from storage when read. **Decision:** 10 minutes.
+    pub linger: Duration,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        StreamLimits {
+            heartbeat: Duration::from_secs(15),
+            idle: Duration::from_secs(300),
+            linger: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Why a failed turn failed when its log is rebuilt from storage, which does not keep the reason.
+const REBUILT_FAILURE: &str = "The turn failed; the server's log says why. Send the message \
+                                   again.";
 
 /// A turn's events so far, shared between the turn loop and every stream that reads them.
 #[derive(Debug)]
 pub struct TurnLog {
-    events: Mutex<Vec<TurnEvent>>,
-    count: watch::Sender<usize>,
+    state: Mutex<State>,
+    changed: watch::Sender<()>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    entries: Vec<Entry>,
+    /// The id of the last event: the weight of everything so far.
+    end: u64,
+    /// Whether a run is writing to the log: readers at its end wait for more.
+    running: bool,
+    /// The message the last `message_start` announced.
+    announced: Option<usize>,
+    /// The compaction block being written, whose end without `compacted` means it failed.
+    compaction: Option<(usize, usize)>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    /// The id of the event before it.
+    start: u64,
+    /// The event's id.
+    end: u64,
+    event: TurnEvent,
+}
+
+impl Entry {
+    /// Whether a reader that read up to id `after` still has to read this event: it ends after
+    /// `after`, or weighs nothing and sits right at `after` (the reader may not have seen it; an
+    /// event that weighs nothing is idempotent for a front end).
+    fn unread(&self, after: u64) -> bool {
+        self.end > after || (self.end == after && self.start == self.end)
+    }
+
+    /// The event for a reader that read up to `after`: a delta it read part of comes as the rest
+    /// of its text (after a restart, the streamed deltas of a block are one delta).
+    fn rest(&self, after: u64) -> TurnEvent {
+        match &self.event {
+            TurnEvent::Delta {
+                message,
+                block,
+                text,
+            } if self.start < after => {
+                // `after - start` is below the delta's weight, its text's length.
+                let mut at = usize::try_from(after - self.start).unwrap_or(text.len());
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                TurnEvent::Delta {
+                    message: *message,
+                    block: *block,
+                    text: text[at..].to_string(),
+                }
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+impl State {
+    fn push(&mut self, event: TurnEvent) {
+        let weight = match &event {
+            TurnEvent::MessageStart { message, .. } => {
+                u64::from(self.announced.replace(*message) != Some(*message))
+            }
+            TurnEvent::BlockStart {
+                message,
+                block,
+                kind: BlockKind::Compaction,
+                ..
+            } => {
+                self.compaction = Some((*message, *block));
+                0
+            }
+            TurnEvent::BlockEnd { message, block }
+                if self.compaction == Some((*message, *block)) =>
+            {
+                self.compaction = None;
+                0
+            }
+            TurnEvent::Delta { text, .. } => {
+                if text.is_empty() {
+                    return;
+                }
+                u64::try_from(text.len()).unwrap_or(u64::MAX)
+            }
+            TurnEvent::Compacted { .. } => {
+                self.compaction = None;
+                1
+            }
+            TurnEvent::TurnEnd { .. } => {
+                self.running = false;
+                1
+            }
+            TurnEvent::BlockStart { .. } | TurnEvent::BlockEnd { .. } => 1,
+        };
+        let start = self.end;
+        self.end = start.saturating_add(weight);
+        self.entries.push(Entry {
+            start,
+            end: self.end,
+            event,
+        });
+    }
+
+    /// What a reader at `cursor` that read up to `after` gets next.
+    fn next(&self, reader: &mut Reader) -> Next {
+        let cursor = *reader.cursor.get_or_insert_with(|| {
+            self.entries
+                .partition_point(|entry| !entry.unread(reader.after))
+        });
+        let unread = self.entries[cursor.min(self.entries.len())..]
+            .iter()
+            .position(|entry| entry.unread(reader.after))
+            .map(|skipped| cursor + skipped);
+        if let Some(at) = unread {
+            let entry = &self.entries[at];
+            reader.cursor = Some(at + 1);
+            reader.sent = true;
+            let last = at + 1 == self.entries.len() && !self.running;
+            return Next::Send {
+                id: entry.end,
+                event: entry.rest(reader.after),
+                last: last && matches!(entry.event, TurnEvent::TurnEnd { .. }),
+            };
+        }
+        reader.cursor = Some(self.entries.len());
+        if self.running {
+            return Next::Wait;
+        }
+        // Nothing after `after` and nothing more to come: a reader at or past the end (a browser
+        // reconnecting on its own after the turn's end) gets the end again.
+        match self.entries.last() {
+            Some(entry) if !reader.sent && matches!(entry.event, TurnEvent::TurnEnd { .. }) => {
+                reader.sent = true;
+                Next::Send {
+                    id: entry.end,
+                    event: entry.event.clone(),
+                    last: true,
+                }
+            }
+            _ => Next::End,
+        }
+    }
+}
+
+/// Where one stream is in a log.
+#[derive(Debug)]
+struct Reader {
+    /// The id of the last event the reader has.
+    after: u64,
+    /// The next entry to look at, once placed.
+    cursor: Option<usize>,
+    /// Whether the stream sent anything yet.
+    sent: bool,
+}
+
+enum Next {
+    Send {
+        id: u64,
+        event: TurnEvent,
+        /// The turn's end, with nothing more to come: the stream closes after it.
+        last: bool,
+    },
+    Wait,
+    End,
 }
 
 impl TurnLog {
+    /// An empty log, for a turn that has published nothing yet.
     pub fn new() -> Arc<Self> {
         Arc::new(TurnLog {
-            events: Mutex::new(Vec::new()),
-            count: watch::Sender::new(0),
+            state: Mutex::new(State::default()),
+            changed: watch::Sender::new(()),
         })
     }
 
-    /// Appends an event and wakes every reader.
-    pub fn push(&self, event: TurnEvent) {
-        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
-        events.push(event);
-        self.count.send_replace(events.len());
+    /// The log a stored turn's runs published, numbered alike: each message after the one that
+    /// opened the turn, each block whole, a `turn_end` where the turn paused, and its end once it
+    /// ended. A failed turn's reason is not stored; its end says so.
+    pub fn rebuilt(turn: &Turn) -> Arc<Self> {
+        let log = TurnLog::new();
+        {
+            let mut state = log.lock();
+            let messages = &turn.messages;
+            for (m, message) in messages.iter().enumerate().skip(1) {
+                if message.blocks.is_empty() {
+                    continue;
+                }
+                state.push(TurnEvent::MessageStart {
+                    message: m,
+                    role: message.role,
+                });
+                for (b, block) in message.blocks.iter().enumerate() {
+                    for event in block_events(m, b, block, &message.blocks) {
+                        state.push(event);
+                    }
+                }
+                if paused_after(messages, m) {
+                    state.push(TurnEvent::TurnEnd {
+                        status: TurnStatus::Paused,
+                        reason: None,
+                    });
+                }
+            }
+            let paused_last = matches!(
+                state.entries.last(),
+                Some(Entry {
+                    event: TurnEvent::TurnEnd {
+                        status: TurnStatus::Paused,
+                        ..
+                    },
+                    ..
+                })
+            );
+            match turn.status {
+                TurnStatus::Running => {}
+                TurnStatus::Paused if paused_last => {}
+                status => state.push(TurnEvent::TurnEnd {
+                    status,
+                    reason: (status == TurnStatus::Failed).then(|| REBUILT_FAILURE.to_string()),
+                }),
+            }
+            state.running = false;
+        }
+        log
     }
 
-    /// The events from position `from` on (0-based), as `(id, event)` with 1-based ids, ending after
-    /// a `turn_end` that is the log's last event when read. A paused turn's `turn_end` ends the
-    /// stream; when the turn resumes, its events continue the same log and numbering, so a
-    /// browser reconnecting with `Last-Event-ID` reads on.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Appends an event and wakes every reader. An empty delta carries nothing and is left out.
+    pub fn push(&self, event: TurnEvent) {
+        self.lock().push(event);
+        self.changed.send_replace(());
+    }
+
+    /// A run starts writing to the log: readers at its end wait for its events. The `turn_end`
+    /// the run pushes when it stops or pauses ends that.
+    pub fn resume(&self) {
+        self.lock().running = true;
+        self.changed.send_replace(());
+    }
+
+    /// The events after id `after`, as `(id, event)`. A delta read in part comes as the rest of
+    /// its text. The stream ends after a `turn_end` that is the log's last event with no run
+    /// writing; a reader at or past such an end gets that `turn_end` again, then the stream ends.
+    /// While a run writes, the stream waits for its events, and ends after `idle` without one. A
+    /// paused turn's `turn_end` ends the stream; when the turn resumes, its events continue the
+    /// same numbering, so a browser reconnecting with `Last-Event-ID` reads on.
     pub fn read_from(
         self: &Arc<Self>,
-        from: usize,
-    ) -> impl Stream<Item = (usize, TurnEvent)> + use<> {
+        after: u64,
+        idle: Duration,
+    ) -> impl Stream<Item = (u64, TurnEvent)> + use<> {
         let log = Arc::clone(self);
-        let count = self.count.subscribe();
+        let changed = self.changed.subscribe();
+        let reader = Reader {
+            after,
+            cursor: None,
+            sent: false,
+        };
         futures_util::stream::unfold(
-            (log, count, from, false),
-            |(log, mut count, next, ended)| async move {
+            (log, changed, reader, false),
+            move |(log, mut changed, mut reader, ended)| async move {
                 if ended {
                     return None;
                 }
                 loop {
-                    let (event, last) = {
-                        let events = log.events.lock().unwrap_or_else(|e| e.into_inner());
-                        (events.get(next).cloned(), next + 1 == events.len())
-                    };
-                    if let Some(event) = event {
-                        let ended = last && matches!(event, TurnEvent::TurnEnd { .. });
-                        return Some(((next + 1, event), (log, count, next + 1, ended)));
-                    }
-                    if count.changed().await.is_err() {
-                        return None;
+                    let next = log.lock().next(&mut reader);
+                    match next {
+                        Next::Send { id, event, last } => {
+                            return Some(((id, event), (log, changed, reader, last)));
+                        }
+                        Next::End => return None,
+                        Next::Wait => match tokio::time::timeout(idle, changed.changed()).await {
+                            Ok(Ok(())) => {}
+                            Ok(Err(_)) | Err(_) => return None,
+                        },
                     }
                 }
             },
         )
+    }
+}
+
+/// The events of a block written whole at `position` of `message`: its start, naming its call
+/// (`siblings` is its message, where an approval request finds its call's tool name), its text
+/// as one delta, as core's `call_header` and `event_text` define them, and its end. A compaction
+/// block is its start and `compacted`.
+pub(crate) fn block_events(
+    message: usize,
+    position: usize,
+    block: &Block,
+    siblings: &[Block],
+) -> Vec<TurnEvent> {
+    let start = TurnEvent::BlockStart {
+        message,
+        block: position,
+        kind: block.kind(),
+        call: call_header(block, siblings),
+    };
+    if let Block::Compaction {
+        summary,
+        trigger,
+        covers,
+        ..
+    } = block
+    {
+        return vec![
+            start,
+            TurnEvent::Compacted {
+                message,
+                block: position,
+                trigger: *trigger,
+                covers: *covers,
+                summary: summary.clone(),
+            },
+        ];
+    }
+    let mut events = vec![start];
+    if let Some(text) = event_text(block).filter(|t| !t.is_empty()) {
+        events.push(TurnEvent::Delta {
+            message,
+            block: position,
+            text,
+        });
+    }
+    events.push(TurnEvent::BlockEnd {
+        message,
+        block: position,
+    });
+    events
+}
+
+/// Whether a run paused after message `m`: after an assistant message with approval requests,
+/// or with a question, after it or after the tool message that answers its other calls "not run"
+/// (`turn::gate`).
+fn paused_after(messages: &[portal_core::Message], m: usize) -> bool {
+    let asks = |i: usize| {
+        messages
+            .get(i)
+            .filter(|message| message.role == Role::Assistant)
+            .map(|message| Awaiting::of_blocks(&message.blocks))
+            .filter(|awaiting| awaiting.question || !awaiting.approvals.is_empty())
+    };
+    let next_is_tool = messages.get(m + 1).is_some_and(|n| n.role == Role::Tool);
+    match (asks(m), messages[m].role) {
+        (Some(awaiting), _) => !(awaiting.question && next_is_tool),
+        (None, Role::Tool) => m
+            .checked_sub(1)
+            .and_then(asks)
+            .is_some_and(|awaiting| awaiting.question),
+        (None, _) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use portal_core::block::{CompactionTrigger, TurnsCovered};
+    use portal_core::{Message, TurnKind};
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(role: Role, blocks: Vec<Block>) -> Message {
+        Message::new(role, blocks)
+    }
+
+    fn text_block(text: &str) -> Block {
+        Block::text(text)
+    }
+
+    /// A turn that compacted, asked a question with another call answered "not run", was
+    /// answered, asked approval for a call, was approved, and ended with thinking and text.
+    fn turn(status: TurnStatus) -> Turn {
+        let compaction = Block::Compaction {
+            summary: "Earlier: scripts.".into(),
+            trigger: CompactionTrigger::Auto,
+            covers: TurnsCovered { first: 1, last: 2 },
+            kept_messages: 0,
+        };
+        let call = |id: &str, name: &str| Block::ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input: json!({"text": "héllo"}),
+        };
+        Turn {
+            index: 3,
+            kind: TurnKind::Chat,
+            status,
+            effort: None,
+            context_tokens: None,
+            trace: Vec::new(),
+            messages: vec![
+                message(Role::User, vec![text_block("Tell me")]),
+                message(
+                    Role::Assistant,
+                    vec![
+                        compaction,
+                        Block::Thinking {
+                            text: "Let me ask 🤔".into(),
+                        },
+                        call("c1", "count_characters"),
+                        Block::ClarificationRequest {
+                            id: "c2".into(),
+                            question: "Which script?".into(),
+                        },
+                    ],
+                ),
+                message(
+                    Role::Tool,
+                    vec![Block::ToolResult {
+                        call_id: "c1".into(),
+                        content: "Not run".into(),
+                        is_error: true,
+                    }],
+                ),
+                message(Role::User, vec![text_block("Latin")]),
+                message(
+                    Role::Assistant,
+                    vec![
+                        call("c3", "publish_note"),
+                        Block::ApprovalRequest {
+                            call_id: "c3".into(),
+                            summary: "Publish?".into(),
+                        },
+                    ],
+                ),
+                message(
+                    Role::Tool,
+                    vec![Block::ToolResult {
+                        call_id: "c3".into(),
+                        content: "Published".into(),
+                        is_error: false,
+                    }],
+                ),
+                message(
+                    Role::Assistant,
+                    vec![
+                        Block::Thinking {
+                            text: "Done".into(),
+                        },
+                        text_block("Here it is: 日本語 👩‍💻."),
+                    ],
+                ),
+            ],
+        }
+    }
+
+    /// What the turn loop publishes for [`turn`], the model's text split into pieces of
+    /// `piece` characters, with a failed compaction attempt before the last reply.
+    fn live(turn: &Turn, piece: usize) -> Arc<TurnLog> {
+        let log = TurnLog::new();
+        log.resume();
+        let streamed = |log: &TurnLog, m: usize, b: usize, kind: BlockKind, text: &str| {
+            log.push(TurnEvent::BlockStart {
+                message: m,
+                block: b,
+                kind,
+                call: None,
+            });
+            let chars: Vec<char> = text.chars().collect();
+            for chunk in chars.chunks(piece) {
+                log.push(TurnEvent::Delta {
+                    message: m,
+                    block: b,
+                    text: chunk.iter().collect(),
+                });
+            }
+            log.push(TurnEvent::BlockEnd {
+                message: m,
+                block: b,
+            });
+        };
+        let whole = |log: &TurnLog, m: usize, b: usize| {
+            let blocks = &turn.messages[m].blocks;
+            for event in block_events(m, b, &blocks[b], blocks) {
+                log.push(event);
+            }
+        };
+        let start = |log: &TurnLog, m: usize| {
+            log.push(TurnEvent::MessageStart {
+                message: m,
+                role: turn.messages[m].role,
+            })
+        };
+        let pause = |log: &TurnLog| {
+            log.push(TurnEvent::TurnEnd {
+                status: TurnStatus::Paused,
+                reason: None,
+            });
+            log.resume();
+        };
+        start(&log, 1);
+        whole(&log, 1, 0);
+        streamed(&log, 1, 1, BlockKind::Thinking, "Let me ask 🤔");
+        whole(&log, 1, 2);
+        whole(&log, 1, 3);
+        start(&log, 2);
+        whole(&log, 2, 0);
+        pause(&log);
+        start(&log, 3);
+        whole(&log, 3, 0);
+        start(&log, 4);
+        whole(&log, 4, 0);
+        whole(&log, 4, 1);
+        pause(&log);
+        start(&log, 5);
+        whole(&log, 5, 0);
+        // A compaction that failed: nothing stored, and the message is announced again.
+        start(&log, 6);
+        log.push(TurnEvent::BlockStart {
+            message: 6,
+            block: 0,
+            kind: BlockKind::Compaction,
+            call: None,
+        });
+        log.push(TurnEvent::BlockEnd {
+            message: 6,
+            block: 0,
+        });
+        start(&log, 6);
+        streamed(&log, 6, 0, BlockKind::Thinking, "Done");
+        streamed(&log, 6, 1, BlockKind::Text, "Here it is: 日本語 👩‍💻.");
+        log.push(TurnEvent::TurnEnd {
+            status: turn.status,
+            reason: None,
+        });
+        log
+    }
+
+    fn entries(log: &TurnLog) -> Vec<(u64, TurnEvent)> {
+        log.lock()
+            .entries
+            .iter()
+            .map(|e| (e.end, e.event.clone()))
+            .collect()
+    }
+
+    async fn read(log: &Arc<TurnLog>, after: u64) -> Vec<(u64, TurnEvent)> {
+        use futures_util::StreamExt;
+        log.read_from(after, Duration::from_secs(5)).collect().await
+    }
+
+    #[test]
+    fn a_rebuilt_log_numbers_every_stored_event_as_the_live_log_did_however_text_was_split() {
+        let stored = turn(TurnStatus::Completed);
+        let rebuilt = entries(&TurnLog::rebuilt(&stored));
+        for piece in [1, 2, 5, 100] {
+            let live = entries(&live(&stored, piece));
+            let weighted = |events: &[(u64, TurnEvent)]| -> Vec<(u64, TurnEvent)> {
+                let mut kept: Vec<(u64, TurnEvent)> = Vec::new();
+                for (id, event) in events {
+                    if matches!(event, TurnEvent::Delta { .. }) {
+                        continue;
+                    }
+                    if kept.last().is_some_and(|(last, _)| last == id) {
+                        continue; // weighs nothing: not stored
+                    }
+                    kept.push((*id, event.clone()));
+                }
+                kept
+            };
+            assert_eq!(weighted(&live), weighted(&rebuilt), "pieces of {piece}");
+            assert_eq!(live.last(), rebuilt.last());
+        }
+        assert_eq!(
+            rebuilt
+                .iter()
+                .filter(|(_, e)| matches!(
+                    e,
+                    TurnEvent::TurnEnd {
+                        status: TurnStatus::Paused,
+                        ..
+                    }
+                ))
+                .count(),
+            2,
+            "both pauses"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reader_resumes_from_any_id_of_the_live_log_on_the_rebuilt_one_losing_nothing() {
+        let stored = turn(TurnStatus::Completed);
+        let live = live(&stored, 3);
+        let rebuilt = TurnLog::rebuilt(&stored);
+        let all = read(&live, 0).await;
+        let text = |events: &[(u64, TurnEvent)]| -> String {
+            events
+                .iter()
+                .filter_map(|(_, e)| match e {
+                    TurnEvent::Delta { text, .. } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect()
+        };
+        for at in 0..all.len() {
+            let (seen, _) = all[at];
+            let rest = read(&rebuilt, seen).await;
+            let mut joined = all[..=at].to_vec();
+            joined.extend(rest.iter().cloned());
+            assert_eq!(text(&joined), text(&all), "resumed after {seen}");
+            assert!(rest.iter().all(|(id, _)| *id >= seen), "after {seen}");
+            assert_eq!(rest.last(), all.last(), "after {seen}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reader_at_or_past_the_end_gets_the_end_again_and_the_stream_closes() {
+        let log = TurnLog::rebuilt(&turn(TurnStatus::Failed));
+        let last = log.lock().end;
+        let end = (
+            last,
+            TurnEvent::TurnEnd {
+                status: TurnStatus::Failed,
+                reason: Some(REBUILT_FAILURE.into()),
+            },
+        );
+        for after in [last, last + 1, u64::MAX] {
+            assert_eq!(
+                read(&log, after).await,
+                std::slice::from_ref(&end),
+                "after {after}"
+            );
+        }
+        assert_eq!(read(&log, last - 1).await, [end]);
+    }
+
+    #[tokio::test]
+    async fn a_reader_waits_while_a_run_writes_and_leaves_after_the_idle_limit() {
+        use futures_util::StreamExt;
+        let log = TurnLog::rebuilt(&turn(TurnStatus::Paused));
+        let paused = log.lock().end;
+        log.resume();
+        let mut stream = Box::pin(log.read_from(paused, Duration::from_millis(200)));
+        let writer = Arc::clone(&log);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            writer.push(TurnEvent::MessageStart {
+                message: 5,
+                role: Role::Tool,
+            });
+        });
+        let next = stream.next().await;
+        assert_eq!(
+            next,
+            Some((
+                paused + 1,
+                TurnEvent::MessageStart {
+                    message: 5,
+                    role: Role::Tool
+                }
+            ))
+        );
+        let started = std::time::Instant::now();
+        assert_eq!(stream.next().await, None, "idle");
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 }

@@ -39,6 +39,8 @@ pub struct Config {
     pub limits: limits::Limits,
     /// Timeouts, and what local mode serves.
     pub http: front::HttpConfig,
+    /// Heartbeats, the idle limit and the linger of event streams.
+    pub streams: events::StreamLimits,
 }
 
 /// Opens the server with `config` ([`Server::open`]) and serves on `listener` until the process
@@ -104,7 +106,7 @@ impl Server {
         for agent in identity.organisations().flat_map(|o| &o.agents) {
             tools.check_agent(agent)?;
         }
-        let turns = turn::Turns::new(Arc::new(storage), tools);
+        let turns = turn::Turns::new(Arc::new(storage), tools, config.streams);
         let mode = identity.mode();
         let state = api::AppState::new(turns, models, identity, skills, config.limits.clone());
         let app = api::router(state, &config.dist);

@@ -62,6 +62,17 @@ enum Command {
         /// Seconds an upload (`POST /api/attachments`) may take to be sent and answered.
         #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_UPLOAD_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
         upload_timeout: u64,
+        /// Seconds without an event after which an event stream sends a heartbeat comment.
+        #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
+        stream_heartbeat_seconds: u64,
+        /// Seconds without an event after which an event stream closes (the browser reconnects
+        /// on its own).
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+        stream_idle_seconds: u64,
+        /// Seconds the event log of a turn that ended or paused stays in memory; after that it
+        /// is rebuilt from storage when read.
+        #[arg(long, default_value_t = 600)]
+        stream_linger_seconds: u64,
     },
     /// Print the exact request a model would receive if MESSAGE were sent now.
     Prompt {
@@ -120,6 +131,9 @@ async fn main() -> anyhow::Result<()> {
             header_read_timeout,
             request_timeout,
             upload_timeout,
+            stream_heartbeat_seconds,
+            stream_idle_seconds,
+            stream_linger_seconds,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -164,6 +178,11 @@ async fn main() -> anyhow::Result<()> {
                     request_timeout: Duration::from_secs(request_timeout),
                     upload_timeout: Duration::from_secs(upload_timeout),
                     allow_remote_without_sign_in,
+                },
+                streams: portal_server::events::StreamLimits {
+                    heartbeat: Duration::from_secs(stream_heartbeat_seconds),
+                    idle: Duration::from_secs(stream_idle_seconds),
+                    linger: Duration::from_secs(stream_linger_seconds),
                 },
             };
             let server = portal_server::Server::open(&config)?;

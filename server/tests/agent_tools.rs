@@ -92,7 +92,11 @@ fn agent(tools: &[&str]) -> Agent {
 /// each prompt offered.
 async fn insist(agent: &Agent) -> (Vec<TurnEvent>, portal_core::Turn, Vec<Vec<String>>) {
     let storage: Arc<dyn Storage> = Arc::new(SqliteStorage::in_memory().expect("storage"));
-    let turns = Turns::new(Arc::clone(&storage), ToolRegistry::standard());
+    let turns = Turns::new(
+        Arc::clone(&storage),
+        ToolRegistry::standard(),
+        Default::default(),
+    );
     let id = storage
         .create_conversation(&Owner::new("local", "local"), &agent.id)
         .expect("a conversation");
@@ -117,10 +121,12 @@ async fn insist(agent: &Agent) -> (Vec<TurnEvent>, portal_core::Turn, Vec<Vec<St
         .start(&id, NewTurn::chat(message), setup)
         .await
         .expect("opens");
-    let log = turns.log(&id, turn).expect("its log");
+    let log = turns.log("local", &id, turn).await.expect("its log");
     let events = tokio::time::timeout(
         Duration::from_secs(30),
-        log.read_from(0).map(|(_, e)| e).collect::<Vec<_>>(),
+        log.read_from(0, std::time::Duration::from_secs(30))
+            .map(|(_, e)| e)
+            .collect::<Vec<_>>(),
     )
     .await
     .expect("the stream ends");
@@ -232,6 +238,7 @@ fn config(dir: &std::path::Path, data: &std::path::Path) -> portal_server::Confi
         identity: Some(Identity::load(dir).expect("the configuration loads")),
         limits: portal_server::limits::Limits::DEFAULT,
         http: portal_server::front::HttpConfig::default(),
+        streams: Default::default(),
     }
 }
 

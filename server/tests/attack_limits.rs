@@ -99,9 +99,9 @@ fn error(body: &Value) -> &str {
     body["error"].as_str().expect("an error sentence")
 }
 
-/// Sends `text` and reads the turn's events until it pauses; returns the turn and how many
-/// events it streamed.
-async fn paused_turn(server: &Server, id: &str, text: &str) -> (u32, usize) {
+/// Sends `text` and reads the turn's events until it pauses; returns the turn and the id of the
+/// last event it streamed.
+async fn paused_turn(server: &Server, id: &str, text: &str) -> (u32, u64) {
     let turn = server.send(id, text).await;
     let events = server.events(id, turn, None).await;
     assert!(
@@ -117,7 +117,8 @@ async fn paused_turn(server: &Server, id: &str, text: &str) -> (u32, usize) {
         ),
         "the turn paused"
     );
-    (turn, events.len())
+    let last = events.last().map_or(0, |(id, _)| *id);
+    (turn, last)
 }
 
 /// A valid PNG of `width` × `height` black RGB pixels whose data is written as long runs: the

@@ -285,7 +285,7 @@ mod step {
                 reason: None,
             });
             self.log
-                .read_from(0)
+                .read_from(0, std::time::Duration::from_secs(5))
                 .map(|(_, e)| e)
                 .collect::<Vec<_>>()
                 .await

@@ -193,7 +193,11 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
         fail_at,
         failing_statuses: AtomicUsize::new(failing_statuses),
     });
-    let turns = Turns::new(storage.clone(), ToolRegistry::standard());
+    let turns = Turns::new(
+        storage.clone(),
+        ToolRegistry::standard(),
+        Default::default(),
+    );
     let id = storage
         .create_conversation(&Owner::new("local", "local"), "assistant")
         .expect("a conversation");
@@ -211,10 +215,12 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
         .start(&id, message("How long is this sentence?"), setup)
         .await
         .expect("the turn opens");
-    let log = turns.log(&id, turn).expect("its log");
+    let log = turns.log("local", &id, turn).await.expect("its log");
     let events = tokio::time::timeout(
         Duration::from_secs(30),
-        log.read_from(0).map(|(_, e)| e).collect::<Vec<_>>(),
+        log.read_from(0, std::time::Duration::from_secs(30))
+            .map(|(_, e)| e)
+            .collect::<Vec<_>>(),
     )
     .await
     .expect("the stream ends");

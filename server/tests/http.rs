@@ -65,8 +65,10 @@ async fn sse_reconnect_after_the_turn_ended_loses_and_duplicates_nothing() {
     let cut = all.len() / 2;
     let rest = server.events(&id, turn, Some(all[cut - 1].0)).await;
     assert_eq!(rest, all[cut..].to_vec());
-    let ids: Vec<usize> = all.iter().map(|(id, _)| *id).collect();
-    assert_eq!(ids, (1..=all.len()).collect::<Vec<_>>());
+    assert!(
+        all.windows(2).all(|pair| pair[0].0 < pair[1].0),
+        "ids grow: {all:?}"
+    );
 }
 
 #[tokio::test]

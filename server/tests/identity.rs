@@ -119,6 +119,7 @@ async fn start() -> Server {
         identity: Some(Identity::load(&config_dir).expect("identity")),
         limits: portal_server::limits::Limits::DEFAULT,
         http: portal_server::front::HttpConfig::default(),
+        streams: Default::default(),
     };
     tokio::spawn(async move {
         if let Err(error) = portal_server::serve(listener, config).await {

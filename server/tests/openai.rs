@@ -435,6 +435,45 @@ fn other_failures_keep_their_own_kinds_and_say_what_to_do() {
 }
 
 #[test]
+fn a_key_the_endpoint_echoes_is_redacted_even_from_the_log() {
+    let error = classify(
+        401,
+        &String::from_utf8(fixture("openai-invalid-key.json")).expect("utf-8"),
+    );
+    assert_eq!(
+        error.to_string(),
+        "the endpoint refused the API key (HTTP 401): Incorrect API key provided: [redacted]; \
+         check the model's api_key"
+    );
+    for (text, redacted) in [
+        (
+            "Authorization: Bearer abc.def-123",
+            "Authorization: Bearer [redacted]",
+        ),
+        (
+            "bad key sk_live_51Habcdef, retry",
+            "bad key [redacted], retry",
+        ),
+        (
+            r#"{"api_key": "hunter2-secret"}"#,
+            r#"{"api_key": "[redacted]"}"#,
+        ),
+        ("token=abcdef&x=1", "token=[redacted]&x=1"),
+        ("the key is invalid", "the key is invalid"),
+        (
+            "maximum context length is 8192 tokens",
+            "maximum context length is 8192 tokens",
+        ),
+    ] {
+        assert_eq!(portal_server::openai::redact(text, None), redacted);
+    }
+    assert_eq!(
+        portal_server::openai::redact("you sent my-own-key-42!", Some("my-own-key-42")),
+        "you sent [redacted]!"
+    );
+}
+
+#[test]
 fn a_failed_call_tells_the_person_what_to_do_without_quoting_the_endpoint() {
     let body = |name| String::from_utf8(fixture(name)).expect("utf-8");
     // (the error, what the person is told, what the endpoint sent that must not be repeated)
@@ -442,7 +481,7 @@ fn a_failed_call_tells_the_person_what_to_do_without_quoting_the_endpoint() {
         (
             classify(401, &body("openai-invalid-key.json")),
             "ask an administrator to check the model's api_key",
-            "sk-proj",
+            "Incorrect API key provided",
         ),
         (
             classify(429, &body("openai-rate-limit.json")),
@@ -702,12 +741,15 @@ async fn endpoint(answer: Answer) -> Endpoint {
 }
 
 impl Endpoint {
+    /// A model on this endpoint that makes each call once: a refused call is not retried here
+    /// (`server/tests/attack_streams.rs` checks retries).
     fn model(&self, capabilities: ModelCapabilities) -> OpenAiModel {
-        let config = OpenAiConfig::new(
+        let mut config = OpenAiConfig::new(
             &self.base_url,
             ApiKey::Value("sk-test".into()),
             capabilities,
         );
+        config.retry.retries = 0;
         OpenAiModel::new(config).expect("model")
     }
 
@@ -965,7 +1007,9 @@ async fn the_stream_function_reads_any_byte_stream() {
         .chunks(3)
         .map(|piece| Ok(Bytes::copy_from_slice(piece)))
         .collect();
-    let items: Vec<_> = events(futures_util::stream::iter(pieces)).collect().await;
+    let items: Vec<_> = events(futures_util::stream::iter(pieces), &Default::default())
+        .collect()
+        .await;
     let got: Vec<ModelEvent> = items.into_iter().map(|item| item.expect("event")).collect();
     assert_eq!((got, None), decode(&[&bytes]));
 
@@ -973,7 +1017,9 @@ async fn the_stream_function_reads_any_byte_stream() {
         Ok(Bytes::copy_from_slice(&bytes[..200])),
         Err("connection reset by peer".into()),
     ];
-    let items: Vec<_> = events(futures_util::stream::iter(broken)).collect().await;
+    let items: Vec<_> = events(futures_util::stream::iter(broken), &Default::default())
+        .collect()
+        .await;
     assert_eq!(
         items.last(),
         Some(&Err(OpenAiError::Interrupted {

@@ -120,11 +120,12 @@ async fn send(
 }
 
 /// Where a reader resumes when it cannot send `Last-Event-ID` (a new `EventSource` after a
-/// paused turn resumed): the id of the last event it read.
+/// paused turn resumed): the id of the last event it read. Read as text, so that a value that is
+/// not an id is answered in words.
 #[derive(Debug, Default, Deserialize)]
 struct After {
     #[serde(default)]
-    after: Option<usize>,
+    after: Option<String>,
 }
 
 async fn events(
@@ -135,14 +136,11 @@ async fn events(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id).await?;
-    let log = state.turns.log(&conversation.id, turn).ok_or_else(|| {
-        ApiError(
-            StatusCode::NOT_FOUND,
-            format!(
-                "conversation `{id}` has no streamed turn {turn} here; read the conversation instead"
-            ),
-        )
-    })?;
+    let seen = last_seen(&headers, after.after.as_deref())?;
+    let log = state
+        .turns
+        .log(&caller.organisation, &conversation.id, turn)
+        .await?;
     let open = state.gates.streams.take(&caller).ok_or_else(|| {
         ApiError(
             StatusCode::TOO_MANY_REQUESTS,
@@ -153,14 +151,9 @@ async fn events(
             ),
         )
     })?;
-    let seen = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .or(after.after)
-        .unwrap_or(0);
+    let streams = *state.turns.streams();
     // The stream holds the user's place until it ends or its reader is gone.
-    let stream = log.read_from(seen).map(move |(id, event)| {
+    let stream = log.read_from(seen, streams.idle).map(move |(id, event)| {
         let _open = &open;
         let data = serde_json::to_string(&event).unwrap_or_default();
         Ok(Event::default()
@@ -168,7 +161,44 @@ async fn events(
             .event(event.name())
             .data(data))
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(streams.heartbeat)))
+}
+
+/// The id of the last event the reader has: `Last-Event-ID` (what a browser sends when it
+/// reconnects on its own, so it wins), else `?after=`, else 0 (from the start).
+fn last_seen(headers: &HeaderMap, after: Option<&str>) -> Result<u64, ApiError> {
+    if let Some(value) = headers.get("last-event-id") {
+        let text = value.to_str().map_err(|_| {
+            bad_event_id(
+                "the Last-Event-ID header",
+                &String::from_utf8_lossy(value.as_bytes()),
+            )
+        })?;
+        return event_id("the Last-Event-ID header", text);
+    }
+    after.map_or(Ok(0), |text| event_id("`after`", text))
+}
+
+/// An event id as sent: a whole number, or nothing (from the start).
+fn event_id(what: &str, text: &str) -> Result<u64, ApiError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(0);
+    }
+    text.parse().map_err(|_| bad_event_id(what, text))
+}
+
+fn bad_event_id(what: &str, text: &str) -> ApiError {
+    let shown: String = text.chars().take(40).collect();
+    let cut = if shown.len() < text.len() { "…" } else { "" };
+    ApiError(
+        StatusCode::BAD_REQUEST,
+        format!(
+            "{what} `{shown}{cut}` is not an event id; send the id of the last event read (a whole \
+             number from 0 to {}), or leave it out to read the turn from its start",
+            u64::MAX
+        ),
+    )
 }
 
 async fn cancel(

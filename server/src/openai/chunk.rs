@@ -6,12 +6,17 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::config::AnswerLimits;
 use super::error::{OpenAiError, classify_stream_error, quote};
 use crate::model::{FinishReason, ModelEvent, parse_arguments};
 
 /// What one answer's chunks have said so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct ChunkReader {
+    /// The most calls one reply may make.
+    max_calls: usize,
+    /// The longest arguments of one call, in bytes.
+    max_arguments: usize,
     calls: BTreeMap<u32, PendingCall>,
     /// The index of the call the last fragment went to, for servers that leave out `index`.
     last_call: Option<u32>,
@@ -29,6 +34,18 @@ struct PendingCall {
 }
 
 impl ChunkReader {
+    pub(crate) fn new(limits: &AnswerLimits) -> ChunkReader {
+        ChunkReader {
+            max_calls: limits.max_tool_calls,
+            max_arguments: limits.max_arguments_bytes,
+            calls: BTreeMap::new(),
+            last_call: None,
+            finish: None,
+            usage: None,
+            finished: false,
+        }
+    }
+
     /// Whether the answer has ended; later data is not read.
     pub(crate) fn is_finished(&self) -> bool {
         self.finished
@@ -71,7 +88,7 @@ impl ChunkReader {
                 continue;
             }
             if let Some(delta) = choice.delta {
-                self.delta(delta, out);
+                self.delta(delta, out)?;
             }
             if let Some(reason) = choice.finish_reason {
                 self.end_calls(out)?;
@@ -105,7 +122,7 @@ impl ChunkReader {
         self.finish.is_some()
     }
 
-    fn delta(&mut self, delta: Delta, out: &mut Vec<ModelEvent>) {
+    fn delta(&mut self, delta: Delta, out: &mut Vec<ModelEvent>) -> Result<(), OpenAiError> {
         let thinking = delta
             .reasoning_content
             .filter(|t| !t.is_empty())
@@ -119,11 +136,16 @@ impl ChunkReader {
             }
         }
         for fragment in delta.tool_calls.unwrap_or_default() {
-            self.fragment(fragment, out);
+            self.fragment(fragment, out)?;
         }
+        Ok(())
     }
 
-    fn fragment(&mut self, fragment: ToolCallDelta, out: &mut Vec<ModelEvent>) {
+    fn fragment(
+        &mut self,
+        fragment: ToolCallDelta,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), OpenAiError> {
         let id = fragment.id.filter(|id| !id.is_empty());
         let index = match (fragment.index, &id, self.last_call) {
             (Some(index), _, _) => index,
@@ -132,11 +154,22 @@ impl ChunkReader {
                 .iter()
                 .find(|(_, call)| call.id.as_deref() == Some(id))
                 .map(|(index, _)| *index)
-                .unwrap_or_else(|| self.calls.keys().next_back().map_or(0, |last| last + 1)),
+                .unwrap_or_else(|| {
+                    self.calls
+                        .keys()
+                        .next_back()
+                        .map_or(0, |last| last.saturating_add(1))
+                }),
             (None, None, Some(last)) => last,
             (None, None, None) => 0,
         };
         self.last_call = Some(index);
+        if !self.calls.contains_key(&index) && self.calls.len() >= self.max_calls {
+            return Err(OpenAiError::TooManyCalls {
+                max: self.max_calls,
+            });
+        }
+        let max_arguments = self.max_arguments;
         let call = self.calls.entry(index).or_default();
         if call.id.is_none() {
             call.id = id;
@@ -153,6 +186,12 @@ impl ChunkReader {
             Some(Value::Null) | None => String::new(),
             Some(other) => other.to_string(),
         };
+        if call.arguments.len().saturating_add(arguments.len()) > max_arguments {
+            return Err(OpenAiError::ArgumentsTooLong {
+                index,
+                kib: max_arguments.div_ceil(1024),
+            });
+        }
         call.arguments.push_str(&arguments);
         if call.started {
             if !arguments.is_empty() {
@@ -175,6 +214,7 @@ impl ChunkReader {
                 });
             }
         }
+        Ok(())
     }
 
     fn end_calls(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), OpenAiError> {

@@ -7,36 +7,52 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 
 use super::chunk::ChunkReader;
+use super::config::AnswerLimits;
 use super::error::OpenAiError;
 use super::sse::SseDecoder;
 use crate::model::ModelEvent;
 
 /// Decodes a chat completion stream's bytes, however they are split, into events.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StreamDecoder {
     sse: SseDecoder,
     chunks: ChunkReader,
 }
 
+impl Default for StreamDecoder {
+    fn default() -> Self {
+        StreamDecoder::new()
+    }
+}
+
 impl StreamDecoder {
-    /// A decoder at the start of a stream.
+    /// A decoder at the start of a stream, with the default caps.
     pub fn new() -> StreamDecoder {
-        StreamDecoder::default()
+        StreamDecoder::with_limits(&AnswerLimits::default())
+    }
+
+    /// A decoder at the start of a stream, refusing lines, calls and arguments over `limits`.
+    pub fn with_limits(limits: &AnswerLimits) -> StreamDecoder {
+        StreamDecoder {
+            sse: SseDecoder::new(limits.max_line_bytes),
+            chunks: ChunkReader::new(limits),
+        }
     }
 
     /// Reads more bytes, appending the events they complete to `out`. After an error the stream
     /// is not to be read further; `out` holds the events before it.
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<(), OpenAiError> {
         let mut data = Vec::new();
-        self.sse.push(bytes, &mut data);
-        self.read(data, out)
+        let pushed = self.sse.push(bytes, &mut data);
+        self.read(data, out)?;
+        pushed
     }
 
     /// Ends the stream. One that stopped before the model gave a finish reason or `[DONE]`, or
     /// inside an event, is [`OpenAiError::Truncated`].
     pub fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), OpenAiError> {
         let mut data = Vec::new();
-        self.sse.finish(&mut data);
+        self.sse.finish(&mut data)?;
         // An event the stream ended inside is cut short, not malformed.
         self.read(data, out).map_err(|error| match error {
             OpenAiError::BadChunk { .. } => OpenAiError::Truncated,
@@ -64,17 +80,20 @@ impl StreamDecoder {
     }
 }
 
-/// The events of a chat completion stream's bytes. The stream ends after
+/// The events of a chat completion stream's bytes, under `limits`. The stream ends after
 /// [`ModelEvent::Finished`] or after the first error; a transport error becomes
 /// [`OpenAiError::Interrupted`].
-pub fn events<S, E>(bytes: S) -> impl Stream<Item = Result<ModelEvent, OpenAiError>> + Send
+pub fn events<S, E>(
+    bytes: S,
+    limits: &AnswerLimits,
+) -> impl Stream<Item = Result<ModelEvent, OpenAiError>> + Send + use<S, E>
 where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: Display,
 {
     let state = Reading {
         bytes: Box::pin(bytes),
-        decoder: StreamDecoder::new(),
+        decoder: StreamDecoder::with_limits(limits),
         ready: VecDeque::new(),
         done: false,
     };

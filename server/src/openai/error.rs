@@ -58,6 +58,29 @@ pub enum OpenAiError {
     /// The server reported an error inside the stream.
     #[error("the model failed while answering: {message}")]
     StreamFailed { message: String },
+    /// Nothing of the answer came within the first-byte timeout.
+    #[error(
+        "the endpoint sent nothing of its answer within {seconds} s of the request (first_byte_timeout_seconds); check that the model runs and is not overloaded, or raise the timeout"
+    )]
+    NoAnswer { seconds: u64 },
+    /// The answer began, then nothing new came within the idle timeout.
+    #[error(
+        "the answer stalled: nothing new came for {seconds} s (idle_timeout_seconds); check the endpoint, or raise the timeout"
+    )]
+    Stalled { seconds: u64 },
+    /// A line of the answer's stream, or one event's data, is longer than the cap.
+    #[error(
+        "the answer's stream has a line longer than {kib} KiB (max_line_kib); check the base_url, or raise the cap"
+    )]
+    LineTooLong { kib: usize },
+    /// One reply makes more tool calls than the cap.
+    #[error("the answer makes more than {max} tool calls (max_tool_calls)")]
+    TooManyCalls { max: usize },
+    /// One tool call's arguments are longer than the cap.
+    #[error(
+        "the arguments of the answer's tool call {index} are longer than {kib} KiB (max_arguments_kib)"
+    )]
+    ArgumentsTooLong { index: u32, kib: usize },
     /// The key is to come from an environment variable that is not set.
     #[error(
         "the API key is to come from the environment variable `{var}`, which is not set; set it, or put the key in the model's api_key"
@@ -66,6 +89,65 @@ pub enum OpenAiError {
 }
 
 impl OpenAiError {
+    /// The error with `key` (the model's configured API key) redacted from everything it quotes,
+    /// should the endpoint have echoed it.
+    pub fn redacted(self, key: Option<&str>) -> OpenAiError {
+        let Some(key) = key else {
+            return self;
+        };
+        let r = |text: String| redact(&text, Some(key));
+        match self {
+            OpenAiError::ContextOverflow { message } => OpenAiError::ContextOverflow {
+                message: r(message),
+            },
+            OpenAiError::Unauthorized { status, message } => OpenAiError::Unauthorized {
+                status,
+                message: r(message),
+            },
+            OpenAiError::RateLimited {
+                message,
+                retry_after_seconds,
+            } => OpenAiError::RateLimited {
+                message: r(message),
+                retry_after_seconds,
+            },
+            OpenAiError::NotFound { message } => OpenAiError::NotFound {
+                message: r(message),
+            },
+            OpenAiError::ServerFailed { status, message } => OpenAiError::ServerFailed {
+                status,
+                message: r(message),
+            },
+            OpenAiError::Rejected { status, message } => OpenAiError::Rejected {
+                status,
+                message: r(message),
+            },
+            OpenAiError::Unreachable { url, reason } => OpenAiError::Unreachable {
+                url,
+                reason: r(reason),
+            },
+            OpenAiError::Request { url, reason } => OpenAiError::Request {
+                url,
+                reason: r(reason),
+            },
+            OpenAiError::Interrupted { reason } => OpenAiError::Interrupted { reason: r(reason) },
+            OpenAiError::BadChunk { reason, start } => OpenAiError::BadChunk {
+                reason: r(reason),
+                start: r(start),
+            },
+            OpenAiError::StreamFailed { message } => OpenAiError::StreamFailed {
+                message: r(message),
+            },
+            other @ (OpenAiError::Truncated
+            | OpenAiError::NoAnswer { .. }
+            | OpenAiError::Stalled { .. }
+            | OpenAiError::LineTooLong { .. }
+            | OpenAiError::TooManyCalls { .. }
+            | OpenAiError::ArgumentsTooLong { .. }
+            | OpenAiError::MissingKey { .. }) => other,
+        }
+    }
+
     /// What went wrong and what to do, for the person who sent the message: never what the
     /// endpoint sent, which may echo part of a key or be a raw body (the error's `Display`, for
     /// the server's log, quotes it).
@@ -108,6 +190,26 @@ impl OpenAiError {
             OpenAiError::StreamFailed { .. } => {
                 "the model failed while answering; send the message again".into()
             }
+            OpenAiError::NoAnswer { seconds } => format!(
+                "the model did not start answering within {seconds} s; send the message again \
+                 later, and tell an administrator if it keeps happening"
+            ),
+            OpenAiError::Stalled { seconds } => format!(
+                "the model stopped answering for {seconds} s before it finished; send the message \
+                 again"
+            ),
+            OpenAiError::LineTooLong { kib } => format!(
+                "the model's endpoint sent a line longer than {kib} KiB, more than the server \
+                 accepts; send the message again, and tell an administrator if it keeps happening"
+            ),
+            OpenAiError::TooManyCalls { max } => format!(
+                "the model made more than {max} tool calls in one reply; send the message again, \
+                 perhaps asking for less at once"
+            ),
+            OpenAiError::ArgumentsTooLong { kib, .. } => format!(
+                "the model wrote more than {kib} KiB of arguments for one tool call; send the \
+                 message again, perhaps asking for less at once"
+            ),
             OpenAiError::MissingKey { var } => format!(
                 "the model's API key is to come from the environment variable `{var}`, which is \
                  not set; ask an administrator to set it"
@@ -188,13 +290,62 @@ pub fn classify_stream_error(error: &Value) -> OpenAiError {
     }
 }
 
-/// `text` cut to [`QUOTED_CHARS`] characters, never inside one, with an ellipsis when cut.
+/// `text` with anything key-like redacted ([`redact`]), cut to [`QUOTED_CHARS`] characters,
+/// never inside one, with an ellipsis when cut.
 pub(crate) fn quote(text: &str) -> String {
-    let text = text.trim();
+    let text = redact(text.trim(), None);
     match text.grapheme_indices(true).nth(QUOTED_CHARS) {
         Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
+        None => text,
     }
+}
+
+/// What a redacted secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// `text` with anything key-like replaced by [`REDACTED`]: the configured `key` itself, a token
+/// starting `sk-` or `sk_`, the token after `Bearer` or `Basic`, and a value written after a
+/// name ending in `key`, `token`, `secret` or `password` with `:` or `=` (`"api_key": "…"`,
+/// `token=…`). An endpoint's error body may echo the key it was sent.
+pub fn redact(text: &str, key: Option<&str>) -> String {
+    let text = match key.map(str::trim).filter(|key| key.len() >= 4) {
+        Some(key) => text.replace(key, REDACTED),
+        None => text.to_string(),
+    };
+    let is_token = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '*' | '…');
+    let mut out = String::with_capacity(text.len());
+    // The token before the current one, and what has been written since it.
+    let mut previous = String::new();
+    let mut between = String::new();
+    let mut rest = text.as_str();
+    while let Some(first) = rest.chars().next() {
+        if !is_token(first) {
+            out.push(first);
+            between.push(first);
+            rest = &rest[first.len_utf8()..];
+            continue;
+        }
+        let end = rest.find(|c: char| !is_token(c)).unwrap_or(rest.len());
+        let (token, after) = rest.split_at(end);
+        let name = previous.to_lowercase();
+        let secret = token.starts_with("sk-") && token.len() > 6
+            || token.starts_with("sk_") && token.len() > 6
+            || (matches!(name.as_str(), "bearer" | "basic")
+                && !between.is_empty()
+                && between.chars().all(char::is_whitespace))
+            || (["key", "token", "secret", "password"]
+                .iter()
+                .any(|n| name.ends_with(n))
+                && between.contains([':', '='])
+                && between
+                    .chars()
+                    .all(|c| c.is_whitespace() || matches!(c, ':' | '=' | '"' | '\'')));
+        out.push_str(if secret { REDACTED } else { token });
+        previous = token.to_string();
+        between.clear();
+        rest = after;
+    }
+    out
 }
 
 fn wait(retry_after_seconds: Option<u64>) -> String {

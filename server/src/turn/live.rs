@@ -5,14 +5,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use portal_core::Turn;
 use tokio::sync::watch;
 
 use crate::events::TurnLog;
 use crate::storage::TurnRef;
-
-/// How long an ended turn's event log is kept for browsers that reconnect. **Decision:** 10
-/// minutes; after that (or a restart) the browser reads the conversation instead.
-pub const LINGER: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Default)]
 struct Live {
@@ -21,26 +18,44 @@ struct Live {
     /// The decisions taken on the pause the turn had with `decided_at` messages.
     decisions: HashMap<String, bool>,
     decided_at: usize,
-    /// Bumped each time the turn runs, so a lingering removal spares a resumed turn.
+    /// Bumped each time the turn runs, so a lingering release spares a resumed turn.
     generation: u64,
 }
 
 /// Live turns by conversation and index.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub(super) struct LiveTurns {
     turns: Arc<Mutex<HashMap<TurnRef, Live>>>,
+    /// How long the log of a turn that ended or paused is kept.
+    linger: Duration,
 }
 
 impl LiveTurns {
+    pub fn new(linger: Duration) -> Self {
+        LiveTurns {
+            turns: Arc::default(),
+            linger,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<TurnRef, Live>> {
         self.turns.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks the turn running: its log (continued when it has one) and a fresh cancel signal.
-    pub fn running(&self, at: &TurnRef) -> (Arc<TurnLog>, watch::Receiver<bool>) {
+    /// Marks the turn running: its log (continued when this process keeps it, rebuilt from
+    /// `stored` when the turn ran before, a new one for a fresh turn) and a fresh cancel signal.
+    pub fn running(
+        &self,
+        at: &TurnRef,
+        stored: Option<&Turn>,
+    ) -> (Arc<TurnLog>, watch::Receiver<bool>) {
         let mut turns = self.lock();
         let live = turns.entry(at.clone()).or_default();
-        let log = Arc::clone(live.log.get_or_insert_with(TurnLog::new));
+        let log = Arc::clone(
+            live.log
+                .get_or_insert_with(|| stored.map_or_else(TurnLog::new, TurnLog::rebuilt)),
+        );
+        log.resume();
         let (sender, receiver) = watch::channel(false);
         live.cancel = Some(sender);
         live.generation += 1;
@@ -51,11 +66,12 @@ impl LiveTurns {
         self.lock().get(at).and_then(|l| l.log.clone())
     }
 
-    /// The turn's log, opened now when it has none (a turn that ran before a restart).
-    pub fn log_or_new(&self, at: &TurnRef) -> Arc<TurnLog> {
+    /// The turn's log, rebuilt from `stored` when this process keeps none (a turn that ran
+    /// before a restart, or whose log was released).
+    pub fn log_or_rebuilt(&self, at: &TurnRef, stored: &Turn) -> Arc<TurnLog> {
         let mut turns = self.lock();
         let live = turns.entry(at.clone()).or_default();
-        Arc::clone(live.log.get_or_insert_with(TurnLog::new))
+        Arc::clone(live.log.get_or_insert_with(|| TurnLog::rebuilt(stored)))
     }
 
     /// Signals the running turn to stop. False when no task of this process runs it.
@@ -102,15 +118,9 @@ impl LiveTurns {
         }
     }
 
-    /// The turn paused: it can no longer be signalled, its log stays.
-    pub fn paused(&self, at: &TurnRef) {
-        if let Some(live) = self.lock().get_mut(at) {
-            live.cancel = None;
-        }
-    }
-
-    /// The turn ended: its log is dropped after [`LINGER`] unless the turn runs again.
-    pub fn ended(&self, at: &TurnRef) {
+    /// The turn stopped, ended or paused: it can no longer be signalled, and its log is released
+    /// after the linger unless the turn runs again. A paused turn's decisions so far are kept.
+    pub fn stopped(&self, at: &TurnRef) {
         let generation = {
             let mut turns = self.lock();
             let Some(live) = turns.get_mut(at) else {
@@ -122,11 +132,65 @@ impl LiveTurns {
         let turns = self.clone();
         let at = at.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(LINGER).await;
+            tokio::time::sleep(turns.linger).await;
             let mut map = turns.lock();
-            if map.get(&at).is_some_and(|l| l.generation == generation) {
-                map.remove(&at);
+            if let Some(live) = map.get_mut(&at).filter(|l| l.generation == generation) {
+                live.log = None;
+                if live.decisions.is_empty() {
+                    map.remove(&at);
+                }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use portal_core::TurnStatus;
+    use portal_core::stream::TurnEvent;
+
+    use super::*;
+    use crate::storage::ConversationId;
+
+    fn at() -> TurnRef {
+        TurnRef {
+            conversation: ConversationId::new("c"),
+            turn: 1,
+        }
+    }
+
+    fn pause(log: &TurnLog) {
+        log.push(TurnEvent::TurnEnd {
+            status: TurnStatus::Paused,
+            reason: None,
+        });
+    }
+
+    #[tokio::test]
+    async fn the_log_of_a_paused_turn_is_released_after_the_linger_and_its_decisions_kept() {
+        let live = LiveTurns::new(Duration::from_millis(50));
+        let (log, _cancel) = live.running(&at(), None);
+        pause(&log);
+        live.stopped(&at());
+        live.decide(&at(), 3, "call_1", true);
+        assert!(live.log(&at()).is_some(), "kept while it lingers");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(live.log(&at()).is_none(), "released");
+        assert!(
+            live.decide(&at(), 3, "call_1", false).is_none(),
+            "the decision is kept, so the call cannot be decided again"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_runs_again_within_the_linger_keeps_its_log() {
+        let live = LiveTurns::new(Duration::from_millis(50));
+        let (log, _cancel) = live.running(&at(), None);
+        pause(&log);
+        live.stopped(&at());
+        let (again, _cancel) = live.running(&at(), None);
+        assert!(Arc::ptr_eq(&log, &again), "the same log goes on");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(live.log(&at()).is_some(), "still running");
     }
 }

@@ -13,7 +13,6 @@ mod live;
 mod run;
 mod writer;
 
-pub use live::LINGER;
 pub use run::MAX_MODEL_CALLS;
 
 use std::sync::Arc;
@@ -24,7 +23,7 @@ use portal_core::skills::{CatalogueEntry, Skill};
 use portal_core::stream::TurnEvent;
 use portal_core::{Turn, TurnStatus};
 
-use crate::events::TurnLog;
+use crate::events::{StreamLimits, TurnLog};
 use crate::model::Model;
 use crate::storage::{AsyncStorage, ConversationId, NewTurn, Storage, StorageError, TurnRef};
 use crate::tools::ToolRegistry;
@@ -90,16 +89,23 @@ pub struct Turns {
     tools: ToolRegistry,
     prompt: PromptConfig,
     live: LiveTurns,
+    streams: StreamLimits,
 }
 
 impl Turns {
-    pub fn new(storage: Arc<dyn Storage>, tools: ToolRegistry) -> Arc<Self> {
+    pub fn new(storage: Arc<dyn Storage>, tools: ToolRegistry, streams: StreamLimits) -> Arc<Self> {
         Arc::new(Turns {
             storage: AsyncStorage::new(storage),
             tools,
             prompt: PromptConfig::default(),
-            live: LiveTurns::default(),
+            live: LiveTurns::new(streams.linger),
+            streams,
         })
+    }
+
+    /// How event streams are kept.
+    pub fn streams(&self) -> &StreamLimits {
+        &self.streams
     }
 
     /// The storage turns are written to.
@@ -125,16 +131,31 @@ impl Turns {
             conversation: conversation.clone(),
             turn: index,
         };
-        self.spawn(at, setup, run::Resume::Fresh);
+        self.spawn(at, setup, run::Resume::Fresh, None);
         Ok(index)
     }
 
-    /// The event log of a turn this process ran, if it still keeps it.
-    pub fn log(&self, conversation: &ConversationId, turn: u32) -> Option<Arc<TurnLog>> {
-        self.live.log(&TurnRef {
+    /// The event log of turn `turn`: the one this process keeps while the turn runs and for a
+    /// while after, else one rebuilt from storage with the same numbering.
+    pub async fn log(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        turn: u32,
+    ) -> Result<Arc<TurnLog>, TurnError> {
+        let at = TurnRef {
             conversation: conversation.clone(),
             turn,
-        })
+        };
+        if let Some(log) = self.live.log(&at) {
+            return Ok(log);
+        }
+        let stored = self.stored(org_id, conversation, turn).await?;
+        // A run may have started while the turn was read; its log is the one to follow.
+        Ok(self
+            .live
+            .log(&at)
+            .unwrap_or_else(|| TurnLog::rebuilt(&stored)))
     }
 
     /// Cancels a running or paused turn: it is recorded cut off (memory replays what it wrote,
@@ -145,23 +166,25 @@ impl Turns {
         conversation: &ConversationId,
         turn: u32,
     ) -> Result<(), TurnError> {
-        let status = self.status(org_id, conversation, turn).await?;
+        let stored = self.stored(org_id, conversation, turn).await?;
         let at = TurnRef {
             conversation: conversation.clone(),
             turn,
         };
-        match status {
+        match stored.status {
             TurnStatus::Running if self.live.cancel(&at) => Ok(()),
             TurnStatus::Running | TurnStatus::Paused => {
                 // Paused, or running in no task of this process: record it cut off here.
                 self.storage
                     .set_turn_status(conversation, turn, TurnStatus::CutOff)
                     .await?;
-                self.live.log_or_new(&at).push(TurnEvent::TurnEnd {
-                    status: TurnStatus::CutOff,
-                    reason: None,
-                });
-                self.live.ended(&at);
+                self.live
+                    .log_or_rebuilt(&at, &stored)
+                    .push(TurnEvent::TurnEnd {
+                        status: TurnStatus::CutOff,
+                        reason: None,
+                    });
+                self.live.stopped(&at);
                 Ok(())
             }
             ended => Err(TurnError::Ended {
@@ -219,7 +242,7 @@ impl Turns {
                 self.live.withdraw(&at, messages, call_id);
                 return Err(error.into());
             }
-            self.spawn(at, setup, run::Resume::Decided(decisions));
+            self.spawn(at, setup, run::Resume::Decided(decisions), Some(&paused));
         }
         Ok(())
     }
@@ -252,12 +275,25 @@ impl Turns {
             conversation: conversation.clone(),
             turn,
         };
-        self.spawn(at, setup, run::Resume::Answered(text.to_string()));
+        self.spawn(
+            at,
+            setup,
+            run::Resume::Answered(text.to_string()),
+            Some(&paused),
+        );
         Ok(())
     }
 
-    fn spawn(self: &Arc<Self>, at: TurnRef, setup: TurnSetup, resume: run::Resume) {
-        let (log, cancel) = self.live.running(&at);
+    /// Runs the turn in a task of its own; `stored` is the turn as stored when it resumes, whose
+    /// log is rebuilt when this process keeps none.
+    fn spawn(
+        self: &Arc<Self>,
+        at: TurnRef,
+        setup: TurnSetup,
+        resume: run::Resume,
+        stored: Option<&Turn>,
+    ) {
+        let (log, cancel) = self.live.running(&at, stored);
         tokio::spawn(run::run(Arc::clone(self), at, setup, log, cancel, resume));
     }
 
@@ -275,15 +311,6 @@ impl Turns {
                 turn,
             })
         })
-    }
-
-    async fn status(
-        &self,
-        org_id: &str,
-        conversation: &ConversationId,
-        turn: u32,
-    ) -> Result<TurnStatus, TurnError> {
-        Ok(self.stored(org_id, conversation, turn).await?.status)
     }
 
     /// The paused turn `turn`, or why it is not one.

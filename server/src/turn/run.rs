@@ -143,10 +143,7 @@ pub(super) async fn run(
     };
     let (status, reason) = record_status(&turns, &at, status, reason).await;
     log.push(TurnEvent::TurnEnd { status, reason });
-    match status {
-        TurnStatus::Paused => turns.live.paused(&at),
-        _ => turns.live.ended(&at),
-    }
+    turns.live.stopped(&at);
 }
 
 /// Records the status the run stopped with and returns what `turn_end` says. When the write

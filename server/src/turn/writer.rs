@@ -4,10 +4,9 @@
 use std::sync::Arc;
 
 use portal_core::stream::TurnEvent;
-use portal_core::turn_state::{call_header, event_text};
 use portal_core::{Block, BlockKind, Role};
 
-use crate::events::TurnLog;
+use crate::events::{TurnLog, block_events};
 use crate::storage::{AsyncStorage, ConversationId, StorageError};
 
 /// The open message of a turn and its open streamed block.
@@ -96,7 +95,7 @@ impl Writer {
 
     /// Writes a whole block: a call, a result, a request. Its start names its call and its text
     /// (a call's arguments, a result's content, a request's question or summary) is published
-    /// as one delta, as core's `call_header` and `event_text` define them.
+    /// as one delta, as [`block_events`] defines them, so a log rebuilt from storage is the same.
     pub async fn whole(&mut self, block: &Block) -> Result<usize, StorageError> {
         self.close();
         let message = self.current().await?;
@@ -107,23 +106,9 @@ impl Writer {
         if matches!(block, Block::ToolUse { .. }) {
             self.calls.push(block.clone());
         }
-        self.log.push(TurnEvent::BlockStart {
-            message,
-            block: position,
-            kind: block.kind(),
-            call: call_header(block, &self.calls),
-        });
-        if let Some(text) = event_text(block).filter(|t| !t.is_empty()) {
-            self.log.push(TurnEvent::Delta {
-                message,
-                block: position,
-                text,
-            });
+        for event in block_events(message, position, block, &self.calls) {
+            self.log.push(event);
         }
-        self.log.push(TurnEvent::BlockEnd {
-            message,
-            block: position,
-        });
         Ok(position)
     }
 

@@ -59,6 +59,7 @@ pub fn config(
         identity: None,
         limits: portal_server::limits::Limits::DEFAULT,
         http: portal_server::front::HttpConfig::default(),
+        streams: Default::default(),
     }
 }
 
@@ -207,7 +208,7 @@ impl Server {
     }
 
     /// Opens the turn's event stream after `last_id`.
-    pub async fn stream(&self, id: &str, turn: u32, last_id: Option<usize>) -> Events {
+    pub async fn stream(&self, id: &str, turn: u32, last_id: Option<u64>) -> Events {
         let mut request = self
             .client
             .get(self.url(&format!("/api/conversations/{id}/turns/{turn}/events")));
@@ -223,12 +224,7 @@ impl Server {
     }
 
     /// Reads the turn's events to the end of the stream, after `last_id`.
-    pub async fn events(
-        &self,
-        id: &str,
-        turn: u32,
-        last_id: Option<usize>,
-    ) -> Vec<(usize, TurnEvent)> {
+    pub async fn events(&self, id: &str, turn: u32, last_id: Option<u64>) -> Vec<(u64, TurnEvent)> {
         let mut events = self.stream(id, turn, last_id).await;
         let mut all = Vec::new();
         while let Some(event) = events.next().await {
@@ -249,7 +245,7 @@ pub struct Events {
 
 impl Events {
     /// The next event, or `None` when the stream ends.
-    pub async fn next(&mut self) -> Option<(usize, TurnEvent)> {
+    pub async fn next(&mut self) -> Option<(u64, TurnEvent)> {
         loop {
             if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
                 let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
@@ -265,7 +261,7 @@ impl Events {
     }
 }
 
-fn parse(frame: &str) -> (usize, TurnEvent) {
+fn parse(frame: &str) -> (u64, TurnEvent) {
     let field = |name: &str| {
         frame
             .lines()
@@ -281,7 +277,7 @@ fn parse(frame: &str) -> (usize, TurnEvent) {
 }
 
 /// The text of every delta for blocks of `message`, in order.
-pub fn streamed_text(events: &[(usize, TurnEvent)], message: usize, block: usize) -> String {
+pub fn streamed_text(events: &[(u64, TurnEvent)], message: usize, block: usize) -> String {
     events
         .iter()
         .filter_map(|(_, e)| match e {
