@@ -9,9 +9,8 @@
 mod common;
 
 use std::convert::Infallible;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -319,27 +318,7 @@ fn texts(events: &[(u64, TurnEvent)]) -> std::collections::BTreeMap<(usize, usiz
 /// `target/debug/portal serve` on a free loopback port with the demo model at `pace`; the
 /// process and where it serves, once it says so.
 fn spawn_portal(data: &Path, pace: &str) -> (Child, Server) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_portal"))
-        .args(["serve", "--port", "0", "--demo-pace", pace])
-        .arg("--data")
-        .arg(data)
-        .arg("--dist")
-        .arg(data.join("no-dist"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("portal starts");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    // The start-up log lines come first.
-    let base = loop {
-        let line = lines
-            .next()
-            .expect("portal says where it serves")
-            .expect("stdout is text");
-        if let Some(url) = line.strip_prefix("Portal is serving on ") {
-            break url.trim().to_string();
-        }
-    };
+    let (child, base) = common::spawn_portal_at(data, pace);
     (child, Server::at(base))
 }
 

@@ -78,10 +78,10 @@ pub async fn start_config(config: portal_server::Config) -> Server {
 }
 
 /// `target/debug/portal serve` on a free loopback port with its data in `data`.
-fn portal_serve(data: &Path) -> Command {
+fn portal_serve(data: &Path, pace: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_portal"));
     command
-        .args(["serve", "--port", "0", "--demo-pace", "1"])
+        .args(["serve", "--port", "0", "--demo-pace", pace])
         .arg("--data")
         .arg(data)
         .arg("--dist")
@@ -92,7 +92,12 @@ fn portal_serve(data: &Path) -> Command {
 /// Starts `portal serve` on `data`; returns the process and its address once it says it is
 /// serving (after the log lines of its start).
 pub fn spawn_portal(data: &Path) -> (Child, String) {
-    let mut child = portal_serve(data)
+    spawn_portal_at(data, "1")
+}
+
+/// [`spawn_portal`] with the demo model at `pace`.
+pub fn spawn_portal_at(data: &Path, pace: &str) -> (Child, String) {
+    let mut child = portal_serve(data, pace)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -113,7 +118,7 @@ pub fn spawn_portal(data: &Path) -> (Child, String) {
 /// Starts `portal serve` on `data` expecting it to refuse: how it exited and what it wrote to
 /// standard error. Fails the test if it is still running after `limit`.
 pub fn refused_portal(data: &Path, limit: Duration) -> (ExitStatus, String) {
-    let mut child = portal_serve(data)
+    let mut child = portal_serve(data, "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
