@@ -117,6 +117,12 @@ impl Server {
         })
     }
 
+    /// What the server answers requests with, behind its protections, for calling it in this
+    /// process (the request fuzz target) rather than over a connection.
+    pub fn router(&self) -> axum::Router {
+        self.app.clone()
+    }
+
     /// Serves the API and the web app on `listener` until the process is stopped; the data
     /// folder stays locked until this returns.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {

@@ -22,6 +22,7 @@ const TARGETS: &[(&str, &[&str])] = &[
         ],
     ),
     ("provider_sse", &["tests/fixtures/openai"]),
+    ("request_parameters", &[]),
 ];
 
 /// The flags cargo-fuzz passes to rustc for libFuzzer's coverage, without a sanitizer.
