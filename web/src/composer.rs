@@ -51,6 +51,7 @@ pub fn Composer(
         let Some(files) = input.files() else {
             return;
         };
+        let mut chosen = Vec::new();
         for file in (0..files.length()).filter_map(|i| files.item(i)) {
             let key = next_key.get_value();
             next_key.set_value(key + 1);
@@ -61,8 +62,15 @@ pub fn Composer(
                     uploaded: None,
                 })
             });
-            spawn_local(upload(file, key, attachments, problem));
+            chosen.push((file, key));
         }
+        // One upload at a time, so a handful of files never meets the server's limit on a
+        // user's uploads in flight; each chip shows "Uploading…" until its turn has come.
+        spawn_local(async move {
+            for (file, key) in chosen {
+                upload(file, key, attachments, problem).await;
+            }
+        });
         // The same file can be chosen again after it was removed.
         input.set_value("");
     };
@@ -262,32 +270,54 @@ async fn upload(
     attachments: RwSignal<Vec<Chip>>,
     problem: RwSignal<Option<String>>,
 ) {
-    let mut answer = api::upload(&file).await;
+    if attachments.with_untracked(|a| a.iter().any(|c| c.key == key)) {
+        let answer = api::upload(&file).await;
+        if let Some(id) = show(answer, key, attachments, problem) {
+            spawn_local(follow_reading(id, key, attachments, problem));
+        }
+    }
+}
+
+/// Asks how far a document's reading has got until it is read, showing it on its chip.
+async fn follow_reading(
+    id: String,
+    key: u32,
+    attachments: RwSignal<Vec<Chip>>,
+    problem: RwSignal<Option<String>>,
+) {
     loop {
-        let attached = attachments.with_untracked(|a| a.iter().any(|c| c.key == key));
-        if !attached {
+        sleep(PROGRESS_POLL_MS).await;
+        if show(api::attachment(&id).await, key, attachments, problem).is_none() {
             return;
         }
-        match answer {
-            Err(error) => {
-                attachments.update(|a| a.retain(|c| c.key != key));
-                problem.set(Some(error));
-                return;
-            }
-            Ok(attachment) => {
-                let reading = attachment.is_reading();
-                let id = attachment.id().to_string();
-                attachments.update(|a| {
-                    if let Some(chip) = a.iter_mut().find(|c| c.key == key) {
-                        chip.uploaded = Some(attachment);
-                    }
-                });
-                if !reading {
-                    return;
+    }
+}
+
+/// Shows an upload's answer on chip `key`, or drops the chip and says why; the attachment's id
+/// while a document is still being read.
+fn show(
+    answer: Result<Attachment, String>,
+    key: u32,
+    attachments: RwSignal<Vec<Chip>>,
+    problem: RwSignal<Option<String>>,
+) -> Option<String> {
+    if !attachments.with_untracked(|a| a.iter().any(|c| c.key == key)) {
+        return None;
+    }
+    match answer {
+        Err(error) => {
+            attachments.update(|a| a.retain(|c| c.key != key));
+            problem.set(Some(error));
+            None
+        }
+        Ok(attachment) => {
+            let reading = attachment.is_reading().then(|| attachment.id().to_string());
+            attachments.update(|a| {
+                if let Some(chip) = a.iter_mut().find(|c| c.key == key) {
+                    chip.uploaded = Some(attachment);
                 }
-                sleep(PROGRESS_POLL_MS).await;
-                answer = api::attachment(&id).await;
-            }
+            });
+            reading
         }
     }
 }
