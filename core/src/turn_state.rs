@@ -242,11 +242,15 @@ impl TurnState {
         (!answer.is_empty()).then(|| answer.join("\n\n"))
     }
 
-    /// The place in [`TurnState::blocks`] of the block at `message`, `block`.
+    /// The place in [`TurnState::blocks`] of the block at `message`, `block`. A compaction that
+    /// failed holds no place: nothing of it was stored, so the next block is written where it
+    /// stood.
     pub fn at(&self, message: usize, block: usize) -> Option<usize> {
-        self.blocks
-            .iter()
-            .position(|b| b.message == message && b.block == block)
+        self.blocks.iter().position(|b| {
+            b.message == message
+                && b.block == block
+                && b.compaction != Some(CompactionState::Failed)
+        })
     }
 
     /// The newest compaction block that was written, as its place in [`TurnState::blocks`].

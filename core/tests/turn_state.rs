@@ -111,6 +111,13 @@ fn c5_a_compaction_that_ends_unwritten_failed() {
     check("compaction-failed");
 }
 
+// C5: nothing of a failed compaction is stored, so the reply is written in its place; it is
+// drawn there, and the failed compaction stays drawn as nothing.
+#[test]
+fn c5_the_reply_after_a_failed_compaction_takes_its_place() {
+    check("compaction-failed-then-reply-in-its-place");
+}
+
 // A failed turn keeps its reason; the open blocks are whole, an unwritten compaction failed.
 #[test]
 fn c5_a_failed_turn_keeps_its_reason() {
