@@ -8,6 +8,10 @@
 //! answer the server stored. Printed: time to the first event (post sent
 //! → first event read), the run's length, and the server's memory per open stream.
 //!
+//! Then the mixed soak (`soak/mod.rs`): 500 workers for five minutes against a fresh server,
+//! with uploads, reconnections and pinned readers, and the time to first event against an
+//! unloaded start on the same server (`PORTAL_SOAK_STREAMS`, `PORTAL_SOAK_SECONDS`; 0 skips it).
+//!
 //! `cargo bench -p portal-server --bench load [-- --conversations N --pace F]`; run by
 //! `cargo xtask bench`, never by CI.
 
@@ -18,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::Value;
+
+mod soak;
 
 struct Options {
     conversations: usize,
@@ -56,11 +62,17 @@ impl Server {
     /// limit is raised to `streams`, room for every conversation's stream and its reconnection
     /// (a dropped stream is given back once the server notices it is gone).
     fn start(pace: f64, streams: usize) -> Server {
+        Server::start_with(pace, streams, &[])
+    }
+
+    /// As [`Server::start`], with more `portal serve` flags.
+    fn start_with(pace: f64, streams: usize, more: &[&str]) -> Server {
         let data = tempfile::tempdir().expect("a temporary data directory");
         let mut child = Command::new(env!("CARGO_BIN_EXE_portal"))
             .args(["serve", "--port", "0", "--dist", "no-web-app"])
             .args(["--demo-pace", &pace.to_string()])
             .args(["--max-streams-per-user", &streams.to_string()])
+            .args(more)
             .arg("--data")
             .arg(data.path())
             .env("RUST_LOG", "portal_server=warn")
@@ -246,30 +258,57 @@ async fn converse(client: reqwest::Client, base: String, number: usize) -> Outco
     if !ended {
         problems.push(format!("{id}: the turn never ended"));
     }
-    // An event's id is the previous one plus its weight: a delta's text in bytes, 1 for every
-    // other event these turns stream (no compaction), so a gap or a repeat shows.
-    let mut due = 0;
-    for event in &seen {
+    problems.extend(check_numbering(&id, &seen));
+    let stored_text = stored_text(&client, &base, &id, turn).await;
+    problems.extend(text_problem(&id, &streamed_text(&seen), &stored_text));
+    Outcome {
+        first_event: first_event.unwrap_or(Duration::MAX),
+        reconnected,
+        problems,
+    }
+}
+
+/// Where a stream's event ids go wrong, if they do. An event's id is the previous one plus its
+/// weight, as `server/src/events.rs` numbers them: a delta's text in bytes, a `message_start` 1
+/// for a message not announced before and 0 for one announced again, a compaction block's start
+/// and end 0, every other event 1. So a gap or a repeat shows; an event that weighs nothing and
+/// sits right at a reconnection's `Last-Event-ID` may come again (it is idempotent).
+fn check_numbering(label: &str, seen: &[WireEvent]) -> Option<String> {
+    let mut due = 0u64;
+    let mut announced = None;
+    let mut compaction = None;
+    for event in seen {
+        let v: Value = serde_json::from_str(&event.data).unwrap_or(Value::Null);
+        let at = (v["message"].as_u64(), v["block"].as_u64());
         due += match event.name.as_str() {
-            "delta" => serde_json::from_str::<Value>(&event.data)
-                .ok()
-                .and_then(|v| v["text"].as_str().map(|t| t.len() as u64))
-                .unwrap_or(0),
+            "delta" => v["text"].as_str().map_or(0, |t| t.len() as u64),
+            "message_start" => u64::from(announced.replace(at.0) != Some(at.0)),
+            "block_start" if v["kind"] == "compaction" => {
+                compaction = Some(at);
+                0
+            }
+            "block_end" if compaction == Some(at) => {
+                compaction = None;
+                0
+            }
             _ => 1,
         };
         if event.id != due {
-            problems.push(format!(
-                "{id}: event {} came where {due} was due (lost or duplicated)",
-                event.id
+            return Some(format!(
+                "{label}: event {} ({}) came where {due} was due (lost or repeated)",
+                event.id, event.name
             ));
-            break;
         }
     }
-    // The text of the thinking and text blocks as streamed; a tool call's arguments stream as
-    // deltas too, but are stored as the call's input, not as text.
+    None
+}
+
+/// The text of the thinking and text blocks as streamed; a tool call's arguments stream as
+/// deltas too, but are stored as the call's input, not as text.
+fn streamed_text(seen: &[WireEvent]) -> String {
     let mut kinds: HashMap<(u64, u64), String> = HashMap::new();
     let mut streamed = String::new();
-    for event in &seen {
+    for event in seen {
         let Ok(v) = serde_json::from_str::<Value>(&event.data) else {
             continue;
         };
@@ -292,6 +331,11 @@ async fn converse(client: reqwest::Client, base: String, number: usize) -> Outco
             _ => {}
         }
     }
+    streamed
+}
+
+/// The text of turn `turn`'s thinking and text blocks as the server stored them.
+async fn stored_text(client: &reqwest::Client, base: &str, id: &str, turn: u64) -> String {
     let stored: Value = client
         .get(format!("{base}/api/conversations/{id}"))
         .send()
@@ -300,35 +344,35 @@ async fn converse(client: reqwest::Client, base: String, number: usize) -> Outco
         .json()
         .await
         .expect("show answers JSON");
-    let stored_text: String = stored_blocks(&stored, turn)
+    stored_blocks(&stored, turn)
         .iter()
         .filter_map(|b| b["text"].as_str())
-        .collect();
-    if streamed != stored_text {
-        let same = streamed
-            .chars()
-            .zip(stored_text.chars())
-            .take_while(|(a, b)| a == b)
-            .count();
-        let around = |text: &str| {
-            text.chars()
-                .skip(same.saturating_sub(20))
-                .take(40)
-                .collect::<String>()
-        };
-        problems.push(format!(
-            "{id}: streamed {} characters but {} are stored; they part after {same}: streamed {:?}, stored {:?}",
-            streamed.chars().count(),
-            stored_text.chars().count(),
-            around(&streamed),
-            around(&stored_text),
-        ));
+        .collect()
+}
+
+/// Where the streamed text parts from the stored one, if it does.
+fn text_problem(label: &str, streamed: &str, stored_text: &str) -> Option<String> {
+    if streamed == stored_text {
+        return None;
     }
-    Outcome {
-        first_event: first_event.unwrap_or(Duration::MAX),
-        reconnected,
-        problems,
-    }
+    let same = streamed
+        .chars()
+        .zip(stored_text.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let around = |text: &str| {
+        text.chars()
+            .skip(same.saturating_sub(20))
+            .take(40)
+            .collect::<String>()
+    };
+    Some(format!(
+        "{label}: streamed {} characters but {} are stored; they part after {same}: streamed {:?}, stored {:?}",
+        streamed.chars().count(),
+        stored_text.chars().count(),
+        around(streamed),
+        around(stored_text),
+    ))
 }
 
 /// The thinking and text blocks of the turn's answers, in order, from the stored transcript.
@@ -412,9 +456,9 @@ fn main() {
     for problem in problems.iter().take(10) {
         println!("  {problem}");
     }
-    if !problems.is_empty() {
-        // Exiting skips destructors: stop the server first.
-        drop(server);
+    drop(server);
+    let soaked = soak::run(options.pace);
+    if !problems.is_empty() || !soaked {
         std::process::exit(1);
     }
 }
