@@ -217,6 +217,34 @@ fn l3_openai_request_carries_system_calls_results_and_images() {
     assert_eq!(tools, ["search", "read_tool_result", "load_skill"]);
 }
 
+// L3: a call whose arguments were not valid JSON is stored with them as text; both providers'
+// requests carry it as an object holding that text, so they stay valid (found by fuzzing).
+#[test]
+fn l3_arguments_that_are_not_an_object_replay_as_an_object() {
+    let t = portal_core::parse_transcript(
+        r#"{"version": 1, "turns": [{"index": 1, "status": "cut_off", "messages": [
+            {"role": "user", "blocks": [{"type": "text", "text": "Search"}]},
+            {"role": "assistant", "blocks": [
+                {"type": "tool_use", "id": "c1", "name": "search", "input": "No hits."}]}]}]}"#,
+    )
+    .expect("a valid transcript");
+    let prompt = assemble_with(&t, &model()).prompt;
+    let openai = openai::request(&prompt, &model(), &FakePictures);
+    check_pairing(Provider::OpenAi, &openai).unwrap();
+    let call = openai["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m["tool_calls"].as_array())
+        .expect("the call is replayed");
+    assert_eq!(
+        call[0]["function"]["arguments"],
+        r#"{"unparsed_arguments":"No hits."}"#
+    );
+    let anthropic = anthropic::request(&prompt, &model(), &EffortConfig::default(), &FakePictures);
+    check_pairing(Provider::Anthropic, &anthropic).unwrap();
+}
+
 #[test]
 fn l3_anthropic_request_alternates_and_answers_in_the_next_user_message() {
     let t = rich_transcript();

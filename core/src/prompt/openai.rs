@@ -130,10 +130,18 @@ fn assistant(entry: &Entry) -> Value {
     Value::Object(message)
 }
 
-/// Call arguments as both providers take them: an object (a missing input is an empty one).
+/// Call arguments as both providers take them: an object. A missing input is an empty one; any
+/// other input that is not an object (arguments the model wrote that were not valid JSON, kept as
+/// their text) is replayed as `{"unparsed_arguments": …}`, so the request stays valid and the
+/// model still sees what it sent.
 pub(crate) fn arguments(value: &Value) -> Value {
     match value {
         Value::Null => Value::Object(Map::new()),
-        other => other.clone(),
+        Value::Object(_) => value.clone(),
+        other => {
+            let mut wrapped = Map::new();
+            wrapped.insert("unparsed_arguments".to_string(), other.clone());
+            Value::Object(wrapped)
+        }
     }
 }
