@@ -252,7 +252,7 @@ fn a_picture_past_the_pixel_budget_is_refused_from_its_header_before_decoding() 
     let mut forged = png(1, 1);
     forged[16..20].copy_from_slice(&8000u32.to_be_bytes());
     forged[20..24].copy_from_slice(&8000u32.to_be_bytes());
-    let crc = png_crc(&forged[12..29]);
+    let crc = crc32fast::hash(&forged[12..29]);
     forged[29..33].copy_from_slice(&crc.to_be_bytes());
     let error = accept("p", "bomb.png", &forged, &config()).expect_err("64 million pixels");
     assert!(
@@ -270,22 +270,6 @@ fn a_picture_past_the_pixel_budget_is_refused_from_its_header_before_decoding() 
         ),
         "{error}"
     );
-}
-
-/// The CRC-32 a PNG chunk ends with, over its type and data.
-fn png_crc(bytes: &[u8]) -> u32 {
-    let mut crc = u32::MAX;
-    for &byte in bytes {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }
 
 #[test]
