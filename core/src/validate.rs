@@ -6,7 +6,8 @@
 //!    Only the last calls of a turn that did not complete may be left unanswered (a call that
 //!    never returned); memory answers those itself (rule M9).
 //! 3. [`Invariant::ResultHasCall`]: no tool result without its call in the previous message.
-//! 4. [`Invariant::UniqueCallIds`]: tool call ids are unique across the transcript.
+//! 4. [`Invariant::UniqueCallIds`]: tool call ids are unique across the transcript, and none is
+//!    empty.
 //! 5. [`Invariant::KindInRole`]: block kinds only in the roles that may carry them.
 //! 6. [`Invariant::NoEmptyMessage`]: every message has at least one block.
 
@@ -194,6 +195,15 @@ fn validate_turn(turn: &Turn, call_ids: &mut HashSet<String>) -> Result<(), Tran
             ));
         }
         for (b, block) in message.blocks.iter().enumerate() {
+            if let Block::ToolUse { id, .. } = block
+                && id.is_empty()
+            {
+                return Err(broken(
+                    Location::block(t, m, b),
+                    Invariant::UniqueCallIds,
+                    "a tool call has an empty id; give every call its own id".into(),
+                ));
+            }
             if let Block::ToolUse { id, .. } = block
                 && !call_ids.insert(id.clone())
             {

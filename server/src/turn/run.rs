@@ -270,9 +270,11 @@ async fn drive(
                     name,
                     arguments,
                 } => {
-                    let id = id.filter(|id| !taken.contains(id)).unwrap_or_else(|| {
-                        own_call_id(at.turn, &transcript, calls.len(), index, &taken)
-                    });
+                    let id = id
+                        .filter(|id| !id.is_empty() && !taken.contains(id))
+                        .unwrap_or_else(|| {
+                            own_call_id(at.turn, &transcript, calls.len(), index, &taken)
+                        });
                     taken.insert(id.clone());
                     calls.push(Call {
                         id,
