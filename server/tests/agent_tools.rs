@@ -6,9 +6,8 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use futures_util::{StreamExt, stream};
+use futures_util::stream;
 use portal_core::effort::Effort;
 use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{PictureSource, Prompt};
@@ -121,15 +120,7 @@ async fn insist(agent: &Agent) -> (Vec<TurnEvent>, portal_core::Turn, Vec<Vec<St
         .start(&id, NewTurn::chat(message), setup)
         .await
         .expect("opens");
-    let log = turns.log("local", &id, turn).await.expect("its log");
-    let events = tokio::time::timeout(
-        Duration::from_secs(30),
-        log.read_from(0, std::time::Duration::from_secs(30))
-            .map(|(_, e)| e)
-            .collect::<Vec<_>>(),
-    )
-    .await
-    .expect("the stream ends");
+    let events = common::logged_events(&turns, &id, turn).await;
     let stored = storage
         .load_transcript("local", &id)
         .expect("transcript")

@@ -3,11 +3,11 @@
 //! conversation open for the next message. Storage is SQLite wrapped so that one chosen write
 //! fails, as a full disk would.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use futures_util::StreamExt;
 use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
 use portal_core::stream::TurnEvent;
@@ -215,15 +215,7 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
         .start(&id, message("How long is this sentence?"), setup)
         .await
         .expect("the turn opens");
-    let log = turns.log("local", &id, turn).await.expect("its log");
-    let events = tokio::time::timeout(
-        Duration::from_secs(30),
-        log.read_from(0, std::time::Duration::from_secs(30))
-            .map(|(_, e)| e)
-            .collect::<Vec<_>>(),
-    )
-    .await
-    .expect("the stream ends");
+    let events = common::logged_events(&turns, &id, turn).await;
     Run {
         storage,
         _dir: dir,

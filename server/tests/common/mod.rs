@@ -89,6 +89,24 @@ fn portal_serve(data: &Path, pace: &str) -> Command {
     command
 }
 
+/// Every event of turn `turn` as this process's turn loop logs it, read to the turn's end (at
+/// most 30 s).
+pub async fn logged_events(
+    turns: &portal_server::turn::Turns,
+    id: &portal_server::storage::ConversationId,
+    turn: u32,
+) -> Vec<TurnEvent> {
+    let log = turns.log("local", id, turn).await.expect("its log");
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        log.read_from(0, Duration::from_secs(30))
+            .map(|(_, e)| e)
+            .collect::<Vec<_>>(),
+    )
+    .await
+    .expect("the stream ends")
+}
+
 /// Starts `portal serve` on `data`; returns the process and its address once it says it is
 /// serving (after the log lines of its start).
 pub fn spawn_portal(data: &Path) -> (Child, String) {
