@@ -8,6 +8,7 @@ pub mod block;
 pub mod compaction;
 pub mod display;
 pub mod effort;
+pub mod markdown;
 pub mod memory;
 pub mod model;
 pub mod new_turn;

@@ -1,0 +1,171 @@
+//! One run of pulldown-cmark over part of a reply: its top-level blocks, its link reference
+//! definitions, and the references it could not resolve.
+
+use std::ops::Range;
+
+use pulldown_cmark::{BrokenLink, CowStr, Event, Options, Parser, Tag, TagEnd};
+
+use super::build::{Placed, Source, build};
+use super::references::{References, normalise};
+
+/// CommonMark with GFM tables, strikethrough and task lists, and math spans.
+fn options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_MATH
+}
+
+/// What one run found.
+#[derive(Debug, Default)]
+pub(super) struct Parsed {
+    pub blocks: Vec<Placed>,
+    /// The link reference definitions, with where each lies in the reply.
+    pub definitions: Vec<Definition>,
+    /// References that no definition answered: their normalised label and where they start in
+    /// the reply.
+    pub unresolved: Vec<(String, usize)>,
+    /// The last run of inline content and the block holding it (a paragraph, a heading, a
+    /// table cell or a tight list item): from where the run may start (the block's start, a
+    /// list item's content, or the end of the block before the run in a list item) to the
+    /// block's end, in the parsed text.
+    pub last_inline_leaf: Option<(Leaf, Range<usize>)>,
+    /// Whether some closer was read as text rather than closing a construct.
+    pub closers_as_text: bool,
+}
+
+/// A block that holds inline content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Leaf {
+    Paragraph,
+    Heading,
+    Cell,
+    /// A list item, whose text in a tight list is not in a paragraph of its own.
+    Item,
+}
+
+#[derive(Debug)]
+pub(super) struct Definition {
+    pub label: String,
+    pub destination: String,
+    pub source: Range<usize>,
+}
+
+/// Parses `source.text`; references it does not define itself are looked up in `known`. A
+/// reference still being written (it reaches into the closers) parses as a link, left open.
+pub(super) fn parse(source: Source<'_>, known: &References) -> Parsed {
+    let mut unresolved = Vec::new();
+    let mut last_inline_leaf = None;
+    let mut callback = |link: BrokenLink<'_>| -> Option<(CowStr<'_>, CowStr<'_>)> {
+        if link.span.end > source.real {
+            return Some(("".into(), "".into()));
+        }
+        match known.get(&link.reference) {
+            Some(destination) => Some((destination.to_string().into(), "".into())),
+            None => {
+                unresolved.push((normalise(&link.reference), source.base + link.span.start));
+                None
+            }
+        }
+    };
+    let parser = Parser::new_with_broken_link_callback(source.text, options(), Some(&mut callback));
+    let mut definitions: Vec<Definition> = parser
+        .reference_definitions()
+        .iter()
+        .map(|(label, definition)| Definition {
+            label: normalise(label),
+            destination: definition.dest.to_string(),
+            source: source.base + definition.span.start..source.base + definition.span.end,
+        })
+        .collect();
+    definitions.sort_by_key(|definition| definition.source.start);
+    let mut open_blocks: Vec<Option<(Leaf, usize)>> = Vec::new();
+    let mut run_start = None;
+    let events = parser
+        .into_offset_iter()
+        .inspect(|(event, range)| match event {
+            Event::Start(tag) if is_block(tag) => {
+                let leaf = leaf(tag);
+                open_blocks.push(leaf.map(|leaf| (leaf, range.end)));
+                run_start = match leaf {
+                    Some(Leaf::Item) => Some(after_marker(source.text, range.start)),
+                    Some(_) => Some(range.start),
+                    None => None,
+                };
+            }
+            Event::End(end) if !is_inline_end(*end) => {
+                open_blocks.pop();
+                run_start = Some(range.end);
+            }
+            Event::Rule => run_start = Some(range.end),
+            _ => {
+                if let Some(&Some((leaf, end))) = open_blocks.last() {
+                    let start = *run_start.get_or_insert(range.start);
+                    last_inline_leaf = Some((leaf, start..end));
+                }
+            }
+        });
+    let tree = build(source, events);
+    Parsed {
+        blocks: tree.blocks,
+        closers_as_text: tree.closers_as_text,
+        definitions,
+        unresolved,
+        last_inline_leaf,
+    }
+}
+
+fn is_block(tag: &Tag<'_>) -> bool {
+    !matches!(
+        tag,
+        Tag::Emphasis
+            | Tag::Strong
+            | Tag::Strikethrough
+            | Tag::Superscript
+            | Tag::Subscript
+            | Tag::Link { .. }
+            | Tag::Image { .. }
+    )
+}
+
+fn is_inline_end(end: TagEnd) -> bool {
+    matches!(
+        end,
+        TagEnd::Emphasis
+            | TagEnd::Strong
+            | TagEnd::Strikethrough
+            | TagEnd::Superscript
+            | TagEnd::Subscript
+            | TagEnd::Link
+            | TagEnd::Image
+    )
+}
+
+/// The blocks that hold inline content.
+fn leaf(tag: &Tag<'_>) -> Option<Leaf> {
+    match tag {
+        Tag::Paragraph => Some(Leaf::Paragraph),
+        Tag::Heading { .. } => Some(Leaf::Heading),
+        Tag::TableCell => Some(Leaf::Cell),
+        Tag::Item => Some(Leaf::Item),
+        _ => None,
+    }
+}
+
+/// Where a list item's content starts: after its marker, its task box if it has one, and the
+/// spaces after them.
+fn after_marker(text: &str, item: usize) -> usize {
+    let rest = text.get(item..).unwrap_or_default();
+    let mut content = rest
+        .trim_start_matches([' ', '\t'])
+        .trim_start_matches(|c: char| c.is_ascii_digit() || "-+*.)".contains(c))
+        .trim_start_matches([' ', '\t']);
+    for task in ["[ ]", "[x]", "[X]"] {
+        if let Some(after) = content.strip_prefix(task)
+            && after.starts_with([' ', '\t'])
+        {
+            content = after.trim_start_matches([' ', '\t']);
+        }
+    }
+    item + rest.len() - content.len()
+}

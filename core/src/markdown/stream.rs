@@ -1,0 +1,229 @@
+//! A reply's markdown as it plays out: blocks that are whole are parsed once and kept; each
+//! update parses only the open block at the visible end again.
+
+use std::ops::Range;
+
+use super::build::Source;
+use super::hold::{decided_end, line_start};
+use super::parse::{Parsed, parse};
+use super::references::References;
+use super::tail::{draw_open, parse_decided};
+use super::tree::Block;
+
+/// The markdown of a reply being revealed: push the revealed text, frame by frame, and draw
+/// [`StreamingMarkdown::blocks`] as each [`Update`] says.
+#[derive(Debug, Clone, Default)]
+pub struct StreamingMarkdown {
+    reply: String,
+    blocks: Vec<Block>,
+    /// Where each block lies in the reply.
+    sources: Vec<Range<usize>>,
+    /// How many blocks are settled: nothing the reply may still add changes them.
+    settled: usize,
+    /// Where the settled blocks end: the open blocks are parsed from here.
+    settled_end: usize,
+    /// The link reference definitions drawn so far.
+    references: References,
+    /// References in settled blocks that no definition answered yet, with their block.
+    unresolved: Vec<(String, usize)>,
+    finished: bool,
+}
+
+/// What an update changed, so a renderer keeps what it drew of the blocks that did not change.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Update {
+    /// The blocks before this index are as the previous update left them; draw the blocks from
+    /// it on again (they were open, or are new).
+    pub unchanged: usize,
+    /// Settled blocks before `unchanged` to draw again: a link reference definition that came
+    /// later turned some of their text into links.
+    pub redrawn: Vec<usize>,
+    /// How many blocks are settled now; the others may still change.
+    pub settled: usize,
+}
+
+impl StreamingMarkdown {
+    pub fn new() -> Self {
+        StreamingMarkdown::default()
+    }
+
+    /// Text newly revealed at the reply's end (a frame's revealed text). Pushing after
+    /// [`StreamingMarkdown::finish`] opens the last block again.
+    pub fn push(&mut self, revealed: &str) -> Update {
+        if self.finished {
+            self.reopen();
+        }
+        self.reply.push_str(revealed);
+        self.update(false)
+    }
+
+    /// The reply is whole: everything is drawn as it stands, with nothing held back, and every
+    /// block is settled. The blocks are then what [`parse`](super::parse) gives for the whole
+    /// reply.
+    pub fn finish(&mut self) -> Update {
+        self.finished = true;
+        self.update(true)
+    }
+
+    /// The reply's blocks: the settled ones first, then the open ones (usually one).
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// How many of [`StreamingMarkdown::blocks`] are settled.
+    pub fn settled(&self) -> usize {
+        self.settled
+    }
+
+    /// The reply revealed so far; the blocks' source ranges index into it.
+    pub fn reply(&self) -> &str {
+        &self.reply
+    }
+
+    fn update(&mut self, whole: bool) -> Update {
+        let unchanged = self.settled;
+        let from = self.settled_end;
+        let decided = if whole {
+            self.reply.len()
+        } else {
+            from + decided_end(&self.reply[from..])
+        };
+        let mut parsed = if whole {
+            parse(
+                Source {
+                    text: &self.reply[from..],
+                    base: from,
+                    real: self.reply.len() - from,
+                    growing: false,
+                },
+                &self.references,
+            )
+        } else {
+            parse_decided(&self.reply, from, decided, &self.references)
+        };
+        // Every block but the last is settled: nothing after it can change it. Which blocks
+        // settle depends on the decided text alone, never on what is held back of the open one.
+        let settling = if whole {
+            parsed.blocks.len()
+        } else {
+            parsed.blocks.len().saturating_sub(1)
+        };
+        let defined = self.define(&parsed);
+        self.blocks.truncate(self.settled);
+        self.sources.truncate(self.settled);
+        let open = parsed.blocks.split_off(settling);
+        for placed in parsed.blocks.drain(..) {
+            let index = self.blocks.len();
+            self.unresolved.extend(
+                parsed
+                    .unresolved
+                    .iter()
+                    .filter(|(_, at)| placed.source.contains(at))
+                    .map(|(label, _)| (label.clone(), index)),
+            );
+            self.blocks.push(placed.block);
+            self.sources.push(placed.source);
+        }
+        self.settled += settling;
+        self.settled_end = match open.first() {
+            _ if whole => self.reply.len(),
+            Some(first) if settling > 0 => line_start(&self.reply, first.source.start).max(from),
+            _ => from,
+        };
+        if !whole {
+            let parsed = if settling == 0 {
+                Parsed {
+                    blocks: open,
+                    ..parsed
+                }
+            } else {
+                parse_decided(&self.reply, self.settled_end, decided, &self.references)
+            };
+            let open = draw_open(
+                &self.reply,
+                self.settled_end,
+                decided,
+                parsed,
+                &self.references,
+            );
+            for placed in open.blocks {
+                self.blocks.push(placed.block);
+                self.sources.push(placed.source);
+            }
+        }
+        let redrawn = self.resolve(&defined, unchanged);
+        Update {
+            unchanged,
+            redrawn,
+            settled: self.settled,
+        }
+    }
+
+    /// Keeps the definitions drawn so far (a definition's line is drawn only once whole, and
+    /// nothing after it changes its destination); returns the labels that were not defined
+    /// before.
+    fn define(&mut self, parsed: &Parsed) -> Vec<String> {
+        parsed
+            .definitions
+            .iter()
+            .filter(|definition| {
+                self.references
+                    .define(&definition.label, &definition.destination)
+            })
+            .map(|definition| definition.label.clone())
+            .collect()
+    }
+
+    /// Parses again the settled blocks with references to labels just defined; returns those
+    /// among the first `before` blocks.
+    fn resolve(&mut self, defined: &[String], before: usize) -> Vec<usize> {
+        if defined.is_empty() {
+            return Vec::new();
+        }
+        let mut indices: Vec<usize> = self
+            .unresolved
+            .iter()
+            .filter(|(label, _)| defined.contains(label))
+            .map(|(_, index)| *index)
+            .collect();
+        indices.sort_unstable();
+        indices.dedup();
+        for &index in &indices {
+            let source = &self.sources[index];
+            let start = line_start(&self.reply, source.start);
+            let text = &self.reply[start..source.end];
+            let parsed = parse(
+                Source {
+                    text,
+                    base: start,
+                    real: text.len(),
+                    growing: false,
+                },
+                &self.references,
+            );
+            self.unresolved.retain(|(_, block)| *block != index);
+            if let [placed] = parsed.blocks.as_slice() {
+                self.blocks[index] = placed.block.clone();
+            }
+            self.unresolved.extend(
+                parsed
+                    .unresolved
+                    .into_iter()
+                    .map(|(label, _)| (label, index)),
+            );
+        }
+        indices.retain(|&index| index < before);
+        indices
+    }
+
+    /// The last block may go on: it is open again.
+    fn reopen(&mut self) {
+        self.finished = false;
+        if let Some(last) = self.settled.checked_sub(1) {
+            self.settled = last;
+            self.settled_end = line_start(&self.reply, self.sources[last].start);
+            self.unresolved.retain(|(_, block)| *block != last);
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Parsing the open end of a reply as it is drawn: undecided lines held back, and the inline
+//! constructs left open closed (`docs/markdown.md`, "No flashes of syntax").
+
+use super::build::Source;
+use super::closers::close;
+use super::hold::{could_be_delimiter_row, line_start};
+use super::parse::{Leaf, Parsed, parse};
+use super::references::References;
+
+/// How many times the constructs left open are closed before the text from the first of them
+/// waits.
+const CLOSING_ATTEMPTS: usize = 3;
+
+/// Parses the reply's decided text from `from` (a line start) to `end`, while it may grow.
+pub(super) fn parse_decided(reply: &str, from: usize, end: usize, known: &References) -> Parsed {
+    parse(
+        Source {
+            text: &reply[from..end],
+            base: from,
+            real: end - from,
+            growing: true,
+        },
+        known,
+    )
+}
+
+/// Draws the open blocks: the reply's decided text from `from` (where the settled blocks end)
+/// to `decided`, as parsed in `parsed`, without a table's header before the table is decided,
+/// and with the inline constructs left open at its end closed.
+pub(super) fn draw_open(
+    reply: &str,
+    from: usize,
+    decided: usize,
+    mut parsed: Parsed,
+    known: &References,
+) -> Parsed {
+    let tail = &reply[from..];
+    let mut end = decided - from;
+    if let Some(header) = table_header(tail, end, &parsed) {
+        end = header;
+        parsed = parse_decided(reply, from, from + end, known);
+    }
+    let Some((leaf, range)) = parsed.last_inline_leaf.clone() else {
+        return parsed;
+    };
+    let leaf_text = &tail[range.start.min(end)..end];
+    let closed = range.end != end || leaf == Leaf::Heading && leaf_text.ends_with('\n');
+    if closed {
+        return parsed;
+    }
+    let mut open_text = leaf_text.strip_suffix('\n').unwrap_or(leaf_text);
+    if leaf == Leaf::Heading {
+        open_text = without_closing_sequence(open_text);
+    }
+    // An empty list item cannot interrupt a paragraph: one whose text is all held back waits
+    // whole, marker and all.
+    let kept = |keep: usize| {
+        if leaf == Leaf::Item && keep == 0 {
+            line_start(tail, range.start)
+        } else {
+            range.start + keep
+        }
+    };
+    // When pulldown-cmark does not read a closer as the scan expects (delimiter rules are
+    // subtle), the innermost open construct waits and the rest is closed again; after a few
+    // tries, everything from the first open construct waits.
+    let mut limit = open_text.len();
+    for _ in 0..CLOSING_ATTEMPTS {
+        let closing = close(&open_text[..limit]);
+        let keep = kept(closing.keep);
+        if keep == end && closing.closers.is_empty() {
+            return parsed;
+        }
+        let repaired = format!("{}{}", &tail[..keep], closing.closers);
+        let source = Source {
+            text: &repaired,
+            base: from,
+            real: keep,
+            growing: true,
+        };
+        let closed = parse(source, known);
+        if !closed.closers_as_text {
+            return closed;
+        }
+        limit = closing.last_open;
+    }
+    let first_open = close(&open_text[..limit]).first_open;
+    parse_decided(reply, from, from + kept(first_open), known)
+}
+
+/// Where to stop drawing when the paragraph at the end may be turning into a table: its line
+/// being written has a pipe, or its last whole line has one and the held line after it could
+/// still be the table's delimiter row. That line may be the table's header, drawn once the
+/// table is decided; a quote it opens stays drawn.
+fn table_header(tail: &str, end: usize, parsed: &Parsed) -> Option<usize> {
+    let (leaf @ (Leaf::Paragraph | Leaf::Item), paragraph) = parsed.last_inline_leaf.clone()?
+    else {
+        return None;
+    };
+    if paragraph.end != end {
+        return None;
+    }
+    let line = if tail[..end].ends_with('\n') {
+        if !could_be_delimiter_row(&tail[end..]) {
+            return None;
+        }
+        line_start(tail, end - 1)
+    } else {
+        line_start(tail, end)
+    };
+    // An empty list item cannot interrupt a paragraph, so an item's line waits whole.
+    let cut = match leaf {
+        Leaf::Item => line,
+        _ => line.max(paragraph.start),
+    };
+    tail[line..end].contains('|').then_some(cut)
+}
+
+/// A heading's text without the `#`s at its end that may be its closing sequence.
+fn without_closing_sequence(heading: &str) -> &str {
+    let trimmed = heading.trim_end_matches([' ', '\t']);
+    let text = trimmed.trim_end_matches('#');
+    if text.len() < trimmed.len() && text.ends_with([' ', '\t']) {
+        text
+    } else {
+        heading
+    }
+}
