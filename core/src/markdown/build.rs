@@ -8,8 +8,8 @@ use std::ops::Range;
 use pulldown_cmark::{CodeBlockKind, Event, LinkType, Tag};
 
 use super::bare_urls::split_bare_urls;
-use super::closers::SEPARATOR;
 use super::href::safe_href;
+use super::scan::SEPARATOR;
 use super::tree::{Alignment, Block, Cell, Inline, ListItem, Text};
 
 /// How many quotes and lists may nest; deeper ones are flattened into the deepest one kept.

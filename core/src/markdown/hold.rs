@@ -25,7 +25,7 @@ pub(super) fn decided_end(text: &str) -> usize {
     let start = line_start(text, text.len());
     let line = &text[start..];
     let rest = line.trim_start_matches(is_block_syntax);
-    let definition = rest.starts_with('[') && rest.contains("]:");
+    let definition = rest.starts_with('[') && rest.as_bytes().windows(2).any(|w| w == b"]:");
     if rest.is_empty() || TASK_STARTS.contains(&rest) || definition || opens_by_its_end(line) {
         start
     } else {

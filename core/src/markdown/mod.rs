@@ -15,6 +15,7 @@ mod hold;
 mod href;
 mod parse;
 mod references;
+mod scan;
 mod stream;
 mod tail;
 mod tree;

@@ -6,7 +6,7 @@ use std::ops::Range;
 use pulldown_cmark::{BrokenLink, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 use super::build::{Placed, Source, build};
-use super::references::{References, normalise};
+use super::references::{Label, References, label};
 
 /// CommonMark with GFM tables, strikethrough and task lists, and math spans.
 fn options() -> Options {
@@ -22,9 +22,9 @@ pub(super) struct Parsed {
     pub blocks: Vec<Placed>,
     /// The link reference definitions, with where each lies in the reply.
     pub definitions: Vec<Definition>,
-    /// References that no definition answered: their normalised label and where they start in
+    /// References that no definition answered: their label and where they start in
     /// the reply.
-    pub unresolved: Vec<(String, usize)>,
+    pub unresolved: Vec<(Label, usize)>,
     /// The last run of inline content and the block holding it (a paragraph, a heading, a
     /// table cell or a tight list item): from where the run may start (the block's start, a
     /// list item's content, or the end of the block before the run in a list item) to the
@@ -46,7 +46,7 @@ pub(super) enum Leaf {
 
 #[derive(Debug)]
 pub(super) struct Definition {
-    pub label: String,
+    pub label: Label,
     pub destination: String,
     pub source: Range<usize>,
 }
@@ -60,25 +60,25 @@ pub(super) fn parse(source: Source<'_>, known: &References) -> Parsed {
         if link.span.end > source.real {
             return Some(("".into(), "".into()));
         }
-        match known.get(&link.reference) {
+        let reference = label(&link.reference);
+        match known.get(&reference) {
             Some(destination) => Some((destination.to_string().into(), "".into())),
             None => {
-                unresolved.push((normalise(&link.reference), source.base + link.span.start));
+                unresolved.push((reference, source.base + link.span.start));
                 None
             }
         }
     };
     let parser = Parser::new_with_broken_link_callback(source.text, options(), Some(&mut callback));
-    let mut definitions: Vec<Definition> = parser
+    let definitions = parser
         .reference_definitions()
         .iter()
-        .map(|(label, definition)| Definition {
-            label: normalise(label),
+        .map(|(text, definition)| Definition {
+            label: label(text),
             destination: definition.dest.to_string(),
             source: source.base + definition.span.start..source.base + definition.span.end,
         })
         .collect();
-    definitions.sort_by_key(|definition| definition.source.start);
     let mut open_blocks: Vec<Option<(Leaf, usize)>> = Vec::new();
     let mut run_start = None;
     let events = parser

@@ -1,36 +1,51 @@
 //! Link reference definitions (`[label]: https://…`) met earlier in a reply, for the blocks after
 //! them, which are parsed on their own.
 
-use std::collections::BTreeMap;
+use unicase::UniCase;
 
-/// Definitions by normalised label; the first definition of a label wins, as in CommonMark.
+/// A link label as CommonMark matches it: without regard to case. (pulldown-cmark already gives
+/// runs of white space in a label as one space.)
+pub(super) type Label = UniCase<String>;
+
+pub(super) fn label(text: &str) -> Label {
+    UniCase::new(text.to_string())
+}
+
+/// Definitions with where each starts in the reply: the first in the reply wins, as in
+/// CommonMark, whatever order they are met in. Replies define few labels, so a list will do.
 #[derive(Debug, Clone, Default)]
 pub(super) struct References {
-    destinations: BTreeMap<String, String>,
+    definitions: Vec<(Label, usize, String)>,
 }
 
 impl References {
     /// The destination defined for `label`, if any.
-    pub fn get(&self, label: &str) -> Option<&str> {
-        self.destinations.get(&normalise(label)).map(String::as_str)
+    pub fn get(&self, label: &Label) -> Option<&str> {
+        self.definitions
+            .iter()
+            .find(|(defined, ..)| defined == label)
+            .map(|(.., destination)| destination.as_str())
     }
 
-    /// Adds a definition unless the label is defined already; returns whether it was added.
-    pub fn define(&mut self, label: &str, destination: &str) -> bool {
-        let label = normalise(label);
-        if self.destinations.contains_key(&label) {
-            return false;
+    /// Adds a definition at byte `at` of the reply unless an earlier one defines its label;
+    /// returns whether the label was not defined before.
+    pub fn define(&mut self, label: &Label, at: usize, destination: &str) -> bool {
+        match self
+            .definitions
+            .iter_mut()
+            .find(|(defined, ..)| defined == label)
+        {
+            Some(definition) => {
+                if at < definition.1 {
+                    *definition = (label.clone(), at, destination.to_string());
+                }
+                false
+            }
+            None => {
+                self.definitions
+                    .push((label.clone(), at, destination.to_string()));
+                true
+            }
         }
-        self.destinations.insert(label, destination.to_string());
-        true
     }
-}
-
-/// A label as CommonMark matches it: case folded, with runs of white space as one space.
-pub(super) fn normalise(label: &str) -> String {
-    label
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
 }

@@ -6,7 +6,7 @@ use std::ops::Range;
 use super::build::Source;
 use super::hold::{decided_end, line_start};
 use super::parse::{Parsed, parse};
-use super::references::References;
+use super::references::{Label, References};
 use super::tail::{draw_open, parse_decided};
 use super::tree::Block;
 
@@ -25,7 +25,7 @@ pub struct StreamingMarkdown {
     /// The link reference definitions drawn so far.
     references: References,
     /// References in settled blocks that no definition answered yet, with their block.
-    unresolved: Vec<(String, usize)>,
+    unresolved: Vec<(Label, usize)>,
     finished: bool,
 }
 
@@ -163,13 +163,16 @@ impl StreamingMarkdown {
     /// Keeps the definitions drawn so far (a definition's line is drawn only once whole, and
     /// nothing after it changes its destination); returns the labels that were not defined
     /// before.
-    fn define(&mut self, parsed: &Parsed) -> Vec<String> {
+    fn define(&mut self, parsed: &Parsed) -> Vec<Label> {
         parsed
             .definitions
             .iter()
             .filter(|definition| {
-                self.references
-                    .define(&definition.label, &definition.destination)
+                self.references.define(
+                    &definition.label,
+                    definition.source.start,
+                    &definition.destination,
+                )
             })
             .map(|definition| definition.label.clone())
             .collect()
@@ -177,18 +180,16 @@ impl StreamingMarkdown {
 
     /// Parses again the settled blocks with references to labels just defined; returns those
     /// among the first `before` blocks.
-    fn resolve(&mut self, defined: &[String], before: usize) -> Vec<usize> {
+    fn resolve(&mut self, defined: &[Label], before: usize) -> Vec<usize> {
         if defined.is_empty() {
             return Vec::new();
         }
-        let mut indices: Vec<usize> = self
-            .unresolved
-            .iter()
-            .filter(|(label, _)| defined.contains(label))
-            .map(|(_, index)| *index)
-            .collect();
-        indices.sort_unstable();
-        indices.dedup();
+        let mut indices: Vec<usize> = Vec::new();
+        for (label, index) in &self.unresolved {
+            if defined.contains(label) && !indices.contains(index) {
+                indices.push(*index);
+            }
+        }
         for &index in &indices {
             let source = &self.sources[index];
             let start = line_start(&self.reply, source.start);
@@ -203,18 +204,20 @@ impl StreamingMarkdown {
                 &self.references,
             );
             self.unresolved.retain(|(_, block)| *block != index);
-            if let [placed] = parsed.blocks.as_slice() {
-                self.blocks[index] = placed.block.clone();
-            }
             self.unresolved.extend(
                 parsed
                     .unresolved
                     .into_iter()
                     .map(|(label, _)| (label, index)),
             );
+            if let Ok([placed]) = <[_; 1]>::try_from(parsed.blocks) {
+                self.blocks[index] = placed.block;
+            }
         }
-        indices.retain(|&index| index < before);
         indices
+            .into_iter()
+            .filter(|&index| index < before)
+            .collect()
     }
 
     /// The last block may go on: it is open again.
