@@ -206,7 +206,15 @@ fn check_playout_with(reply: &str, raw_syntax: bool) -> Result<(), TestCaseError
             }
         }
 
-        for leaf in leaves(prefix, blocks) {
+        let drawn = leaves(prefix, blocks);
+        // Leaves come in the order of the reply, so a renderer can walk them with the text.
+        prop_assert!(
+            drawn
+                .windows(2)
+                .all(|pair| pair[0].source.end <= pair[1].source.start),
+            "leaves out of order at {prefix:?}"
+        );
+        for leaf in drawn {
             // Only text the reply holds is drawn, never a closer added to parse it.
             prop_assert!(
                 leaf.source.end <= prefix.len(),
