@@ -148,3 +148,37 @@ impl Text {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Text;
+
+    #[test]
+    fn text_splits_where_the_visible_end_falls() {
+        let reply = "say &amp; café";
+        let word = Text {
+            text: "café".to_string(),
+            source: 10..15,
+        };
+        let reference = Text {
+            text: "&".to_string(),
+            source: 4..9,
+        };
+        for (text, offset, expected) in [
+            (&word, 0, ("", "café")),
+            (&word, 10, ("", "café")),
+            (&word, 12, ("ca", "fé")),
+            (&word, 15, ("café", "")),
+            (&word, 20, ("café", "")),
+            (&reference, 4, ("", "&")),
+            (&reference, 6, ("&", "")),
+            (&reference, 9, ("&", "")),
+        ] {
+            assert_eq!(
+                text.split_at(reply, offset),
+                expected,
+                "{text:?} at {offset}"
+            );
+        }
+    }
+}
