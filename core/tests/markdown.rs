@@ -174,4 +174,29 @@ fn an_update_names_what_a_renderer_draws_again() {
             settled: 1
         }
     );
+    // A frame that reveals nothing leaves every block as drawn.
+    let update = markdown.push("");
+    assert_eq!(
+        update,
+        Update {
+            unchanged: 2,
+            redrawn: vec![],
+            settled: 1
+        }
+    );
+    // A definition that arrives later redraws the settled block that used its label.
+    let mut markdown = StreamingMarkdown::new();
+    markdown.push("See [the spec][spec].\n\nMore text.\n\n");
+    let update = markdown.push("[spec]: https://spec.example\n\nDone");
+    assert_eq!(
+        update,
+        Update {
+            unchanged: 1,
+            redrawn: vec![0],
+            settled: 2
+        }
+    );
+    let update = markdown.finish();
+    assert_eq!(update.settled, 3);
+    assert_eq!(markdown.blocks(), parse(markdown.reply()).as_slice());
 }

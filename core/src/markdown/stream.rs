@@ -48,9 +48,17 @@ impl StreamingMarkdown {
         StreamingMarkdown::default()
     }
 
-    /// Text newly revealed at the reply's end (a frame's revealed text). Pushing after
-    /// [`StreamingMarkdown::finish`] opens the last block again.
+    /// Text newly revealed at the reply's end (a frame's revealed text). A frame that revealed
+    /// nothing changes nothing. Pushing after [`StreamingMarkdown::finish`] opens the last
+    /// block again.
     pub fn push(&mut self, revealed: &str) -> Update {
+        if revealed.is_empty() {
+            return Update {
+                unchanged: self.blocks.len(),
+                redrawn: Vec::new(),
+                settled: self.settled,
+            };
+        }
         if self.finished {
             self.reopen();
         }
