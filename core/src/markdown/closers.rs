@@ -18,6 +18,9 @@ use super::scan::{Scan, is_email_byte, is_scheme_byte};
 /// How many times the scan is run again on less text, each time what is undecided waits.
 const MAX_ROUNDS: usize = 8;
 
+/// How many undecided pieces are held back at the end, one after the other (`**\\`, say).
+const MAX_HELD_ROUNDS: usize = 64;
+
 /// How long a character reference or an autolink's scheme can be while it is held back.
 const MAX_HELD: usize = 32;
 
@@ -33,11 +36,14 @@ pub(super) struct Closing {
     pub last_open: usize,
     /// Text to parse after them, which closes every construct they leave open.
     pub closers: String,
+    /// The bytes of the syntax the closers close, none of which may be drawn as text.
+    pub open_syntax: Vec<usize>,
 }
 
-/// What a leaf's text (from where it opens to the reply's end) leaves open.
-pub(super) fn close(text: &str) -> Closing {
-    let mut keep = undecided_end(text);
+/// What a leaf's text (from where it opens to the reply's end) leaves open, drawn up to `end`:
+/// the text's end, or where an earlier try found that what follows must wait.
+pub(super) fn close(text: &str, end: usize) -> Closing {
+    let mut keep = drawn_end(text, end);
     let mut scan = Scan::default();
     scan.run(&text[..keep]);
     // What waits may leave earlier text undecided in turn; each round draws less.
@@ -45,7 +51,7 @@ pub(super) fn close(text: &str) -> Closing {
         let Some(undecided) = scan.undecided_from() else {
             break;
         };
-        keep = undecided_end(&text[..undecided]);
+        keep = drawn_end(text, undecided);
         scan = Scan::default();
         scan.run(&text[..keep]);
     }
@@ -56,49 +62,90 @@ pub(super) fn close(text: &str) -> Closing {
     let first_open = scan.first_open().unwrap_or(keep);
     Closing {
         keep,
-        first_open: undecided_end(&text[..first_open]),
+        first_open: drawn_end(text, first_open),
         last_open: scan.last_open().unwrap_or(keep),
         closers: scan.closers(&text[..keep]),
+        open_syntax: scan.open_syntax(),
     }
 }
 
-/// Where the text stops being decided: before white space, a delimiter run, a backslash, `!`,
-/// `]`, or the start of a character reference or an autolink at its very end, and before a last
-/// line of nothing but block syntax.
-fn undecided_end(text: &str) -> usize {
-    let mut end = text.len();
-    loop {
-        let before = &text[..end];
-        let held = before.trim_end_matches([' ', '\t', '\n', '\r']);
-        let held = match held.as_bytes().last() {
-            Some(&run @ (b'*' | b'_' | b'~' | b'`')) => held.trim_end_matches(run as char),
-            Some(b'!' | b']') => &held[..held.len() - 1],
-            Some(b'\\') => {
-                let backslashes = held.len() - held.trim_end_matches('\\').len();
+/// How much of `text` up to `end` is drawn. At the text's end, what is undecided there waits:
+/// white space, a delimiter run, a backslash, `!`, `]`, the start of a character reference or an
+/// autolink. Where a construct that waits starts, what would read otherwise without it waits
+/// (`cut_end`). Either way, a last line of nothing but block syntax waits too.
+fn drawn_end(text: &str, end: usize) -> usize {
+    let end = if end >= text.len() {
+        held_end(text, true)
+    } else {
+        cut_end(text, end)
+    };
+    // A line left with nothing but block syntax, or cut back to what opens a fence or raw HTML,
+    // would read as a block of its own with closers after it, so it waits whole.
+    let held = &text[..end];
+    match held.rfind(['\n', '\r']) {
+        Some(newline)
+            if held[newline + 1..].chars().all(is_block_syntax)
+                || opens_by_its_end(&held[newline + 1..]) =>
+        {
+            held_end(&held[..=newline], false)
+        }
+        _ => end,
+    }
+}
+
+/// How much of `text` before `at` is drawn when what starts at `at` waits: delimiter runs at the
+/// cut would read otherwise without what follows them, and a backslash would lose what it
+/// escapes, so they wait too.
+fn cut_end(text: &str, at: usize) -> usize {
+    let mut end = at;
+    for _ in 0..MAX_HELD_ROUNDS {
+        let before = text[..end].trim_end_matches([' ', '\t', '\n', '\r']);
+        let next = match before.as_bytes().last() {
+            Some(&run @ (b'*' | b'_' | b'~' | b'`')) => before.trim_end_matches(run as char),
+            Some(b'\\') if (before.len() - before.trim_end_matches('\\').len()) % 2 == 1 => {
+                &before[..before.len() - 1]
+            }
+            _ => before,
+        };
+        if next.len() == end {
+            break;
+        }
+        end = next.len();
+    }
+    end
+}
+
+/// The end of `text` without what is undecided at it. `!`, `]` and a backslash are undecided
+/// only as the last character before what is not yet known (`at_end`): the text's very end, or
+/// what was just held back; once white space follows them, they are decided (a backslash only
+/// once a space does).
+fn held_end(text: &str, mut at_end: bool) -> usize {
+    let mut held = text;
+    for _ in 0..MAX_HELD_ROUNDS {
+        let trimmed = held.trim_end_matches([' ', '\t', '\n', '\r']);
+        // A backslash before a line break is a hard break if the paragraph goes on.
+        let before_break = held[trimmed.len()..].starts_with(['\n', '\r']);
+        at_end &= trimmed.len() == held.len();
+        let next = match trimmed.as_bytes().last() {
+            Some(&run @ (b'*' | b'_' | b'~' | b'`')) => trimmed.trim_end_matches(run as char),
+            Some(b'!' | b']') if at_end => &trimmed[..trimmed.len() - 1],
+            Some(b'\\') if at_end || before_break => {
+                let backslashes = trimmed.len() - trimmed.trim_end_matches('\\').len();
                 if backslashes % 2 == 1 {
-                    &held[..held.len() - 1]
+                    &trimmed[..trimmed.len() - 1]
                 } else {
-                    held
+                    trimmed
                 }
             }
-            _ => held_reference(held),
+            _ => held_reference(trimmed),
         };
-        // A line left with nothing but block syntax, or cut back to what opens a fence or raw
-        // HTML, would read as a block of its own with closers after it, so it waits whole.
-        let held = match held.rfind('\n') {
-            Some(newline)
-                if held[newline + 1..].chars().all(is_block_syntax)
-                    || opens_by_its_end(&held[newline + 1..]) =>
-            {
-                &held[..newline]
-            }
-            _ => held,
-        };
-        if held.len() == end {
-            return end;
+        at_end = next.len() < trimmed.len();
+        if next.len() == held.len() {
+            break;
         }
-        end = held.len();
+        held = next;
     }
+    held.len()
 }
 
 /// The text without a character reference or an autolink still being written at its end.

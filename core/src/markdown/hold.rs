@@ -23,6 +23,17 @@ const TASK_STARTS: [&str; 7] = ["[", "[ ", "[x", "[X", "[ ]", "[x]", "[X]"];
 /// links it defines open only once their destination is whole.
 pub(super) fn decided_end(text: &str) -> usize {
     let start = line_start(text, text.len());
+    // pulldown-cmark reads a fence's info string past lone `\r`s up to the next `\n`, so a
+    // line opening a fence that only lone `\r`s follow is decided by what comes after them.
+    let segment = text.rfind('\n').map_or(0, |newline| newline + 1);
+    let mut line = segment;
+    for part in text[segment..].split('\r') {
+        let ended = line + part.len() < text.len();
+        if ended && opens_by_its_end(part) {
+            return line;
+        }
+        line += part.len() + 1;
+    }
     let line = &text[start..];
     let rest = line.trim_start_matches(is_block_syntax);
     let definition = rest.starts_with('[') && rest.as_bytes().windows(2).any(|w| w == b"]:");
@@ -48,9 +59,23 @@ pub(super) fn could_be_delimiter_row(line: &str) -> bool {
         .all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t' | '>'))
 }
 
+/// Line endings, as CommonMark counts them: `\n`, `\r\n` and a lone `\r`.
+const LINE_ENDS: [char; 2] = ['\n', '\r'];
+
 /// Where the line holding byte `at` starts.
 pub(super) fn line_start(text: &str, at: usize) -> usize {
-    text[..at].rfind('\n').map_or(0, |newline| newline + 1)
+    text[..at].rfind(LINE_ENDS).map_or(0, |end| end + 1)
+}
+
+/// The text without the line ending at its end, if it has one.
+pub(super) fn without_line_end(text: &str) -> &str {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    text.strip_suffix('\r').unwrap_or(text)
+}
+
+/// Whether the text ends with a line ending.
+pub(super) fn ends_a_line(text: &str) -> bool {
+    text.ends_with(LINE_ENDS)
 }
 
 #[cfg(test)]
@@ -86,6 +111,11 @@ mod tests {
             ("> [1]: https://exa", "> [1]: https://exa"),
             ("[1] and [2]", ""),
             ("text\n", ""),
+            ("text\r-", "-"),
+            ("text\r\n- ", "- "),
+            ("text\r```\r", "```\r"),
+            ("text\r```\r\r```", "```\r\r```"),
+            ("text\r```\r\n", ""),
             ("", ""),
         ] {
             assert_eq!(&text[decided_end(text)..], held, "for {text:?}");

@@ -48,7 +48,7 @@ enum Open {
     /// dollar signs in replies are money), so one still open is read as text again.
     Math { start: usize, run: usize },
     /// `<scheme:…` or `<name@…`.
-    Autolink { at: usize },
+    Autolink { at: usize, syntax: Option<usize> },
 }
 
 /// A link destination being read.
@@ -109,7 +109,7 @@ impl Open {
             | Open::Destination(Destination { at, .. })
             | Open::Code { at, .. }
             | Open::Math { start: at, .. }
-            | Open::Autolink { at } => *at,
+            | Open::Autolink { at, .. } => *at,
         }
     }
 }
@@ -244,7 +244,10 @@ impl Scan {
         if !uri && !email {
             return i + 1;
         }
-        self.push(Open::Autolink { at: i });
+        self.push(Open::Autolink {
+            at: i,
+            syntax: None,
+        });
         i + 1
     }
 
@@ -257,12 +260,36 @@ impl Scan {
             b' ' | b'\t' | b'\n' | b'\r' | b'<' => {
                 // Not an autolink after all: the `<` is text, and what follows it is read again.
                 match self.open.pop() {
-                    Some(Open::Autolink { at }) => at + 1,
+                    Some(Open::Autolink { at, .. }) => at + 1,
                     _ => i + 1,
                 }
             }
+            b'\\' | b'*' | b'_' | b'~' | b'`' | b'[' | b']' | b'!' | b'&' | b'$' => {
+                if let Some(Open::Autolink { syntax, .. }) = self.open.last_mut() {
+                    syntax.get_or_insert(i);
+                }
+                i + 1
+            }
             _ => i + 1,
         }
+    }
+
+    /// The bytes of the syntax still open, which the closers must turn into formatting: a
+    /// delimiter run's unmatched characters, backticks opening code, `[`, `![` and `<`.
+    pub fn open_syntax(&self) -> Vec<usize> {
+        let mut bytes = Vec::new();
+        for open in &self.open {
+            match *open {
+                Open::Delimiter { at, count, .. } => bytes.extend(at..at + count),
+                Open::Code { at, run } => bytes.extend(at..at + run),
+                Open::Bracket { at, image } => bytes.extend(at..at + 1 + usize::from(image)),
+                Open::Destination(Destination { at, .. }) | Open::Autolink { at, .. } => {
+                    bytes.push(at)
+                }
+                Open::Math { .. } => {}
+            }
+        }
+        bytes
     }
 
     /// Whether the text ends inside an autolink.
@@ -344,8 +371,10 @@ impl Scan {
     /// Where the text stops being decided: before a link's text that may or may not be one, or
     /// the first delimiter inside a link's text whose destination is still open.
     pub fn undecided_from(&self) -> Option<usize> {
+        // Inline syntax in an autolink is text, and syntax again if the autolink never closes.
         let unmatched = match self.open.last() {
             Some(Open::Destination(destination)) => destination.unmatched,
+            Some(Open::Autolink { syntax, .. }) => *syntax,
             _ => None,
         };
         [self.undecided, self.nested_link_text(), unmatched]
@@ -380,7 +409,7 @@ impl Scan {
             (Part::Start | Part::Space | Part::End, b')') if destination.parens == 0 => None,
             (Part::Start, b'<') => Some(Part::Angle),
             (Part::Angle, b'>') => Some(Part::Space),
-            (Part::Angle, b'<' | b'\n') => Some(Part::Invalid),
+            (Part::Angle, b'<' | b'\n' | b'\r') => Some(Part::Invalid),
             (Part::Start | Part::Raw, b'(') if destination.parens < MAX_CLOSED => {
                 destination.parens += 1;
                 Some(Part::Raw)
@@ -423,7 +452,7 @@ impl Scan {
         if byte == b'~' && run > 2 {
             return;
         }
-        let before = text[..i].chars().next_back();
+        let before = char_before(text, i);
         let after = text[i + run..].chars().next();
         let can_open = can_open(byte, run, before, after);
         let can_close = can_close(byte, run, before, after);
@@ -526,8 +555,9 @@ impl Scan {
                 Open::Autolink { .. } => ">".to_string(),
                 Open::Math { .. } => String::new(),
             };
-            // Two runs of one character would read as one longer run.
-            if let (Some(last), Some(first)) = (closers.chars().last(), closer.chars().next())
+            // Two runs of one character would read as one longer run, the text's last run too.
+            let last = closers.chars().last().or_else(|| text.chars().last());
+            if let (Some(last), Some(first)) = (last, closer.chars().next())
                 && last == first
                 && matches!(first, '*' | '_' | '~' | '`')
             {
@@ -536,6 +566,17 @@ impl Scan {
             closers.push_str(&closer);
         }
         closers
+    }
+}
+
+/// The character before byte `i` as inline parsing sees it: on a paragraph's later line, the
+/// quote markers and indentation that open the line are not in the paragraph, so the line break
+/// comes before.
+fn char_before(text: &str, i: usize) -> Option<char> {
+    let line = text[..i].trim_end_matches([' ', '\t', '>']);
+    match line.chars().next_back() {
+        Some(c @ ('\n' | '\r')) => Some(c),
+        _ => text[..i].chars().next_back(),
     }
 }
 

@@ -3,13 +3,14 @@
 
 use super::build::Source;
 use super::closers::close;
-use super::hold::{could_be_delimiter_row, line_start};
+use super::hold::{could_be_delimiter_row, ends_a_line, line_start, without_line_end};
 use super::parse::{Leaf, Parsed, parse};
 use super::references::References;
+use super::tree::{Block, Inline};
 
 /// How many times the constructs left open are closed before the text from the first of them
 /// waits.
-const CLOSING_ATTEMPTS: usize = 3;
+const CLOSING_ATTEMPTS: usize = 6;
 
 /// Parses the reply's decided text from `from` (a line start) to `end`, while it may grow.
 pub(super) fn parse_decided(reply: &str, from: usize, end: usize, known: &References) -> Parsed {
@@ -44,11 +45,11 @@ pub(super) fn draw_open(
         return parsed;
     };
     let leaf_text = &tail[range.start.min(end)..end];
-    let closed = range.end != end || leaf == Leaf::Heading && leaf_text.ends_with('\n');
+    let closed = range.end != end || leaf == Leaf::Heading && ends_a_line(leaf_text);
     if closed {
         return parsed;
     }
-    let mut open_text = leaf_text.strip_suffix('\n').unwrap_or(leaf_text);
+    let mut open_text = without_line_end(leaf_text);
     if leaf == Leaf::Heading {
         open_text = without_closing_sequence(open_text);
     }
@@ -61,12 +62,13 @@ pub(super) fn draw_open(
             range.start + keep
         }
     };
-    // When pulldown-cmark does not read a closer as the scan expects (delimiter rules are
-    // subtle), the innermost open construct waits and the rest is closed again; after a few
-    // tries, everything from the first open construct waits.
+    // When pulldown-cmark does not read the closers as the scan expects (delimiter rules are
+    // subtle: a closer is read as text, or syntax they should close is), the innermost open
+    // construct waits and the rest is closed again; at the last try,
+    // everything from the first open construct waits; failing that, it waits without closers.
     let mut limit = open_text.len();
-    for _ in 0..CLOSING_ATTEMPTS {
-        let closing = close(&open_text[..limit]);
+    for attempt in 1..=CLOSING_ATTEMPTS {
+        let closing = close(open_text, limit);
         let keep = kept(closing.keep);
         if keep == end && closing.closers.is_empty() {
             return parsed;
@@ -79,12 +81,21 @@ pub(super) fn draw_open(
             growing: true,
         };
         let closed = parse(source, known);
-        if !closed.closers_as_text {
+        let open_syntax: Vec<usize> = closing
+            .open_syntax
+            .iter()
+            .map(|&at| from + range.start + at)
+            .collect();
+        if !closed.closers_as_text && !draws_as_text(&closed, &open_syntax) {
             return closed;
         }
-        limit = closing.last_open;
+        limit = if attempt + 1 < CLOSING_ATTEMPTS {
+            closing.last_open
+        } else {
+            closing.first_open
+        };
     }
-    let first_open = close(&open_text[..limit]).first_open;
+    let first_open = close(open_text, limit).first_open;
     parse_decided(reply, from, from + kept(first_open), known)
 }
 
@@ -100,11 +111,12 @@ fn table_header(tail: &str, end: usize, parsed: &Parsed) -> Option<usize> {
     if paragraph.end != end {
         return None;
     }
-    let line = if tail[..end].ends_with('\n') {
+    let line = if ends_a_line(&tail[..end]) {
         if !could_be_delimiter_row(&tail[end..]) {
             return None;
         }
-        line_start(tail, end - 1)
+        let whole_lines = without_line_end(&tail[..end]);
+        line_start(whole_lines, whole_lines.len())
     } else {
         line_start(tail, end)
     };
@@ -125,4 +137,37 @@ fn without_closing_sequence(heading: &str) -> &str {
     } else {
         heading
     }
+}
+
+/// Whether any of the reply's bytes `syntax` is drawn as text.
+fn draws_as_text(parsed: &Parsed, syntax: &[usize]) -> bool {
+    fn inlines(content: &[Inline], syntax: &[usize]) -> bool {
+        content.iter().any(|inline| match inline {
+            Inline::Text(text) => syntax.iter().any(|at| text.source.contains(at)),
+            Inline::Emphasis { content }
+            | Inline::Strong { content }
+            | Inline::Strikethrough { content }
+            | Inline::Link { content, .. } => inlines(content, syntax),
+            _ => false,
+        })
+    }
+    fn blocks(list: &[Block], syntax: &[usize]) -> bool {
+        list.iter().any(|block| match block {
+            Block::Paragraph { content } | Block::Heading { content, .. } => {
+                inlines(content, syntax)
+            }
+            Block::Quote { blocks: inner } => blocks(inner, syntax),
+            Block::List { items, .. } => items.iter().any(|item| blocks(&item.blocks, syntax)),
+            Block::Table { head, rows, .. } => std::iter::once(head)
+                .chain(rows)
+                .flatten()
+                .any(|cell| inlines(cell, syntax)),
+            _ => false,
+        })
+    }
+    !syntax.is_empty()
+        && parsed
+            .blocks
+            .iter()
+            .any(|placed| blocks(std::slice::from_ref(&placed.block), syntax))
 }
