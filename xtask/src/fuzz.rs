@@ -23,6 +23,7 @@ const TARGETS: &[(&str, &[&str])] = &[
     ),
     ("provider_sse", &["tests/fixtures/openai"]),
     ("request_parameters", &[]),
+    ("markdown", &["tests/markdown"]),
 ];
 
 /// The flags cargo-fuzz passes to rustc for libFuzzer's coverage, without a sanitizer.
