@@ -220,7 +220,7 @@ async fn drive(
         let (mut transcript, mut prompt) = prompt_now(turns, at, setup).await?;
         // Rule C1: compact before the call when its projected input reaches the threshold.
         let mut guard = compaction::guard_for(model, &prompt, &config);
-        let projected = compaction::projection(&transcript, &prompt);
+        let projected = compaction::projection(model, &transcript, &prompt);
         writer.next_message();
         match compaction::before_call(writer.sink(), model, &mut guard, &transcript, &projected)
             .await?
