@@ -134,6 +134,8 @@ pub enum TraceEntry {
     SkillSelect { skill_ids: Vec<String> },
     /// A compaction that failed; the turn went on or failed as rule C5 says.
     CompactionFailed { reason: String },
+    /// Why the turn failed, in words for the person who sent its message.
+    TurnFailed { reason: String },
 }
 
 /// Who wrote a message.
@@ -239,6 +241,18 @@ impl Awaiting {
 }
 
 impl Turn {
+    /// Why the turn failed, as its `TURN_FAILED` note says; `None` for a turn that did not fail
+    /// or failed before the note was kept.
+    pub fn failure(&self) -> Option<&str> {
+        if self.status != TurnStatus::Failed {
+            return None;
+        }
+        self.trace.iter().rev().find_map(|entry| match entry {
+            TraceEntry::TurnFailed { reason } => Some(reason.as_str()),
+            _ => None,
+        })
+    }
+
     /// What the turn waits for once paused: the approvals and the question of its last assistant
     /// message. Only that message's requests can be answered; earlier ones were answered already.
     pub fn awaiting(&self) -> Awaiting {

@@ -100,6 +100,7 @@ impl TurnState {
             .unwrap_or_default();
         let mut state = TurnState::opened(turn.index, user_text);
         state.status = turn.status;
+        state.failure = turn.failure().map(str::to_string);
         state.messages = turn.messages.iter().map(|m| m.role).collect();
         for (m, message) in turn.messages.iter().enumerate() {
             if message.role == Role::User {

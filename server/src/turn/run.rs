@@ -8,7 +8,7 @@ use portal_core::compaction::{CompactionConfig, CompactionError, SummaryFailure,
 use portal_core::memory::CompactionHint;
 use portal_core::prompt::{Prompt, PromptInput, assemble};
 use portal_core::stream::TurnEvent;
-use portal_core::{Block, BlockKind, Role, Transcript, TurnKind, TurnStatus};
+use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -138,7 +138,21 @@ pub(super) async fn run(
                 at.turn,
                 at.conversation
             );
-            (TurnStatus::Failed, Some(error.reason()))
+            let reason = error.reason();
+            let note = TraceEntry::TurnFailed {
+                reason: reason.clone(),
+            };
+            if let Err(error) = turns
+                .storage
+                .add_trace(&at.conversation, at.turn, &note)
+                .await
+            {
+                tracing::warn!(
+                    "the failure of turn {} could not be noted: {error}",
+                    at.turn
+                );
+            }
+            (TurnStatus::Failed, Some(reason))
         }
     };
     let (status, reason) = record_status(&turns, &at, status, reason).await;
