@@ -15,6 +15,7 @@ pub mod playout;
 pub mod prompt;
 pub mod skills;
 pub mod stream;
+pub mod title;
 pub mod tokens;
 pub mod tools;
 pub mod transcript;

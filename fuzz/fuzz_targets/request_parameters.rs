@@ -50,6 +50,7 @@ fn portal() -> &'static Portal {
             limits: portal_server::limits::Limits::DEFAULT,
             http: portal_server::front::HttpConfig::default(),
             streams: Default::default(),
+            sessions: Default::default(),
         };
         let router = runtime.block_on(async {
             portal_server::Server::open(&config)

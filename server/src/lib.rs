@@ -11,6 +11,7 @@ pub mod limits;
 pub mod model;
 pub mod openai;
 pub mod prompt_preview;
+pub mod sessions;
 pub mod skills;
 pub mod storage;
 pub mod tokens;
@@ -41,6 +42,8 @@ pub struct Config {
     pub http: front::HttpConfig,
     /// Heartbeats, the idle limit and the linger of event streams.
     pub streams: events::StreamLimits,
+    /// How long sign-in sessions last, and the portal's public origin.
+    pub sessions: sessions::SessionConfig,
 }
 
 /// Opens the server with `config` ([`Server::open`]) and serves on `listener` until the process
@@ -108,7 +111,14 @@ impl Server {
         }
         let turns = turn::Turns::new(Arc::new(storage), tools, config.streams);
         let mode = identity.mode();
-        let state = api::AppState::new(turns, models, identity, skills, config.limits.clone());
+        let state = api::AppState::new(
+            turns,
+            models,
+            identity,
+            skills,
+            config.limits.clone(),
+            config.sessions.clone(),
+        );
         let app = api::router(state, &config.dist);
         Ok(Server {
             _lock: lock,

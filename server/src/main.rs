@@ -73,6 +73,20 @@ enum Command {
         /// is rebuilt from storage when read.
         #[arg(long, default_value_t = 600)]
         stream_linger_seconds: u64,
+        /// How long a sign-in session lasts after its last use: a number and a unit, `d`, `h`,
+        /// `m` or `s` (14d, 12h, 30m).
+        #[arg(long, default_value = "14d", value_parser = portal_server::sessions::parse_lifetime)]
+        session_lifetime: Duration,
+        /// The address people open the portal at, such as https://chat.example.com, when it is
+        /// served behind a proxy: the session cookie is `Secure` for https, and requests that
+        /// change state must come from this origin.
+        #[arg(long, value_parser = portal_server::sessions::parse_public_url)]
+        public_url: Option<String>,
+    },
+    /// Add users and set their passwords in a configuration directory (docs/identity.md).
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
     },
     /// Print the exact request a model would receive if MESSAGE were sent now.
     Prompt {
@@ -101,6 +115,52 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<prompt_preview::Format>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum UserCommand {
+    /// Add a user who signs in with a password, read from standard input (its first line) or
+    /// asked for twice at a terminal. A new organisation's folder is made too.
+    Add {
+        /// The configuration directory (`portal serve --config DIR`).
+        #[arg(long)]
+        config: PathBuf,
+        /// The user's name as the portal shows it; the user's id when left out.
+        #[arg(long)]
+        name: Option<String>,
+        /// The organisation's id.
+        organisation: String,
+        /// The user's id: what they type to sign in.
+        user: String,
+    },
+    /// Set an existing user's password, read as `add` reads it. Sessions signed in with the
+    /// old password end once the portal is restarted with the new one.
+    Passwd {
+        /// The configuration directory (`portal serve --config DIR`).
+        #[arg(long)]
+        config: PathBuf,
+        /// The organisation's id.
+        organisation: String,
+        /// The user's id.
+        user: String,
+    },
+}
+
+/// The new password: asked for twice at a terminal, else the first line of standard input.
+fn read_password() -> anyhow::Result<String> {
+    use std::io::{BufRead, IsTerminal};
+    if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password("New password: ")?;
+        let again = rpassword::prompt_password("The same password again: ")?;
+        anyhow::ensure!(
+            first == again,
+            "the two passwords differ; nothing was changed"
+        );
+        return Ok(first);
+    }
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_string())
 }
 
 fn parse_effort(text: &str) -> Result<portal_core::effort::Effort, String> {
@@ -134,6 +194,8 @@ async fn main() -> anyhow::Result<()> {
             stream_heartbeat_seconds,
             stream_idle_seconds,
             stream_linger_seconds,
+            session_lifetime,
+            public_url,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -184,6 +246,10 @@ async fn main() -> anyhow::Result<()> {
                     idle: Duration::from_secs(stream_idle_seconds),
                     linger: Duration::from_secs(stream_linger_seconds),
                 },
+                sessions: portal_server::sessions::SessionConfig {
+                    lifetime: session_lifetime,
+                    public_origin: public_url,
+                },
             };
             let server = portal_server::Server::open(&config)?;
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
@@ -194,6 +260,39 @@ async fn main() -> anyhow::Result<()> {
             let address = listener.local_addr()?;
             println!("Portal is serving on http://{address}");
             server.serve(listener).await
+        }
+        Command::User { command } => {
+            let written = match command {
+                UserCommand::Add {
+                    config,
+                    name,
+                    organisation,
+                    user,
+                } => {
+                    let password = read_password()?;
+                    let name = name.unwrap_or_else(|| user.clone());
+                    portal_server::identity::add_user(
+                        &config,
+                        &organisation,
+                        &user,
+                        &name,
+                        &password,
+                    )?
+                }
+                UserCommand::Passwd {
+                    config,
+                    organisation,
+                    user,
+                } => {
+                    let password = read_password()?;
+                    portal_server::identity::set_password(&config, &organisation, &user, &password)?
+                }
+            };
+            println!(
+                "wrote {}; restart `portal serve` to apply it",
+                written.display()
+            );
+            Ok(())
         }
         Command::Prompt {
             transcript,

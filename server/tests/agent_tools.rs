@@ -230,6 +230,7 @@ fn config(dir: &std::path::Path, data: &std::path::Path) -> portal_server::Confi
         limits: portal_server::limits::Limits::DEFAULT,
         http: portal_server::front::HttpConfig::default(),
         streams: Default::default(),
+        sessions: Default::default(),
     }
 }
 

@@ -570,15 +570,7 @@ async fn a_foreign_host_is_refused_in_local_mode() {
             answer.body
         );
     }
-    let conversations: Vec<String> = server
-        .client
-        .get(server.url("/api/conversations"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+    let conversations = server.conversation_ids().await;
     assert!(conversations.is_empty(), "nothing was created");
     for host in [format!("localhost:{port}"), format!("[::1]:{port}")] {
         let request =
@@ -627,15 +619,7 @@ async fn a_cross_origin_text_plain_post_is_refused_and_creates_nothing() {
             answer.body
         );
     }
-    let conversations: Vec<String> = server
-        .client
-        .get(server.url("/api/conversations"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
+    let conversations = server.conversation_ids().await;
     assert_eq!(conversations, [id.as_str()], "no conversation was created");
     assert!(server.transcript(&id).await.turns.is_empty(), "no message");
 }

@@ -14,8 +14,9 @@ use portal_core::stream::TurnEvent;
 use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnStatus};
 use portal_server::model::ModelRegistry;
 use portal_server::storage::{
-    AttachmentRef, ConversationId, ConversationInfo, NewTurn, Owner, Result, SqliteStorage,
-    Storage, StorageError, TurnRef, Usage, UsageRecord,
+    AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
+    ConversationSummary, NewTurn, Owner, Result, SqliteStorage, Storage, StorageError,
+    StoredSession, TurnRef, Usage, UsageRecord,
 };
 use portal_server::tools::ToolRegistry;
 use portal_server::turn::{TurnSetup, Turns};
@@ -56,8 +57,30 @@ impl Storage for Failing {
     fn create_conversation(&self, owner: &Owner, agent_id: &str) -> Result<ConversationId> {
         self.inner.create_conversation(owner, agent_id)
     }
-    fn list_conversations(&self, owner: &Owner) -> Result<Vec<ConversationInfo>> {
-        self.inner.list_conversations(owner)
+    fn list_conversations(
+        &self,
+        owner: &Owner,
+        query: &ConversationQuery,
+    ) -> Result<ConversationPage> {
+        self.inner.list_conversations(owner, query)
+    }
+    fn conversation_summary(
+        &self,
+        owner: &Owner,
+        id: &ConversationId,
+    ) -> Result<ConversationSummary> {
+        self.inner.conversation_summary(owner, id)
+    }
+    fn rename_conversation(
+        &self,
+        owner: &Owner,
+        id: &ConversationId,
+        title: &str,
+    ) -> Result<ConversationSummary> {
+        self.inner.rename_conversation(owner, id, title)
+    }
+    fn delete_conversation(&self, owner: &Owner, id: &ConversationId) -> Result<()> {
+        self.inner.delete_conversation(owner, id)
     }
     fn conversation(&self, org_id: &str, id: &ConversationId) -> Result<ConversationInfo> {
         self.inner.conversation(org_id, id)
@@ -135,8 +158,8 @@ impl Storage for Failing {
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()> {
         self.inner.update_attachment(org_id, attachment)
     }
-    fn attachment(&self, org_id: &str, attachment_id: &str) -> Result<Attachment> {
-        self.inner.attachment(org_id, attachment_id)
+    fn attachment(&self, owner: &Owner, attachment_id: &str) -> Result<Attachment> {
+        self.inner.attachment(owner, attachment_id)
     }
     fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>> {
         self.inner.attachment_bytes(org_id, attachment_id)
@@ -146,6 +169,21 @@ impl Storage for Failing {
     }
     fn recover_documents(&self) -> Result<Vec<AttachmentRef>> {
         self.inner.recover_documents()
+    }
+    fn create_session(&self, session: &StoredSession) -> Result<()> {
+        self.inner.create_session(session)
+    }
+    fn session(&self, id_sha256: &str) -> Result<Option<StoredSession>> {
+        self.inner.session(id_sha256)
+    }
+    fn extend_session(&self, id_sha256: &str, expires_at_ms: i64) -> Result<()> {
+        self.inner.extend_session(id_sha256, expires_at_ms)
+    }
+    fn revoke_session(&self, id_sha256: &str) -> Result<()> {
+        self.inner.revoke_session(id_sha256)
+    }
+    fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
+        self.inner.remove_expired_sessions(now_ms)
     }
 }
 

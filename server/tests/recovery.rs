@@ -42,7 +42,7 @@ fn a2_recovery_fails_the_documents_left_reading_and_nothing_else() {
         }]
     );
     assert_eq!(
-        storage.attachment("acme", "att_1").expect("stored"),
+        storage.attachment(&owner, "att_1").expect("stored"),
         Attachment::Document(Document {
             status: ReadingStatus::Failed,
             ..reading("att_1")
@@ -50,7 +50,7 @@ fn a2_recovery_fails_the_documents_left_reading_and_nothing_else() {
         "failed, with the pages it had read"
     );
     assert_eq!(
-        storage.attachment("acme", "att_done").expect("stored"),
+        storage.attachment(&owner, "att_done").expect("stored"),
         Attachment::Document(finished)
     );
     assert!(storage.recover_documents().expect("again").is_empty());

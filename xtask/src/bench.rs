@@ -1,5 +1,6 @@
 //! `cargo xtask bench`: performance is measured here, never in timed tests. The criterion benches
-//! of core, the server's load bench (200 conversations streaming at once), then the browser
+//! of core, the server's load bench (200 conversations streaming at once), the conversation list
+//! at 10,000 conversations, then the browser
 //! playout bench, which writes `target/bench/playout.json` and prints a table (`docs/bench.md`).
 
 use crate::{build_web, run, setup};
@@ -26,6 +27,17 @@ pub fn all() -> anyhow::Result<()> {
         "Benchmarking the server under load (200 conversations streaming at once)",
         "cargo",
         &["bench", "-p", "portal-server", "--bench", "load"],
+    )?;
+    run::step(
+        "Benchmarking the conversation list (10,000 conversations)",
+        "cargo",
+        &[
+            "bench",
+            "-p",
+            "portal-server",
+            "--bench",
+            "conversation_list",
+        ],
     )?;
     build_web()?;
     run::step(

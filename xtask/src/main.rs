@@ -14,8 +14,9 @@ commands:
   test               setup, then fmt, clippy, native tests, wasm tests in headless Chromium,
                      the Trunk release build and the browser end-to-end tests
   demo [--port N]    setup, build the web app (release) and serve the portal (default port 8080)
-  bench              setup, criterion benchmarks of core, then the browser playout bench at 200
-                     and 2,000 characters a second (writes target/bench/playout.json)
+  bench              setup, criterion benchmarks of core, the server's load bench, the conversation
+                     list at 10,000 conversations, then the browser playout bench at 200 and 2,000
+                     characters a second (writes target/bench/playout.json)
   fuzz [seconds]     every fuzz target for `seconds` each (default 60), seeded from the fixtures";
 
 fn main() -> anyhow::Result<()> {

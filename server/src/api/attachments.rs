@@ -26,7 +26,7 @@ use crate::identity::Caller;
 use crate::limits::Held;
 use crate::storage::Owner;
 
-use super::{ApiError, AppState};
+use super::{ApiError, AppState, owner_of};
 
 /// Where files are uploaded; uploads have their own, longer request timeout.
 pub(crate) const UPLOADS: &str = "/api/attachments";
@@ -200,7 +200,7 @@ async fn show(
         state
             .turns
             .storage()
-            .attachment(&caller.organisation, &id)
+            .attachment(&owner_of(&caller), &id)
             .await?,
     ))
 }

@@ -1,23 +1,35 @@
-//! Conversations: `POST /api/conversations` opens one, `GET /api/conversations` lists the
-//! caller's, `GET /api/conversations/{id}` reads one's transcript and
+//! Conversations: `POST /api/conversations` opens one, `GET /api/conversations` lists a page of
+//! the caller's (newest activity first, searched with `q`), `GET /api/conversations/{id}` reads
+//! one's transcript, `PATCH` renames it, `DELETE` deletes it, and
 //! `GET /api/conversations/{id}/agent` names the agent it talks to.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
-use crate::identity::DEFAULT_AGENT;
-use crate::storage::Owner;
+use crate::identity::{Caller, DEFAULT_AGENT};
+use crate::storage::{ConversationId, ConversationQuery, ConversationSummary, ListCursor};
 
-use super::{ApiError, AppState};
+use super::{ApiError, AppState, owner_of};
+
+/// The most conversations one page lists. **Decision:** 100; 50 when the query does not say.
+pub const PAGE_LIMIT: u32 = 100;
+const DEFAULT_PAGE: u32 = 50;
+/// The longest title, in characters. **Decision:** 200.
+pub const TITLE_LIMIT: usize = 200;
+/// The longest search, in characters.
+const SEARCH_LIMIT: usize = 200;
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route("/api/conversations", get(list).post(create))
-        .route("/api/conversations/{id}", get(show))
+        .route(
+            "/api/conversations/{id}",
+            get(show).patch(rename).delete(delete),
+        )
         .route("/api/conversations/{id}/agent", get(agent))
 }
 
@@ -36,10 +48,9 @@ struct Created {
 
 async fn create(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    caller: Caller,
     body: Bytes,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
-    let caller = state.caller(&headers)?;
     let wanted = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else {
@@ -69,11 +80,10 @@ async fn create(
             .first()
             .map_or_else(|| DEFAULT_AGENT.to_string(), |a| a.id.clone()),
     };
-    let owner = Owner::new(caller.organisation.clone(), caller.user.clone());
     let id = state
         .turns
         .storage()
-        .create_conversation(&owner, &agent)
+        .create_conversation(&owner_of(&caller), &agent)
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -83,27 +93,126 @@ async fn create(
     ))
 }
 
+/// `GET /api/conversations`'s query.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    #[serde(default)]
+    limit: Option<String>,
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default)]
+    q: Option<String>,
+}
+
+/// A conversation as the list shows it.
+#[derive(Debug, Serialize)]
+struct Item {
+    id: String,
+    /// Empty until the first message with words names it.
+    title: String,
+    /// Milliseconds since the Unix epoch.
+    created: i64,
+    last_activity: i64,
+    /// The latest turn's status (`running`, `paused`, `completed`, `cut_off`, `failed`); null
+    /// before the first message.
+    status: Option<&'static str>,
+}
+
+impl From<ConversationSummary> for Item {
+    fn from(summary: ConversationSummary) -> Self {
+        Item {
+            id: summary.id.as_str().to_string(),
+            title: summary.title,
+            created: summary.created_at_ms,
+            last_activity: summary.last_activity_ms,
+            status: summary.status.map(|s| s.as_str()),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Page {
+    conversations: Vec<Item>,
+    /// The `cursor` of the next page; null on the last.
+    next: Option<String>,
+}
+
 async fn list(
     State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Json<Vec<String>>, ApiError> {
-    let caller = state.caller(&headers)?;
-    let owner = Owner::new(caller.organisation, caller.user);
-    let conversations = state.turns.storage().list_conversations(&owner).await?;
-    Ok(Json(
-        conversations
-            .into_iter()
-            .map(|c| c.id.as_str().to_string())
-            .collect(),
-    ))
+    caller: Caller,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Page>, ApiError> {
+    let Query(query) = query.map_err(|e| {
+        ApiError(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "the query is not a list's ({}); send `limit`, `cursor` and `q` or nothing",
+                e.body_text()
+            ),
+        )
+    })?;
+    let limit = match query.limit.as_deref() {
+        None => DEFAULT_PAGE,
+        Some(text) => text
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=PAGE_LIMIT).contains(n))
+            .ok_or_else(|| {
+                ApiError(
+                    StatusCode::BAD_REQUEST,
+                    format!("`limit` must be a whole number from 1 to {PAGE_LIMIT}"),
+                )
+            })?,
+    };
+    let after = query
+        .cursor
+        .as_deref()
+        .map(|text| {
+            ListCursor::decode(text).ok_or_else(|| {
+                ApiError(
+                    StatusCode::BAD_REQUEST,
+                    "`cursor` is not one this list handed out; start again without it".into(),
+                )
+            })
+        })
+        .transpose()?;
+    let search = query
+        .q
+        .map(|q| q.trim().to_string())
+        .filter(|q| !q.is_empty());
+    if search
+        .as_ref()
+        .is_some_and(|q| q.chars().count() > SEARCH_LIMIT)
+    {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("`q` is longer than {SEARCH_LIMIT} characters; search for less"),
+        ));
+    }
+    let page = state
+        .turns
+        .storage()
+        .list_conversations(
+            &owner_of(&caller),
+            ConversationQuery {
+                search,
+                after,
+                limit,
+            },
+        )
+        .await?;
+    Ok(Json(Page {
+        conversations: page.conversations.into_iter().map(Item::from).collect(),
+        next: page.next.map(|cursor| cursor.encode()),
+    }))
 }
 
 async fn show(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<portal_core::Transcript>, ApiError> {
-    let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id).await?;
     let transcript = state
         .turns
@@ -111,6 +220,61 @@ async fn show(
         .load_transcript(&caller.organisation, &conversation.id)
         .await?;
     Ok(Json(transcript))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rename {
+    title: String,
+}
+
+async fn rename(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Item>, ApiError> {
+    let Rename { title } = serde_json::from_slice(&body).map_err(|_| {
+        ApiError(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "send {\"title\": \"<the new title>\"} to rename a conversation".into(),
+        )
+    })?;
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    let length = title.chars().count();
+    if length == 0 || length > TITLE_LIMIT {
+        return Err(ApiError(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("a title has 1 to {TITLE_LIMIT} characters; this one has {length}"),
+        ));
+    }
+    let summary = state
+        .turns
+        .storage()
+        .rename_conversation(&owner_of(&caller), &ConversationId::new(id), &title)
+        .await?;
+    Ok(Json(summary.into()))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let deleted = state
+        .turns
+        .storage()
+        .delete_conversation(&owner_of(&caller), &ConversationId::new(id))
+        .await;
+    match deleted {
+        Err(crate::storage::StorageError::TurnStillRunning { .. }) => Err(ApiError(
+            StatusCode::CONFLICT,
+            "the conversation is still answering; stop it, then delete it".into(),
+        )),
+        other => other
+            .map(|()| StatusCode::NO_CONTENT)
+            .map_err(ApiError::from),
+    }
 }
 
 /// The agent a conversation talks to, fixed when it was opened.
@@ -121,10 +285,9 @@ struct ConversationAgent {
 
 async fn agent(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<ConversationAgent>, ApiError> {
-    let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id).await?;
     Ok(Json(ConversationAgent {
         agent: conversation.agent_id,

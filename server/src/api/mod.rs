@@ -8,6 +8,7 @@ mod attachments;
 mod checks;
 mod conversations;
 mod info;
+mod session;
 mod skills;
 mod turns;
 
@@ -26,11 +27,12 @@ use portal_core::effort::{Effort, winning_effort};
 use portal_core::skills::SkillError;
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::identity::{Agent, Caller, Identity, Unauthorized};
+use crate::identity::{Agent, AuthError, Caller, Identity, Mode, Unauthorized};
 use crate::limits::{Gates, Limits};
 use crate::model::ModelRegistry;
+use crate::sessions::{self, Found, SessionConfig, Sessions, origin};
 use crate::skills::{SkillLibrary, TurnSkills};
-use crate::storage::{ConversationId, ConversationInfo, StorageError};
+use crate::storage::{ConversationId, ConversationInfo, Owner, StorageError};
 use crate::turn::{TurnError, TurnSetup, Turns};
 
 /// What every request handler shares.
@@ -45,6 +47,8 @@ pub struct AppState {
     pub limits: Limits,
     /// The counters behind the "at once" limits.
     pub gates: Gates,
+    /// Sign-in sessions.
+    pub sessions: Sessions,
 }
 
 impl FromRef<AppState> for Arc<Identity> {
@@ -60,8 +64,10 @@ impl AppState {
         identity: Arc<Identity>,
         skills: Arc<SkillLibrary>,
         limits: Limits,
+        sessions: SessionConfig,
     ) -> Self {
         AppState {
+            sessions: Sessions::new(turns.storage().clone(), Arc::clone(&identity), sessions),
             turns,
             models,
             identity,
@@ -77,28 +83,55 @@ impl AppState {
         self.identity.agent(caller, &conversation.agent_id)
     }
 
-    /// Who sends the request: the local user in local mode, else the user of its bearer token.
-    pub fn caller(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    /// Who sends the request: the local user in local mode, else the user of its bearer token
+    /// (`Authorization`, which wins) or of its session cookie. A cookie whose session was
+    /// renewed comes back with the renewed cookie to send.
+    pub async fn signed_in(&self, headers: &HeaderMap) -> Result<Found, ApiError> {
         let authorization = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        self.identity
-            .authenticate(authorization)
-            .map_err(|e| ApiError(StatusCode::UNAUTHORIZED, e.to_string()))
+        if self.identity.mode() == Mode::Local || authorization.is_some() {
+            return self
+                .identity
+                .authenticate(authorization)
+                .map(|caller| Found {
+                    caller,
+                    renewed: None,
+                })
+                .map_err(|e| ApiError(StatusCode::UNAUTHORIZED, e.to_string()));
+        }
+        let Some(id) = sessions::cookie_value(headers) else {
+            return Err(ApiError(
+                StatusCode::UNAUTHORIZED,
+                AuthError::Missing.to_string(),
+            ));
+        };
+        self.sessions.find(&id).await?.ok_or_else(|| {
+            ApiError(
+                StatusCode::UNAUTHORIZED,
+                "your session has ended (signed out, expired or password changed); sign in again"
+                    .into(),
+            )
+        })
     }
 
-    /// The caller's conversation `id`; another organisation's is not found.
+    /// The caller's conversation `id`; anyone else's, in their organisation or not, is not
+    /// found.
     pub async fn conversation(
         &self,
         caller: &Caller,
         id: &str,
     ) -> Result<ConversationInfo, ApiError> {
         let id = ConversationId::new(id);
-        self.turns
+        let conversation = self
+            .turns
             .storage()
             .conversation(&caller.organisation, &id)
-            .await
-            .map_err(ApiError::from)
+            .await?;
+        if conversation.owner.user_id != caller.user {
+            return Err(StorageError::ConversationNotFound { conversation: id }.into());
+        }
+        Ok(conversation)
     }
 
     /// How a turn of `conversation` runs: its agent's instructions, model and tools, the effort
@@ -181,6 +214,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     let app = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     Router::new()
         .merge(info::router())
+        .merge(session::router())
         .merge(agents::router())
         .merge(skills::router())
         .merge(attachments::router(&state.limits.uploads))
@@ -199,14 +233,40 @@ fn is_api(path: &str) -> bool {
     path == "/api" || path.starts_with("/api/")
 }
 
-/// Refuses an `/api` request that does not sign in (in users mode), before anything reads it.
-async fn sign_in(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if is_api(request.uri().path())
-        && let Err(error) = state.caller(request.headers())
+/// Signs in every `/api` request but the session routes (which sign in themselves) before
+/// anything reads it: refused 401 when it does not, and 403 when it changes state by cookie
+/// from another site. The caller is left in the request's extensions for [`Caller`] to take.
+async fn sign_in(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if !is_api(path) || path == session::PATH {
+        return next.run(request).await;
+    }
+    let found = match state.signed_in(request.headers()).await {
+        Ok(found) => found,
+        Err(error) => return error.into_response(),
+    };
+    let by_cookie = state.identity.mode() == Mode::Users
+        && !request.headers().contains_key(header::AUTHORIZATION);
+    let public_origin = state.sessions.config().public_origin.as_deref();
+    if by_cookie
+        && origin::changes_state(request.method())
+        && !origin::same_origin(request.headers(), public_origin)
+    {
+        return ApiError::cross_site().into_response();
+    }
+    request.extensions_mut().insert(found.caller);
+    let mut response = next.run(request).await;
+    if let Some(cookie) = found.renewed
+        && let Err(error) = session::set_cookie(&mut response, &cookie)
     {
         return error.into_response();
     }
-    next.run(request).await
+    response
+}
+
+/// The storage owner that is the caller.
+pub(crate) fn owner_of(caller: &Caller) -> Owner {
+    Owner::new(caller.organisation.clone(), caller.user.clone())
 }
 
 /// An `/api` path that names nothing.
@@ -238,6 +298,16 @@ async fn wrong_method(request: Request) -> ApiError {
 #[derive(Debug)]
 pub struct ApiError(pub StatusCode, pub String);
 
+impl ApiError {
+    /// A request signed in by cookie that changes state, made by another site's page.
+    pub fn cross_site() -> Self {
+        ApiError(
+            StatusCode::FORBIDDEN,
+            "this request came from another site's page; use the portal's own page".into(),
+        )
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (self.0, Json(serde_json::json!({ "error": self.1 }))).into_response();
@@ -254,13 +324,8 @@ impl IntoResponse for ApiError {
 impl From<StorageError> for ApiError {
     fn from(error: StorageError) -> Self {
         let status = match &error {
-            StorageError::ConversationNotFound { .. } => {
-                return ApiError(
-                    StatusCode::NOT_FOUND,
-                    format!("{error}; open one with POST /api/conversations"),
-                );
-            }
-            StorageError::TurnNotFound { .. }
+            StorageError::ConversationNotFound { .. }
+            | StorageError::TurnNotFound { .. }
             | StorageError::MessageNotFound { .. }
             | StorageError::BlockNotFound { .. }
             | StorageError::AttachmentNotFound { .. } => StatusCode::NOT_FOUND,

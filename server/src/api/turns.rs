@@ -15,10 +15,11 @@ use portal_core::effort::Effort;
 use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
 use serde::{Deserialize, Serialize};
 
+use crate::identity::Caller;
 use crate::storage::NewTurn;
 
 use super::checks::{TurnPath, attachment_list, text_within};
-use super::{ApiError, AppState};
+use super::{ApiError, AppState, owner_of};
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -51,11 +52,10 @@ struct Sent {
 
 async fn send(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
     Json(message): Json<SentMessage>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
-    let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id).await?;
     if message.text.trim().is_empty() {
         return Err(ApiError(
@@ -79,7 +79,7 @@ async fn send(
             state
                 .turns
                 .storage()
-                .attachment(&caller.organisation, id)
+                .attachment(&owner_of(&caller), id)
                 .await?,
         );
     }
@@ -130,11 +130,11 @@ struct After {
 
 async fn events(
     State(state): State<AppState>,
+    caller: Caller,
     headers: HeaderMap,
     TurnPath { id, turn }: TurnPath,
     Query(after): Query<After>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id).await?;
     let seen = last_seen(&headers, after.after.as_deref())?;
     let log = state
@@ -203,10 +203,9 @@ fn bad_event_id(what: &str, text: &str) -> ApiError {
 
 async fn cancel(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    caller: Caller,
     TurnPath { id, turn }: TurnPath,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
-    let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id).await?;
     state
         .turns
@@ -224,11 +223,10 @@ struct Decision {
 
 async fn decide(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    caller: Caller,
     TurnPath { id, turn }: TurnPath,
     Json(decision): Json<Decision>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
-    let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id).await?;
     let setup = resumed_setup(&state, &caller, &conversation, turn).await?;
     state
@@ -252,11 +250,10 @@ struct Answer {
 
 async fn answer(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    caller: Caller,
     TurnPath { id, turn }: TurnPath,
     Json(answer): Json<Answer>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
-    let caller = state.caller(&headers)?;
     let conversation = state.conversation(&caller, &id).await?;
     text_within(
         "answer",

@@ -605,7 +605,7 @@ fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
         panic!("a document")
     };
     assert_eq!(
-        storage.attachment("acme", stored.id()).expect("stored"),
+        storage.attachment(&owner, stored.id()).expect("stored"),
         stored,
         "stored while reading"
     );
@@ -613,12 +613,20 @@ fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
     assert_eq!(finished.status, ReadingStatus::Finished);
     assert_eq!(finished.unreadable_pages, [2]);
     assert_eq!(
-        storage.attachment("acme", stored.id()).expect("stored"),
+        storage.attachment(&owner, stored.id()).expect("stored"),
         Attachment::Document(finished),
     );
     assert!(
-        storage.attachment("globex", stored.id()).is_err(),
+        storage
+            .attachment(&Owner::new("globex", "alice"), stored.id())
+            .is_err(),
         "another organisation does not see it"
+    );
+    assert!(
+        storage
+            .attachment(&Owner::new("acme", "bob"), stored.id())
+            .is_err(),
+        "nor does another user of the organisation"
     );
 }
 

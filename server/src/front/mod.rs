@@ -11,11 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::ConnectInfo;
 use axum::middleware::from_fn_with_state;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use tower::ServiceExt;
 
 use crate::identity::Mode;
 
@@ -88,9 +90,9 @@ pub async fn serve_connections(
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, client) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(error) => {
                     accept_failed(error).await;
                     continue;
@@ -98,7 +100,14 @@ pub async fn serve_connections(
             },
             () = &mut shutdown => break,
         };
-        let service = TowerToHyperService::new(app.clone());
+        // The client's address travels with each request, for the failed sign-in counts.
+        let app = app
+            .clone()
+            .map_request(move |mut request: axum::extract::Request<_>| {
+                request.extensions_mut().insert(ConnectInfo(client));
+                request
+            });
+        let service = TowerToHyperService::new(app);
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             if let Err(error) = connection.await {

@@ -52,7 +52,9 @@ pub enum ConfigError {
 /// Why a request is not let in. All of them answer 401 Unauthorized.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AuthError {
-    #[error("sign in: send `Authorization: Bearer <your token>` with every request")]
+    #[error(
+        "sign in first: in the browser on the portal's page, or as an API client with `Authorization: Bearer <your token>`"
+    )]
     Missing,
     #[error(
         "the Authorization header is not `Bearer <token>`; send `Authorization: Bearer <your token>`"

@@ -1,5 +1,7 @@
 //! The caller of an HTTP request as an axum extractor: any handler that takes a [`Caller`] is
-//! signed in (a bearer token, or local mode) or answered 401 before it runs.
+//! signed in or answered 401 before it runs. The API's sign-in layer (bearer token, session
+//! cookie or local mode) leaves the caller in the request's extensions; a router without that
+//! layer signs in by bearer token here.
 
 use std::sync::Arc;
 
@@ -40,6 +42,9 @@ where
     type Rejection = Unauthorized;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        if let Some(caller) = parts.extensions.get::<Caller>() {
+            return Ok(caller.clone());
+        }
         let identity = Arc::<Identity>::from_ref(state);
         let authorization = parts
             .headers

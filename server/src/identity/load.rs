@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::{
-    Agent, ConfigError, DEFAULT_MODEL, Identity, Mode, Organisation, TokenDigest, User,
-    default_agent, local_user,
+    Agent, ConfigError, DEFAULT_MODEL, Identity, Mode, Organisation, PasswordDigest, TokenDigest,
+    User, default_agent, local_user,
 };
 
 #[derive(Debug, Deserialize)]
@@ -25,7 +25,10 @@ struct OrganisationFile {
 #[serde(deny_unknown_fields)]
 struct UserFile {
     name: String,
-    token_sha256: String,
+    #[serde(default)]
+    token_sha256: Option<String>,
+    #[serde(default)]
+    password_argon2id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,18 +117,41 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
 
 fn user(organisation: &str, id: &str, path: &Path) -> Result<User, ConfigError> {
     let file: UserFile = read_toml(path)?;
-    let token = TokenDigest::from_hex(&file.token_sha256).ok_or_else(|| ConfigError::Field {
-        path: path.to_path_buf(),
-        field: "token_sha256",
-        problem:
-            "is not 64 hexadecimal digits; write the output of `printf %s \"$TOKEN\" | sha256sum`"
-                .into(),
-    })?;
+    let token = file
+        .token_sha256
+        .map(|hex| {
+            TokenDigest::from_hex(&hex).ok_or_else(|| ConfigError::Field {
+                path: path.to_path_buf(),
+                field: "token_sha256",
+                problem: "is not 64 hexadecimal digits; write the output of `printf %s \"$TOKEN\" | sha256sum`"
+                    .into(),
+            })
+        })
+        .transpose()?;
+    let password = file
+        .password_argon2id
+        .map(|phc| {
+            PasswordDigest::parse(&phc).ok_or_else(|| ConfigError::Field {
+                path: path.to_path_buf(),
+                field: "password_argon2id",
+                problem: "is not an argon2id hash; set the password with `portal user passwd`"
+                    .into(),
+            })
+        })
+        .transpose()?;
+    if token.is_none() && password.is_none() {
+        return Err(ConfigError::Field {
+            path: path.to_path_buf(),
+            field: "password_argon2id",
+            problem: "is missing, and so is `token_sha256`: the user could never sign in; set a password with `portal user passwd`".into(),
+        });
+    }
     Ok(User {
         id: id.to_string(),
         organisation: organisation.to_string(),
         name: required(path, "name", file.name)?,
-        token: Some(token),
+        token,
+        password,
     })
 }
 

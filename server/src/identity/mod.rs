@@ -7,7 +7,9 @@
 mod error;
 mod http;
 mod load;
+mod password;
 mod token;
+mod user_file;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,7 +19,9 @@ use serde::Serialize;
 
 pub use error::{AuthError, ConfigError};
 pub use http::Unauthorized;
+pub use password::{PasswordDigest, PasswordError, check_new as check_new_password};
 pub use token::TokenDigest;
+pub use user_file::{UserFileError, add_user, set_password};
 
 /// The organisation id of local mode when no configuration directory is given.
 pub const LOCAL_ORGANISATION: &str = "local";
@@ -57,14 +61,17 @@ pub struct Organisation {
     pub agents: Vec<Agent>,
 }
 
-/// A person who signs in with a bearer token.
+/// A person who signs in with a password (in the browser) or a bearer token (API clients).
 #[derive(Debug, Clone)]
 pub struct User {
     pub id: String,
     pub organisation: String,
     pub name: String,
-    /// The digest of the user's token; `None` for the local user, who never signs in.
+    /// The digest of the user's token; `None` for users without one and the local user, who
+    /// never signs in.
     pub token: Option<TokenDigest>,
+    /// The hash of the user's password; `None` for users without one and the local user.
+    pub password: Option<PasswordDigest>,
 }
 
 impl Agent {
@@ -173,6 +180,40 @@ impl Identity {
         self.agents(caller).iter().find(|a| a.id == id)
     }
 
+    /// The user `user` of organisation `organisation`.
+    pub fn user(&self, organisation: &str, user: &str) -> Option<&User> {
+        self.organisation(organisation)?
+            .users
+            .iter()
+            .find(|u| u.id == user)
+    }
+
+    /// The caller a sign-in with `password` is, when it is right. Slow on purpose (argon2id, tens
+    /// of milliseconds), so async code calls it on the blocking pool. A user who does not exist
+    /// or has no password takes as long to refuse as a wrong password.
+    pub fn check_password(&self, organisation: &str, user: &str, password: &str) -> Option<Caller> {
+        let found = self
+            .user(organisation, user)
+            .filter(|u| u.password.is_some());
+        let digest = found
+            .and_then(|u| u.password.as_ref())
+            .unwrap_or_else(|| password::decoy());
+        let matches = digest.verify(password);
+        found.filter(|_| matches).map(|u| Caller {
+            organisation: u.organisation.clone(),
+            user: u.id.clone(),
+        })
+    }
+
+    /// The fingerprint of the caller's current password hash ([`PasswordDigest::stamp`]);
+    /// `None` when they have no password (or no longer exist).
+    pub fn password_stamp(&self, caller: &Caller) -> Option<String> {
+        self.user(&caller.organisation, &caller.user)?
+            .password
+            .as_ref()
+            .map(PasswordDigest::stamp)
+    }
+
     /// The user a request is made by, from its `Authorization` header value. In local mode every
     /// request is the local user, header or not.
     pub fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, AuthError> {
@@ -222,6 +263,7 @@ fn local_user(organisation: &str) -> User {
         organisation: organisation.into(),
         name: "You".into(),
         token: None,
+        password: None,
     }
 }
 

@@ -57,7 +57,7 @@ pub enum StorageError {
         source: rusqlite::Error,
     },
     #[error(
-        "there is no conversation `{conversation}` in this organisation; list the organisation's conversations to find its id"
+        "there is no conversation `{conversation}` of yours (it was deleted, never existed, or is someone else's); GET /api/conversations lists yours, POST /api/conversations opens one"
     )]
     ConversationNotFound { conversation: ConversationId },
     #[error("conversation `{conversation}` has no turn {turn}; open the turn before writing to it")]
@@ -119,7 +119,7 @@ pub enum StorageError {
     #[error("a turn opens with the user's message, but {problem}")]
     NotAUserMessage { problem: &'static str },
     #[error(
-        "there is no attachment `{attachment}` in this organisation; store the upload with put_attachment before a message carries it"
+        "there is no attachment `{attachment}` of yours; upload the file with POST /api/attachments, then send its id"
     )]
     AttachmentNotFound { attachment: String },
     #[error(

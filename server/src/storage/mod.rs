@@ -12,11 +12,13 @@
 //! `docs/storage.md` for the measured numbers. [`DataLock`] keeps a data folder to one server.
 
 mod codec;
+mod conversations;
 mod error;
 mod load;
 mod lock;
 mod off_thread;
 mod schema;
+mod sessions;
 mod sqlite;
 
 use std::fmt;
@@ -51,8 +53,33 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Opens a new, empty conversation for `owner` with `agent_id` and returns its id.
     fn create_conversation(&self, owner: &Owner, agent_id: &str) -> Result<ConversationId>;
 
-    /// The conversations `owner` opened, oldest first.
-    fn list_conversations(&self, owner: &Owner) -> Result<Vec<ConversationInfo>>;
+    /// A page of the conversations `owner` opened, newest activity first, those matching the
+    /// query's search only.
+    fn list_conversations(
+        &self,
+        owner: &Owner,
+        query: &ConversationQuery,
+    ) -> Result<ConversationPage>;
+
+    /// One of `owner`'s conversations as the list shows it; anyone else's is not found.
+    fn conversation_summary(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+    ) -> Result<ConversationSummary>;
+
+    /// Renames one of `owner`'s conversations; anyone else's is not found.
+    fn rename_conversation(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+        title: &str,
+    ) -> Result<ConversationSummary>;
+
+    /// Deletes one of `owner`'s conversations with its turns, and the attachments its messages
+    /// used that no other conversation uses. Refused with [`StorageError::TurnStillRunning`]
+    /// while its latest turn runs; anyone else's is not found.
+    fn delete_conversation(&self, owner: &Owner, conversation: &ConversationId) -> Result<()>;
 
     /// Who owns a conversation. Another organisation's conversation is not found.
     fn conversation(&self, org_id: &str, conversation: &ConversationId)
@@ -156,8 +183,8 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// cannot change (rule A1).
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()>;
 
-    /// An attachment's metadata. Another organisation's attachment is not found.
-    fn attachment(&self, org_id: &str, attachment_id: &str) -> Result<Attachment>;
+    /// One of `owner`'s attachments' metadata. Anyone else's attachment is not found.
+    fn attachment(&self, owner: &Owner, attachment_id: &str) -> Result<Attachment>;
 
     /// An attachment's uploaded bytes. Another organisation's attachment is not found.
     fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>>;
@@ -171,6 +198,22 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// pages it had read, and returns them. Reading is not started again: the file may be what
     /// stopped the process. Call it once at start, with [`Storage::recover`].
     fn recover_documents(&self) -> Result<Vec<AttachmentRef>>;
+
+    /// Keeps a new sign-in session.
+    fn create_session(&self, session: &StoredSession) -> Result<()>;
+
+    /// The session whose id hashes to `id_sha256`, expired or not; `None` when there is none
+    /// (never made, signed out, or removed).
+    fn session(&self, id_sha256: &str) -> Result<Option<StoredSession>>;
+
+    /// Moves a session's expiry, for sessions that slide with use.
+    fn extend_session(&self, id_sha256: &str, expires_at_ms: i64) -> Result<()>;
+
+    /// Removes a session (signing out). Removing one that is gone does nothing.
+    fn revoke_session(&self, id_sha256: &str) -> Result<()>;
+
+    /// Removes the sessions that expired before `now_ms`, and returns how many.
+    fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64>;
 }
 
 /// A conversation's id: opaque text, unguessable for the SQLite store.
@@ -221,6 +264,79 @@ pub struct ConversationInfo {
     pub agent_id: String,
     /// When it was opened, in milliseconds since the Unix epoch (the database's clock).
     pub created_at_ms: i64,
+}
+
+/// Which of a user's conversations to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConversationQuery {
+    /// Only conversations whose title or message text contains this, ignoring case.
+    pub search: Option<String>,
+    /// Only conversations listed after this point (the previous page's `next`).
+    pub after: Option<ListCursor>,
+    /// At most this many.
+    pub limit: u32,
+}
+
+/// A place in the conversation list: the last conversation of a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListCursor {
+    pub last_activity_ms: i64,
+    pub id: ConversationId,
+}
+
+impl ListCursor {
+    /// The cursor as the API hands it out: opaque to clients.
+    pub fn encode(&self) -> String {
+        format!("{}.{}", self.last_activity_ms, self.id)
+    }
+
+    /// Reads a cursor [`ListCursor::encode`] made; `None` for anything else.
+    pub fn decode(text: &str) -> Option<Self> {
+        let (at, id) = text.split_once('.')?;
+        let digits = !at.is_empty() && at.bytes().all(|b| b.is_ascii_digit());
+        let id_like =
+            !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric());
+        if !digits || !id_like {
+            return None;
+        }
+        Some(ListCursor {
+            last_activity_ms: at.parse().ok()?,
+            id: ConversationId::new(id),
+        })
+    }
+}
+
+/// A conversation as the list shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationSummary {
+    pub id: ConversationId,
+    /// Empty until the first message with words names it, or the user renames it.
+    pub title: String,
+    pub created_at_ms: i64,
+    /// When its latest turn opened or changed status, or when it was opened.
+    pub last_activity_ms: i64,
+    /// Its latest turn's status; `None` before the first message.
+    pub status: Option<TurnStatus>,
+}
+
+/// One page of a conversation list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationPage {
+    pub conversations: Vec<ConversationSummary>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<ListCursor>,
+}
+
+/// A sign-in session as storage keeps it: never the session's id, only its SHA-256 digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSession {
+    /// The SHA-256 digest of the session id, in lowercase hexadecimal.
+    pub id_sha256: String,
+    pub owner: Owner,
+    /// The fingerprint of the password hash the user signed in with.
+    pub stamp: String,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
 }
 
 /// What a new turn opens with.

@@ -11,7 +11,8 @@ use portal_core::attachment::Attachment;
 use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
-    ConversationId, ConversationInfo, NewTurn, Owner, Result, Storage, StorageError, Usage,
+    ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
+    NewTurn, Owner, Result, Storage, StorageError, StoredSession, Usage,
 };
 
 /// How many reads, and how many writes, run on the blocking pool at once. **Decision:** 2 each:
@@ -94,10 +95,54 @@ impl AsyncStorage {
     }
 
     /// See [`Storage::list_conversations`].
-    pub async fn list_conversations(&self, owner: &Owner) -> Result<Vec<ConversationInfo>> {
+    pub async fn list_conversations(
+        &self,
+        owner: &Owner,
+        query: ConversationQuery,
+    ) -> Result<ConversationPage> {
         let owner = owner.clone();
-        self.run(Lane::Read, move |s| s.list_conversations(&owner))
+        self.run(Lane::Read, move |s| s.list_conversations(&owner, &query))
             .await
+    }
+
+    /// See [`Storage::conversation_summary`].
+    pub async fn conversation_summary(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+    ) -> Result<ConversationSummary> {
+        let (owner, conversation) = (owner.clone(), conversation.clone());
+        self.run(Lane::Read, move |s| {
+            s.conversation_summary(&owner, &conversation)
+        })
+        .await
+    }
+
+    /// See [`Storage::rename_conversation`].
+    pub async fn rename_conversation(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+        title: &str,
+    ) -> Result<ConversationSummary> {
+        let (owner, conversation, title) = (owner.clone(), conversation.clone(), title.to_string());
+        self.run(Lane::Write, move |s| {
+            s.rename_conversation(&owner, &conversation, &title)
+        })
+        .await
+    }
+
+    /// See [`Storage::delete_conversation`].
+    pub async fn delete_conversation(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+    ) -> Result<()> {
+        let (owner, conversation) = (owner.clone(), conversation.clone());
+        self.run(Lane::Write, move |s| {
+            s.delete_conversation(&owner, &conversation)
+        })
+        .await
     }
 
     /// See [`Storage::conversation`].
@@ -176,7 +221,7 @@ impl AsyncStorage {
         .await
     }
 
-    /// See [`Storage::set_turn_status`].
+    /// See [`Storage::resume_paused`].
     pub async fn resume_paused(
         &self,
         conversation: &ConversationId,
@@ -190,6 +235,7 @@ impl AsyncStorage {
         .await
     }
 
+    /// See [`Storage::set_turn_status`].
     pub async fn set_turn_status(
         &self,
         conversation: &ConversationId,
@@ -232,9 +278,43 @@ impl AsyncStorage {
     }
 
     /// See [`Storage::attachment`].
-    pub async fn attachment(&self, org_id: &str, attachment_id: &str) -> Result<Attachment> {
-        let (org_id, attachment_id) = (org_id.to_string(), attachment_id.to_string());
-        self.run(Lane::Read, move |s| s.attachment(&org_id, &attachment_id))
+    pub async fn attachment(&self, owner: &Owner, attachment_id: &str) -> Result<Attachment> {
+        let (owner, attachment_id) = (owner.clone(), attachment_id.to_string());
+        self.run(Lane::Read, move |s| s.attachment(&owner, &attachment_id))
+            .await
+    }
+
+    /// See [`Storage::create_session`].
+    pub async fn create_session(&self, session: StoredSession) -> Result<()> {
+        self.run(Lane::Write, move |s| s.create_session(&session))
+            .await
+    }
+
+    /// See [`Storage::session`].
+    pub async fn session(&self, id_sha256: &str) -> Result<Option<StoredSession>> {
+        let id_sha256 = id_sha256.to_string();
+        self.run(Lane::Read, move |s| s.session(&id_sha256)).await
+    }
+
+    /// See [`Storage::extend_session`].
+    pub async fn extend_session(&self, id_sha256: &str, expires_at_ms: i64) -> Result<()> {
+        let id_sha256 = id_sha256.to_string();
+        self.run(Lane::Write, move |s| {
+            s.extend_session(&id_sha256, expires_at_ms)
+        })
+        .await
+    }
+
+    /// See [`Storage::revoke_session`].
+    pub async fn revoke_session(&self, id_sha256: &str) -> Result<()> {
+        let id_sha256 = id_sha256.to_string();
+        self.run(Lane::Write, move |s| s.revoke_session(&id_sha256))
+            .await
+    }
+
+    /// See [`Storage::remove_expired_sessions`].
+    pub async fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
+        self.run(Lane::Write, move |s| s.remove_expired_sessions(now_ms))
             .await
     }
 }

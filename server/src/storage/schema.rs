@@ -122,6 +122,29 @@ const MIGRATIONS: &[&str] = &[
         FOREIGN KEY (org_id, attachment_id) REFERENCES attachments (org_id, id)
     );
     "#,
+    // Version 2: conversations get a title and their last activity, for the conversation list;
+    // sign-in sessions.
+    r#"
+    ALTER TABLE conversations ADD COLUMN title TEXT NOT NULL DEFAULT '';
+    ALTER TABLE conversations ADD COLUMN last_activity INTEGER NOT NULL DEFAULT 0;
+    UPDATE conversations SET last_activity = COALESCE(
+        (SELECT MAX(started_at) FROM turns WHERE turns.conversation_id = conversations.id),
+        created_at
+    );
+    CREATE INDEX conversations_by_activity
+        ON conversations (org_id, user_id, last_activity DESC, id DESC);
+
+    CREATE TABLE sessions (
+        id_sha256   TEXT PRIMARY KEY,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        stamp       TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        expires_at  INTEGER NOT NULL
+    );
+    CREATE INDEX sessions_by_user ON sessions (org_id, user_id);
+    CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one
@@ -140,6 +163,9 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
         transaction
             .execute_batch(sql)
             .map_err(|source| StorageError::Migration { version, source })?;
+    }
+    if found < 2 {
+        super::conversations::title_untitled(&transaction)?;
     }
     if found < SCHEMA_VERSION {
         transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;

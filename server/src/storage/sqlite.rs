@@ -5,15 +5,16 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use portal_core::attachment::{Attachment, ReadingStatus};
-use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnStatus};
+use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::codec::{
     attachment_kind, integer, kind_name, parse_json, parse_name, parse_status, position, to_json,
 };
 use super::{
-    AttachmentRef, CallPurpose, ConversationId, ConversationInfo, NewTurn, Owner, Result, Storage,
-    StorageError, TurnRef, Usage, UsageRecord, load, schema,
+    AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
+    ConversationQuery, ConversationSummary, NewTurn, Owner, Result, Storage, StorageError,
+    StoredSession, TurnRef, Usage, UsageRecord, conversations, load, schema, sessions,
 };
 
 /// The database's file name inside the data folder.
@@ -106,8 +107,10 @@ impl Storage for SqliteStorage {
         self.write(|c| {
             let id: String = c
                 .prepare_cached(
-                    "INSERT INTO conversations (id, org_id, user_id, agent_id)
-                     VALUES (lower(hex(randomblob(16))), ?1, ?2, ?3) RETURNING id",
+                    "INSERT INTO conversations (id, org_id, user_id, agent_id, last_activity)
+                     VALUES (lower(hex(randomblob(16))), ?1, ?2, ?3,
+                             CAST(unixepoch('subsec') * 1000 AS INTEGER))
+                     RETURNING id",
                 )?
                 .query_row(params![owner.org_id, owner.user_id, agent_id], |row| {
                     row.get(0)
@@ -116,15 +119,33 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn list_conversations(&self, owner: &Owner) -> Result<Vec<ConversationInfo>> {
-        self.read(|c| {
-            let mut statement = c.prepare_cached(
-                "SELECT id, org_id, user_id, agent_id, created_at FROM conversations
-                 WHERE org_id = ?1 AND user_id = ?2 ORDER BY rowid",
-            )?;
-            let rows = statement.query_map(params![owner.org_id, owner.user_id], info_from_row)?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })
+    fn list_conversations(
+        &self,
+        owner: &Owner,
+        query: &ConversationQuery,
+    ) -> Result<ConversationPage> {
+        self.read(|c| conversations::page(c, owner, query))
+    }
+
+    fn conversation_summary(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+    ) -> Result<ConversationSummary> {
+        self.read(|c| conversations::one(c, owner, conversation))
+    }
+
+    fn rename_conversation(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+        title: &str,
+    ) -> Result<ConversationSummary> {
+        self.write(|c| conversations::rename(c, owner, conversation, title))
+    }
+
+    fn delete_conversation(&self, owner: &Owner, conversation: &ConversationId) -> Result<()> {
+        self.write(|c| conversations::delete(c, owner, conversation))
     }
 
     fn conversation(
@@ -217,6 +238,10 @@ impl Storage for SqliteStorage {
                     org_id,
                     attachment.id()
                 ])?;
+            }
+            conversations::touch(c, conversation)?;
+            if turn.kind == TurnKind::Chat {
+                conversations::title_after(c, conversation, &turn.message)?;
             }
             Ok(index)
         })
@@ -373,7 +398,7 @@ impl Storage for SqliteStorage {
             if status != TurnStatus::Running {
                 fold_chunks(c, conversation, turn)?;
             }
-            Ok(())
+            conversations::touch(c, conversation)
         })
     }
 
@@ -396,7 +421,7 @@ impl Storage for SqliteStorage {
                 )?
                 .execute(params![conversation.as_str(), turn, messages])?;
             if claimed == 1 {
-                return Ok(());
+                return conversations::touch(c, conversation);
             }
             let status = turn_status(c, conversation, turn)?;
             require_open(conversation, turn, status)?;
@@ -569,14 +594,18 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn attachment(&self, org_id: &str, attachment_id: &str) -> Result<Attachment> {
+    fn attachment(&self, owner: &Owner, attachment_id: &str) -> Result<Attachment> {
         let metadata: String = self.read(|c| {
-            c.prepare_cached("SELECT metadata FROM attachments WHERE org_id = ?1 AND id = ?2")?
-                .query_row(params![org_id, attachment_id], |row| row.get(0))
-                .optional()?
-                .ok_or_else(|| StorageError::AttachmentNotFound {
-                    attachment: attachment_id.to_string(),
-                })
+            c.prepare_cached(
+                "SELECT metadata FROM attachments WHERE org_id = ?1 AND user_id = ?2 AND id = ?3",
+            )?
+            .query_row(params![owner.org_id, owner.user_id, attachment_id], |row| {
+                row.get(0)
+            })
+            .optional()?
+            .ok_or_else(|| StorageError::AttachmentNotFound {
+                attachment: attachment_id.to_string(),
+            })
         })?;
         parse_json("attachment", &metadata)
     }
@@ -653,6 +682,26 @@ impl Storage for SqliteStorage {
             Ok(failed)
         })
     }
+
+    fn create_session(&self, session: &StoredSession) -> Result<()> {
+        self.write(|c| sessions::create(c, session))
+    }
+
+    fn session(&self, id_sha256: &str) -> Result<Option<StoredSession>> {
+        self.read(|c| sessions::find(c, id_sha256))
+    }
+
+    fn extend_session(&self, id_sha256: &str, expires_at_ms: i64) -> Result<()> {
+        self.write(|c| sessions::extend(c, id_sha256, expires_at_ms))
+    }
+
+    fn revoke_session(&self, id_sha256: &str) -> Result<()> {
+        self.write(|c| sessions::revoke(c, id_sha256))
+    }
+
+    fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
+        self.write(|c| sessions::remove_expired(c, now_ms))
+    }
 }
 
 /// Settings every connection needs: foreign keys checked, a wait for locks, and
@@ -662,7 +711,7 @@ fn configure(connection: &Connection) -> rusqlite::Result<()> {
     connection.busy_timeout(BUSY_TIMEOUT)?;
     connection.pragma_update(None, "foreign_keys", true)?;
     connection.pragma_update(None, "synchronous", "NORMAL")?;
-    Ok(())
+    conversations::register_functions(connection)
 }
 
 /// Locks a connection. A panic while it was held rolled its transaction back, so the connection

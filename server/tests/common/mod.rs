@@ -60,6 +60,7 @@ pub fn config(
         limits: portal_server::limits::Limits::DEFAULT,
         http: portal_server::front::HttpConfig::default(),
         streams: Default::default(),
+        sessions: Default::default(),
     }
 }
 
@@ -189,6 +190,25 @@ impl Server {
     }
 
     /// Posts the message `text` and returns the answer's status and JSON body.
+    /// The ids on the first page of the conversation list.
+    pub async fn conversation_ids(&self) -> Vec<String> {
+        let page: serde_json::Value = self
+            .client
+            .get(self.url("/api/conversations"))
+            .send()
+            .await
+            .expect("list")
+            .json()
+            .await
+            .expect("json");
+        page["conversations"]
+            .as_array()
+            .expect("a page of conversations")
+            .iter()
+            .map(|c| c["id"].as_str().expect("an id").to_string())
+            .collect()
+    }
+
     pub async fn post_message(&self, id: &str, text: &str) -> (u16, serde_json::Value) {
         let response = self
             .client

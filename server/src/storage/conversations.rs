@@ -1,0 +1,279 @@
+//! The SQLite queries behind the conversation list: a page of a user's conversations (searched
+//! or not), one conversation's summary, renaming and deleting.
+
+use portal_core::TurnStatus;
+use portal_core::title::title_from_message;
+use portal_core::{Block, Message};
+use rusqlite::functions::FunctionFlags;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::codec::{parse_json, parse_status};
+use super::{
+    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, ListCursor, Owner,
+    Result, StorageError,
+};
+
+/// The SQL function search compares with: text in Unicode lowercase, so that "Über" finds
+/// "über" (SQLite's own `lower` folds ASCII only).
+const FOLD: &str = "portal_fold";
+
+/// Adds [`FOLD`] to a connection.
+pub(super) fn register_functions(connection: &Connection) -> rusqlite::Result<()> {
+    connection.create_scalar_function(
+        FOLD,
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |context| {
+            let text: Option<String> = context.get(0)?;
+            Ok(text.map(|t| t.to_lowercase()))
+        },
+    )
+}
+
+/// The columns of a [`ConversationSummary`], for `c` a conversations row.
+const SUMMARY: &str = "c.id, c.title, c.created_at, c.last_activity,
+    (SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.turn DESC LIMIT 1)";
+
+pub(super) fn page(
+    c: &Connection,
+    owner: &Owner,
+    query: &ConversationQuery,
+) -> Result<ConversationPage> {
+    let mut sql =
+        format!("SELECT {SUMMARY} FROM conversations c WHERE c.org_id = ?1 AND c.user_id = ?2");
+    if query.after.is_some() {
+        sql.push_str(" AND (c.last_activity, c.id) < (?3, ?4)");
+    }
+    if query.search.is_some() {
+        sql.push_str(&format!(
+            " AND (instr({FOLD}(c.title), ?5) > 0 OR EXISTS (
+                SELECT 1 FROM blocks b WHERE b.conversation_id = c.id AND b.kind = 'text'
+                AND instr({FOLD}(json_extract(b.body, '$.text')), ?5) > 0))"
+        ));
+    }
+    sql.push_str(" ORDER BY c.last_activity DESC, c.id DESC LIMIT ?6");
+    let (after_at, after_id) = match &query.after {
+        Some(cursor) => (Some(cursor.last_activity_ms), Some(cursor.id.as_str())),
+        None => (None, None),
+    };
+    let search = query.search.as_deref().map(str::to_lowercase);
+    let mut statement = c.prepare_cached(&sql)?;
+    // Unused parameters are still bound, so every variant takes the same six.
+    let rows = statement.query_map(
+        params![
+            owner.org_id,
+            owner.user_id,
+            after_at,
+            after_id,
+            search,
+            i64::from(query.limit) + 1
+        ],
+        summary_row,
+    )?;
+    let mut conversations = Vec::new();
+    for row in rows {
+        conversations.push(summary(row?)?);
+    }
+    let next = if conversations.len() > query.limit as usize {
+        conversations.truncate(query.limit as usize);
+        conversations.last().map(|last| ListCursor {
+            last_activity_ms: last.last_activity_ms,
+            id: last.id.clone(),
+        })
+    } else {
+        None
+    };
+    Ok(ConversationPage {
+        conversations,
+        next,
+    })
+}
+
+pub(super) fn one(
+    c: &Connection,
+    owner: &Owner,
+    conversation: &ConversationId,
+) -> Result<ConversationSummary> {
+    let row = c
+        .prepare_cached(&format!(
+            "SELECT {SUMMARY} FROM conversations c
+             WHERE c.id = ?1 AND c.org_id = ?2 AND c.user_id = ?3"
+        ))?
+        .query_row(
+            params![conversation.as_str(), owner.org_id, owner.user_id],
+            summary_row,
+        )
+        .optional()?
+        .ok_or_else(|| not_found(conversation))?;
+    summary(row)
+}
+
+pub(super) fn rename(
+    c: &Connection,
+    owner: &Owner,
+    conversation: &ConversationId,
+    title: &str,
+) -> Result<ConversationSummary> {
+    let changed = c
+        .prepare_cached(
+            "UPDATE conversations SET title = ?4 WHERE id = ?1 AND org_id = ?2 AND user_id = ?3",
+        )?
+        .execute(params![
+            conversation.as_str(),
+            owner.org_id,
+            owner.user_id,
+            title
+        ])?;
+    if changed == 0 {
+        return Err(not_found(conversation));
+    }
+    one(c, owner, conversation)
+}
+
+pub(super) fn delete(c: &Connection, owner: &Owner, conversation: &ConversationId) -> Result<()> {
+    let summary = one(c, owner, conversation)?;
+    if summary.status == Some(TurnStatus::Running) {
+        let turn: u32 = c
+            .prepare_cached("SELECT MAX(turn) FROM turns WHERE conversation_id = ?1")?
+            .query_row([conversation.as_str()], |row| row.get(0))?;
+        return Err(StorageError::TurnStillRunning {
+            conversation: conversation.clone(),
+            turn,
+        });
+    }
+    let attachments: Vec<(String, String)> = c
+        .prepare_cached(
+            "SELECT DISTINCT org_id, attachment_id FROM message_attachments
+             WHERE conversation_id = ?1",
+        )?
+        .query_map([conversation.as_str()], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    for table in [
+        "block_chunks",
+        "blocks",
+        "message_attachments",
+        "messages",
+        "trace_entries",
+        "usage",
+        "turns",
+    ] {
+        c.prepare_cached(&format!("DELETE FROM {table} WHERE conversation_id = ?1"))?
+            .execute([conversation.as_str()])?;
+    }
+    c.prepare_cached("DELETE FROM conversations WHERE id = ?1")?
+        .execute([conversation.as_str()])?;
+    for (org_id, attachment_id) in attachments {
+        let used_elsewhere = c
+            .prepare_cached(
+                "SELECT 1 FROM message_attachments WHERE org_id = ?1 AND attachment_id = ?2",
+            )?
+            .exists(params![org_id, attachment_id])?;
+        if !used_elsewhere {
+            for table in ["attachment_bytes", "attachments"] {
+                c.prepare_cached(&format!(
+                    "DELETE FROM {table} WHERE org_id = ?1 AND id = ?2"
+                ))?
+                .execute(params![org_id, attachment_id])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Marks the conversation active now: a turn opened, or changed status.
+pub(super) fn touch(c: &Connection, conversation: &ConversationId) -> Result<()> {
+    c.prepare_cached(
+        "UPDATE conversations
+         SET last_activity = MAX(last_activity, CAST(unixepoch('subsec') * 1000 AS INTEGER))
+         WHERE id = ?1",
+    )?
+    .execute([conversation.as_str()])?;
+    Ok(())
+}
+
+/// Titles an untitled conversation after `message`, its newest user message (rule of
+/// [`title_from_message`]); a conversation with a title keeps it.
+pub(super) fn title_after(
+    c: &Connection,
+    conversation: &ConversationId,
+    message: &Message,
+) -> Result<()> {
+    let text: Vec<&str> = message
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let title = title_from_message(&text.join(" "));
+    if !title.is_empty() {
+        c.prepare_cached("UPDATE conversations SET title = ?2 WHERE id = ?1 AND title = ''")?
+            .execute(params![conversation.as_str(), title])?;
+    }
+    Ok(())
+}
+
+/// Titles every untitled conversation after its first user message, for conversations stored
+/// before conversations had titles.
+pub(super) fn title_untitled(c: &Connection) -> Result<()> {
+    let firsts: Vec<(String, String)> = c
+        .prepare(
+            "SELECT c.id, b.body FROM conversations c
+             JOIN blocks b ON b.conversation_id = c.id AND b.turn = 1 AND b.message = 0
+             WHERE c.title = '' AND b.kind = 'text' ORDER BY c.id, b.block",
+        )?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut messages: Vec<(ConversationId, Message)> = Vec::new();
+    for (id, body) in firsts {
+        let block: Block = parse_json("block", &body)?;
+        match messages.last_mut() {
+            Some((last, message)) if last.as_str() == id => message.blocks.push(block),
+            _ => messages.push((
+                ConversationId::new(id),
+                Message {
+                    role: portal_core::Role::User,
+                    blocks: vec![block],
+                    attachments: Vec::new(),
+                },
+            )),
+        }
+    }
+    for (conversation, message) in messages {
+        title_after(c, &conversation, &message)?;
+    }
+    Ok(())
+}
+
+type SummaryRow = (String, String, i64, i64, Option<String>);
+
+fn summary_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SummaryRow> {
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+    ))
+}
+
+fn summary(
+    (id, title, created_at_ms, last_activity_ms, status): SummaryRow,
+) -> Result<ConversationSummary> {
+    Ok(ConversationSummary {
+        id: ConversationId::new(id),
+        title,
+        created_at_ms,
+        last_activity_ms,
+        status: status.as_deref().map(parse_status).transpose()?,
+    })
+}
+
+fn not_found(conversation: &ConversationId) -> StorageError {
+    StorageError::ConversationNotFound {
+        conversation: conversation.clone(),
+    }
+}
