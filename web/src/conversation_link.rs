@@ -88,13 +88,10 @@ fn Shown(
                 </span>
             </a>
             <span class="actions">
-                <button
-                    type="button"
-                    class="icon"
-                    aria-label=format!("Rename {title}")
-                    title="Rename"
-                    on:click=move |_| editing.set(true)
-                >
+                // The buttons are named by hidden text rather than aria-label, so a title never
+                // passes for a label of the page's fields ("Message").
+                <button type="button" class="icon" title="Rename" on:click=move |_| editing.set(true)>
+                    <span class="visually-hidden">{format!("Rename {title}")}</span>
                     <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
                         <path d="M4 16l1-4 8-8 3 3-8 8-4 1zM11.5 5.5l3 3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-linejoin="round" />
                     </svg>
@@ -102,10 +99,10 @@ fn Shown(
                 <button
                     type="button"
                     class="icon"
-                    aria-label=format!("Delete {title}")
                     title="Delete"
                     on:click=move |_| portal.list.deleting.set(Some(deleting.clone()))
                 >
+                    <span class="visually-hidden">{format!("Delete {title}")}</span>
                     <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
                         <path d="M4 6h12M8 6V4h4v2M6 6l1 10h6l1-10" fill="none" stroke="currentColor" stroke-width="1.5" stroke-linejoin="round" />
                     </svg>
