@@ -162,3 +162,22 @@ test('a session that ends returns to the sign-in page with the draft kept; signi
     await context.close();
   });
 });
+
+test('a session that expires while the person is away returns to the sign-in page with the draft kept', async () => {
+  await withPortal(['--session-lifetime', '3s'], async (portal, browser) => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await signIn(page, portal.url, alice);
+    const draft = 'A new chat, started before a long lunch';
+    await page.getByLabel('Message').fill(draft);
+    await page.waitForTimeout(4000);
+    await page.getByLabel('Message').press('Enter');
+    await page.getByLabel('Password').waitFor();
+    assert.match(await page.getByRole('status').innerText(), /session ended/i);
+    await page.getByLabel('Password').fill(alice.password);
+    await page.getByLabel('Password').press('Enter');
+    await page.getByTestId('person-name').waitFor();
+    assert.equal(new URL(page.url()).pathname, '/');
+    assert.equal(await page.getByLabel('Message').inputValue(), draft);
+    assert.equal(await page.locator('.turn').count(), 0, 'nothing was sent');
+  });
+});
