@@ -289,3 +289,37 @@ test('on a 360 px screen the list is a drawer', async () => {
     await context.close();
   }
 });
+
+test('leaving a conversation while it answers stops drawing it; coming back follows it to its end', async () => {
+  const slow = await startPortal(['--demo-pace', '2', '--config', config.config]);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    const page = await context.newPage();
+    await signIn(page, slow.url, people.alice);
+    await page.getByLabel('Message').fill('Tell me about writing systems');
+    await page.getByLabel('Message').press('Enter');
+    await page.locator('[data-turn="1"][data-turn-status="running"] .block').first().waitFor({ timeout: 15000 });
+    const id = conversationInUrl(page);
+
+    // A new chat while it answers: nothing of it is drawn there, and the list marks it.
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.waitForURL((url) => url.pathname === '/');
+    await items(page).filter({ hasText: 'writing systems' }).getByRole('img', { name: 'answering' }).waitFor();
+    await page.waitForTimeout(1500);
+    assert.equal(await page.locator('.turn').count(), 0, 'the left conversation streams nowhere');
+
+    // Back to it: still answering, it is followed again and ends with its whole answer.
+    await page.goBack();
+    assert.equal(conversationInUrl(page), id);
+    const turn = page.locator('[data-turn="1"]');
+    assert.equal(await turn.getAttribute('data-turn-status'), 'running', 'still answering when opened again');
+    await page.locator('[data-turn="1"][data-turn-status="completed"][data-settled="true"]').waitFor({ timeout: 120000 });
+    const answer = await turn.locator('.block.answer .body').innerText();
+    assert.ok(answer.includes('日本語'), 'the whole answer is drawn');
+    assert.equal(await page.locator('.turn').count(), 1);
+    await items(page).filter({ hasText: 'writing systems' }).getByRole('img', { name: 'answering' }).waitFor({ state: 'detached' });
+  } finally {
+    await context.close();
+    slow.stop();
+  }
+});
