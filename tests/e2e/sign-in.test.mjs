@@ -39,6 +39,9 @@ test('sign in: a wrong password says so, the right one opens the portal; a reloa
       'the first field has the focus');
     assert.equal(await page.getByLabel('Message').count(), 0, 'no portal before signing in');
     await page.screenshot({ path: join(shots, 'sign-in-page.png') });
+    await page.setViewportSize({ width: 360, height: 740 });
+    await page.screenshot({ path: join(shots, 'sign-in-360.png') });
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // A wrong password: the server's words, the password selected to type again.
     await fillSignIn(page, alice, 'not-the-password');

@@ -13,7 +13,7 @@ use crate::session;
 use crate::state::portal;
 
 /// What a conversation with no title yet is called.
-pub const UNTITLED: &str = "New chat";
+const UNTITLED: &str = "New chat";
 
 /// The title the list shows for `listed`.
 pub fn shown_title(listed: &Listed) -> String {

@@ -30,8 +30,9 @@ fn Confirm(listed: Listed) -> impl IntoView {
             let _ = dialog.show_modal();
         }
     });
+    // The dialog may be gone already: Esc closed it while the deletion was on its way.
     let close = move || {
-        if let Some(dialog) = dialog.get_untracked() {
+        if let Some(dialog) = dialog.try_get_untracked().flatten() {
             dialog.close();
         }
     };
