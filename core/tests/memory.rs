@@ -611,3 +611,38 @@ fn m13_the_turn_in_progress_is_live_and_whole() {
         "No result yet: this call has not returned."
     );
 }
+
+#[test]
+fn m5_pieces_read_back_never_split_a_zwj_emoji_a_flag_or_a_thai_cluster() {
+    use portal_core::tools::page;
+    use unicode_segmentation::UnicodeSegmentation;
+    let corpus = "ab👨‍👩‍👧‍👦🇯🇵🇫🇷กำลังทดสอบ e\u{301}\r\nok🏳️‍🌈!";
+    let clusters: Vec<&str> = corpus.graphemes(true).collect();
+    for offset in 0..=clusters.len() + 1 {
+        for length in 1..=clusters.len() + 1 {
+            let piece = page(corpus, offset, length);
+            let first = offset.min(clusters.len());
+            let last = (offset + length).min(clusters.len());
+            assert_eq!(
+                piece.text,
+                clusters[first..last].concat(),
+                "{offset}+{length}"
+            );
+            assert_eq!(piece.next_offset, last);
+            assert_eq!(piece.remaining, clusters.len() - last);
+        }
+    }
+    for length in 1..=clusters.len() {
+        let mut read = String::new();
+        let mut offset = 0;
+        loop {
+            let piece = page(corpus, offset, length);
+            read.push_str(piece.text);
+            offset = piece.next_offset;
+            if piece.remaining == 0 {
+                break;
+            }
+        }
+        assert_eq!(read, corpus, "pieces of {length} read back the whole");
+    }
+}

@@ -109,7 +109,11 @@ impl Server {
         for agent in identity.organisations().flat_map(|o| &o.agents) {
             tools.check_agent(agent)?;
         }
-        let turns = turn::Turns::new(Arc::new(storage), tools, config.streams);
+        let pictures = attachments::ModelPictures::new(
+            config.limits.uploads.clone(),
+            config.limits.picture_decodes,
+        );
+        let turns = turn::Turns::new(Arc::new(storage), tools, config.streams, pictures);
         let mode = identity.mode();
         let state = api::AppState::new(
             turns,

@@ -95,6 +95,7 @@ async fn insist(agent: &Agent) -> (Vec<TurnEvent>, portal_core::Turn, Vec<Vec<St
         Arc::clone(&storage),
         ToolRegistry::standard(),
         Default::default(),
+        Default::default(),
     );
     let id = storage
         .create_conversation(&Owner::new("local", "local"), &agent.id)

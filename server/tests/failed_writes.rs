@@ -235,6 +235,7 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
         storage.clone(),
         ToolRegistry::standard(),
         Default::default(),
+        Default::default(),
     );
     let id = storage
         .create_conversation(&Owner::new("local", "local"), "assistant")

@@ -734,3 +734,32 @@ async fn user_add_then_sign_in_works_and_the_password_is_kept_only_as_a_hash() {
         }
     }
 }
+
+#[tokio::test]
+async fn guesses_sent_all_at_once_are_throttled_like_guesses_one_after_another() {
+    let portal = start(Default::default()).await;
+    let guesses = (0..30).map(|n| {
+        let portal = &portal;
+        async move {
+            portal
+                .sign_in_as("acme", "alice", &format!("guess {n}"))
+                .await
+                .status()
+        }
+    });
+    let answers = futures_util::future::join_all(guesses).await;
+    let checked = answers
+        .iter()
+        .filter(|s| **s == StatusCode::UNAUTHORIZED)
+        .count();
+    let refused = answers
+        .iter()
+        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
+        .count();
+    assert_eq!(checked + refused, 30, "{answers:?}");
+    // Two checks run at once, so at most two guesses pass the count before it fills.
+    assert!(
+        checked <= portal_server::sessions::FAILURES + 2,
+        "{checked} guesses were checked: {answers:?}"
+    );
+}

@@ -66,13 +66,14 @@ impl AppState {
         limits: Limits,
         sessions: SessionConfig,
     ) -> Self {
+        let decodes = turns.pictures().decodes();
         AppState {
             sessions: Sessions::new(turns.storage().clone(), Arc::clone(&identity), sessions),
             turns,
             models,
             identity,
             skills,
-            gates: Gates::new(&limits),
+            gates: Gates::new(&limits, decodes),
             limits,
         }
     }

@@ -11,6 +11,7 @@
 //! name = "gpt"
 //! kind = "openai"
 //! label = "GPT-4.1"
+//! tokenizer = "o200k_base"   # optional, any kind: compaction counts tokens exactly (rule C1)
 //! base_url = "https://api.openai.com/v1"
 //! api_key = { env = "OPENAI_API_KEY" }
 //! model = "gpt-4.1"
@@ -32,8 +33,9 @@ use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 
 use crate::demo::DemoModel;
 use crate::openai::{OpenAiConfig, OpenAiModel};
+use crate::tokens::{BpeCounter, Encoding};
 
-use super::Model;
+use super::{Counted, Model};
 
 /// Why the models file was refused. Each names the model and what to change.
 #[derive(Debug, thiserror::Error)]
@@ -169,6 +171,16 @@ impl ModelRegistry {
                 field: "kind",
             })?;
             let label = text_field("label")?;
+            let tokenizer = text_field("tokenizer")?
+                .map(|named| {
+                    Encoding::named(&named).ok_or_else(|| RegistryError::Model {
+                        name: name.clone(),
+                        reason: format!(
+                            "`tokenizer` is `{named}`; name `o200k_base` or `cl100k_base`, or leave it out to estimate"
+                        ),
+                    })
+                })
+                .transpose()?;
             if models.iter().any(|(n, _)| *n == name) {
                 return Err(RegistryError::Duplicate { name });
             }
@@ -197,6 +209,10 @@ impl ModelRegistry {
                     })
                 }
                 _ => return Err(RegistryError::Kind { name, kind }),
+            };
+            let model: Arc<dyn Model> = match tokenizer {
+                Some(encoding) => Arc::new(Counted::new(model, BpeCounter::new(encoding))),
+                None => model,
             };
             models.push((name, model));
         }

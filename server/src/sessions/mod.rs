@@ -18,6 +18,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use cookie::{Cookie, SameSite};
 use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
 
 use crate::identity::{Caller, Identity};
 use crate::storage::{AsyncStorage, Owner, StorageError, StoredSession};
@@ -26,6 +27,11 @@ pub use throttle::{FAILURES, Throttle, WINDOW};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "portal_session";
+/// Password checks that run at once. **Decision:** 2, the machine's cores: each takes 19 MiB and
+/// tens of milliseconds of a core, so a flood of sign-ins waits its turn instead of taking the
+/// memory and the blocking threads storage needs.
+const CHECKS_AT_ONCE: usize = 2;
+
 /// How long a session lasts without use when `--session-lifetime` is not given.
 /// **Decision:** 14 days.
 pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(14 * 24 * 60 * 60);
@@ -64,6 +70,7 @@ pub struct Sessions {
     identity: Arc<Identity>,
     config: SessionConfig,
     throttle: Arc<Throttle>,
+    checks: Arc<Semaphore>,
 }
 
 /// A sign-in that did not start a session.
@@ -92,6 +99,7 @@ impl Sessions {
             identity,
             config,
             throttle: Arc::new(Throttle::default()),
+            checks: Arc::new(Semaphore::new(CHECKS_AT_ONCE)),
         }
     }
 
@@ -101,7 +109,9 @@ impl Sessions {
     }
 
     /// Checks a password sign-in and starts a session; returns the caller and the `Set-Cookie`
-    /// value. Refused without checking while the user or the client address failed too often.
+    /// value. Refused without checking while the user or the client address failed too often;
+    /// that is asked again once the check's turn comes, so guesses sent at once are counted
+    /// before most of them are checked.
     pub async fn sign_in(
         &self,
         organisation: &str,
@@ -113,6 +123,13 @@ impl Sessions {
             .identity
             .user(organisation, user)
             .map(|u| format!("{}/{}", u.organisation, u.id));
+        if let Some(wait) = self.throttle.wait(known.as_deref(), client, Instant::now()) {
+            return Err(SignInError::TooMany { wait });
+        }
+        let _turn = Arc::clone(&self.checks)
+            .acquire_owned()
+            .await
+            .map_err(|e| SignInError::Storage(e.to_string()))?;
         if let Some(wait) = self.throttle.wait(known.as_deref(), client, Instant::now()) {
             return Err(SignInError::TooMany { wait });
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use portal_core::compaction::{CompactionConfig, CompactionError, SummaryFailure, parse_compact};
 use portal_core::memory::CompactionHint;
-use portal_core::prompt::{NoPictures, Prompt, PromptInput, assemble};
+use portal_core::prompt::{Prompt, PromptInput, assemble};
 use portal_core::stream::TurnEvent;
 use portal_core::{Block, BlockKind, Role, Transcript, TurnKind, TurnStatus};
 use serde_json::Value;
@@ -220,7 +220,7 @@ async fn drive(
         let (mut transcript, mut prompt) = prompt_now(turns, at, setup).await?;
         // Rule C1: compact before the call when its projected input reaches the threshold.
         let mut guard = compaction::guard_for(model, &prompt, &config);
-        let projected = compaction::projection(&transcript, &prompt);
+        let projected = compaction::projection(model, &transcript, &prompt);
         writer.next_message();
         match compaction::before_call(writer.sink(), model, &mut guard, &transcript, &projected)
             .await?
@@ -236,7 +236,11 @@ async fn drive(
         }
         // Rule C2: on a context overflow, compact and retry; the guard allows one compaction
         // per call attempt, so a second overflow fails the turn with a clear error.
-        let mut answer = model.stream(&prompt, &NoPictures);
+        let pictures = turns
+            .pictures
+            .encode(&turns.storage, &setup.org_id, &prompt)
+            .await;
+        let mut answer = model.stream(&prompt, &pictures);
         let mut first = answer.next().await;
         while let Some(Err(ModelError::ContextOverflow { .. })) = &first {
             match compaction::after_overflow(writer.sink(), model, &mut guard, &transcript).await? {
@@ -245,7 +249,11 @@ async fn drive(
                         writer.adopt(message);
                     }
                     (transcript, prompt) = prompt_now(turns, at, setup).await?;
-                    answer = model.stream(&prompt, &NoPictures);
+                    let pictures = turns
+                        .pictures
+                        .encode(&turns.storage, &setup.org_id, &prompt)
+                        .await;
+                    answer = model.stream(&prompt, &pictures);
                     first = answer.next().await;
                 }
                 Step::Fail(error) => return Err(error.into()),
