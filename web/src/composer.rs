@@ -34,8 +34,8 @@ pub fn Composer(
     skills: Signal<Vec<CatalogueEntry>>,
     /// The files attached to the draft, sent with it.
     attachments: RwSignal<Vec<Chip>>,
-    /// The composer's alert, where a refused upload says why.
-    problem: RwSignal<Option<String>>,
+    /// Called when an upload is refused, to say why.
+    on_problem: Callback<api::Error>,
     running: Signal<bool>,
     on_send: Callback<()>,
 ) -> impl IntoView {
@@ -68,7 +68,7 @@ pub fn Composer(
         // user's uploads in flight; each chip shows "Uploading…" until its turn has come.
         spawn_local(async move {
             for (file, key) in chosen {
-                upload(file, key, attachments, problem).await;
+                upload(file, key, attachments, on_problem).await;
             }
         });
         // The same file can be chosen again after it was removed.
@@ -263,17 +263,17 @@ fn AttachmentChip(chip: Chip, attachments: RwSignal<Vec<Chip>>) -> impl IntoView
 }
 
 /// Uploads `file` for chip `key`, then follows a document's reading until it ends, while the chip
-/// is still attached. A refused upload drops the chip and says why in the composer's alert.
+/// is still attached. A refused upload drops the chip and says why through `on_problem`.
 async fn upload(
     file: web_sys::File,
     key: u32,
     attachments: RwSignal<Vec<Chip>>,
-    problem: RwSignal<Option<String>>,
+    on_problem: Callback<api::Error>,
 ) {
     if attachments.with_untracked(|a| a.iter().any(|c| c.key == key)) {
         let answer = api::upload(&file).await;
-        if let Some(id) = show(answer, key, attachments, problem) {
-            spawn_local(follow_reading(id, key, attachments, problem));
+        if let Some(id) = show(answer, key, attachments, on_problem) {
+            spawn_local(follow_reading(id, key, attachments, on_problem));
         }
     }
 }
@@ -283,11 +283,11 @@ async fn follow_reading(
     id: String,
     key: u32,
     attachments: RwSignal<Vec<Chip>>,
-    problem: RwSignal<Option<String>>,
+    on_problem: Callback<api::Error>,
 ) {
     loop {
         sleep(PROGRESS_POLL_MS).await;
-        if show(api::attachment(&id).await, key, attachments, problem).is_none() {
+        if show(api::attachment(&id).await, key, attachments, on_problem).is_none() {
             return;
         }
     }
@@ -296,10 +296,10 @@ async fn follow_reading(
 /// Shows an upload's answer on chip `key`, or drops the chip and says why; the attachment's id
 /// while a document is still being read.
 fn show(
-    answer: Result<Attachment, String>,
+    answer: Result<Attachment, api::Error>,
     key: u32,
     attachments: RwSignal<Vec<Chip>>,
-    problem: RwSignal<Option<String>>,
+    on_problem: Callback<api::Error>,
 ) -> Option<String> {
     if !attachments.with_untracked(|a| a.iter().any(|c| c.key == key)) {
         return None;
@@ -307,7 +307,7 @@ fn show(
     match answer {
         Err(error) => {
             attachments.update(|a| a.retain(|c| c.key != key));
-            problem.set(Some(error));
+            on_problem.run(error);
             None
         }
         Ok(attachment) => {

@@ -28,22 +28,25 @@ pub fn TurnControls(turn: TurnView) -> impl IntoView {
             return;
         };
         let index = turn.index;
+        let shown = portal.shown.get_value();
         spawn_local(async move {
             let done = match &action {
                 Action::Cancel => api::cancel_turn(&id, index).await,
                 Action::Decide(calls, approve) => api::decide(&id, index, calls, *approve).await,
                 Action::Answer(text) => api::answer(&id, index, text).await,
             };
-            let resumed = match done {
+            if !portal.still_shows(shown) {
+                return;
+            }
+            match done {
                 Ok(()) if action != Action::Cancel => {
                     turn.state.update(|s| s.status = TurnStatus::Running);
-                    session::follow(portal, turn)
+                    if let Err(error) = session::follow(portal, turn) {
+                        portal.problem.set(Some(error));
+                    }
                 }
-                Ok(()) => Ok(()),
-                Err(error) => Err(error),
-            };
-            if let Err(error) = resumed {
-                portal.problem.set(Some(error));
+                Ok(()) => {}
+                Err(error) => portal.report(error),
             }
         });
     };

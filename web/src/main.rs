@@ -10,13 +10,23 @@ mod block;
 mod compaction;
 mod composer;
 mod controls;
+mod conversation_link;
+mod conversation_list;
+mod delete_dialog;
+mod drafts;
 mod header;
 mod live;
+mod relative_time;
+mod route;
 mod session;
+mod sidebar;
+mod sign_in;
+mod sign_in_page;
 mod state;
 mod stream;
 mod turn;
 mod turn_view;
+mod unknown_conversation;
 
 fn main() {
     console_error_panic_hook_lite();

@@ -49,17 +49,7 @@ impl TurnView {
 
     /// A stored turn drawn as settled plain text: no playout (R10).
     pub fn stored(turn: &Turn) -> Self {
-        let attachments = turn
-            .messages
-            .first()
-            .map(|m| {
-                m.attachments
-                    .iter()
-                    .map(|a| a.filename().to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let view = TurnView::new(TurnState::stored(turn), attachments, false);
+        let view = TurnView::new(TurnState::stored(turn), attachment_names(turn), false);
         view.effort.set(turn.effort);
         let blocks = view.state.with_untracked(|s| {
             s.blocks
@@ -72,6 +62,19 @@ impl TurnView {
                 .collect()
         });
         view.blocks.set(blocks);
+        view
+    }
+
+    /// A turn still running when its conversation is opened: only the person's message, with the
+    /// rest drawn from the turn's events, followed from its start.
+    pub fn running(turn: &Turn) -> Self {
+        let text = TurnState::stored(turn).user_text;
+        let view = TurnView::new(
+            TurnState::opened(turn.index, text),
+            attachment_names(turn),
+            true,
+        );
+        view.effort.set(turn.effort);
         view
     }
 
@@ -186,6 +189,19 @@ impl BlockView {
             None => self.settled.set(true),
         }
     }
+}
+
+/// The names of the files the person's message in `turn` carries.
+fn attachment_names(turn: &Turn) -> Vec<String> {
+    turn.messages
+        .first()
+        .map(|m| {
+            m.attachments
+                .iter()
+                .map(|a| a.filename().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn body_element() -> web_sys::Element {
