@@ -22,6 +22,15 @@ pub const SEARCH_ATTACHMENTS: &str = "search_attachments";
 /// Loads a catalogue skill's instructions (rule S7).
 pub const LOAD_SKILL: &str = "load_skill";
 
+/// The result a call gets when the person declined its approval request: it did not run. Written
+/// for the model, which reads it; a front end shows the call as declined.
+pub const DECLINED_RESULT: &str =
+    "Not run: the user declined this call. Do not call it again unless they ask.";
+/// The result a call gets when the same reply asked the person a question: it did not run.
+/// Written for the model; a front end shows the call as not run.
+pub const NOT_RUN_FOR_A_QUESTION: &str = "Not run: the assistant asked the user a question \
+                                          first; call it again once they have answered.";
+
 /// The `read_tool_result` tool.
 pub fn read_tool_result() -> ToolDefinition {
     ToolDefinition {

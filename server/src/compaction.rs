@@ -193,6 +193,7 @@ async fn write_summary(
         block: 0,
         kind: BlockKind::Compaction,
         call: None,
+        is_error: false,
     });
     let call = summarise(model, &planned.request).await;
     sink.storage

@@ -357,6 +357,7 @@ pub(crate) fn block_events(
         block: position,
         kind: block.kind(),
         call: call_header(block, siblings),
+        is_error: matches!(block, Block::ToolResult { is_error: true, .. }),
     };
     if let Block::Compaction {
         summary,
@@ -517,6 +518,7 @@ mod tests {
                 block: b,
                 kind,
                 call: None,
+                is_error: false,
             });
             let chars: Vec<char> = text.chars().collect();
             for chunk in chars.chunks(piece) {
@@ -573,6 +575,7 @@ mod tests {
             block: 0,
             kind: BlockKind::Compaction,
             call: None,
+            is_error: false,
         });
         log.push(TurnEvent::BlockEnd {
             message: 6,

@@ -8,6 +8,7 @@ use portal_core::compaction::{CompactionConfig, CompactionError, SummaryFailure,
 use portal_core::memory::CompactionHint;
 use portal_core::prompt::{Prompt, PromptInput, assemble};
 use portal_core::stream::TurnEvent;
+use portal_core::tools::DECLINED_RESULT;
 use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
 use serde_json::Value;
 use tokio::sync::watch;
@@ -473,9 +474,7 @@ async fn run_decided(
     writer.message(Role::Tool).await?;
     for (id, name, input) in calls {
         let output = match decisions.get(&id) {
-            Some(false) => ToolOutput::error(
-                "Not run: the user declined this call. Do not call it again unless they ask.",
-            ),
+            Some(false) => ToolOutput::error(DECLINED_RESULT),
             _ => run_tool(setup, &context, &id, &name, &Ok(input)).await,
         };
         writer.whole(&result(id, output)).await?;
