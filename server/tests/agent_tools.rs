@@ -84,6 +84,8 @@ fn agent(tools: &[&str]) -> Agent {
         effort: Effort::Medium,
         skills: Vec::new(),
         tools: tools.iter().map(|t| t.to_string()).collect(),
+        description: String::new(),
+        examples: Vec::new(),
     }
 }
 

@@ -204,6 +204,8 @@ impl AppState {
             effort: Effort::Medium,
             skills: Vec::new(),
             tools: Vec::new(),
+            description: String::new(),
+            examples: Vec::new(),
         }
     }
 }
