@@ -45,7 +45,7 @@ impl ToolState {
     pub fn label(self) -> &'static str {
         match self {
             ToolState::Running => "Running",
-            ToolState::AwaitingApproval => "Waiting for your approval",
+            ToolState::AwaitingApproval => "Awaiting approval",
             ToolState::Done => "Done",
             ToolState::Failed => "Failed",
             ToolState::NotRun => "Not run",

@@ -83,23 +83,25 @@ pub struct Page {
     pub next: Option<String>,
 }
 
-/// What the server says about itself.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Info {
-    pub model: String,
-    pub demo: bool,
-    /// The model's context window in tokens, for the context meter; older servers do not say.
-    #[serde(default)]
-    pub context_window: Option<u64>,
-}
-
 /// An agent the person can open a conversation with.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Agent {
     pub id: String,
     pub name: String,
+    /// The model the agent runs on, as people know it.
+    pub model_label: String,
+    /// Whether that is the built-in demo model.
+    pub demo: bool,
+    /// That model's context window in tokens, for the context meter.
+    pub context_window: u64,
     /// The agent's default effort, which wins unless a message overrides it (rule E1).
     pub effort: Effort,
+    /// What the agent is for, for an empty conversation's greeting; may be empty.
+    #[serde(default)]
+    pub description: String,
+    /// Messages to start a conversation from.
+    #[serde(default)]
+    pub examples: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -175,10 +177,6 @@ pub async fn delete_conversation(conversation: &str) -> Result<(), Error> {
         None,
     )
     .await
-}
-
-pub async fn info() -> Result<Info, Error> {
-    call("GET", "/api/info", None).await
 }
 
 /// The agents of the person's organisation, for the agent picker.

@@ -3,11 +3,15 @@
 //! composer.
 
 use leptos::ev;
+use leptos::html;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::composer::Composer;
+use crate::greeting::Greeting;
 use crate::header::Header;
 use crate::route::Route;
+use crate::scroll::FollowReply;
 use crate::sidebar::Sidebar;
 use crate::sign_in_page::SignInPage;
 use crate::state::{Portal, SignIn};
@@ -18,15 +22,10 @@ use crate::{api, drafts, session, sign_in};
 #[component]
 pub fn App() -> impl IntoView {
     let signed_in = RwSignal::new(SignIn::Asking);
-    // What the server says about itself and the person's agents and skills, read again for
-    // whoever signs in.
+    // The person's agents and skills, read again for whoever signs in.
     let person = Memo::new(move |_| match signed_in.get() {
         SignIn::SignedIn(person) => Some((person.organisation, person.user)),
         _ => None,
-    });
-    let info = LocalResource::new(move || {
-        let person = person.get();
-        async move { person.is_some().then_some(api::info().await.ok()).flatten() }
     });
     let agents = LocalResource::new(move || {
         let person = person.get();
@@ -48,7 +47,6 @@ pub fn App() -> impl IntoView {
     });
     let portal = Portal::new(
         signed_in,
-        Signal::derive(move || info.get().flatten()),
         Signal::derive(move || agents.get().unwrap_or_default()),
         Signal::derive(move || skills.get().unwrap_or_default()),
     );
@@ -83,11 +81,19 @@ pub fn App() -> impl IntoView {
 #[component]
 fn Shell() -> impl IntoView {
     let portal = crate::state::portal();
-    // Ctrl+Shift+O (Cmd+Shift+O on a Mac) opens a new chat.
+    // Ctrl+Shift+O (Cmd+Shift+O on a Mac) opens a new chat; Esc stops the running turn, unless
+    // it closes something first (the drawer, a dialog, the skill completion).
     let keys = window_event_listener(ev::keydown, move |ev| {
         if (ev.ctrl_key() || ev.meta_key()) && ev.shift_key() && ev.code() == "KeyO" {
             ev.prevent_default();
             session::go(portal, Route::NewChat);
+        } else if ev.key() == "Escape"
+            && !ev.default_prevented()
+            && !portal.drawer.get_untracked()
+            && !closes_something(&ev)
+            && let Some(turn) = portal.open_turn()
+        {
+            session::stop(portal, turn);
         }
     });
     on_cleanup(move || keys.remove());
@@ -108,26 +114,53 @@ fn Shell() -> impl IntoView {
     }
 }
 
-/// The open conversation's turns, the page's alert and the composer.
+/// Whether an Esc goes to something it closes: an open dialog, or the composer's open skill
+/// completion.
+fn closes_something(ev: &web_sys::KeyboardEvent) -> bool {
+    let Some(target) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return false;
+    };
+    let within = |selector: &str| target.closest(selector).ok().flatten().is_some();
+    within("dialog[open]")
+        || (within(".composer")
+            && document()
+                .query_selector(".skill-completion")
+                .ok()
+                .flatten()
+                .is_some())
+}
+
+/// The open conversation's turns (a new chat's greeting before the first), and docked at the
+/// window's bottom "Jump to latest", the page's alert and the composer.
 #[component]
 fn Conversation() -> impl IntoView {
     let portal = crate::state::portal();
+    let section = NodeRef::<html::Section>::new();
+    let greets = move || portal.conversation.get().is_none() && portal.turns.with(Vec::is_empty);
     view! {
-        <section class="conversation" aria-label="Conversation">
+        <section class="conversation" aria-label="Conversation" node_ref=section>
+            {move || greets().then(|| view! { <Greeting /> })}
             <For each=move || portal.turns.get() key=|turn| turn.index let(turn)>
                 <Turn turn />
             </For>
         </section>
-        {move || portal.problem.get().map(|p| view! { <p class="problem" role="alert">{p}</p> })}
-        <Composer
-            draft=portal.draft
-            effort=portal.effort
-            skills=portal.skills
-            attachments=portal.attachments
-            on_problem=Callback::new(move |error| portal.report(error))
-            running=Signal::derive(move || portal.running() || portal.sending.get())
-            on_send=Callback::new(move |()| session::send(portal))
-        />
+        <div class="dock">
+            <FollowReply follow=portal.follow conversation=section />
+            {move || portal.problem.get().map(|p| view! { <p class="problem" role="alert">{p}</p> })}
+            <Composer
+                draft=portal.draft
+                effort=portal.effort
+                default_effort=Signal::derive(move || portal.shown_agent().map(|a| a.effort))
+                skills=portal.skills
+                attachments=portal.attachments
+                on_problem=Callback::new(move |error| portal.report(error))
+                running=Signal::derive(move || portal.running() || portal.sending.get())
+                on_send=Callback::new(move |()| session::send(portal))
+            />
+        </div>
     }
 }
 

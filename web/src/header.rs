@@ -1,6 +1,6 @@
-//! The header: the button opening the conversation list on a narrow screen, the model, the
-//! conversation's agent (a picker for a new conversation), the context meter, and who is signed
-//! in with the button signing them out.
+//! The header: the button opening the conversation list on a narrow screen, the conversation's
+//! agent (a picker for a new conversation) and the model it runs on, the context meter, the theme
+//! toggle, and who is signed in with the button signing them out.
 
 use leptos::prelude::*;
 use portal_core::compaction::{CompactionConfig, context_meter};
@@ -9,6 +9,7 @@ use crate::api::Mode;
 use crate::compaction::Meter;
 use crate::sign_in;
 use crate::state::portal;
+use crate::theme::ThemeToggle;
 
 #[component]
 pub fn Header() -> impl IntoView {
@@ -17,7 +18,7 @@ pub fn Header() -> impl IntoView {
         if portal.missing.get() {
             return None;
         }
-        let window = portal.info.get()?.context_window?;
+        let window = portal.shown_agent()?.context_window;
         context_meter(portal.in_use.get()?, window, &CompactionConfig::default())
     };
     view! {
@@ -36,17 +37,25 @@ pub fn Header() -> impl IntoView {
                 </svg>
             </button>
             <h1>"Portal"</h1>
-            {move || {
-                portal.info.get().map(|i| {
-                    view! {
-                        <span class="model-label" class:demo=i.demo data-testid="model-label">
-                            {if i.demo { format!("{} · demo, offline", i.model) } else { i.model }}
-                        </span>
-                    }
-                })
-            }}
             {move || (!portal.missing.get()).then(|| view! { <AgentName /> })}
+            {move || {
+                (!portal.missing.get())
+                    .then(|| portal.shown_agent())
+                    .flatten()
+                    .map(|agent| {
+                        view! {
+                            <span class="model-label" class:demo=agent.demo data-testid="model-label" title="The model this agent runs on">
+                                {if agent.demo {
+                                    format!("{} · demo, offline", agent.model_label)
+                                } else {
+                                    agent.model_label
+                                }}
+                            </span>
+                        }
+                    })
+            }}
             {move || meter().map(|meter| view! { <Meter meter /> })}
+            <ThemeToggle />
             <SignedIn />
         </header>
     }

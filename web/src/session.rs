@@ -1,9 +1,11 @@
 //! The conversation's traffic with the server: opening a stored conversation or a new chat,
-//! sending a message, following a turn's events and reading the conversation again after a turn.
+//! sending a message (typed, or an earlier one again), stopping a turn, following a turn's events
+//! and reading the conversation again after a turn.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use portal_core::TurnStatus;
+use portal_core::attachment::Attachment;
 use portal_core::compaction::{composer_refusal, context_in_use};
 use portal_core::effort::{Effort, winning_effort};
 use portal_core::stream::TurnEvent;
@@ -44,7 +46,7 @@ pub fn new_chat(portal: Portal) {
 }
 
 /// Puts the cursor in the message box once it is drawn.
-fn focus_composer() {
+pub fn focus_composer() {
     request_animation_frame(|| {
         let composer = document()
             .query_selector(".composer textarea")
@@ -57,11 +59,13 @@ fn focus_composer() {
     });
 }
 
-/// Opens the stored conversation `id`: its agent, its turns drawn settled (a running turn
-/// followed from its start), and the effort it last ran with in the composer (rule E2). A
-/// conversation that does not exist for this person shows as missing.
+/// Opens the stored conversation `id`: its agent, its turns drawn settled (a running turn drawn
+/// as far as it is stored and followed from there), its end in view and the composer focused,
+/// with the agent's effort (rule E1: an override was for its message alone; each turn shows the
+/// effort it ran with, E2). A conversation that does not exist for this person shows as missing.
 pub fn open(portal: Portal, id: String) {
     start_over(portal, Some(id.clone()));
+    focus_composer();
     let shown = portal.shown.get_value();
     let asked = id.clone();
     spawn_local(async move {
@@ -86,9 +90,6 @@ pub fn open(portal: Portal, id: String) {
                 portal
                     .in_use
                     .set(Some(context_in_use(&transcript, &EstimateCounter)));
-                portal
-                    .effort
-                    .set(transcript.turns.iter().rev().find_map(|t| t.effort));
                 let mut turns: Vec<TurnView> =
                     transcript.turns.iter().map(TurnView::stored).collect();
                 let running = transcript
@@ -96,7 +97,7 @@ pub fn open(portal: Portal, id: String) {
                     .last()
                     .filter(|t| t.status == TurnStatus::Running);
                 if let Some(stored) = running {
-                    let turn = TurnView::running(stored);
+                    let turn = TurnView::resumed(stored);
                     turns.pop();
                     turns.push(turn);
                     portal.turns.set(turns);
@@ -106,6 +107,7 @@ pub fn open(portal: Portal, id: String) {
                 } else {
                     portal.turns.set(turns);
                 }
+                portal.follow.to_end();
             }
             Err(error) if error.missing() => portal.missing.set(true),
             Err(error) => portal.report(error),
@@ -132,10 +134,13 @@ fn start_over(portal: Portal, conversation: Option<String>) {
     portal.problem.set(None);
     portal.in_use.set(None);
     portal.draft.set(draft);
+    portal.follow.to_end();
 }
 
-/// Sends the draft with its attachments, unless something stops it (a refused `/compact`, a
-/// running turn, an upload still going). A refused message keeps its draft and attachments.
+/// Sends the draft with its attachments and the effort chosen for it, unless something stops it
+/// (a refused `/compact`, a running turn, an upload still going). A refused message keeps its
+/// draft and attachments; a sent one leaves the composer empty, with the agent's effort again
+/// (rule E1) and the cursor in the message box.
 pub fn send(portal: Portal) {
     let text = portal.draft.get_untracked().trim().to_string();
     if let Some(refusal) = composer_refusal(&text, portal.latest_status()) {
@@ -152,34 +157,80 @@ pub fn send(portal: Portal) {
         ));
         return;
     }
-    portal.problem.set(None);
-    portal.sending.set(true);
-    let shown = portal.shown.get_value();
     let message = Outgoing {
         text: text.clone(),
         effort: portal.effort.get_untracked(),
         agent: portal.shown_agent(),
-        attachments: chips
-            .iter()
-            .filter_map(|c| c.uploaded.as_ref())
-            .map(|a| (a.id().to_string(), a.filename().to_string()))
-            .collect(),
+        attachments: chips.into_iter().filter_map(|c| c.uploaded).collect(),
     };
+    dispatch(portal, message, move || {
+        if portal.draft.get_untracked().trim() == text {
+            portal.draft.set(String::new());
+        }
+        portal.attachments.set(Vec::new());
+        portal.effort.set(None);
+        focus_composer();
+    });
+}
+
+/// Sends `text` with `attachments` again as a new turn, at `effort` (a failed turn's Retry, the
+/// last reply's Regenerate): the transcript is never rewritten. The draft stays as it is.
+pub fn resend(portal: Portal, text: String, attachments: Vec<Attachment>, effort: Option<Effort>) {
+    if portal.running() || portal.sending.get_untracked() {
+        return;
+    }
+    let message = Outgoing {
+        text,
+        effort,
+        agent: portal.shown_agent(),
+        attachments,
+    };
+    dispatch(portal, message, || {});
+}
+
+/// Sends `message` in the conversation shown, then calls `sent` unless the person moved on.
+fn dispatch(portal: Portal, message: Outgoing, sent: impl FnOnce() + 'static) {
+    portal.problem.set(None);
+    portal.sending.set(true);
+    let shown = portal.shown.get_value();
     spawn_local(async move {
-        let sent = send_turn(portal, shown, message).await;
+        let done = send_turn(portal, shown, message).await;
         if !portal.still_shows(shown) {
             return;
         }
-        match sent {
-            Ok(()) => {
-                if portal.draft.get_untracked().trim() == text {
-                    portal.draft.set(String::new());
-                }
-                portal.attachments.set(Vec::new());
-            }
+        match done {
+            Ok(()) => sent(),
             Err(error) => portal.report(error),
         }
         portal.sending.set(false);
+    });
+}
+
+/// Stops `turn`, running or waiting for the person; it is recorded cut off, and its stream says
+/// so: a running turn's stream is still followed, a paused one's is followed again to hear it.
+pub fn stop(portal: Portal, turn: TurnView) {
+    let Some(id) = portal.conversation.get_untracked() else {
+        return;
+    };
+    let shown = portal.shown.get_value();
+    spawn_local(async move {
+        let stopped = api::cancel_turn(&id, turn.index).await;
+        if !portal.still_shows(shown) {
+            return;
+        }
+        match stopped {
+            Ok(())
+                if turn
+                    .state
+                    .with_untracked(|s| s.status == TurnStatus::Paused) =>
+            {
+                if let Err(error) = follow(portal, turn) {
+                    portal.problem.set(Some(error));
+                }
+            }
+            Ok(()) => {}
+            Err(error) => portal.report(error),
+        }
     });
 }
 
@@ -224,12 +275,12 @@ fn refused(portal: Portal) {
 }
 
 /// A message on its way: what was typed, the effort asked for, the agent it goes to, and its
-/// attachments as (id, name).
+/// attachments.
 struct Outgoing {
     text: String,
     effort: Option<Effort>,
     agent: Option<api::Agent>,
-    attachments: Vec<(String, String)>,
+    attachments: Vec<Attachment>,
 }
 
 /// Sends `message` in the conversation shown as `shown`, opening it first for a new chat. The
@@ -251,39 +302,28 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
             id
         }
     };
-    let (ids, names): (Vec<String>, Vec<String>) = message.attachments.into_iter().unzip();
+    let ids: Vec<String> = message
+        .attachments
+        .iter()
+        .map(|a| a.id().to_string())
+        .collect();
     let index = api::send_message(&id, &message.text, message.effort, &ids).await?;
     conversation_list::refresh(portal);
     if !portal.still_shows(shown) {
         return Ok(());
     }
-    let turn = TurnView::sent(index, message.text, names);
+    let turn = TurnView::sent(index, message.text, message.attachments);
     turn.effort.set(
         message
             .agent
             .map(|a| winning_effort(a.effort, message.effort)),
     );
     portal.turns.update(|t| t.push(turn));
-    show_turn(index);
+    portal.follow.to_end();
     follow(portal, turn).map_err(|message| api::Error {
         status: None,
         message,
     })
-}
-
-/// Brings a just-sent turn to the top of the window once it is drawn, so the person sees their
-/// message and the reply growing under it, whatever they had scrolled to.
-fn show_turn(index: u32) {
-    request_animation_frame(move || {
-        let turn = web_sys::window().and_then(|w| w.document()).and_then(|d| {
-            d.query_selector(&format!("[data-turn=\"{index}\"]"))
-                .ok()
-                .flatten()
-        });
-        if let Some(turn) = turn {
-            turn.scroll_into_view_with_bool(true);
-        }
-    });
 }
 
 /// Reads the stored conversation again after a turn, for the context meter and the effort the

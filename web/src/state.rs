@@ -10,6 +10,7 @@ use portal_core::skills::CatalogueEntry;
 use crate::api;
 use crate::composer::Chip;
 use crate::conversation_list::ConversationList;
+use crate::scroll::Follow;
 use crate::stream::Following;
 use crate::turn_view::TurnView;
 
@@ -43,7 +44,8 @@ pub struct Portal {
     pub following: StoredValue<Option<Following>, LocalStorage>,
     pub turns: RwSignal<Vec<TurnView>>,
     pub draft: RwSignal<String>,
-    /// The effort the next message asks for; `None` keeps the agent's (rule E1).
+    /// The effort the next message asks for; `None` keeps the agent's (rule E1). It is for
+    /// that message alone: sending it, or opening a conversation, sets `None` again.
     pub effort: RwSignal<Option<Effort>>,
     /// The agent a new conversation opens with (`None`: the first), or the one a stored
     /// conversation talks to.
@@ -55,7 +57,6 @@ pub struct Portal {
     pub problem: RwSignal<Option<String>>,
     /// The conversation's context in use, in tokens, for the meter.
     pub in_use: RwSignal<Option<u64>>,
-    pub info: Signal<Option<api::Info>>,
     pub agents: Signal<Vec<api::Agent>>,
     pub skills: Signal<Vec<CatalogueEntry>>,
     pub list: ConversationList,
@@ -63,6 +64,8 @@ pub struct Portal {
     pub drawer: RwSignal<bool>,
     /// The newest divider, as (turn, block place): what is above it is dimmed until hovered (R12).
     pub newest_divider: Memo<Option<(u32, usize)>>,
+    /// Whether the page follows the conversation's end.
+    pub follow: Follow,
 }
 
 /// The shared state the shell provided.
@@ -71,10 +74,9 @@ pub fn portal() -> Portal {
 }
 
 impl Portal {
-    /// Fresh state, with the server's answers read through `info`, `agents` and `skills`.
+    /// Fresh state, with the server's answers read through `agents` and `skills`.
     pub fn new(
         sign_in: RwSignal<SignIn>,
-        info: Signal<Option<api::Info>>,
         agents: Signal<Vec<api::Agent>>,
         skills: Signal<Vec<CatalogueEntry>>,
     ) -> Self {
@@ -93,7 +95,6 @@ impl Portal {
             sending: RwSignal::new(false),
             problem: RwSignal::new(None),
             in_use: RwSignal::new(None),
-            info,
             agents,
             skills,
             list: ConversationList::default(),
@@ -105,6 +106,7 @@ impl Portal {
                     .rev()
                     .find_map(|t| t.state.with(|s| s.newest_divider()).map(|at| (t.index, at)))
             }),
+            follow: Follow::new(),
         }
     }
 
@@ -149,6 +151,20 @@ impl Portal {
     /// Whether the latest turn is running or paused, so no message can be sent.
     pub fn running(&self) -> bool {
         self.latest_status().is_some_and(TurnStatus::is_open)
+    }
+
+    /// The latest turn, while it is running or paused.
+    pub fn open_turn(&self) -> Option<TurnView> {
+        self.turns
+            .read_untracked()
+            .last()
+            .copied()
+            .filter(|t| t.state.with_untracked(|s| s.status.is_open()))
+    }
+
+    /// Whether `turn` is the conversation's latest.
+    pub fn is_latest(&self, turn: &TurnView) -> bool {
+        self.turns.with(|t| t.last().map(|l| l.index)) == Some(turn.index)
     }
 
     /// The agent as the header shows it: the chosen or stored one, else the organisation's first.
