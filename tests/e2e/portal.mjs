@@ -1,7 +1,7 @@
 // Shared helpers for Portal's browser end-to-end tests: start `portal serve` on a free loopback
 // port, make a users-mode configuration, open headless Chromium against it and sign in.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -111,4 +111,23 @@ export async function sendAndWait(page, text, timeout = 60000) {
 export function conversationInUrl(page) {
   const match = new URL(page.url()).pathname.match(/^\/c\/(.+)$/);
   return match ? decodeURIComponent(match[1]) : null;
+}
+
+const axeSource = readFileSync(join(root, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/**
+ * Scans the page with axe-core (WCAG 2.1 A and AA, and best practices); resolves to the serious
+ * and critical violations, each as { id, impact, help, nodes }. axe is evaluated in the page
+ * through the browser's debugger, so the page's Content-Security-Policy does not stand in its way.
+ */
+export async function axeScan(page) {
+  if (!(await page.evaluate(() => typeof window.axe !== 'undefined'))) {
+    await page.evaluate(axeSource);
+  }
+  const results = await page.evaluate(() => window.axe.run(document, {
+    runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'],
+  }));
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
 }

@@ -115,19 +115,24 @@ fn cargo_tool(
 
 fn node_tools() -> anyhow::Result<()> {
     let wasm_opt = run::first_line("wasm-opt", &["--version"]);
-    let playwright = std::fs::read_to_string("node_modules/playwright-core/package.json")
-        .ok()
-        .is_some_and(|p| p.contains("\"version\": \"1.64.1\""));
+    let installed = |package: &str, version: &str| {
+        std::fs::read_to_string(format!("node_modules/{package}/package.json"))
+            .ok()
+            .is_some_and(|p| p.contains(&format!("\"version\": \"{version}\"")))
+    };
     if wasm_opt
         .as_deref()
         .is_some_and(|l| l.contains("version 132"))
-        && playwright
+        && installed("playwright-core", "1.64.1")
+        && installed("axe-core", "4.14.1")
     {
-        println!("xtask: setup: wasm-opt 132 and playwright-core 1.64.1 are installed");
+        println!(
+            "xtask: setup: wasm-opt 132, playwright-core 1.64.1 and axe-core 4.14.1 are installed"
+        );
         return Ok(());
     }
     run::step(
-        "Installing wasm-opt (binaryen 132) and playwright-core from package-lock.json",
+        "Installing wasm-opt (binaryen 132), playwright-core and axe-core from package-lock.json",
         "npm",
         &["ci", "--no-audit", "--no-fund"],
     )
