@@ -319,11 +319,13 @@ async fn call<T: DeserializeOwned>(
             .set("content-type", &kind)
             .map_err(describe)?;
     }
-    let window = web_sys::window().ok_or_else(|| Error::browser("no window"))?;
+    let window = web_sys::window().ok_or_else(|| {
+        Error::browser("the browser could not do that; reload the page and try again")
+    })?;
     let response: Response = JsFuture::from(window.fetch_with_request(&request))
         .await
         .map_err(|_| {
-            Error::browser("the server cannot be reached; check that `portal serve` is running")
+            Error::browser("the portal cannot be reached; check the connection, then try again")
         })?
         .dyn_into()
         .map_err(describe)?;
@@ -336,25 +338,24 @@ async fn call<T: DeserializeOwned>(
     if !response.ok() {
         let message = serde_json::from_str::<Refusal>(&text)
             .map(|r| r.error)
-            .unwrap_or_else(|_| format!("the server answered {status}"));
+            .unwrap_or_else(|_| "the portal could not do that; try again in a moment".to_string());
         return Err(Error {
             status: Some(status),
             message,
         });
     }
     let text = if text.is_empty() { "null" } else { &text };
-    serde_json::from_str(text).map_err(|e| Error {
-        status: Some(status),
-        message: format!("the server's answer was not understood: {e}"),
+    serde_json::from_str(text).map_err(|e| {
+        web_sys::console::warn_1(&format!("unreadable answer from {url}: {e}").into());
+        Error {
+            status: Some(status),
+            message: "the portal's answer could not be read; reload the page".to_string(),
+        }
     })
 }
 
+/// A browser error: what the browser said goes to the console, the person gets a sentence.
 fn describe(value: JsValue) -> Error {
-    Error::browser(
-        value
-            .dyn_ref::<js_sys::Error>()
-            .map(|e| String::from(e.message()))
-            .or_else(|| value.as_string())
-            .unwrap_or_else(|| "unknown browser error".to_string()),
-    )
+    web_sys::console::warn_1(&value);
+    Error::browser("the browser could not do that; reload the page and try again")
 }

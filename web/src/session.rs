@@ -153,7 +153,7 @@ pub fn send(portal: Portal) {
     let chips = portal.attachments.get_untracked();
     if chips.iter().any(|c| c.uploaded.is_none()) {
         portal.problem.set(Some(
-            "an attachment is still uploading; send once its chip shows it is attached".to_string(),
+            "a file is still uploading; send once it shows as attached".to_string(),
         ));
         return;
     }

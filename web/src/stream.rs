@@ -41,7 +41,8 @@ pub fn follow(
     on_refused: impl Fn() + 'static,
 ) -> Result<Following, String> {
     let url = format!("/api/conversations/{conversation}/turns/{turn}/events?after={after}");
-    let source = EventSource::new(&url).map_err(|_| format!("cannot open {url}"))?;
+    let source = EventSource::new(&url)
+        .map_err(|_| "the reply cannot be followed; reload the page to see it".to_string())?;
     let closer = source.clone();
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |message: MessageEvent| {
         let Some(data) = message.data().as_string() else {
@@ -63,7 +64,7 @@ pub fn follow(
     for name in TurnEvent::NAMES {
         source
             .add_event_listener_with_callback(name, on_message.as_ref().unchecked_ref())
-            .map_err(|_| "cannot listen to the turn's events".to_string())?;
+            .map_err(|_| "the reply cannot be followed; reload the page to see it".to_string())?;
     }
     let watched = source.clone();
     let on_error = Closure::<dyn Fn(Event)>::new(move |_: Event| {
