@@ -84,7 +84,8 @@ pub struct ToolCard {
     /// Its arguments on one line ([`argument_summary`]).
     pub summary: String,
     pub state: ToolState,
-    /// The opening lines of its result, once the result came and is not empty.
+    /// The opening lines of its result, once the result came and is not empty; none for a call
+    /// that did not run, whose answer is written for the model.
     pub result: Option<Opening>,
 }
 
@@ -130,8 +131,10 @@ pub fn tool_card(state: &TurnState, at: usize, config: &ToolCardConfig) -> Optio
         name: call.name.clone(),
         summary: argument_summary(&block.text, config.summary_chars),
         state: tool_state,
+        // A call that did not run has no result to show: its answer is written for the model.
         result: result
             .filter(|r| r.ended && !r.text.trim().is_empty())
+            .filter(|_| !matches!(tool_state, ToolState::Declined | ToolState::NotRun))
             .map(|r| opening(&r.text, config.result_lines, config.line_chars)),
     })
 }

@@ -102,7 +102,12 @@ fn a_call_awaiting_approval_is_then_declined() {
     assert_eq!(state_of(&fold(&events), 0), ToolState::AwaitingApproval);
     events.push(start(2, "tool"));
     events.extend(result(2, 0, "a", DECLINED_RESULT, true));
-    assert_eq!(state_of(&fold(&events), 0), ToolState::Declined);
+    let declined = tool_card(&fold(&events), 0, &ToolCardConfig::default()).unwrap();
+    assert_eq!(declined.state, ToolState::Declined);
+    assert_eq!(
+        declined.result, None,
+        "the words for the model are not shown"
+    );
 }
 
 #[test]
@@ -111,7 +116,9 @@ fn a_call_that_never_ran_is_not_run() {
     events.extend(call(1, 0, "a", "{}"));
     events.push(start(2, "tool"));
     events.extend(result(2, 0, "a", NOT_RUN_FOR_A_QUESTION, true));
-    assert_eq!(state_of(&fold(&events), 0), ToolState::NotRun);
+    let not_run = tool_card(&fold(&events), 0, &ToolCardConfig::default()).unwrap();
+    assert_eq!(not_run.state, ToolState::NotRun);
+    assert_eq!(not_run.result, None);
 
     let mut stopped = vec![start(1, "assistant")];
     stopped.extend(call(1, 0, "a", "{}"));

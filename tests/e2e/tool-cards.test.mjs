@@ -52,6 +52,7 @@ test('tool calls are cards with their state, arguments and result; approvals nam
     await status(page, 2, 'completed');
     await page.locator('[data-turn="2"] [data-testid="tool-card"][data-state="declined"]').waitFor();
     assert.equal(await approval.locator('.approval-state').innerText(), 'You declined');
+    assert.equal(await page.locator('[data-turn="2"] [data-testid="tool-card"] .tool-result').count(), 0, 'a declined call has no result to open');
     const words = await page.locator('main').innerText();
     assert.doesNotMatch(words, /Not run:|Do not call it again/, 'the words for the model stay out of the page');
     await page.screenshot({ path: join(shots, 'tool-cards-declined.png'), fullPage: true });
