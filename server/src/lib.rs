@@ -46,6 +46,25 @@ pub struct Config {
     pub sessions: sessions::SessionConfig,
 }
 
+impl Config {
+    /// Local mode on the data folder `data` with no web app to serve, the demo model without
+    /// pauses and every default: the server benches, fuzz targets and tests start from.
+    pub fn local(data: impl Into<PathBuf>) -> Config {
+        let data = data.into();
+        Config {
+            dist: data.join("no-dist"),
+            data,
+            demo_pace: 0.0,
+            models: None,
+            identity: None,
+            limits: limits::Limits::DEFAULT,
+            http: front::HttpConfig::default(),
+            streams: Default::default(),
+            sessions: Default::default(),
+        }
+    }
+}
+
 /// Opens the server with `config` ([`Server::open`]) and serves on `listener` until the process
 /// is stopped. Where `listener` may listen is checked before, by [`front::check_listen_address`].
 pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow::Result<()> {

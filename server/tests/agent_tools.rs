@@ -223,15 +223,8 @@ fn configuration(extra: &[(&str, &str)]) -> tempfile::TempDir {
 
 fn config(dir: &std::path::Path, data: &std::path::Path) -> portal_server::Config {
     portal_server::Config {
-        dist: data.join("no-dist"),
-        data: data.to_path_buf(),
-        demo_pace: 0.0,
-        models: None,
         identity: Some(Identity::load(dir).expect("the configuration loads")),
-        limits: portal_server::limits::Limits::DEFAULT,
-        http: portal_server::front::HttpConfig::default(),
-        streams: Default::default(),
-        sessions: Default::default(),
+        ..portal_server::Config::local(data)
     }
 }
 
