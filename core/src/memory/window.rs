@@ -106,8 +106,9 @@ fn find_compaction<'a>(
         CompactionHint::NoCompaction => None,
         CompactionHint::Search => search(diagnostics),
         CompactionHint::NewestInTurn(index) => {
-            let t = (index as usize)
-                .checked_sub(1)
+            let t = turns
+                .binary_search_by_key(&index, |turn| turn.index)
+                .ok()
                 .filter(|&t| t < window_start);
             match t.and_then(|t| locate::newest_in(turns, t)) {
                 Some(found) => Some(found),

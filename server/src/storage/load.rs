@@ -7,17 +7,38 @@ use rusqlite::{Connection, params};
 use super::codec::{append_text, parse_json, parse_name, parse_status};
 use super::{ConversationId, Result, StorageError};
 
-/// The conversation's transcript. Messages without blocks are left out: only a turn's last
-/// message can be one (see `Storage::append_message`), so no position shifts.
-pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Result<Transcript> {
+/// Which turns of a conversation to load: every turn from `from` on, and turn `also`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Turns {
+    pub from: u32,
+    pub also: Option<u32>,
+}
+
+impl Turns {
+    /// The whole conversation.
+    pub const ALL: Turns = Turns {
+        from: 1,
+        also: None,
+    };
+}
+
+/// The conversation's transcript, or the part of it `turns` selects. Messages without blocks are
+/// left out: only a turn's last message can be one (see `Storage::append_message`), so no
+/// position shifts.
+pub(super) fn transcript(
+    c: &Connection,
+    conversation: &ConversationId,
+    turns: Turns,
+) -> Result<Transcript> {
     let id = conversation.as_str();
+    let (from, also) = (turns.from, turns.also.unwrap_or(0));
     let mut transcript = Transcript::new();
 
     let mut statement = c.prepare_cached(
         "SELECT turn, kind, status, effort, context_tokens FROM turns
-         WHERE conversation_id = ?1 ORDER BY turn",
+         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3) ORDER BY turn",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, also], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, String>(1)?,
@@ -26,10 +47,14 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
             row.get::<_, Option<u64>>(4)?,
         ))
     })?;
+    let mut next = from;
     for row in rows {
         let (index, kind, status, effort, context_tokens) = row?;
-        if index as usize != transcript.turns.len() + 1 {
-            return Err(gap("turn"));
+        if index >= from {
+            if index != next {
+                return Err(gap("turn"));
+            }
+            next += 1;
         }
         transcript.turns.push(Turn {
             index,
@@ -45,9 +70,10 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
     }
 
     let mut statement = c.prepare_cached(
-        "SELECT turn, entry FROM trace_entries WHERE conversation_id = ?1 ORDER BY turn, position",
+        "SELECT turn, entry FROM trace_entries
+         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3) ORDER BY turn, position",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, also], |row| {
         Ok((row.get::<_, u32>(0)?, row.get::<_, String>(1)?))
     })?;
     for row in rows {
@@ -57,9 +83,10 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
     }
 
     let mut statement = c.prepare_cached(
-        "SELECT turn, message, role FROM messages WHERE conversation_id = ?1 ORDER BY turn, message",
+        "SELECT turn, message, role FROM messages
+         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3) ORDER BY turn, message",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, also], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
@@ -77,9 +104,9 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
 
     let mut statement = c.prepare_cached(
         "SELECT turn, message, block, body FROM blocks
-         WHERE conversation_id = ?1 ORDER BY turn, message, block",
+         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3) ORDER BY turn, message, block",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, also], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
@@ -98,9 +125,10 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
 
     let mut statement = c.prepare_cached(
         "SELECT turn, message, block, text FROM block_chunks
-         WHERE conversation_id = ?1 ORDER BY turn, message, block, id",
+         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3)
+         ORDER BY turn, message, block, id",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, also], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
@@ -120,9 +148,10 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
     let mut statement = c.prepare_cached(
         "SELECT ma.turn, ma.message, a.metadata FROM message_attachments ma
          JOIN attachments a ON a.org_id = ma.org_id AND a.id = ma.attachment_id
-         WHERE ma.conversation_id = ?1 ORDER BY ma.turn, ma.message, ma.position",
+         WHERE ma.conversation_id = ?1 AND (ma.turn >= ?2 OR ma.turn = ?3)
+         ORDER BY ma.turn, ma.message, ma.position",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, also], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
