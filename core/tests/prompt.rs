@@ -540,6 +540,27 @@ fn e3_anthropic_thinking_budget_fits_below_max_tokens() {
     assert_eq!(body["thinking"]["budget_tokens"], 3_999);
 }
 
+// E3 with Anthropic: the prompt keeps no thinking, and Anthropic wants a signed thinking block
+// back at the head of a last assistant message that makes calls when thinking is on; a call that
+// carries on after tool results therefore goes without thinking, a turn's first call with it.
+#[test]
+fn e3_anthropic_call_carrying_on_after_tool_results_goes_without_thinking() {
+    let reasoning = model();
+    let thinks = |t: &Transcript| {
+        let prompt = assemble_with(t, &reasoning).prompt;
+        assert_eq!(prompt.effort, Some(Effort::High));
+        let body = anthropic::request(&prompt, &reasoning, &EffortConfig::default(), &NoPictures);
+        check_pairing(Provider::Anthropic, &body).unwrap();
+        body.get("thinking").is_some()
+    };
+    let first_call = transcript(vec![
+        with_call("q1", "c1", "r1"),
+        turn(TurnStatus::Running, vec![user("and now?")]),
+    ]);
+    assert!(thinks(&first_call), "past calls answered in text");
+    assert!(!thinks(&rich_transcript()), "the turn's call c2 answered");
+}
+
 #[test]
 fn pairing_checker_rejects_what_the_providers_refuse() {
     let openai_cases = [

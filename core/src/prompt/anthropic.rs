@@ -5,6 +5,11 @@
 //! Roles alternate strictly: answers and the user text after them share one user message, the
 //! answers first, as the API wants; a message list that would be empty or open on the assistant
 //! opens with [`CONTINUES`] instead.
+//!
+//! The prompt keeps no thinking, so no thinking block with its signature is sent back. Anthropic
+//! wants a signed thinking block at the head of the last assistant message when that message
+//! makes calls and thinking is on; such a call (one that carries on after tool results) is
+//! therefore made without `thinking`.
 
 use serde_json::{Map, Value, json};
 
@@ -84,6 +89,11 @@ pub fn request(
             ("user", vec![json!({"type": "text", "text": CONTINUES})]),
         );
     }
+    let carries_on_after_calls = messages
+        .iter()
+        .rev()
+        .find(|(side, _)| *side == "assistant")
+        .is_some_and(|(_, content)| content.iter().any(|block| block["type"] == "tool_use"));
     let messages: Vec<Value> = messages
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
@@ -108,7 +118,10 @@ pub fn request(
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(level) = prompt.effort.filter(|_| model.can_reason) {
+    if let Some(level) = prompt
+        .effort
+        .filter(|_| model.can_reason && !carries_on_after_calls)
+    {
         let budget = effort
             .budget(level)
             .min(model.max_output_tokens.saturating_sub(1));
