@@ -10,6 +10,8 @@
 //! wants a signed thinking block at the head of the last assistant message when that message
 //! makes calls and thinking is on; such a call (one that carries on after tool results) is
 //! therefore made without `thinking`.
+//!
+//! [`cached_request`] is the body with prompt-caching marks, as the server sends it.
 
 use serde_json::{Map, Value, json};
 
@@ -17,9 +19,10 @@ use crate::effort::EffortConfig;
 use crate::model::ModelCapabilities;
 use crate::transcript::Role;
 
+use super::layers::system_pieces;
 use super::openai::arguments;
 use super::pictures::unavailable;
-use super::{Part, PictureSource, Prompt};
+use super::{Layer, Part, PictureSource, Prompt};
 
 /// The user message that opens a list whose first entry is the assistant's.
 pub const CONTINUES: &str = "[The conversation continues from earlier turns.]";
@@ -133,4 +136,53 @@ pub fn request(
         }
     }
     Value::Object(body)
+}
+
+/// What a prompt-caching mark asks for: Anthropic's default five-minute cache.
+const CACHE_MARK: &str = "ephemeral";
+
+/// The request body for `prompt` on `model` with prompt-caching marks, which the server sends.
+/// A mark caches everything up to it (tools, system, messages, in that order), so a later call
+/// that starts the same way reads that part from the cache:
+///
+/// - after the agent's own layers (floor and author instructions), when selected skills follow,
+///   so a message choosing other skills still reads them from the cache;
+/// - at the end of the system text (the layers the turn keeps);
+/// - on the last block of the last message, so the turn's next call, after its tool results,
+///   reads the conversation so far from the cache.
+///
+/// The marks change nothing the model reads: the system text comes as text blocks that join to
+/// [`Prompt::system_text`], and the messages are [`request`]'s.
+pub fn cached_request(
+    prompt: &Prompt,
+    model: &ModelCapabilities,
+    effort: &EffortConfig,
+    pictures: &dyn PictureSource,
+) -> Value {
+    let mut body = request(prompt, model, effort, pictures);
+    let mut blocks = Vec::new();
+    let mut text = String::new();
+    // The first piece opens the text; piece `i` after it is layer `i - 1`.
+    for (i, piece) in system_pieces(&prompt.layers).into_iter().enumerate() {
+        let layer = i.checked_sub(1).and_then(|at| prompt.layers.get(at));
+        if layer.is_some_and(|layer| layer.layer == Layer::Skills) {
+            blocks.push(cached_text(std::mem::take(&mut text)));
+        }
+        text.push_str(&piece);
+    }
+    blocks.push(cached_text(text));
+    body["system"] = Value::Array(blocks);
+    let last_block = body["messages"]
+        .as_array_mut()
+        .and_then(|messages| messages.last_mut())
+        .and_then(|message| message["content"].as_array_mut())
+        .and_then(|content| content.last_mut());
+    if let Some(block) = last_block {
+        block["cache_control"] = json!({"type": CACHE_MARK});
+    }
+    body
+}
+
+fn cached_text(text: String) -> Value {
+    json!({"type": "text", "text": text, "cache_control": {"type": CACHE_MARK}})
 }
