@@ -4,6 +4,7 @@ pub mod api;
 pub mod attachments;
 pub mod compaction;
 pub mod demo;
+pub mod endpoint;
 pub mod events;
 pub mod front;
 pub mod identity;
