@@ -1,5 +1,6 @@
 //! Portal's native host: runs turns with portal-core, keeps conversations and streams their blocks.
 
+pub mod anthropic;
 pub mod api;
 pub mod attachments;
 pub mod compaction;

@@ -18,6 +18,7 @@ use portal_core::memory::CompactionHint;
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 use portal_core::prompt::{EncodedPicture, PictureSource, Prompt, PromptConfig, PromptInput};
 use portal_core::tools::ToolDefinition;
+use portal_server::anthropic::AnthropicConfig;
 use portal_server::endpoint::{ApiKey, EndpointError, EventStream, classify, redact};
 use portal_server::model::{FinishReason, ModelError, ModelEvent};
 use portal_server::openai::{OpenAiConfig, OpenAiModel, StreamDecoder, events};
@@ -562,28 +563,46 @@ fn capabilities(can_reason: bool, can_see: bool) -> ModelCapabilities {
     }
 }
 
-/// Every TOML example in `docs/models.md` is a configuration the adapter reads, or a models file
-/// the server reads.
+/// Every TOML example in `docs/models.md` is a models file the server reads, or a configuration
+/// the adapter of its section reads (the Anthropic sections' examples Anthropic's, the others'
+/// the OpenAI-compatible adapter's).
 #[test]
 fn the_documented_configurations_parse() {
     let doc = std::fs::read_to_string(format!("{}/../docs/models.md", env!("CARGO_MANIFEST_DIR")))
         .expect("docs/models.md");
-    let examples: Vec<&str> = doc
-        .split("```toml\n")
-        .skip(1)
-        .filter_map(|rest| rest.split("```").next())
-        .collect();
-    assert!(examples.len() >= 2, "{} examples", examples.len());
-    for example in examples {
-        if example.contains("[[models]]") {
-            portal_server::model::ModelRegistry::from_toml(example, 0.0, |_| Some("key".into()))
+    let mut read = 0;
+    for section in doc.split("\n## ") {
+        let anthropic = section
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("Anthropic");
+        for example in section
+            .split("```toml\n")
+            .skip(1)
+            .filter_map(|rest| rest.split("```").next())
+        {
+            read += 1;
+            if example.contains("[[models]]") {
+                portal_server::model::ModelRegistry::from_toml(example, 0.0, |_| {
+                    Some("key".into())
+                })
                 .unwrap_or_else(|e| panic!("{e}\nin\n{example}"));
-            continue;
+            } else if anthropic {
+                let config: AnthropicConfig =
+                    toml::from_str(example).unwrap_or_else(|e| panic!("{e}\nin\n{example}"));
+                assert!(
+                    config.messages_url().ends_with("/v1/messages"),
+                    "{config:?}"
+                );
+            } else {
+                let config: OpenAiConfig =
+                    toml::from_str(example).unwrap_or_else(|e| panic!("{e}\nin\n{example}"));
+                assert!(!config.completions_url().contains("//chat"), "{config:?}");
+            }
         }
-        let config: OpenAiConfig =
-            toml::from_str(example).unwrap_or_else(|e| panic!("{e}\nin\n{example}"));
-        assert!(!config.completions_url().contains("//chat"), "{config:?}");
     }
+    assert!(read >= 4, "{read} examples");
 }
 
 #[test]

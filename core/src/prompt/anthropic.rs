@@ -28,7 +28,7 @@ use super::{Layer, Part, PictureSource, Prompt};
 pub const CONTINUES: &str = "[The conversation continues from earlier turns.]";
 
 /// Anthropic's smallest thinking budget; a model whose output limit leaves less gets none.
-const MIN_THINKING_BUDGET: u32 = 1_024;
+pub const MIN_THINKING_BUDGET: u32 = 1_024;
 
 /// The request body for `prompt` on `model`.
 pub fn request(

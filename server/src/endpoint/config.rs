@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
+use portal_core::effort::EffortConfig;
 use portal_core::model::{ModelCapabilities, Provider};
+use portal_core::prompt::anthropic::MIN_THINKING_BUDGET;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -175,6 +177,14 @@ pub enum ConfigError {
     Capabilities(String),
     #[error("`{0}` must be at least 1")]
     Zero(&'static str),
+    #[error(
+        "thinking_budget is for Anthropic models (kind = \"anthropic\"); an OpenAI-compatible model is sent the effort as reasoning_effort"
+    )]
+    ThinkingBudget,
+    #[error(
+        "thinking_budget.{level} is {budget} tokens; Anthropic's smallest is {MIN_THINKING_BUDGET}"
+    )]
+    SmallBudget { level: &'static str, budget: u32 },
 }
 
 /// The connect timeout when none is configured. **Decision:** 10 s.
@@ -263,6 +273,8 @@ pub(crate) struct RawConfig {
     max_tool_calls: usize,
     #[serde(default = "default_max_arguments")]
     max_arguments_kib: usize,
+    #[serde(default)]
+    thinking_budget: Option<EffortConfig>,
 }
 
 /// A model's table, read and checked.
@@ -270,6 +282,8 @@ pub(crate) struct ReadConfig {
     pub(crate) endpoint: EndpointConfig,
     /// The capabilities, `id` being the configured `model`.
     pub(crate) capabilities: ModelCapabilities,
+    /// Thinking budgets per effort level, when the table sets them.
+    pub(crate) thinking_budget: Option<EffortConfig>,
 }
 
 impl RawConfig {
@@ -328,6 +342,17 @@ impl RawConfig {
                 return Err(ConfigError::Zero(field));
             }
         }
+        if let Some(budgets) = &self.thinking_budget {
+            for (level, budget) in [
+                ("low", budgets.low_budget),
+                ("medium", budgets.medium_budget),
+                ("high", budgets.high_budget),
+            ] {
+                if budget < MIN_THINKING_BUDGET {
+                    return Err(ConfigError::SmallBudget { level, budget });
+                }
+            }
+        }
         let mut endpoint = EndpointConfig::new(base_url, self.api_key);
         endpoint.connect_timeout = Duration::from_secs(self.connect_timeout_seconds);
         endpoint.first_byte_timeout = Duration::from_secs(self.first_byte_timeout_seconds);
@@ -345,6 +370,7 @@ impl RawConfig {
         Ok(ReadConfig {
             endpoint,
             capabilities,
+            thinking_budget: self.thinking_budget,
         })
     }
 }

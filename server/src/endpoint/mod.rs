@@ -1,9 +1,10 @@
 //! A model behind an HTTP endpoint, whatever its wire format. What the adapters share lives here:
 //! the configuration (key, timeouts, caps on an answer, retries), the call with its retries and
 //! timeouts, server-sent events decoded from bytes split anywhere, and the errors, every context
-//! overflow among them as [`EndpointError::ContextOverflow`] and the key redacted from all. An
-//! adapter (the OpenAI-compatible one is [`crate::openai`]) adds only the request it posts, its
-//! headers, and how it reads an event's data ([`AnswerReader`]).
+//! overflow among them as [`EndpointError::ContextOverflow`] and the key redacted from all. The
+//! OpenAI-compatible adapter ([`crate::openai`]) and the Anthropic adapter ([`crate::anthropic`])
+//! differ only in the request they post, its headers, and how they read an event's data
+//! ([`AnswerReader`]).
 
 mod call;
 mod config;

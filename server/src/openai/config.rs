@@ -57,6 +57,9 @@ impl TryFrom<RawConfig> for OpenAiConfig {
 
     fn try_from(raw: RawConfig) -> Result<Self, Self::Error> {
         let read = raw.read(Provider::OpenAi, None)?;
+        if read.thinking_budget.is_some() {
+            return Err(ConfigError::ThinkingBudget);
+        }
         Ok(OpenAiConfig {
             endpoint: read.endpoint,
             capabilities: read.capabilities,
