@@ -1,9 +1,11 @@
 //! Portal's native host: runs turns with portal-core, keeps conversations and streams their blocks.
 
+pub mod anthropic;
 pub mod api;
 pub mod attachments;
 pub mod compaction;
 pub mod demo;
+pub mod endpoint;
 pub mod events;
 pub mod front;
 pub mod identity;
