@@ -838,13 +838,15 @@ can_see = true
         .filter(|block| block["type"] == "tool_use")
         .collect();
     assert_eq!(calls.len(), 2);
-    assert_eq!(calls[0]["id"], "toolu_01T1x1fJ34qAmk2tNTrN7Up6");
+    // The turn loop stores calls under its own ids (turn, message, place), and the call and its
+    // result carry the same one back.
+    assert_eq!(calls[0]["id"], "call_1_1_0");
     assert_eq!(calls[0]["input"], json!({"text": "Grüße aus Zürich 👋🏽"}));
     let results = messages[2]["content"].as_array().expect("the results");
     assert_eq!(results[0]["type"], "tool_result");
-    assert_eq!(results[0]["tool_use_id"], "toolu_01T1x1fJ34qAmk2tNTrN7Up6");
+    assert_eq!(results[0]["tool_use_id"], "call_1_1_0");
     assert_eq!(results[0]["content"], "18 characters, 3 words, 28 bytes");
-    assert_eq!(results[1]["tool_use_id"], "toolu_01Hn7pW2xQ9sLbT4kZ1cVeMr");
+    assert_eq!(results[1]["tool_use_id"], "call_1_1_1");
     assert_eq!(
         results.last().expect("a last block")["cache_control"],
         json!({"type": "ephemeral"})
