@@ -30,15 +30,25 @@ pub(super) fn transcript(
     conversation: &ConversationId,
     turns: Turns,
 ) -> Result<Transcript> {
+    let mut transcript = match turns.also.filter(|&also| also < turns.from) {
+        Some(also) => range(c, conversation, also, also)?,
+        None => Transcript::new(),
+    };
+    let from = range(c, conversation, turns.from, u32::MAX)?;
+    transcript.turns.extend(from.turns);
+    Ok(transcript)
+}
+
+/// Turns `from` to `to` of the conversation, each query a range on the primary key.
+fn range(c: &Connection, conversation: &ConversationId, from: u32, to: u32) -> Result<Transcript> {
     let id = conversation.as_str();
-    let (from, also) = (turns.from, turns.also.unwrap_or(0));
     let mut transcript = Transcript::new();
 
     let mut statement = c.prepare_cached(
         "SELECT turn, kind, status, effort, context_tokens FROM turns
-         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3) ORDER BY turn",
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3 ORDER BY turn",
     )?;
-    let rows = statement.query_map(params![id, from, also], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, String>(1)?,
@@ -47,14 +57,10 @@ pub(super) fn transcript(
             row.get::<_, Option<u64>>(4)?,
         ))
     })?;
-    let mut next = from;
-    for row in rows {
+    for (expected, row) in (from..).zip(rows) {
         let (index, kind, status, effort, context_tokens) = row?;
-        if index >= from {
-            if index != next {
-                return Err(gap("turn"));
-            }
-            next += 1;
+        if index != expected {
+            return Err(gap("turn"));
         }
         transcript.turns.push(Turn {
             index,
@@ -71,9 +77,9 @@ pub(super) fn transcript(
 
     let mut statement = c.prepare_cached(
         "SELECT turn, entry FROM trace_entries
-         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3) ORDER BY turn, position",
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3 ORDER BY turn, position",
     )?;
-    let rows = statement.query_map(params![id, from, also], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((row.get::<_, u32>(0)?, row.get::<_, String>(1)?))
     })?;
     for row in rows {
@@ -84,9 +90,9 @@ pub(super) fn transcript(
 
     let mut statement = c.prepare_cached(
         "SELECT turn, message, role FROM messages
-         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3) ORDER BY turn, message",
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3 ORDER BY turn, message",
     )?;
-    let rows = statement.query_map(params![id, from, also], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
@@ -104,9 +110,9 @@ pub(super) fn transcript(
 
     let mut statement = c.prepare_cached(
         "SELECT turn, message, block, body FROM blocks
-         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3) ORDER BY turn, message, block",
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3 ORDER BY turn, message, block",
     )?;
-    let rows = statement.query_map(params![id, from, also], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
@@ -125,10 +131,10 @@ pub(super) fn transcript(
 
     let mut statement = c.prepare_cached(
         "SELECT turn, message, block, text FROM block_chunks
-         WHERE conversation_id = ?1 AND (turn >= ?2 OR turn = ?3)
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3
          ORDER BY turn, message, block, id",
     )?;
-    let rows = statement.query_map(params![id, from, also], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
@@ -148,10 +154,10 @@ pub(super) fn transcript(
     let mut statement = c.prepare_cached(
         "SELECT ma.turn, ma.message, a.metadata FROM message_attachments ma
          JOIN attachments a ON a.org_id = ma.org_id AND a.id = ma.attachment_id
-         WHERE ma.conversation_id = ?1 AND (ma.turn >= ?2 OR ma.turn = ?3)
+         WHERE ma.conversation_id = ?1 AND ma.turn BETWEEN ?2 AND ?3
          ORDER BY ma.turn, ma.message, ma.position",
     )?;
-    let rows = statement.query_map(params![id, from, also], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
