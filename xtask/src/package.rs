@@ -107,7 +107,8 @@ fn build_one(name: &str, flags: &[&str], out: &Path) -> anyhow::Result<()> {
         let other = fs::read(glue.join(target).join("portal_wasm_bg.wasm"))?;
         ensure!(
             other == fs::read(bundler.join("portal_wasm_bg.wasm"))?,
-            "wasm-bindgen wrote a different wasm for --target {target}; the package cannot share one"
+            "wasm-bindgen wrote a different wasm for --target {target}, so its glues cannot \
+             share one; give each target its own folder in xtask/src/package.rs"
         );
     }
     run::step(
