@@ -92,11 +92,20 @@ pub fn request(
             ("user", vec![json!({"type": "text", "text": CONTINUES})]),
         );
     }
+    // The call carries on after calls when the last assistant message makes calls and only
+    // their results follow it; a new message from the person starts afresh.
     let carries_on_after_calls = messages
         .iter()
-        .rev()
-        .find(|(side, _)| *side == "assistant")
-        .is_some_and(|(_, content)| content.iter().any(|block| block["type"] == "tool_use"));
+        .rposition(|(side, _)| *side == "assistant")
+        .is_some_and(|at| {
+            messages[at]
+                .1
+                .iter()
+                .any(|block| block["type"] == "tool_use")
+                && messages[at + 1..]
+                    .iter()
+                    .all(|(_, content)| content.iter().all(|block| block["type"] == "tool_result"))
+        });
     let messages: Vec<Value> = messages
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
