@@ -7,7 +7,8 @@ use rusqlite::{Connection, params};
 use super::codec::{append_text, parse_json, parse_name, parse_status};
 use super::{ConversationId, Result, StorageError};
 
-/// Which turns of a conversation to load: every turn from `from` on, and turn `also`.
+/// Which turns of a conversation to load: every turn from `from` on, and turn `also` when it lies
+/// before them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Turns {
     pub from: u32,

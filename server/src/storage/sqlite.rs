@@ -193,7 +193,7 @@ impl Storage for SqliteStorage {
             let from = latest.unwrap_or(0).saturating_sub(past).max(1);
             let turns = load::Turns {
                 from,
-                also: newest_compaction.filter(|&turn| turn < from),
+                also: newest_compaction,
             };
             Ok(RecentTurns {
                 transcript: load::transcript(c, conversation, turns)?,
