@@ -7,6 +7,7 @@
 //! through the real server.
 
 mod common;
+mod stream_support;
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -28,6 +29,7 @@ use portal_server::anthropic::{AnthropicConfig, AnthropicModel, StreamDecoder};
 use portal_server::endpoint::{ApiKey, EndpointError, EventStream, classify};
 use portal_server::model::{Model, ModelError, ModelEvent, ModelRegistry};
 use serde_json::{Value, json};
+use stream_support::{Decoded, render};
 
 const STREAMS: [&str; 6] = [
     "text.sse",
@@ -47,7 +49,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// The events of `pieces` fed in order, and the error that ended them, if any.
-fn decode(pieces: &[&[u8]]) -> (Vec<ModelEvent>, Option<EndpointError>) {
+fn decode(pieces: &[&[u8]]) -> Decoded {
     let mut decoder = StreamDecoder::new();
     let mut out = Vec::new();
     for piece in pieces {
@@ -59,53 +61,11 @@ fn decode(pieces: &[&[u8]]) -> (Vec<ModelEvent>, Option<EndpointError>) {
     (out, error)
 }
 
-fn render((events, error): &(Vec<ModelEvent>, Option<EndpointError>)) -> String {
-    let mut lines: Vec<String> = events
-        .iter()
-        .map(|event| match event {
-            ModelEvent::ThinkingDelta(text) => format!("thinking {text:?}"),
-            ModelEvent::TextDelta(text) => format!("text {text:?}"),
-            ModelEvent::ToolCallStart { index, id, name } => {
-                format!("call {index} starts: {name} {id:?}")
-            }
-            ModelEvent::ToolCallArgumentsDelta { index, delta } => {
-                format!("call {index} arguments {delta:?}")
-            }
-            ModelEvent::ToolCallEnd {
-                index,
-                id,
-                name,
-                arguments,
-            } => match arguments {
-                Ok(arguments) => format!("call {index} ends: {name} {id:?} {arguments}"),
-                Err(bad) => format!("call {index} ends: {name} {id:?} refused: {bad}"),
-            },
-            ModelEvent::Usage {
-                input_tokens,
-                output_tokens,
-            } => format!("usage: {input_tokens} in, {output_tokens} out"),
-            ModelEvent::Finished { reason } => format!("finished: {reason:?}"),
-        })
-        .collect();
-    if let Some(error) = error {
-        lines.push(format!("error: {error}"));
-    }
-    lines.join("\n") + "\n"
-}
-
-/// Decodes a recorded stream whole, checks the events, then checks that every way of cutting it
-/// in two, a byte at a time, and with `\r\n` line endings gives the same events: a cut may fall
-/// inside a line, between `\r` and `\n`, or inside a multi-byte character.
+/// The recording `name` decoded whole, at every two-way cut, a byte at a time, and with `\r\n`
+/// line endings.
 fn check(name: &str, expected: Expect) {
     let bytes = fixture(name);
-    let whole = decode(&[&bytes]);
-    expected.assert_eq(&render(&whole));
-    for at in 0..=bytes.len() {
-        let (head, tail) = bytes.split_at(at);
-        assert_eq!(decode(&[head, tail]), whole, "{name} cut at byte {at}");
-    }
-    let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
-    assert_eq!(decode(&bytewise), whole, "{name} fed a byte at a time");
+    let whole = stream_support::check_cuts(name, &bytes, decode, expected);
     let crlf = String::from_utf8(bytes)
         .expect("utf-8")
         .replace('\n', "\r\n");

@@ -3,6 +3,8 @@
 //! interleaved indices, usage, `[DONE]`, and the errors servers send, context overflow above all.
 //! Then the same over real HTTP on loopback, checking the request body the adapter sends.
 
+mod stream_support;
+
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
@@ -24,6 +26,7 @@ use portal_server::model::{FinishReason, ModelError, ModelEvent};
 use portal_server::openai::{OpenAiConfig, OpenAiModel, StreamDecoder, events};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use stream_support::Decoded;
 
 const STREAMS: [&str; 8] = [
     "openai-text.sse",
@@ -45,7 +48,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// The events of `pieces` fed in order, and the error that ended them, if any.
-fn decode(pieces: &[&[u8]]) -> (Vec<ModelEvent>, Option<EndpointError>) {
+fn decode(pieces: &[&[u8]]) -> Decoded {
     let mut decoder = StreamDecoder::new();
     let mut out = Vec::new();
     for piece in pieces {
@@ -57,53 +60,9 @@ fn decode(pieces: &[&[u8]]) -> (Vec<ModelEvent>, Option<EndpointError>) {
     (out, error)
 }
 
-fn render((events, error): &(Vec<ModelEvent>, Option<EndpointError>)) -> String {
-    let mut lines: Vec<String> = events
-        .iter()
-        .map(|event| match event {
-            ModelEvent::ThinkingDelta(text) => format!("thinking {text:?}"),
-            ModelEvent::TextDelta(text) => format!("text {text:?}"),
-            ModelEvent::ToolCallStart { index, id, name } => {
-                format!("call {index} starts: {name} {id:?}")
-            }
-            ModelEvent::ToolCallArgumentsDelta { index, delta } => {
-                format!("call {index} arguments {delta:?}")
-            }
-            ModelEvent::ToolCallEnd {
-                index,
-                id,
-                name,
-                arguments,
-            } => match arguments {
-                Ok(arguments) => format!("call {index} ends: {name} {id:?} {arguments}"),
-                Err(bad) => format!("call {index} ends: {name} {id:?} refused: {bad}"),
-            },
-            ModelEvent::Usage {
-                input_tokens,
-                output_tokens,
-            } => format!("usage: {input_tokens} in, {output_tokens} out"),
-            ModelEvent::Finished { reason } => format!("finished: {reason:?}"),
-        })
-        .collect();
-    if let Some(error) = error {
-        lines.push(format!("error: {error}"));
-    }
-    lines.join("\n") + "\n"
-}
-
-/// Decodes a recorded stream whole, checks the events, then checks that every way of cutting it
-/// in two gives the same events: a cut may fall inside a line, between `\r` and `\n`, or inside a
-/// multi-byte character.
+/// The recording `name` decoded whole, at every two-way cut and a byte at a time.
 fn check(name: &str, expected: Expect) {
-    let bytes = fixture(name);
-    let whole = decode(&[&bytes]);
-    expected.assert_eq(&render(&whole));
-    for at in 0..=bytes.len() {
-        let (head, tail) = bytes.split_at(at);
-        assert_eq!(decode(&[head, tail]), whole, "{name} cut at byte {at}");
-    }
-    let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
-    assert_eq!(decode(&bytewise), whole, "{name} fed a byte at a time");
+    stream_support::check_cuts(name, &fixture(name), decode, expected);
 }
 
 #[test]
