@@ -212,7 +212,7 @@ impl Transcript {
 
     /// Where turn `index` sits in [`Transcript::turns`]: found at once in a whole conversation, by
     /// binary search in a part of one.
-    pub fn place_of(&self, index: u32) -> Option<usize> {
+    pub(crate) fn place_of(&self, index: u32) -> Option<usize> {
         let first = self.turns.first()?.index;
         let at = usize::try_from(index.checked_sub(first)?).ok()?;
         if self.turns.get(at).is_some_and(|turn| turn.index == index) {
