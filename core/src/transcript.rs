@@ -198,16 +198,29 @@ impl Transcript {
         }
     }
 
-    /// Turn `index` (1-based, as turns are numbered everywhere); `None` for 0 or past the end.
+    /// Turn `index` (1-based, as turns are numbered everywhere); `None` when the transcript does
+    /// not hold it. A whole conversation holds turns 1, 2, 3, …; a part of one that storage loaded
+    /// for a model call (rule M1) holds its turns in order, with gaps.
     pub fn turn(&self, index: u32) -> Option<&Turn> {
-        let at = usize::try_from(index).ok()?.checked_sub(1)?;
-        self.turns.get(at)
+        self.place_of(index).map(|at| &self.turns[at])
     }
 
-    /// Turn `index` (1-based) to change; `None` for 0 or past the end.
+    /// Turn `index` (1-based) to change; `None` when the transcript does not hold it.
     pub fn turn_mut(&mut self, index: u32) -> Option<&mut Turn> {
-        let at = usize::try_from(index).ok()?.checked_sub(1)?;
-        self.turns.get_mut(at)
+        self.place_of(index).map(|at| &mut self.turns[at])
+    }
+
+    /// Where turn `index` sits in [`Transcript::turns`]: found at once in a whole conversation, by
+    /// binary search in a part of one.
+    pub(crate) fn place_of(&self, index: u32) -> Option<usize> {
+        let first = self.turns.first()?.index;
+        let at = usize::try_from(index.checked_sub(first)?).ok()?;
+        if self.turns.get(at).is_some_and(|turn| turn.index == index) {
+            return Some(at);
+        }
+        self.turns
+            .binary_search_by_key(&index, |turn| turn.index)
+            .ok()
     }
 }
 

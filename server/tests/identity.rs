@@ -114,15 +114,9 @@ async fn start() -> Server {
         .expect("loopback port");
     let base = format!("http://{}", listener.local_addr().expect("address"));
     let config = portal_server::Config {
-        dist: dir.path().join("no-dist"),
-        data: dir.path().join("data"),
-        demo_pace: 0.0,
         models: Some(ModelRegistry::from_toml(MODELS, 0.0, |_| None).expect("models")),
         identity: Some(Identity::load(&config_dir).expect("identity")),
-        limits: portal_server::limits::Limits::DEFAULT,
-        http: portal_server::front::HttpConfig::default(),
-        streams: Default::default(),
-        sessions: Default::default(),
+        ..portal_server::Config::local(dir.path().join("data"))
     };
     tokio::spawn(async move {
         if let Err(error) = portal_server::serve(listener, config).await {

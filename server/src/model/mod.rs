@@ -1,6 +1,7 @@
 //! What the turn loop needs from a model: it takes the provider-neutral prompt core assembled
-//! and streams provider-neutral [`ModelEvent`]s. The demo model and the OpenAI-compatible adapter
-//! both implement [`Model`]; [`registry`] reads which models a server offers from its config.
+//! and streams provider-neutral [`ModelEvent`]s. The demo model, the OpenAI-compatible adapter and
+//! the Anthropic adapter implement [`Model`]; [`registry`] reads which models a server offers from
+//! its config.
 
 mod counted;
 mod event;
