@@ -306,6 +306,26 @@ async fn call<T: DeserializeOwned>(
     url: &str,
     body: Option<(JsValue, String)>,
 ) -> Result<T, Error> {
+    // Only the reading is generic: the request lives in `answer_to`, so the wasm holds one copy of
+    // it, not one per answer type.
+    let (status, text) = answer_to(method, url, body).await?;
+    let text = if text.is_empty() { "null" } else { &text };
+    serde_json::from_str(text).map_err(|e| {
+        web_sys::console::warn_1(&format!("unreadable answer from {url}: {e}").into());
+        Error {
+            status: Some(status),
+            message: "the portal's answer could not be read; reload the page".to_string(),
+        }
+    })
+}
+
+/// Makes a request and returns the status and text of a successful answer, or the server's
+/// refusal as an error.
+async fn answer_to(
+    method: &str,
+    url: &str,
+    body: Option<(JsValue, String)>,
+) -> Result<(u16, String), Error> {
     let init = RequestInit::new();
     init.set_method(method);
     let kind = body.as_ref().map(|(_, kind)| kind.clone());
@@ -344,14 +364,7 @@ async fn call<T: DeserializeOwned>(
             message,
         });
     }
-    let text = if text.is_empty() { "null" } else { &text };
-    serde_json::from_str(text).map_err(|e| {
-        web_sys::console::warn_1(&format!("unreadable answer from {url}: {e}").into());
-        Error {
-            status: Some(status),
-            message: "the portal's answer could not be read; reload the page".to_string(),
-        }
-    })
+    Ok((status, text))
 }
 
 /// A browser error: what the browser said goes to the console, the person gets a sentence.

@@ -27,29 +27,32 @@ pub fn App() -> impl IntoView {
         SignIn::SignedIn(person) => Some((person.organisation, person.user)),
         _ => None,
     });
-    let agents = LocalResource::new(move || {
-        let person = person.get();
-        async move {
-            match person {
-                Some(_) => api::agents().await.unwrap_or_default(),
-                None => Vec::new(),
+    let agents = RwSignal::new(Vec::new());
+    let skills = RwSignal::new(Vec::new());
+    // Plain signals filled by a task rather than resources: each resource type costs the wasm its
+    // own copy of Leptos' async machinery. An answer for someone no longer signed in is dropped.
+    Effect::new(move || {
+        agents.set(Vec::new());
+        skills.set(Vec::new());
+        let Some(asked_for) = person.get() else {
+            return;
+        };
+        let still = move || person.get_untracked().as_ref() == Some(&asked_for);
+        let still_too = still.clone();
+        leptos::task::spawn_local(async move {
+            let list = api::agents().await.unwrap_or_default();
+            if still() {
+                agents.set(list);
             }
-        }
-    });
-    let skills = LocalResource::new(move || {
-        let person = person.get();
-        async move {
-            match person {
-                Some(_) => api::skills().await.unwrap_or_default(),
-                None => Vec::new(),
+        });
+        leptos::task::spawn_local(async move {
+            let list = api::skills().await.unwrap_or_default();
+            if still_too() {
+                skills.set(list);
             }
-        }
+        });
     });
-    let portal = Portal::new(
-        signed_in,
-        Signal::derive(move || agents.get().unwrap_or_default()),
-        Signal::derive(move || skills.get().unwrap_or_default()),
-    );
+    let portal = Portal::new(signed_in, agents.into(), skills.into());
     provide_context(portal);
     // The draft is kept in the tab as it is typed, for a reload or a session that ends.
     Effect::new(move || {

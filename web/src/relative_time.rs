@@ -10,16 +10,17 @@ const MONTHS: [&str; 12] = [
 
 /// How long before `now` the moment `then` was (both in milliseconds since the Unix epoch).
 pub fn ago(then: f64, now: f64) -> String {
-    let minutes = ((now - then) / 60_000.0).floor();
-    if minutes < 1.0 {
+    // Whole minutes as an integer: formatting an f64 would pull Rust's float printing into the wasm.
+    let minutes = ((now - then) / 60_000.0).floor() as i64;
+    if minutes < 1 {
         return "just now".to_string();
     }
-    if minutes < 60.0 {
+    if minutes < 60 {
         return format!("{minutes} min ago");
     }
     let today = midnight(now, 0);
     if then >= today {
-        return format!("{} h ago", (minutes / 60.0).floor());
+        return format!("{} h ago", minutes / 60);
     }
     if then >= midnight(now, -1) {
         return "yesterday".to_string();
