@@ -31,8 +31,9 @@ pub fn winning_effort(agent_default: Effort, message_override: Option<Effort>) -
     message_override.unwrap_or(agent_default)
 }
 
-/// The level the composer shows when a conversation is reopened: the one the latest turn recorded,
-/// else the agent's default (rule E2). A resumed turn reads its own `effort` the same way.
+/// The level a reopened conversation last ran with: the one the latest turn recorded, else the
+/// agent's default (rule E2); each turn shows its own. A resumed turn reads its own `effort` the
+/// same way. The composer does not start from it: an override is for its message alone (E1).
 pub fn effort_on_reopen(transcript: &Transcript, agent_default: Effort) -> Effort {
     transcript
         .turns

@@ -3,6 +3,7 @@
 //! Architecture invariant: nothing in this crate does IO or reads a clock. Time is always an
 //! argument, and every function is deterministic in its inputs.
 
+pub mod activity;
 pub mod attachment;
 pub mod block;
 pub mod compaction;
@@ -18,6 +19,7 @@ pub mod skills;
 pub mod stream;
 pub mod title;
 pub mod tokens;
+pub mod tool_card;
 pub mod tools;
 pub mod transcript;
 pub mod turn_state;

@@ -18,9 +18,13 @@ pub enum TurnEvent {
         block: usize,
         kind: BlockKind,
         /// For tool use: the call id and tool name. For an approval request: the call it asks
-        /// approval for, so a front end knows what the paused turn waits on.
+        /// approval for, so a front end knows what the paused turn waits on. For a tool result:
+        /// the call it answers (its id; the call names the tool).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         call: Option<CallHeader>,
+        /// For a tool result: whether it reports an error (the call failed, or did not run).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
     },
     /// More text for the current thinking or text block, or the result of a tool call.
     Delta {
@@ -51,6 +55,8 @@ pub enum TurnEvent {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallHeader {
     pub id: String,
+    /// The tool's name; left out for a tool result, whose call names it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
 }
 

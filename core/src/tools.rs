@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use unicode_segmentation::UnicodeSegmentation;
 
 /// A tool the model may call: its name, what it does and the JSON schema of its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,6 +21,15 @@ pub const READ_DOCUMENT: &str = "read_document";
 pub const SEARCH_ATTACHMENTS: &str = "search_attachments";
 /// Loads a catalogue skill's instructions (rule S7).
 pub const LOAD_SKILL: &str = "load_skill";
+
+/// The result a call gets when the person declined its approval request: it did not run. Written
+/// for the model, which reads it; a front end shows the call as declined.
+pub const DECLINED_RESULT: &str =
+    "Not run: the user declined this call. Do not call it again unless they ask.";
+/// The result a call gets when the same reply asked the person a question: it did not run.
+/// Written for the model; a front end shows the call as not run.
+pub const NOT_RUN_FOR_A_QUESTION: &str = "Not run: the assistant asked the user a question \
+                                          first; call it again once they have answered.";
 
 /// The `read_tool_result` tool.
 pub fn read_tool_result() -> ToolDefinition {
@@ -39,7 +49,7 @@ pub fn read_tool_result() -> ToolDefinition {
                 "offset": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "Characters to skip from the start. Default 0."
+                    "description": "Characters to skip from the start, counted as people see them (an emoji is one). Default 0."
                 },
                 "length": {
                     "type": "integer",
@@ -71,7 +81,7 @@ pub fn read_document() -> ToolDefinition {
                 "offset": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "Characters to skip from the start. Default 0."
+                    "description": "Characters to skip from the start, counted as people see them (an emoji is one). Default 0."
                 },
                 "length": {
                     "type": "integer",
@@ -147,4 +157,32 @@ pub fn is_portal_tool(name: &str) -> bool {
         LOAD_SKILL,
     ]
     .contains(&name)
+}
+
+/// One piece of a long text. The portal's reading tools (`read_tool_result`, `read_document`)
+/// hand texts out in pieces whose offsets and lengths count characters as people see them
+/// (grapheme clusters), so no piece ends inside one (rule M5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page<'a> {
+    /// The piece: whole grapheme clusters only.
+    pub text: &'a str,
+    /// Where the next piece starts, in characters from the text's start.
+    pub next_offset: usize,
+    /// The characters after the piece; 0 for the last piece.
+    pub remaining: usize,
+}
+
+/// The `length` characters of `text` that start `offset` characters in. An offset past the end
+/// gives an empty last piece.
+pub fn page(text: &str, offset: usize, length: usize) -> Page<'_> {
+    let starts: Vec<usize> = text.grapheme_indices(true).map(|(at, _)| at).collect();
+    let total = starts.len();
+    let first = offset.min(total);
+    let last = offset.saturating_add(length).min(total);
+    let byte = |cluster: usize| starts.get(cluster).copied().unwrap_or(text.len());
+    Page {
+        text: &text[byte(first)..byte(last)],
+        next_offset: last,
+        remaining: total - last,
+    }
 }

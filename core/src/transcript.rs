@@ -134,6 +134,8 @@ pub enum TraceEntry {
     SkillSelect { skill_ids: Vec<String> },
     /// A compaction that failed; the turn went on or failed as rule C5 says.
     CompactionFailed { reason: String },
+    /// Why the turn failed, in words for the person who sent its message.
+    TurnFailed { reason: String },
 }
 
 /// Who wrote a message.
@@ -196,16 +198,29 @@ impl Transcript {
         }
     }
 
-    /// Turn `index` (1-based, as turns are numbered everywhere); `None` for 0 or past the end.
+    /// Turn `index` (1-based, as turns are numbered everywhere); `None` when the transcript does
+    /// not hold it. A whole conversation holds turns 1, 2, 3, …; a part of one that storage loaded
+    /// for a model call (rule M1) holds its turns in order, with gaps.
     pub fn turn(&self, index: u32) -> Option<&Turn> {
-        let at = usize::try_from(index).ok()?.checked_sub(1)?;
-        self.turns.get(at)
+        self.place_of(index).map(|at| &self.turns[at])
     }
 
-    /// Turn `index` (1-based) to change; `None` for 0 or past the end.
+    /// Turn `index` (1-based) to change; `None` when the transcript does not hold it.
     pub fn turn_mut(&mut self, index: u32) -> Option<&mut Turn> {
-        let at = usize::try_from(index).ok()?.checked_sub(1)?;
-        self.turns.get_mut(at)
+        self.place_of(index).map(|at| &mut self.turns[at])
+    }
+
+    /// Where turn `index` sits in [`Transcript::turns`]: found at once in a whole conversation, by
+    /// binary search in a part of one.
+    pub(crate) fn place_of(&self, index: u32) -> Option<usize> {
+        let first = self.turns.first()?.index;
+        let at = usize::try_from(index.checked_sub(first)?).ok()?;
+        if self.turns.get(at).is_some_and(|turn| turn.index == index) {
+            return Some(at);
+        }
+        self.turns
+            .binary_search_by_key(&index, |turn| turn.index)
+            .ok()
     }
 }
 
@@ -239,6 +254,18 @@ impl Awaiting {
 }
 
 impl Turn {
+    /// Why the turn failed, as its `TURN_FAILED` note says; `None` for a turn that did not fail
+    /// or failed before the note was kept.
+    pub fn failure(&self) -> Option<&str> {
+        if self.status != TurnStatus::Failed {
+            return None;
+        }
+        self.trace.iter().rev().find_map(|entry| match entry {
+            TraceEntry::TurnFailed { reason } => Some(reason.as_str()),
+            _ => None,
+        })
+    }
+
     /// What the turn waits for once paused: the approvals and the question of its last assistant
     /// message. Only that message's requests can be answered; earlier ones were answered already.
     pub fn awaiting(&self) -> Awaiting {

@@ -2,6 +2,10 @@
 //! failed compactions and why it failed. Folded from the turn's events as they stream
 //! ([`TurnState::apply`]) or read from the stored turn ([`TurnState::stored`]); both give the same
 //! state for the same turn, so a settled reply and a reloaded one are drawn alike (rule R10).
+//!
+//! A running turn read from storage goes on from there ([`TurnState::resumed`]): its events,
+//! read again from the turn's start, add only what the stored turn did not hold yet, so a page
+//! opened mid-reply draws what was stored at once and plays out the rest.
 
 use crate::block::{Block, BlockKind};
 use crate::compaction::{Divider, divider};
@@ -25,6 +29,9 @@ pub struct TurnState {
     pub failed_compactions: usize,
     /// Why the turn failed, once it has.
     pub failure: Option<String>,
+    /// A compaction read again in a resumed turn that failed where a stored block now stands:
+    /// its end is not that block's.
+    replayed_compaction: Option<(usize, usize)>,
 }
 
 /// One block as drawn.
@@ -43,6 +50,11 @@ pub struct BlockState {
     pub ended: bool,
     /// For a compaction block: where its summary stands.
     pub compaction: Option<CompactionState>,
+    /// For a tool result: whether it reports an error (the call failed, or did not run).
+    pub is_error: bool,
+    /// How many bytes of `text` the turn's events have brought. Below `text.len()` only in a
+    /// turn [`TurnState::resumed`] from storage, whose events bring again what was stored.
+    streamed: usize,
 }
 
 /// A compaction block's summary.
@@ -84,6 +96,7 @@ impl TurnState {
             messages: vec![Role::User],
             failed_compactions: 0,
             failure: None,
+            replayed_compaction: None,
         }
     }
 
@@ -100,6 +113,7 @@ impl TurnState {
             .unwrap_or_default();
         let mut state = TurnState::opened(turn.index, user_text);
         state.status = turn.status;
+        state.failure = turn.failure().map(str::to_string);
         state.messages = turn.messages.iter().map(|m| m.role).collect();
         for (m, message) in turn.messages.iter().enumerate() {
             if message.role == Role::User {
@@ -110,6 +124,23 @@ impl TurnState {
                     .blocks
                     .push(BlockState::stored(m, b, block, &message.blocks));
             }
+        }
+        state
+    }
+
+    /// A running turn read from storage, to be followed by its events from the turn's start: what
+    /// was stored is drawn whole, except a last text or thinking block, which may still be
+    /// streaming. The events read again add only what storage did not hold yet (each block's
+    /// text arrives in order and storage holds a prefix of it), so once they are all folded the
+    /// state is the one the streamed turn folds to.
+    pub fn resumed(turn: &Turn) -> Self {
+        let mut state = TurnState::stored(turn);
+        if state.status == TurnStatus::Running
+            && let Some(last) = state.blocks.last_mut()
+            && matches!(last.kind, BlockKind::Text | BlockKind::Thinking)
+        {
+            last.ended = false;
+            last.streamed = 0;
         }
         state
     }
@@ -129,12 +160,20 @@ impl TurnState {
                 block,
                 kind,
                 call,
+                is_error,
             } => {
-                if self.at(*message, *block).is_some() || self.is_user(*message) {
+                if let Some(at) = self.at(*message, *block) {
+                    if *kind == BlockKind::Compaction && self.blocks[at].kind != *kind {
+                        self.replayed_compaction = Some((*message, *block));
+                    }
+                    return Change::Nothing;
+                }
+                if self.is_user(*message) {
                     return Change::Nothing;
                 }
                 let mut started = BlockState::new(*message, *block, *kind);
                 started.call = call.clone();
+                started.is_error = *is_error;
                 if *kind == BlockKind::Compaction {
                     started.compaction = Some(CompactionState::Writing);
                 }
@@ -149,14 +188,32 @@ impl TurnState {
                 text,
             } => match self.open_at(*message, *block) {
                 Some(at) => {
-                    self.blocks[at].text.push_str(text);
+                    let drawn = &mut self.blocks[at];
+                    // What a resumed turn's events bring again is already drawn.
+                    let known = drawn.text.len().saturating_sub(drawn.streamed);
+                    drawn.streamed += text.len();
+                    let mut new = known.min(text.len());
+                    while !text.is_char_boundary(new) {
+                        new -= 1;
+                    }
+                    let new = &text[new..];
+                    if new.is_empty() {
+                        return Change::Nothing;
+                    }
+                    drawn.text.push_str(new);
                     Change::Grew {
                         at,
-                        text: text.clone(),
+                        text: new.to_string(),
                     }
                 }
                 None => Change::Nothing,
             },
+            TurnEvent::BlockEnd { message, block }
+                if self.replayed_compaction == Some((*message, *block)) =>
+            {
+                self.replayed_compaction = None;
+                Change::Nothing
+            }
             TurnEvent::BlockEnd { message, block } => match self.open_at(*message, *block) {
                 Some(at) => {
                     self.end_block(at);
@@ -187,6 +244,7 @@ impl TurnState {
                 };
                 let drawn = &mut self.blocks[at];
                 drawn.text = summary.clone();
+                drawn.streamed = summary.len();
                 drawn.ended = true;
                 drawn.compaction = divider(&written).map(CompactionState::Written);
                 Change::Compacted { at }
@@ -292,6 +350,8 @@ impl BlockState {
             text: String::new(),
             ended: false,
             compaction: None,
+            is_error: false,
+            streamed: 0,
         }
     }
 
@@ -306,6 +366,8 @@ impl BlockState {
             other => event_text(other).unwrap_or_default(),
         };
         state.compaction = divider(block).map(CompactionState::Written);
+        state.is_error = matches!(block, Block::ToolResult { is_error: true, .. });
+        state.streamed = state.text.len();
         state
     }
 
@@ -325,13 +387,17 @@ impl BlockState {
     }
 }
 
-/// The call a block's start names: a tool use's own, or the one an approval request asks about
-/// (its tool's name read from the call among `siblings`).
+/// The call a block's start names: a tool use's own, the one an approval request asks about (its
+/// tool's name read from the call among `siblings`), or the one a result answers (by id alone).
 pub fn call_header(block: &Block, siblings: &[Block]) -> Option<CallHeader> {
     match block {
         Block::ToolUse { id, name, .. } => Some(CallHeader {
             id: id.clone(),
             name: name.clone(),
+        }),
+        Block::ToolResult { call_id, .. } => Some(CallHeader {
+            id: call_id.clone(),
+            name: String::new(),
         }),
         Block::ApprovalRequest { call_id, .. } => Some(CallHeader {
             id: call_id.clone(),

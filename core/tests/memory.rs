@@ -51,6 +51,41 @@ fn m1_rebuild_reads_only_the_window_when_the_host_hints() {
 }
 
 #[test]
+fn m1_memory_of_the_part_storage_loads_equals_memory_of_the_whole_conversation() {
+    // Storage loads the newest compaction's turn and the window, not the turns between (rule
+    // M1); memory rebuilt from that part is the memory of the whole.
+    let mut turns: Vec<_> = (1..=3)
+        .map(|i| chat(&format!("q{i}"), &format!("a{i}")))
+        .collect();
+    turns.push(turn(
+        TurnStatus::Completed,
+        vec![
+            user("q4"),
+            assistant(vec![compaction("Turns 1–3\n\nSummary", 3, 2), text("a4")]),
+        ],
+    ));
+    turns.extend((5..=60).map(|i| chat(&format!("q{i}"), &format!("a{i}"))));
+    turns.push(turn(TurnStatus::Running, vec![user("q61")]));
+    let whole = transcript(turns);
+    let config = MemoryConfig::default();
+    let mut part = whole.clone();
+    part.turns.retain(|t| t.index == 4 || t.index >= 41);
+    assert_eq!(part.turn(4).map(|t| t.index), Some(4));
+    assert_eq!(part.turn(50).map(|t| t.index), Some(50));
+    assert!(part.turn(5).is_none(), "a turn the part does not hold");
+    let from_whole = rebuild(&whole, CompactionHint::NewestInTurn(4), &model(), &config);
+    let from_part = rebuild(&part, CompactionHint::NewestInTurn(4), &model(), &config);
+    assert_eq!(from_part, from_whole);
+    assert_eq!(from_part.summary.map(|s| s.turn), Some(4));
+    assert_eq!(from_part.turns, (41..=60).collect::<Vec<u32>>());
+    assert!(
+        from_part.diagnostics.is_empty(),
+        "{:?}",
+        from_part.diagnostics
+    );
+}
+
+#[test]
 fn m1_a_wrong_hint_falls_back_to_the_search() {
     let mut turns = vec![turn(
         TurnStatus::Completed,
@@ -610,4 +645,39 @@ fn m13_the_turn_in_progress_is_live_and_whole() {
         answer(&memory(&pending).entries, "p"),
         "No result yet: this call has not returned."
     );
+}
+
+#[test]
+fn m5_pieces_read_back_never_split_a_zwj_emoji_a_flag_or_a_thai_cluster() {
+    use portal_core::tools::page;
+    use unicode_segmentation::UnicodeSegmentation;
+    let corpus = "ab👨‍👩‍👧‍👦🇯🇵🇫🇷กำลังทดสอบ e\u{301}\r\nok🏳️‍🌈!";
+    let clusters: Vec<&str> = corpus.graphemes(true).collect();
+    for offset in 0..=clusters.len() + 1 {
+        for length in 1..=clusters.len() + 1 {
+            let piece = page(corpus, offset, length);
+            let first = offset.min(clusters.len());
+            let last = (offset + length).min(clusters.len());
+            assert_eq!(
+                piece.text,
+                clusters[first..last].concat(),
+                "{offset}+{length}"
+            );
+            assert_eq!(piece.next_offset, last);
+            assert_eq!(piece.remaining, clusters.len() - last);
+        }
+    }
+    for length in 1..=clusters.len() {
+        let mut read = String::new();
+        let mut offset = 0;
+        loop {
+            let piece = page(corpus, offset, length);
+            read.push_str(piece.text);
+            offset = piece.next_offset;
+            if piece.remaining == 0 {
+                break;
+            }
+        }
+        assert_eq!(read, corpus, "pieces of {length} read back the whole");
+    }
 }

@@ -540,6 +540,83 @@ fn e3_anthropic_thinking_budget_fits_below_max_tokens() {
     assert_eq!(body["thinking"]["budget_tokens"], 3_999);
 }
 
+// E3 with Anthropic: the prompt keeps no thinking, and Anthropic wants a signed thinking block
+// back at the head of a last assistant message that makes calls when thinking is on; a call that
+// carries on after tool results therefore goes without thinking, a turn's first call with it.
+#[test]
+fn e3_anthropic_call_carrying_on_after_tool_results_goes_without_thinking() {
+    let reasoning = model();
+    let thinks = |t: &Transcript| {
+        let prompt = assemble_with(t, &reasoning).prompt;
+        assert_eq!(prompt.effort, Some(Effort::High));
+        let body = anthropic::request(&prompt, &reasoning, &EffortConfig::default(), &NoPictures);
+        check_pairing(Provider::Anthropic, &body).unwrap();
+        body.get("thinking").is_some()
+    };
+    let first_call = transcript(vec![
+        with_call("q1", "c1", "r1"),
+        turn(TurnStatus::Running, vec![user("and now?")]),
+    ]);
+    assert!(thinks(&first_call), "past calls answered in text");
+    assert!(!thinks(&rich_transcript()), "the turn's call c2 answered");
+}
+
+// L3 with Anthropic's prompt caching: the marks stand after the agent's own layers (when selected
+// skills follow), at the end of the system text and on the last message, and change nothing the
+// model reads.
+#[test]
+fn l3_anthropic_cache_marks_change_nothing_the_model_reads() {
+    let marks = |body: &Value| {
+        let text = body.to_string();
+        text.matches(r#""cache_control":{"type":"ephemeral"}"#)
+            .count()
+    };
+    let t = rich_transcript();
+    let prompt = assemble_with(&t, &model()).prompt;
+    let plain = anthropic::request(&prompt, &model(), &EffortConfig::default(), &FakePictures);
+    let cached =
+        anthropic::cached_request(&prompt, &model(), &EffortConfig::default(), &FakePictures);
+    assert_eq!(marks(&cached), 3);
+    let system = cached["system"].as_array().unwrap();
+    assert_eq!(system.len(), 2);
+    let head = system[0]["text"].as_str().unwrap();
+    assert!(head.contains("Always cite sources.") && !head.contains("Do fact-check carefully."));
+    assert!(
+        system
+            .iter()
+            .all(|block| block["cache_control"]["type"] == "ephemeral")
+    );
+    let last = cached["messages"].as_array().unwrap().last().unwrap();
+    let last_block = last["content"].as_array().unwrap().last().unwrap();
+    assert_eq!(last_block["cache_control"]["type"], "ephemeral");
+    assert_eq!(unmarked(cached), plain);
+
+    // Without selected skills the whole system text is one block, marked at its end.
+    let chat_only = transcript(vec![chat("q", "a")]);
+    let prompt = assemble(
+        &PromptInput {
+            transcript: &chat_only,
+            compaction_hint: CompactionHint::NoCompaction,
+            model: &model(),
+            instructions: "Always cite sources.",
+            selected_skills: &[],
+            catalogue: &[],
+            agent_tools: &[],
+            effort: Effort::Low,
+        },
+        &PromptConfig::default(),
+    )
+    .prompt;
+    let cached =
+        anthropic::cached_request(&prompt, &model(), &EffortConfig::default(), &NoPictures);
+    assert_eq!(marks(&cached), 2);
+    assert_eq!(cached["system"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        unmarked(cached),
+        anthropic::request(&prompt, &model(), &EffortConfig::default(), &NoPictures)
+    );
+}
+
 #[test]
 fn pairing_checker_rejects_what_the_providers_refuse() {
     let openai_cases = [

@@ -1,5 +1,6 @@
 //! Golden files: the assembled prompt for each transcript under `tests/fixtures/prompt/`, and the
-//! provider request bodies for some. Regenerate with `UPDATE_EXPECT=1`.
+//! provider request bodies for some. Regenerate with `UPDATE_EXPECT=1`. Anthropic's body with
+//! prompt-caching marks is checked against the body without them for every fixture.
 
 mod prompt_support;
 
@@ -114,6 +115,14 @@ fn check(name: &str, fixture: &Fixture) {
     );
     check_pairing(Provider::OpenAi, &openai).unwrap_or_else(|e| panic!("{name}: {e}"));
     check_pairing(Provider::Anthropic, &anthropic).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // The prompt-caching marks the server adds change nothing the model reads.
+    let cached = anthropic::cached_request(
+        &assembled.prompt,
+        &model,
+        &EffortConfig::default(),
+        &Placeholders,
+    );
+    assert_eq!(unmarked(cached), anthropic, "{name}");
     if WITH_BODIES.contains(&name) {
         let pretty = |v| serde_json::to_string_pretty(v).unwrap() + "\n";
         expect_file![format!("../../tests/golden/prompt/{name}.openai.json")]

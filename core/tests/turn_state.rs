@@ -52,8 +52,14 @@ fn describe(state: &TurnState) -> String {
             block.kind,
             if block.ended { ", whole" } else { ", open" },
         );
+        if block.is_error {
+            s.push_str(", error");
+        }
         if let Some(call) = &block.call {
-            let _ = write!(s, ", call {} {}", call.id, call.name);
+            let _ = write!(s, ", call {}", call.id);
+            if !call.name.is_empty() {
+                let _ = write!(s, " {}", call.name);
+            }
         }
         match &block.compaction {
             Some(CompactionState::Written(divider)) => {
@@ -138,6 +144,7 @@ fn events_of(turn: &portal_core::Turn) -> Vec<TurnEvent> {
                 block: b,
                 kind: block.kind(),
                 call: call_header(block, &message.blocks),
+                is_error: matches!(block, Block::ToolResult { is_error: true, .. }),
             });
             match block {
                 Block::Compaction {
@@ -170,7 +177,7 @@ fn events_of(turn: &portal_core::Turn) -> Vec<TurnEvent> {
     }
     events.push(TurnEvent::TurnEnd {
         status: turn.status,
-        reason: None,
+        reason: turn.failure().map(str::to_string),
     });
     events
 }
@@ -217,6 +224,145 @@ fn r10_a_streamed_turn_folds_to_the_state_of_the_stored_turn() {
         }
     }
     assert!(checked > 50, "only {checked} stored turns were checked");
+}
+
+/// Every stored fixture turn.
+fn stored_turns() -> Vec<(String, portal_core::Turn)> {
+    fixtures::TRANSCRIPTS
+        .iter()
+        .filter_map(|(name, json)| {
+            Some((name.to_string(), portal_core::parse_transcript(json).ok()?))
+        })
+        .flat_map(|(name, transcript)| transcript.turns.into_iter().map(move |t| (name.clone(), t)))
+        .collect()
+}
+
+/// `turn` as storage held it while it was running, up to block `b` of message `m`, whose text is
+/// cut after `cut` bytes when it streams (text or thinking).
+fn running_part(turn: &portal_core::Turn, m: usize, b: usize, cut: usize) -> portal_core::Turn {
+    let mut part = turn.clone();
+    part.status = TurnStatus::Running;
+    part.trace.clear();
+    part.messages.truncate(m + 1);
+    let blocks = &mut part.messages[m].blocks;
+    blocks.truncate(b + 1);
+    if let Some(Block::Text { text } | Block::Thinking { text }) = blocks.last_mut() {
+        text.truncate(cut);
+    }
+    part
+}
+
+// A running turn opened from storage and followed from its start draws what was stored at once
+// and grows by the rest alone: whatever storage held when the page read it, the events read
+// again fold it to the state of the whole turn, and a block cut short grows by exactly its rest.
+#[test]
+fn a_resumed_turn_grows_by_what_storage_did_not_hold() {
+    let mut checked = 0;
+    for (name, turn) in stored_turns() {
+        let whole = TurnState::stored(&turn);
+        let events = events_of(&turn);
+        for (m, message) in turn.messages.iter().enumerate().skip(1) {
+            for (b, block) in message.blocks.iter().enumerate() {
+                let text = match block {
+                    Block::Text { text } | Block::Thinking { text } => text.as_str(),
+                    _ => "",
+                };
+                let cuts: Vec<usize> = (0..=text.len())
+                    .filter(|&at| text.is_char_boundary(at))
+                    .collect();
+                for cut in cuts {
+                    let part = running_part(&turn, m, b, cut);
+                    let mut resumed = TurnState::resumed(&part);
+                    let stored_blocks = resumed.blocks.len();
+                    let mut grown = String::new();
+                    for event in &events {
+                        match resumed.apply(event) {
+                            portal_core::Change::Grew { at, text } if at + 1 == stored_blocks => {
+                                grown.push_str(&text)
+                            }
+                            portal_core::Change::Grew { at, .. }
+                            | portal_core::Change::Started { at }
+                                if at < stored_blocks =>
+                            {
+                                panic!(
+                                    "{name} turn {} cut at {m}.{b}+{cut}: block {at} drawn twice",
+                                    turn.index
+                                )
+                            }
+                            _ => {}
+                        }
+                    }
+                    let context = format!("{name} turn {} cut at {m}.{b}+{cut}", turn.index);
+                    assert_eq!(resumed, whole, "{context}");
+                    if !text.is_empty() {
+                        assert_eq!(grown, text[cut..], "{context}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 300, "only {checked} cuts were checked");
+}
+
+// A compaction that failed where the reply now stands is read again in a resumed turn: its end
+// does not end the reply that took its place.
+#[test]
+fn c5_a_resumed_turn_reads_a_failed_compaction_again_without_ending_the_reply() {
+    let log = std::fs::read_to_string(format!(
+        "{}/../tests/fixtures/turn-state/compaction-failed-then-reply-in-its-place.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("the event log exists");
+    let events: Vec<TurnEvent> = log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a turn event"))
+        .collect();
+    let mut streamed = TurnState::opened(1, "Hello");
+    for event in &events {
+        streamed.apply(event);
+    }
+    let reply = streamed
+        .blocks
+        .iter()
+        .find(|b| b.kind == portal_core::BlockKind::Text)
+        .expect("the reply")
+        .clone();
+    // Storage held the reply's first character when the page opened the turn.
+    let first = reply.text.chars().next().expect("a reply").len_utf8();
+    let mut messages: Vec<portal_core::Message> = streamed
+        .messages
+        .iter()
+        .map(|role| portal_core::Message {
+            role: *role,
+            blocks: Vec::new(),
+            attachments: Vec::new(),
+        })
+        .collect();
+    messages[0].blocks.push(Block::text("Hello"));
+    messages[reply.message]
+        .blocks
+        .push(Block::text(&reply.text[..first]));
+    messages.truncate(reply.message + 1);
+    let part = portal_core::Turn {
+        index: 1,
+        kind: TurnKind::Chat,
+        status: TurnStatus::Running,
+        effort: None,
+        context_tokens: None,
+        trace: Vec::new(),
+        messages,
+    };
+    let mut resumed = TurnState::resumed(&part);
+    let mut grown = String::new();
+    for event in &events {
+        if let portal_core::Change::Grew { text, .. } = resumed.apply(event) {
+            grown.push_str(&text);
+        }
+    }
+    assert_eq!(grown, reply.text[first..]);
+    assert_eq!(resumed.status, streamed.status);
 }
 
 #[test]

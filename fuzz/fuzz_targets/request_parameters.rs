@@ -41,17 +41,7 @@ fn portal() -> &'static Portal {
             .build()
             .expect("a runtime");
         let data = tempfile::tempdir().expect("a data folder");
-        let config = portal_server::Config {
-            dist: data.path().join("no-dist"),
-            data: data.path().to_path_buf(),
-            demo_pace: 0.0,
-            models: None,
-            identity: None,
-            limits: portal_server::limits::Limits::DEFAULT,
-            http: portal_server::front::HttpConfig::default(),
-            streams: Default::default(),
-            sessions: Default::default(),
-        };
+        let config = portal_server::Config::local(data.path());
         let router = runtime.block_on(async {
             portal_server::Server::open(&config)
                 .expect("the server opens")

@@ -35,17 +35,7 @@ fn main() {
         "filled {conversations} conversations (a question and a three-sentence answer each) in {:.1} s",
         filled.elapsed().as_secs_f64()
     );
-    let config = portal_server::Config {
-        dist: data.path().join("no-dist"),
-        data: data.path().to_path_buf(),
-        demo_pace: 0.0,
-        models: None,
-        identity: None,
-        limits: portal_server::limits::Limits::DEFAULT,
-        http: portal_server::front::HttpConfig::default(),
-        streams: Default::default(),
-        sessions: Default::default(),
-    };
+    let config = portal_server::Config::local(data.path());
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let router = portal_server::Server::open(&config)

@@ -56,16 +56,17 @@ pub enum Step {
 /// The guard for one call attempt (a call and its overflow retry) on `model` with `prompt`: the
 /// model's window, and the system text and tools as the part no summary can shrink.
 pub fn guard_for(model: &dyn Model, prompt: &Prompt, config: &CompactionConfig) -> CallGuard {
+    let counter = model.tokens();
     let tools: usize = prompt
         .tools
         .iter()
         .map(|t| {
-            EstimateCounter.count(&t.name)
-                + EstimateCounter.count(&t.description)
-                + EstimateCounter.count(&t.parameters.to_string())
+            counter.count(&t.name)
+                + counter.count(&t.description)
+                + counter.count(&t.parameters.to_string())
         })
         .sum();
-    let overhead = (EstimateCounter.count(&prompt.system_text()) + tools) as u64;
+    let overhead = (counter.count(&prompt.system_text()) + tools) as u64;
     CallGuard::new(
         config.clone(),
         model.capabilities().context_window,
@@ -73,11 +74,13 @@ pub fn guard_for(model: &dyn Model, prompt: &Prompt, config: &CompactionConfig) 
     )
 }
 
-/// The projected input of the call about to be made with `prompt` (rule C1): the latest report
-/// plus what was added since, or an estimate of the whole prompt.
-pub fn projection(transcript: &Transcript, prompt: &Prompt) -> Projection {
-    project_input(transcript, &EstimateCounter, || {
-        EstimateCounter.count(&render(prompt)) as u64
+/// The projected input of the call about to be made with `prompt` on `model` (rule C1): the
+/// latest report plus what was added since, or a count of the whole prompt, in the model's
+/// tokens.
+pub fn projection(model: &dyn Model, transcript: &Transcript, prompt: &Prompt) -> Projection {
+    let counter = model.tokens();
+    project_input(transcript, counter, || {
+        counter.count(&render(prompt)) as u64
     })
 }
 
@@ -90,7 +93,7 @@ pub async fn before_call(
     transcript: &Transcript,
     projection: &Projection,
 ) -> Result<Step, StorageError> {
-    let decision = guard.before_call(transcript, projection, &EstimateCounter);
+    let decision = guard.before_call(transcript, projection, model.tokens());
     decide(sink, model, guard, transcript, decision).await
 }
 
@@ -102,7 +105,7 @@ pub async fn after_overflow(
     guard: &mut CallGuard,
     transcript: &Transcript,
 ) -> Result<Step, StorageError> {
-    let decision = guard.on_overflow(transcript, &EstimateCounter);
+    let decision = guard.on_overflow(transcript, model.tokens());
     decide(sink, model, guard, transcript, decision).await
 }
 
@@ -123,7 +126,7 @@ pub async fn command(
         instructions,
         window,
         config,
-        &EstimateCounter,
+        model.tokens(),
     ) {
         Ok(planned) => planned,
         Err(error) => {
@@ -135,7 +138,7 @@ pub async fn command(
         }
     };
     let (message, answer) = write_summary(sink, model, &planned).await?;
-    let outcome = settle(&planned, answer, transcript, &EstimateCounter);
+    let outcome = settle(&planned, answer, transcript, model.tokens());
     Ok(match finish(sink, message, outcome).await? {
         Step::Call { .. } => Ok(()),
         Step::Fail(error) => Err(error),
@@ -164,7 +167,7 @@ async fn decide(
         }
         Decision::Compact(planned) => {
             let (message, answer) = write_summary(sink, model, &planned).await?;
-            let outcome = guard.on_summary(&planned, answer, transcript, &EstimateCounter);
+            let outcome = guard.on_summary(&planned, answer, transcript, model.tokens());
             finish(sink, message, outcome).await
         }
     }
@@ -190,6 +193,7 @@ async fn write_summary(
         block: 0,
         kind: BlockKind::Compaction,
         call: None,
+        is_error: false,
     });
     let call = summarise(model, &planned.request).await;
     sink.storage
@@ -307,9 +311,10 @@ pub async fn summarise(model: &dyn Model, request: &SummaryRequest) -> SummaryCa
         }
     }
     let (input_tokens, output_tokens) = reported.unwrap_or_else(|| {
+        let counter = model.tokens();
         (
-            EstimateCounter.count(&request.text()) as u64,
-            EstimateCounter.count(&text) as u64,
+            counter.count(&request.text()) as u64,
+            counter.count(&text) as u64,
         )
     });
     SummaryCall {

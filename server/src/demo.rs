@@ -355,7 +355,10 @@ fn answer_text(topic: &str, tool: &Answer, random: &mut Lcg) -> String {
         .collect();
     if !tool.call_id.is_empty() {
         let content: String = tool.content.chars().take(200).collect();
-        let said = if tool.is_error {
+        // What the person did is said in their words; the result's own words are for the model.
+        let said = if tool.content == portal_core::tools::DECLINED_RESULT {
+            "You declined the call, so it did not run.".to_string()
+        } else if tool.is_error {
             format!("The tool did not run: {content}")
         } else {
             format!("The tool answered: {content}")

@@ -46,7 +46,8 @@ impl Default for StreamLimits {
     }
 }
 
-/// Why a failed turn failed when its log is rebuilt from storage, which does not keep the reason.
+/// Why a failed turn failed when its log is rebuilt from storage and the turn kept no
+/// `TURN_FAILED` note (turns stored before the note existed, or whose note could not be written).
 const REBUILT_FAILURE: &str = "The turn failed; the server's log says why. Send the message \
                                    again.";
 
@@ -273,7 +274,8 @@ impl TurnLog {
                 TurnStatus::Paused if paused_last => {}
                 status => state.push(TurnEvent::TurnEnd {
                     status,
-                    reason: (status == TurnStatus::Failed).then(|| REBUILT_FAILURE.to_string()),
+                    reason: (status == TurnStatus::Failed)
+                        .then(|| turn.failure().unwrap_or(REBUILT_FAILURE).to_string()),
                 }),
             }
             state.running = false;
@@ -355,6 +357,7 @@ pub(crate) fn block_events(
         block: position,
         kind: block.kind(),
         call: call_header(block, siblings),
+        is_error: matches!(block, Block::ToolResult { is_error: true, .. }),
     };
     if let Block::Compaction {
         summary,
@@ -515,6 +518,7 @@ mod tests {
                 block: b,
                 kind,
                 call: None,
+                is_error: false,
             });
             let chars: Vec<char> = text.chars().collect();
             for chunk in chars.chunks(piece) {
@@ -571,6 +575,7 @@ mod tests {
             block: 0,
             kind: BlockKind::Compaction,
             call: None,
+            is_error: false,
         });
         log.push(TurnEvent::BlockEnd {
             message: 6,
@@ -661,6 +666,27 @@ mod tests {
             assert!(rest.iter().all(|(id, _)| *id >= seen), "after {seen}");
             assert_eq!(rest.last(), all.last(), "after {seen}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_rebuilt_failed_turn_ends_with_the_reason_its_note_kept() {
+        let mut stored = turn(TurnStatus::Failed);
+        stored.trace.push(portal_core::TraceEntry::TurnFailed {
+            reason: "The model's endpoint is overloaded; send the message again in a minute."
+                .into(),
+        });
+        let log = TurnLog::rebuilt(&stored);
+        let (_, last) = read(&log, 0).await.pop().expect("an end");
+        assert_eq!(
+            last,
+            TurnEvent::TurnEnd {
+                status: TurnStatus::Failed,
+                reason: Some(
+                    "The model's endpoint is overloaded; send the message again in a minute."
+                        .into()
+                ),
+            }
+        );
     }
 
     #[tokio::test]

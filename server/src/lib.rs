@@ -1,9 +1,11 @@
 //! Portal's native host: runs turns with portal-core, keeps conversations and streams their blocks.
 
+pub mod anthropic;
 pub mod api;
 pub mod attachments;
 pub mod compaction;
 pub mod demo;
+pub mod endpoint;
 pub mod events;
 pub mod front;
 pub mod identity;
@@ -44,6 +46,25 @@ pub struct Config {
     pub streams: events::StreamLimits,
     /// How long sign-in sessions last, and the portal's public origin.
     pub sessions: sessions::SessionConfig,
+}
+
+impl Config {
+    /// Local mode on the data folder `data` with no web app to serve, the demo model without
+    /// pauses and every default: the server benches, fuzz targets and tests start from.
+    pub fn local(data: impl Into<PathBuf>) -> Config {
+        let data = data.into();
+        Config {
+            dist: data.join("no-dist"),
+            data,
+            demo_pace: 0.0,
+            models: None,
+            identity: None,
+            limits: limits::Limits::DEFAULT,
+            http: front::HttpConfig::default(),
+            streams: Default::default(),
+            sessions: Default::default(),
+        }
+    }
 }
 
 /// Opens the server with `config` ([`Server::open`]) and serves on `listener` until the process
@@ -109,7 +130,11 @@ impl Server {
         for agent in identity.organisations().flat_map(|o| &o.agents) {
             tools.check_agent(agent)?;
         }
-        let turns = turn::Turns::new(Arc::new(storage), tools, config.streams);
+        let pictures = attachments::ModelPictures::new(
+            config.limits.uploads.clone(),
+            config.limits.picture_decodes,
+        );
+        let turns = turn::Turns::new(Arc::new(storage), tools, config.streams, pictures);
         let mode = identity.mode();
         let state = api::AppState::new(
             turns,

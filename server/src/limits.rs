@@ -98,11 +98,12 @@ pub struct Gates {
 }
 
 impl Gates {
-    pub fn new(limits: &Limits) -> Self {
+    /// The counters for `limits`; picture decodes share `decodes` with the turn loop's.
+    pub fn new(limits: &Limits, decodes: Arc<Semaphore>) -> Self {
         Gates {
             uploads: PerUser::new(limits.uploads_in_flight),
             streams: PerUser::new(limits.streams_per_user),
-            decodes: Arc::new(Semaphore::new(limits.picture_decodes)),
+            decodes,
         }
     }
 }

@@ -18,6 +18,15 @@ pub enum Encoding {
 }
 
 impl Encoding {
+    /// The encoding a models file names: `o200k_base` or `cl100k_base`.
+    pub fn named(name: &str) -> Option<Encoding> {
+        match name {
+            "o200k_base" => Some(Encoding::O200k),
+            "cl100k_base" => Some(Encoding::Cl100k),
+            _ => None,
+        }
+    }
+
     /// The encoding a model of this name uses; `O200k` for names tiktoken does not know, since an
     /// OpenAI-compatible endpoint most often serves a recent model.
     pub fn for_model(model: &str) -> Encoding {

@@ -56,7 +56,7 @@ impl Model for Insistent {
                     "publish_note",
                     json!({"title": "Herons", "text": "Grey."}),
                 ),
-                call(1, "read_tool_result", json!({"call_id": "call_0"})),
+                call(1, "read_tool_result", json!({"call_id": "call_1_1_0"})),
                 Ok(ModelEvent::Finished {
                     reason: FinishReason::ToolCalls,
                 }),
@@ -84,6 +84,8 @@ fn agent(tools: &[&str]) -> Agent {
         effort: Effort::Medium,
         skills: Vec::new(),
         tools: tools.iter().map(|t| t.to_string()).collect(),
+        description: String::new(),
+        examples: Vec::new(),
     }
 }
 
@@ -94,6 +96,7 @@ async fn insist(agent: &Agent) -> (Vec<TurnEvent>, portal_core::Turn, Vec<Vec<St
     let turns = Turns::new(
         Arc::clone(&storage),
         ToolRegistry::standard(),
+        Default::default(),
         Default::default(),
     );
     let id = storage
@@ -166,14 +169,14 @@ async fn a_call_to_a_tool_the_agent_is_not_offered_is_answered_as_unknown() {
         })
     ));
     assert_eq!(
-        result_of(&turn, "call_0"),
+        result_of(&turn, "call_1_1_0"),
         Some((
             "There is no tool named `publish_note` here; call one of the tools this prompt lists.",
             true
         )),
         "answered as unknown, not run"
     );
-    let (portal, _) = result_of(&turn, "call_1").expect("read_tool_result answered");
+    let (portal, _) = result_of(&turn, "call_1_1_1").expect("read_tool_result answered");
     assert!(
         !portal.contains("There is no tool named"),
         "the portal's own tool still runs: {portal}"
@@ -193,10 +196,9 @@ async fn an_agent_listing_a_demo_tool_is_offered_it_and_its_call_waits_for_appro
         })
     ));
     assert!(
-        turn.messages
-            .iter()
-            .flat_map(|m| &m.blocks)
-            .any(|b| matches!(b, Block::ApprovalRequest { call_id, .. } if call_id == "call_0"))
+        turn.messages.iter().flat_map(|m| &m.blocks).any(
+            |b| matches!(b, Block::ApprovalRequest { call_id, .. } if call_id == "call_1_1_0")
+        )
     );
 }
 
@@ -222,15 +224,8 @@ fn configuration(extra: &[(&str, &str)]) -> tempfile::TempDir {
 
 fn config(dir: &std::path::Path, data: &std::path::Path) -> portal_server::Config {
     portal_server::Config {
-        dist: data.join("no-dist"),
-        data: data.to_path_buf(),
-        demo_pace: 0.0,
-        models: None,
         identity: Some(Identity::load(dir).expect("the configuration loads")),
-        limits: portal_server::limits::Limits::DEFAULT,
-        http: portal_server::front::HttpConfig::default(),
-        streams: Default::default(),
-        sessions: Default::default(),
+        ..portal_server::Config::local(data)
     }
 }
 

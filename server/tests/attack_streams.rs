@@ -606,6 +606,14 @@ fn failed(outcome: &Outcome, reason: &str, at_least: Duration, timeout: Duration
     println!("failed after {:?}: {:?}", outcome.took, outcome.reason);
     assert_eq!(outcome.status, TurnStatus::Failed);
     assert_eq!(outcome.reason.as_deref(), Some(reason));
+    let transcript: portal_core::Transcript =
+        serde_json::from_str(&outcome.transcript).expect("a transcript");
+    let stored = transcript.turns.last().expect("the turn");
+    assert_eq!(
+        stored.failure(),
+        Some(reason),
+        "the reason is kept for a reload"
+    );
     assert!(
         outcome.took >= at_least && outcome.took < timeout + Duration::from_millis(1500),
         "failed after {:?}",

@@ -15,7 +15,7 @@ use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnStatus};
 use portal_server::model::ModelRegistry;
 use portal_server::storage::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, NewTurn, Owner, Result, SqliteStorage, Storage, StorageError,
+    ConversationSummary, NewTurn, Owner, RecentTurns, Result, SqliteStorage, Storage, StorageError,
     StoredSession, TurnRef, Usage, UsageRecord,
 };
 use portal_server::tools::ToolRegistry;
@@ -87,6 +87,14 @@ impl Storage for Failing {
     }
     fn load_transcript(&self, org_id: &str, id: &ConversationId) -> Result<Transcript> {
         self.inner.load_transcript(org_id, id)
+    }
+    fn load_recent(
+        &self,
+        org_id: &str,
+        id: &ConversationId,
+        past_turns: usize,
+    ) -> Result<RecentTurns> {
+        self.inner.load_recent(org_id, id, past_turns)
     }
     fn open_turn(&self, id: &ConversationId, turn: NewTurn) -> Result<u32> {
         self.inner.open_turn(id, turn)
@@ -234,6 +242,7 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
     let turns = Turns::new(
         storage.clone(),
         ToolRegistry::standard(),
+        Default::default(),
         Default::default(),
     );
     let id = storage

@@ -55,7 +55,8 @@ fn configuration(root: &Path) {
     write(
         root,
         "organisations/acme/agents/researcher.toml",
-        "name = \"Researcher\"\nmodel = \"demo\"\neffort = \"high\"\nskills = [\"plan\", \"old\"]\n",
+        "name = \"Researcher\"\nmodel = \"demo\"\neffort = \"high\"\nskills = [\"plan\", \"old\"]\n\
+         description = \" Finds and checks facts. \"\nexamples = [\"Size the heron market\", \" \"]\n",
     );
     write(
         root,
@@ -94,6 +95,7 @@ kind = "demo"
 [[models]]
 name = "blind"
 kind = "demo"
+label = "Blind demo"
 capabilities = { can_see = false }
 "#;
 
@@ -112,15 +114,9 @@ async fn start() -> Server {
         .expect("loopback port");
     let base = format!("http://{}", listener.local_addr().expect("address"));
     let config = portal_server::Config {
-        dist: dir.path().join("no-dist"),
-        data: dir.path().join("data"),
-        demo_pace: 0.0,
         models: Some(ModelRegistry::from_toml(MODELS, 0.0, |_| None).expect("models")),
         identity: Some(Identity::load(&config_dir).expect("identity")),
-        limits: portal_server::limits::Limits::DEFAULT,
-        http: portal_server::front::HttpConfig::default(),
-        streams: Default::default(),
-        sessions: Default::default(),
+        ..portal_server::Config::local(dir.path().join("data"))
     };
     tokio::spawn(async move {
         if let Err(error) = portal_server::serve(listener, config).await {
@@ -221,16 +217,44 @@ async fn users_sign_in_with_bearer_tokens_and_see_their_organisations_agents() {
         .collect();
     assert_eq!(ids, ["looker", "researcher"]);
     assert_eq!(agents[1]["effort"], "high");
+    // The header names the model each agent runs on; the greeting says what the agent is for.
+    assert_eq!(agents[0]["model"], "blind");
+    assert_eq!(agents[0]["model_label"], "Blind demo");
+    assert_eq!(agents[0]["demo"], true);
+    assert_eq!(agents[0]["description"], "");
+    assert_eq!(agents[1]["model"], "demo");
+    assert_eq!(agents[1]["description"], "Finds and checks facts.");
+    assert_eq!(agents[1]["examples"], json!(["Size the heron market"]));
+    assert!(agents[1]["context_window"].as_u64().is_some_and(|w| w > 0));
     assert!(
         agents[1].get("instructions").is_none(),
         "instructions stay on the server"
     );
 
     let (_, agents) = server.get("/api/agents", CAROL).await;
+    assert_eq!(agents.as_array().map(Vec::len), Some(1));
+    let assistant = &agents[0];
     assert_eq!(
-        agents,
-        json!([{"id": "assistant", "name": "Assistant", "model": "demo", "effort": "medium"}])
+        (
+            &assistant["id"],
+            &assistant["name"],
+            &assistant["model"],
+            &assistant["effort"]
+        ),
+        (
+            &json!("assistant"),
+            &json!("Assistant"),
+            &json!("demo"),
+            &json!("medium")
+        )
     );
+    assert!(
+        assistant["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty()),
+        "the default agent says what it is for"
+    );
+    assert_eq!(assistant["examples"].as_array().map(Vec::len), Some(3));
     let (status, _) = server
         .post("/api/conversations", CAROL, json!({"agent": "researcher"}))
         .await;

@@ -3,6 +3,8 @@
 //! interleaved indices, usage, `[DONE]`, and the errors servers send, context overflow above all.
 //! Then the same over real HTTP on loopback, checking the request body the adapter sends.
 
+mod stream_support;
+
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
@@ -18,13 +20,13 @@ use portal_core::memory::CompactionHint;
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 use portal_core::prompt::{EncodedPicture, PictureSource, Prompt, PromptConfig, PromptInput};
 use portal_core::tools::ToolDefinition;
-use portal_server::model::ModelError;
-use portal_server::openai::{
-    ApiKey, FinishReason, ModelEvent, OpenAiConfig, OpenAiError, OpenAiModel, StreamDecoder,
-    classify, events,
-};
+use portal_server::anthropic::AnthropicConfig;
+use portal_server::endpoint::{ApiKey, EndpointError, EventStream, classify, redact};
+use portal_server::model::{FinishReason, ModelError, ModelEvent};
+use portal_server::openai::{OpenAiConfig, OpenAiModel, StreamDecoder, events};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use stream_support::Decoded;
 
 const STREAMS: [&str; 8] = [
     "openai-text.sse",
@@ -46,7 +48,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// The events of `pieces` fed in order, and the error that ended them, if any.
-fn decode(pieces: &[&[u8]]) -> (Vec<ModelEvent>, Option<OpenAiError>) {
+fn decode(pieces: &[&[u8]]) -> Decoded {
     let mut decoder = StreamDecoder::new();
     let mut out = Vec::new();
     for piece in pieces {
@@ -58,53 +60,9 @@ fn decode(pieces: &[&[u8]]) -> (Vec<ModelEvent>, Option<OpenAiError>) {
     (out, error)
 }
 
-fn render((events, error): &(Vec<ModelEvent>, Option<OpenAiError>)) -> String {
-    let mut lines: Vec<String> = events
-        .iter()
-        .map(|event| match event {
-            ModelEvent::ThinkingDelta(text) => format!("thinking {text:?}"),
-            ModelEvent::TextDelta(text) => format!("text {text:?}"),
-            ModelEvent::ToolCallStart { index, id, name } => {
-                format!("call {index} starts: {name} {id:?}")
-            }
-            ModelEvent::ToolCallArgumentsDelta { index, delta } => {
-                format!("call {index} arguments {delta:?}")
-            }
-            ModelEvent::ToolCallEnd {
-                index,
-                id,
-                name,
-                arguments,
-            } => match arguments {
-                Ok(arguments) => format!("call {index} ends: {name} {id:?} {arguments}"),
-                Err(bad) => format!("call {index} ends: {name} {id:?} refused: {bad}"),
-            },
-            ModelEvent::Usage {
-                input_tokens,
-                output_tokens,
-            } => format!("usage: {input_tokens} in, {output_tokens} out"),
-            ModelEvent::Finished { reason } => format!("finished: {reason:?}"),
-        })
-        .collect();
-    if let Some(error) = error {
-        lines.push(format!("error: {error}"));
-    }
-    lines.join("\n") + "\n"
-}
-
-/// Decodes a recorded stream whole, checks the events, then checks that every way of cutting it
-/// in two gives the same events: a cut may fall inside a line, between `\r` and `\n`, or inside a
-/// multi-byte character.
+/// The recording `name` decoded whole, at every two-way cut and a byte at a time.
 fn check(name: &str, expected: Expect) {
-    let bytes = fixture(name);
-    let whole = decode(&[&bytes]);
-    expected.assert_eq(&render(&whole));
-    for at in 0..=bytes.len() {
-        let (head, tail) = bytes.split_at(at);
-        assert_eq!(decode(&[head, tail]), whole, "{name} cut at byte {at}");
-    }
-    let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
-    assert_eq!(decode(&bytewise), whole, "{name} fed a byte at a time");
+    stream_support::check_cuts(name, &fixture(name), decode, expected);
 }
 
 #[test]
@@ -281,12 +239,12 @@ fn a_stream_cut_before_the_model_finished_is_truncated() {
         6,
         "the six text deltas still come: {events:?}"
     );
-    assert_eq!(error, Some(OpenAiError::Truncated));
+    assert_eq!(error, Some(EndpointError::Truncated));
 
     let inside_an_event = &text[..finish];
     let (events, error) = decode(&[inside_an_event.as_bytes()]);
     assert_eq!(events.len(), 6);
-    assert_eq!(error, Some(OpenAiError::Truncated));
+    assert_eq!(error, Some(EndpointError::Truncated));
 }
 
 #[test]
@@ -321,7 +279,7 @@ fn a_stream_that_closes_after_its_finish_reason_without_done_still_finishes() {
 fn a_stream_of_something_else_says_what_it_got() {
     let (_, error) = decode(&[b"data: <html>Bad Gateway</html>\n\n"]);
     let error = error.expect("an error");
-    assert!(matches!(error, OpenAiError::BadChunk { .. }), "{error:?}");
+    assert!(matches!(error, EndpointError::BadChunk { .. }), "{error:?}");
     assert!(
         error.to_string().contains("<html>Bad Gateway</html>"),
         "{error}"
@@ -359,7 +317,7 @@ fn c2_every_overflow_body_maps_to_context_overflow() {
         let body = String::from_utf8(fixture(name)).expect("utf-8");
         let error = classify(400, &body);
         assert!(
-            matches!(error, OpenAiError::ContextOverflow { .. }),
+            matches!(error, EndpointError::ContextOverflow { .. }),
             "{name}: {error:?}"
         );
         assert!(matches!(
@@ -368,7 +326,7 @@ fn c2_every_overflow_body_maps_to_context_overflow() {
         ));
     }
     let overflow = classify(413, "Request Entity Too Large: prompt is too long");
-    assert!(matches!(overflow, OpenAiError::ContextOverflow { .. }));
+    assert!(matches!(overflow, EndpointError::ContextOverflow { .. }));
 }
 
 #[test]
@@ -379,7 +337,7 @@ fn c2_an_overflow_inside_the_stream_is_context_overflow_too() {
     let (events, error) = decode(&[stream.as_bytes()]);
     assert!(events.is_empty());
     assert!(
-        matches!(error, Some(OpenAiError::ContextOverflow { ref message }) if message.contains("context size")),
+        matches!(error, Some(EndpointError::ContextOverflow { ref message }) if message.contains("context size")),
         "{error:?}"
     );
 }
@@ -419,18 +377,18 @@ fn other_failures_keep_their_own_kinds_and_say_what_to_do() {
     for (status, body, says) in cases {
         let error = classify(status, &body);
         assert!(
-            !matches!(error, OpenAiError::ContextOverflow { .. }),
+            !matches!(error, EndpointError::ContextOverflow { .. }),
             "{status}: {error:?}"
         );
         assert!(error.to_string().contains(says), "{status}: {error}");
     }
     assert!(matches!(
         classify(401, &body("openai-invalid-key.json")),
-        OpenAiError::Unauthorized { status: 401, .. }
+        EndpointError::Unauthorized { status: 401, .. }
     ));
     assert!(matches!(
         classify(429, &body("openai-rate-limit.json")),
-        OpenAiError::RateLimited { .. }
+        EndpointError::RateLimited { .. }
     ));
 }
 
@@ -465,10 +423,10 @@ fn a_key_the_endpoint_echoes_is_redacted_even_from_the_log() {
             "maximum context length is 8192 tokens",
         ),
     ] {
-        assert_eq!(portal_server::openai::redact(text, None), redacted);
+        assert_eq!(redact(text, None), redacted);
     }
     assert_eq!(
-        portal_server::openai::redact("you sent my-own-key-42!", Some("my-own-key-42")),
+        redact("you sent my-own-key-42!", Some("my-own-key-42")),
         "you sent [redacted]!"
     );
 }
@@ -504,7 +462,7 @@ fn a_failed_call_tells_the_person_what_to_do_without_quoting_the_endpoint() {
             "string too long",
         ),
         (
-            OpenAiError::BadChunk {
+            EndpointError::BadChunk {
                 reason: "expected value".into(),
                 start: "<html>secret page</html>".into(),
             },
@@ -512,7 +470,7 @@ fn a_failed_call_tells_the_person_what_to_do_without_quoting_the_endpoint() {
             "secret page",
         ),
         (
-            OpenAiError::StreamFailed {
+            EndpointError::StreamFailed {
                 message: "upstream said sk-live-1234".into(),
             },
             "send the message again",
@@ -540,7 +498,7 @@ fn a_failed_call_tells_the_person_what_to_do_without_quoting_the_endpoint() {
 fn a_long_error_message_is_quoted_whole_characters_only() {
     let message = "👩‍💻".repeat(400);
     let error = classify(400, &json!({"error": {"message": message}}).to_string());
-    let OpenAiError::Rejected {
+    let EndpointError::Rejected {
         message: quoted, ..
     } = error
     else {
@@ -564,28 +522,46 @@ fn capabilities(can_reason: bool, can_see: bool) -> ModelCapabilities {
     }
 }
 
-/// Every TOML example in `docs/models.md` is a configuration the adapter reads, or a models file
-/// the server reads.
+/// Every TOML example in `docs/models.md` is a models file the server reads, or a configuration
+/// the adapter of its section reads (the Anthropic sections' examples Anthropic's, the others'
+/// the OpenAI-compatible adapter's).
 #[test]
 fn the_documented_configurations_parse() {
     let doc = std::fs::read_to_string(format!("{}/../docs/models.md", env!("CARGO_MANIFEST_DIR")))
         .expect("docs/models.md");
-    let examples: Vec<&str> = doc
-        .split("```toml\n")
-        .skip(1)
-        .filter_map(|rest| rest.split("```").next())
-        .collect();
-    assert!(examples.len() >= 2, "{} examples", examples.len());
-    for example in examples {
-        if example.contains("[[models]]") {
-            portal_server::model::ModelRegistry::from_toml(example, 0.0, |_| Some("key".into()))
+    let mut read = 0;
+    for section in doc.split("\n## ") {
+        let anthropic = section
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("Anthropic");
+        for example in section
+            .split("```toml\n")
+            .skip(1)
+            .filter_map(|rest| rest.split("```").next())
+        {
+            read += 1;
+            if example.contains("[[models]]") {
+                portal_server::model::ModelRegistry::from_toml(example, 0.0, |_| {
+                    Some("key".into())
+                })
                 .unwrap_or_else(|e| panic!("{e}\nin\n{example}"));
-            continue;
+            } else if anthropic {
+                let config: AnthropicConfig =
+                    toml::from_str(example).unwrap_or_else(|e| panic!("{e}\nin\n{example}"));
+                assert!(
+                    config.messages_url().ends_with("/v1/messages"),
+                    "{config:?}"
+                );
+            } else {
+                let config: OpenAiConfig =
+                    toml::from_str(example).unwrap_or_else(|e| panic!("{e}\nin\n{example}"));
+                assert!(!config.completions_url().contains("//chat"), "{config:?}");
+            }
         }
-        let config: OpenAiConfig =
-            toml::from_str(example).unwrap_or_else(|e| panic!("{e}\nin\n{example}"));
-        assert!(!config.completions_url().contains("//chat"), "{config:?}");
     }
+    assert!(read >= 4, "{read} examples");
 }
 
 #[test]
@@ -612,7 +588,7 @@ fn a_configuration_names_the_model_once_and_keeps_the_key_out_of_debug_output() 
         config.completions_url(),
         "http://127.0.0.1:8000/v1/chat/completions"
     );
-    assert_eq!(config.connect_timeout.as_secs(), 3);
+    assert_eq!(config.endpoint.connect_timeout.as_secs(), 3);
     assert!(!format!("{config:?}").contains("sk-secret-123"));
     let model = OpenAiModel::new(config).expect("model");
     assert!(!format!("{model:?}").contains("sk-secret-123"));
@@ -657,7 +633,7 @@ fn a_key_from_the_environment_is_read_once_and_its_absence_named() {
     let missing = OpenAiModel::with_env(config.clone(), |_| None).expect_err("missing");
     assert_eq!(
         missing,
-        OpenAiError::MissingKey {
+        EndpointError::MissingKey {
             var: "PORTAL_TEST_KEY".into()
         }
     );
@@ -749,7 +725,7 @@ impl Endpoint {
             ApiKey::Value("sk-test".into()),
             capabilities,
         );
-        config.retry.retries = 0;
+        config.endpoint.retry.retries = 0;
         OpenAiModel::new(config).expect("model")
     }
 
@@ -812,9 +788,7 @@ fn prompt_with_picture(model: &ModelCapabilities) -> Prompt {
     portal_core::prompt::assemble(&input, &PromptConfig::default()).prompt
 }
 
-async fn collect(
-    stream: portal_server::openai::EventStream,
-) -> (Vec<ModelEvent>, Option<OpenAiError>) {
+async fn collect(stream: EventStream) -> (Vec<ModelEvent>, Option<EndpointError>) {
     let mut events = Vec::new();
     let items: Vec<_> = stream.collect().await;
     for item in items {
@@ -919,7 +893,7 @@ async fn c2_an_overflow_over_http_is_context_overflow() {
         collect(model.stream(&prompt_with_picture(&capabilities), &OnePicture)).await;
     assert!(events.is_empty());
     assert!(
-        matches!(error, Some(OpenAiError::ContextOverflow { ref message }) if message.contains("131407 tokens")),
+        matches!(error, Some(EndpointError::ContextOverflow { ref message }) if message.contains("131407 tokens")),
         "{error:?}"
     );
 }
@@ -936,7 +910,7 @@ async fn over_http_a_refused_key_and_a_rate_limit_say_what_to_do() {
     let error = error.expect("refused");
     assert!(matches!(
         error,
-        OpenAiError::Unauthorized { status: 401, .. }
+        EndpointError::Unauthorized { status: 401, .. }
     ));
     assert!(
         error.to_string().contains("check the model's api_key"),
@@ -955,7 +929,7 @@ async fn over_http_a_refused_key_and_a_rate_limit_say_what_to_do() {
     assert!(
         matches!(
             error,
-            OpenAiError::RateLimited {
+            EndpointError::RateLimited {
                 retry_after_seconds: Some(7),
                 ..
             }
@@ -984,7 +958,7 @@ async fn over_http_a_closed_port_says_to_check_the_base_url() {
     let (_, error) = collect(model.send(json!({"model": "test-model", "messages": []}))).await;
     let error = error.expect("unreachable");
     assert!(
-        matches!(error, OpenAiError::Unreachable { .. }),
+        matches!(error, EndpointError::Unreachable { .. }),
         "{error:?}"
     );
     assert!(error.to_string().contains("check the base_url"), "{error}");
@@ -997,7 +971,7 @@ async fn over_http_a_stream_that_stops_early_is_truncated() {
     let model = server.model(capabilities(false, false));
     let (events, error) = collect(model.send(json!({"model": "test-model", "messages": []}))).await;
     assert!(!events.is_empty());
-    assert_eq!(error, Some(OpenAiError::Truncated));
+    assert_eq!(error, Some(EndpointError::Truncated));
 }
 
 #[tokio::test]
@@ -1022,7 +996,7 @@ async fn the_stream_function_reads_any_byte_stream() {
         .await;
     assert_eq!(
         items.last(),
-        Some(&Err(OpenAiError::Interrupted {
+        Some(&Err(EndpointError::Interrupted {
             reason: "connection reset by peer".into()
         }))
     );

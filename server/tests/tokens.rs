@@ -82,3 +82,85 @@ fn c1_model_names_pick_their_encoding() {
         Encoding::O200k
     );
 }
+
+/// Two OpenAI-compatible models alike but for `tokenizer`, on an endpoint never called.
+const MODELS: &str = r#"
+[[models]]
+name = "counted"
+kind = "openai"
+tokenizer = "o200k_base"
+base_url = "http://127.0.0.1:9/v1"
+model = "gpt-4.1"
+capabilities = { context_window = 128000, max_output_tokens = 4096, can_reason = false, can_see = false }
+
+[[models]]
+name = "estimated"
+kind = "openai"
+base_url = "http://127.0.0.1:9/v1"
+model = "gpt-4.1"
+capabilities = { context_window = 128000, max_output_tokens = 4096, can_reason = false, can_see = false }
+"#;
+
+#[test]
+fn c1_a_model_whose_tokenizer_is_named_projects_in_its_exact_tokens() {
+    use portal_core::memory::CompactionHint;
+    use portal_core::prompt::{PromptConfig, PromptInput, assemble, render};
+    use portal_core::{Block, Message, Role, Transcript, Turn, TurnKind, TurnStatus};
+    use portal_server::model::ModelRegistry;
+
+    let registry = ModelRegistry::from_toml(MODELS, 0.0, |_| None).expect("models");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/tokens/japanese.txt"),
+    )
+    .expect("corpus file");
+    let transcript = Transcript {
+        version: 1,
+        turns: vec![Turn {
+            index: 1,
+            kind: TurnKind::Chat,
+            status: TurnStatus::Running,
+            effort: None,
+            context_tokens: None,
+            trace: Vec::new(),
+            messages: vec![Message::new(Role::User, vec![Block::text(text)])],
+        }],
+    };
+    let mut projected = Vec::new();
+    for name in ["counted", "estimated"] {
+        let model = registry.get(name).expect("model");
+        let prompt = assemble(
+            &PromptInput {
+                transcript: &transcript,
+                compaction_hint: CompactionHint::NoCompaction,
+                model: model.capabilities(),
+                instructions: "",
+                selected_skills: &[],
+                catalogue: &[],
+                agent_tools: &[],
+                effort: portal_core::effort::Effort::Medium,
+            },
+            &PromptConfig::default(),
+        )
+        .prompt;
+        let projection =
+            portal_server::compaction::projection(model.as_ref(), &transcript, &prompt);
+        projected.push((projection.tokens, render(&prompt)));
+    }
+    let (counted, rendered) = &projected[0];
+    assert_eq!(
+        *counted,
+        BpeCounter::new(Encoding::O200k).count(rendered) as u64,
+        "C1: the named tokenizer's exact count"
+    );
+    let (estimated, rendered) = &projected[1];
+    assert_eq!(
+        *estimated,
+        EstimateCounter.count(rendered) as u64,
+        "C1: the estimate elsewhere"
+    );
+    assert_ne!(counted, estimated, "the corpus tells the two apart");
+
+    let wrong = MODELS.replace("o200k_base", "p50k");
+    let error = ModelRegistry::from_toml(&wrong, 0.0, |_| None).expect_err("refused");
+    assert!(error.to_string().contains("o200k_base"), "{error}");
+}

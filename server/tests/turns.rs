@@ -313,6 +313,16 @@ async fn a_declined_call_is_answered_as_declined_and_the_turn_goes_on() {
         &transcript.turns[0].messages[2].blocks[0],
         Block::ToolResult { is_error: true, content, .. } if content.contains("declined")
     ));
+    // The demo's answer says so in the person's words, not in the words written for the model.
+    let answer = transcript.turns[0]
+        .messages
+        .last()
+        .and_then(|m| m.blocks.last())
+        .cloned();
+    assert!(
+        matches!(&answer, Some(Block::Text { text }) if text.starts_with("You declined the call, so it did not run.") && !text.contains("Not run:")),
+        "{answer:?}"
+    );
 }
 
 #[tokio::test]

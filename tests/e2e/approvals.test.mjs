@@ -24,12 +24,12 @@ test('two approvals in one turn are each answered from the browser', async () =>
     const turn = page.locator('[data-turn="1"]');
     const paused = page.locator('[data-turn="1"][data-turn-status="paused"]');
     await paused.waitFor({ timeout: 30000 });
-    assert.equal(await turn.locator('.block.approval_request').count(), 1);
+    assert.equal(await turn.locator('[data-testid="approval-card"]').count(), 1);
     await page.screenshot({ path: join(shots, 'approvals-first.png') });
     await page.getByTestId('approve').click();
 
     // The second round: a second request, and the turn paused again on it alone.
-    await turn.locator('.block.approval_request').nth(1).waitFor({ timeout: 30000 });
+    await turn.locator('[data-testid="approval-card"]').nth(1).waitFor({ timeout: 30000 });
     await paused.waitFor({ timeout: 30000 });
     await page.screenshot({ path: join(shots, 'approvals-second.png') });
     await page.getByTestId('approve').click();

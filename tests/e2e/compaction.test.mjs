@@ -85,7 +85,7 @@ test('r11_r12_r13_c7 compaction is written with a clock, drawn as a divider over
     assert.match(shown, /## Requests/);
     assert.ok(shown.includes('Message 1: please review the budget.'), 'requests verbatim (C8)');
     assert.ok(!shown.includes('[ref:'), 'no references on screen');
-    const id = new URL(page.url()).hash.slice(1);
+    const id = new URL(page.url()).pathname.replace(/^\/c\//, '');
     const stored = await (await fetch(`${portal.url}/api/conversations/${id}`)).json();
     const block = stored.turns.flatMap((t) => t.messages).flatMap((m) => m.blocks).find((b) => b.type === 'compaction');
     assert.equal(block.trigger, 'AUTO');

@@ -1,7 +1,7 @@
 // Shared helpers for Portal's browser end-to-end tests: start `portal serve` on a free loopback
-// port and open headless Chromium against it.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+// port, make a users-mode configuration, open headless Chromium against it and sign in.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -10,9 +10,10 @@ export const root = resolve(import.meta.dirname, '..', '..');
 export const shots = join(root, 'target', 'e2e');
 mkdirSync(shots, { recursive: true });
 
+const bin = process.env.PORTAL_BIN ?? join(root, 'target', 'debug', 'portal');
+
 /** Starts the server on a fresh temporary data folder; resolves to { url, data, stop }. */
 export function startPortal(extraArgs = []) {
-  const bin = process.env.PORTAL_BIN ?? join(root, 'target', 'debug', 'portal');
   const dist = process.env.PORTAL_DIST ?? join(root, 'dist');
   const data = mkdtempSync(join(tmpdir(), 'portal-e2e-'));
   const args = ['serve', '--port', '0', '--dist', dist, '--data', data, ...extraArgs];
@@ -48,4 +49,85 @@ export async function launchBrowser() {
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
     ],
   });
+}
+
+/** The people of the users-mode configuration `usersConfig` writes. */
+export const people = {
+  alice: { organisation: 'acme', user: 'alice', name: 'Alice Example', password: 'alice-heron-lake-7' },
+  bob: { organisation: 'acme', user: 'bob', name: 'Bob Example', password: 'bob-porto-trip-4' },
+  carol: { organisation: 'globex', user: 'carol', name: 'Carol Example', password: 'carol-globex-9' },
+};
+
+/**
+ * Writes a users-mode configuration folder in a temporary folder: organisation `acme` with alice
+ * and bob, `globex` with carol, each added by `portal user add` with their password on standard
+ * input, and a demo agent in each organisation. Returns { config, remove }.
+ */
+export function usersConfig() {
+  const folder = mkdtempSync(join(tmpdir(), 'portal-e2e-config-'));
+  const config = join(folder, 'config');
+  for (const person of Object.values(people)) {
+    const added = spawnSync(
+      bin,
+      ['user', 'add', '--config', config, person.organisation, person.user, '--name', person.name],
+      { input: `${person.password}\n`, encoding: 'utf8' },
+    );
+    if (added.status !== 0) {
+      throw new Error(`portal user add ${person.user} failed: ${added.stderr}${added.stdout}`);
+    }
+  }
+  for (const organisation of new Set(Object.values(people).map((p) => p.organisation))) {
+    const agents = join(config, 'organisations', organisation, 'agents');
+    mkdirSync(agents, { recursive: true });
+    writeFileSync(join(agents, 'assistant.toml'), 'name = "Assistant"\nmodel = "demo"\n');
+  }
+  return { config, remove: () => rmSync(folder, { recursive: true, force: true }) };
+}
+
+/** Fills the sign-in page with `person`'s organisation, user and password and presses Enter. */
+export async function fillSignIn(page, person, password = person.password) {
+  await page.getByLabel('Organisation').fill(person.organisation);
+  await page.getByLabel('User', { exact: true }).fill(person.user);
+  await page.getByLabel('Password').fill(password);
+  await page.getByLabel('Password').press('Enter');
+}
+
+/** Opens the portal at `path` and signs `person` in; resolves once the portal is drawn. */
+export async function signIn(page, url, person, path = '/') {
+  await page.goto(url + path);
+  await fillSignIn(page, person);
+  await page.getByTestId('person-name').waitFor();
+}
+
+/** Sends `text` from the composer and waits for its turn to end completed. */
+export async function sendAndWait(page, text, timeout = 60000) {
+  const before = await page.locator('.turn').count();
+  await page.getByLabel('Message').fill(text);
+  await page.getByLabel('Message').press('Enter');
+  await page.locator(`[data-turn="${before + 1}"][data-turn-status="completed"]`).waitFor({ timeout });
+}
+
+/** The conversation id the page's address names, or null for a new chat. */
+export function conversationInUrl(page) {
+  const match = new URL(page.url()).pathname.match(/^\/c\/(.+)$/);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+const axeSource = readFileSync(join(root, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/**
+ * Scans the page with axe-core (WCAG 2.1 A and AA, and best practices); resolves to the serious
+ * and critical violations, each as { id, impact, help, nodes }. axe is evaluated in the page
+ * through the browser's debugger, so the page's Content-Security-Policy does not stand in its way.
+ */
+export async function axeScan(page) {
+  if (!(await page.evaluate(() => typeof window.axe !== 'undefined'))) {
+    await page.evaluate(axeSource);
+  }
+  const results = await page.evaluate(() => window.axe.run(document, {
+    runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'],
+  }));
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
 }

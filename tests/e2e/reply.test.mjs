@@ -16,6 +16,9 @@ test('r7_r8_r10 a sent message plays out, settles to plain text and reloads iden
     await page.goto(portal.url);
     await page.getByTestId('model-label').waitFor();
     assert.match(await page.getByTestId('model-label').innerText(), /demo/);
+    // Local mode: no sign-in page, no Sign out.
+    assert.equal(await page.getByLabel('Password').count(), 0);
+    assert.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 0);
     await page.getByLabel('Message').fill('Tell me about writing systems');
     await page.keyboard.press('Enter');
 
@@ -40,6 +43,10 @@ test('r7_r8_r10 a sent message plays out, settles to plain text and reloads iden
     await page.locator('[data-turn-status="completed"][data-settled="true"]').waitFor();
     assert.equal(await page.locator(answer).innerHTML(), settled);
     assert.equal(await page.locator(`${answer} .caret`).count(), 0);
+    // The sidebar lists the conversation by its first words, as the open one.
+    const listed = page.getByRole('navigation', { name: 'Conversations' }).locator('[aria-current="page"]');
+    await listed.waitFor();
+    assert.equal(await listed.locator('.title').innerText(), 'Tell me about writing systems');
   } finally {
     await browser?.close();
     portal.stop();

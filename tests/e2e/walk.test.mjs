@@ -104,14 +104,14 @@ test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a r
     await status(page, 2, 'paused');
     const approve = page.getByTestId('approve');
     await approve.waitFor();
-    await page.locator('[data-turn="2"] .block.approval_request').waitFor();
+    await page.locator('[data-turn="2"] [data-testid="approval-card"]').waitFor();
     await page.screenshot({ path: join(shots, 'walk-approval-request.png') });
     await approve.click();
     await status(page, 2, 'completed');
     assert.equal(await page.locator('[data-turn="2"]').getByTestId('effort').innerText(), 'Effort: low');
+    assert.equal(await page.getByLabel('Effort').inputValue(), '', "E1: the override was for that message; the agent's effort is back");
 
     // A running turn stopped: drawn cut off.
-    await page.getByLabel('Effort').selectOption('');
     await message.fill('Tell me about writing systems');
     await page.keyboard.press('Enter');
     const third = page.locator('[data-turn="3"]');
@@ -132,7 +132,7 @@ test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a r
     assert.equal(await page.getByTestId('agent-name').innerText(), 'Research helper');
     assert.deepEqual(await first.getByTestId('attachment-name').allInnerTexts(), ['field-notes.md']);
     assert.deepEqual(await page.getByTestId('effort').allInnerTexts(), ['Effort: high', 'Effort: low', 'Effort: high']);
-    assert.equal(await page.getByLabel('Effort').inputValue(), 'high', 'the composer shows the effort the conversation last ran with (E2)');
+    assert.equal(await page.getByLabel('Effort').inputValue(), '', "the composer shows the agent's default (E1); each turn its own effort (E2)");
     assert.equal(await page.locator('[data-turn="2"][data-turn-status="completed"]').count(), 1);
     assert.equal(await third.getByTestId('cut-off').innerText(), 'Stopped');
     assert.equal(await first.locator('.block.answer .body').innerHTML(), settledAnswer);

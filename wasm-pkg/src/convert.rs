@@ -1,218 +1,43 @@
-//! Every conversion between JavaScript values and portal-core types.
+//! Every conversion between JavaScript values and portal-core types. The `prompt` feature's
+//! exports (validateTranscript, parseCommand, rebuildMemory, buildPrompt) read objects field by
+//! field (`fields`) and convert in `prompt`; `Playout` converts in `playout`.
+//!
+//! Values cross the boundary as JSON text: `JSON.stringify` on the way in, `JSON.parse` on the
+//! way out, with serde_json on the Rust side. The transcript needs serde_json's reader anyway,
+//! and a second way of converting (serde-wasm-bindgen) cost some 6.5 KB gzipped.
 
+#[cfg(feature = "prompt")]
+mod fields;
 pub mod playout;
+#[cfg(feature = "prompt")]
 pub mod prompt;
 
-use portal_core::TranscriptError;
+#[cfg(feature = "prompt")]
+pub use fields::{FieldError, from_object, input_error, object_fields};
+
 use serde::Serialize;
-use serde::de::value::{MapAccessDeserializer, StrDeserializer};
-use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess};
-use serde_json::{Map, Value};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
-/// Turns a Rust value into a plain JavaScript value (objects, not maps).
+/// Turns a Rust value into a plain JavaScript value (objects, not maps), through its JSON text.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| js_error("SerializeError", &e.to_string()))
-}
-
-/// A JavaScript `Error` with the given name and message.
-pub fn js_error(name: &str, message: &str) -> JsValue {
-    let error = js_sys::Error::new(message);
-    error.set_name(name);
-    error.into()
-}
-
-/// A `TranscriptError` as a JavaScript `Error` named `TranscriptError`, carrying the invariant's
-/// name and the `location` (1-based turn, message and block) where the transcript broke it.
-pub fn transcript_error(error: &TranscriptError) -> JsValue {
-    let js = js_error("TranscriptError", &error.to_string());
-    let set = |key: &str, value: JsValue| {
-        let _ = js_sys::Reflect::set(&js, &JsValue::from_str(key), &value);
-    };
-    match error {
-        TranscriptError::Invariant {
-            location,
-            invariant,
-            ..
-        } => {
-            set("invariant", JsValue::from_str(invariant.name()));
-            set("location", location_object(location));
-        }
-        TranscriptError::Structure { location, .. } => set("location", location_object(location)),
-        TranscriptError::Json { line, column, .. } => {
-            set("line", JsValue::from(*line as u32));
-            set("column", JsValue::from(*column as u32));
-        }
-        TranscriptError::Version { .. } => {}
-    }
-    js
-}
-
-/// A location as `{ turn, message?, block? }`, all 1-based.
-fn location_object(location: &portal_core::Location) -> JsValue {
-    let object = js_sys::Object::new();
-    let set = |key: &str, value: JsValue| {
-        let _ = js_sys::Reflect::set(&object, &JsValue::from_str(key), &value);
-    };
-    set("turn", JsValue::from(location.turn));
-    if let Some(message) = location.message {
-        set("message", JsValue::from(message as u32));
-    }
-    if let Some(block) = location.block {
-        set("block", JsValue::from(block as u32));
-    }
-    object.into()
-}
-
-/// A JavaScript `Error` named `InputError` for an argument that is not what the function takes;
-/// `field` names the argument or the field of it that is wrong.
-pub fn input_error(field: &str, message: &str) -> JsValue {
-    let error = js_error("InputError", &format!("{field}: {message}"));
-    let _ = js_sys::Reflect::set(&error, &JsValue::from_str("field"), &field.into());
-    error
-}
-
-/// A plain JavaScript value in JSON's data model, or an `InputError` naming `field`. Through JSON
-/// rather than straight into a Rust type, because serde-wasm-bindgen reads a struct by its known
-/// fields only and so never sees an unknown (misspelt) one.
-pub fn json_of(value: &JsValue, field: &str) -> Result<Value, JsValue> {
-    serde_wasm_bindgen::from_value(value.clone()).map_err(|e| input_error(field, &e.to_string()))
-}
-
-/// The fields of a JavaScript object in JSON's data model; a field set to `undefined` is absent.
-/// An `InputError` naming `owner` when the value is not an object.
-pub fn object_fields(value: &JsValue, owner: &str) -> Result<Map<String, Value>, JsValue> {
-    if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(input_error(
-            owner,
-            &format!("must be an object, not {}", describe(value)),
-        ));
-    }
-    let mut fields = Map::new();
-    let object: &js_sys::Object = value.unchecked_ref();
-    for key in js_sys::Object::keys(object).iter() {
-        let name = key.as_string().unwrap_or_default();
-        let field = js_sys::Reflect::get(value, &key).unwrap_or(JsValue::UNDEFINED);
-        if !field.is_undefined() {
-            let json = json_of(&field, &format!("{owner}.{name}"))?;
-            fields.insert(name, json);
-        }
-    }
-    Ok(fields)
-}
-
-/// A JavaScript object as `T`, one field at a time, so that a wrong value or an unknown field is
-/// an `InputError` naming `owner.field`. `T`'s serde derive says which fields there are and what
-/// they hold; a required field that is missing is a [`FieldError::Missing`] for the caller to
-/// explain.
-pub fn from_object<T: DeserializeOwned>(value: &JsValue, owner: &str) -> Result<T, FieldError> {
-    let fields = object_fields(value, owner).map_err(FieldError::Js)?;
-    T::deserialize(MapAccessDeserializer::new(Fields {
-        owner,
-        fields: fields.into_iter(),
-        current: None,
-    }))
-}
-
-/// Why [`from_object`] refused an object.
-#[derive(Debug)]
-pub enum FieldError {
-    /// A required field is absent (or `undefined`).
-    Missing(&'static str),
-    /// The error to throw, naming the field.
-    Js(JsValue),
-    /// Not yet tied to a field: the whole object is to blame.
-    Other(String),
-}
-
-impl FieldError {
-    /// The error to throw, an `InputError` naming `owner.field` for a missing field.
-    pub fn into_js(self, owner: &str) -> JsValue {
-        match self {
-            FieldError::Missing(field) => input_error(&format!("{owner}.{field}"), "missing"),
-            FieldError::Js(error) => error,
-            FieldError::Other(message) => input_error(owner, &message),
-        }
-    }
-}
-
-impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FieldError::Missing(field) => write!(f, "missing field `{field}`"),
-            FieldError::Js(error) => write!(f, "{error:?}"),
-            FieldError::Other(message) => f.write_str(message),
-        }
-    }
-}
-
-impl std::error::Error for FieldError {}
-
-impl serde::de::Error for FieldError {
-    fn custom<T: std::fmt::Display>(message: T) -> Self {
-        FieldError::Other(message.to_string())
-    }
-
-    fn missing_field(field: &'static str) -> Self {
-        FieldError::Missing(field)
-    }
-}
-
-/// An object's fields handed to a serde derive one by one, each error tied to its field.
-struct Fields<'a> {
-    owner: &'a str,
-    fields: serde_json::map::IntoIter,
-    current: Option<(String, Value)>,
-}
-
-impl Fields<'_> {
-    fn at(&self, field: &str, message: impl std::fmt::Display) -> FieldError {
-        FieldError::Js(input_error(
-            &format!("{}.{field}", self.owner),
-            &message.to_string(),
-        ))
-    }
-}
-
-impl<'de> MapAccess<'de> for Fields<'_> {
-    type Error = FieldError;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, FieldError> {
-        let Some((name, value)) = self.fields.next() else {
-            return Ok(None);
-        };
-        let key = seed
-            .deserialize(StrDeserializer::<FieldError>::new(&name))
-            .map_err(|e| self.at(&name, e))?;
-        self.current = Some((name, value));
-        Ok(Some(key))
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(
-        &mut self,
-        seed: V,
-    ) -> Result<V::Value, FieldError> {
-        let (name, value) = self
-            .current
-            .take()
-            .ok_or_else(|| FieldError::Other("a value without its field".to_string()))?;
-        seed.deserialize(value).map_err(|e| self.at(&name, e))
-    }
+    let text = serde_json::to_string(value).map_err(|e| {
+        // Only a bug gets here (every value the package returns is plain data), so this one is
+        // a plain `Error`, not one of the classes callers tell apart.
+        let error = js_sys::Error::new(&e.to_string());
+        error.set_name("SerializeError");
+        JsValue::from(error)
+    })?;
+    js_sys::JSON::parse(&text)
 }
 
 /// A value as JavaScript would write it in a message: numbers and strings as themselves, other
-/// values by their type.
+/// values by their type. Numbers are written by JavaScript, which keeps Rust's float formatting
+/// out of the playout-only package (some 10 KB gzipped).
 pub fn describe(value: &JsValue) -> String {
     if let Some(number) = value.as_f64() {
         return js_sys::Number::from(number)
             .to_string_with_radix(10)
-            .map(String::from)
-            .unwrap_or_else(|_| number.to_string());
+            .map_or_else(|_| "a number".to_string(), String::from);
     }
     if let Some(text) = value.as_string() {
         return format!("{text:?}");

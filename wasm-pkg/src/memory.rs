@@ -113,9 +113,10 @@ export interface ShortTermMemory {
 }
 /**
  * Thrown for an argument that is not what the function takes; `field` names it
- * (`"options.maxTurns"`, `"request.model"`, …) and the message says what was expected.
+ * (`"options.maxTurns"`, `"request.model"`, …) and the message says what was expected. A real
+ * subclass of `Error`: `error instanceof InputError` holds.
  */
-export interface InputError extends Error { name: "InputError"; field: string; }
+export class InputError extends Error { name: "InputError"; field: string; }
 "#;
 
 /// Rebuilds short-term memory from the transcript, as on every model call: the newest summary,

@@ -48,8 +48,11 @@ export interface PlayoutFrame {
    */
   visibleLength: number;
 }
-/** Thrown by `new Playout` for options that cannot drive a playout; `option` names the field. */
-export interface PlayoutOptionsError extends Error {
+/**
+ * Thrown by `new Playout` for options that cannot drive a playout; `option` names the field. A
+ * real subclass of `Error`: `error instanceof PlayoutOptionsError` holds.
+ */
+export class PlayoutOptionsError extends Error {
   name: "PlayoutOptionsError";
   option?: "lagMs" | "minCps" | "easeMs" | string;
 }

@@ -161,8 +161,11 @@ export type BuiltPrompt =
   | (BuiltPromptBase & { format: "openai"; body: OpenAiRequest })
   | (BuiltPromptBase & { format: "anthropic"; body: AnthropicRequest })
   | (BuiltPromptBase & { format: "neutral"; body: NeutralPrompt });
-/** Thrown by `buildPrompt` for a picture sent to a model that cannot see (rule A5). */
-export interface AttachmentError extends Error { name: "AttachmentError"; model: string; filename: string; }
+/**
+ * Thrown by `buildPrompt` for a picture sent to a model that cannot see (rule A5). A real
+ * subclass of `Error`: `error instanceof AttachmentError` holds.
+ */
+export class AttachmentError extends Error { name: "AttachmentError"; model: string; filename: string; }
 "#;
 
 /// Builds the prompt for one model call: the portal floor, author instructions, selected skills
@@ -195,7 +198,7 @@ pub fn build_prompt(
             ),
             NewTurnError::Attachment(e) => convert::prompt::attachment_error(&e),
             NewTurnError::Compact(e) => input_error("request.newMessage", &e.to_string()),
-            NewTurnError::Invalid(e) => convert::transcript_error(&e),
+            NewTurnError::Invalid(e) => convert::prompt::transcript_error(&e),
         })?;
     }
     let config = PromptConfig {

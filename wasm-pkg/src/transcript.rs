@@ -21,7 +21,8 @@ export interface Turn {
 }
 export type TraceEntry =
   | { kind: "SKILL_SELECT"; skill_ids: string[] }
-  | { kind: "COMPACTION_FAILED"; reason: string };
+  | { kind: "COMPACTION_FAILED"; reason: string }
+  | { kind: "TURN_FAILED"; reason: string };
 export interface Message { role: "user" | "assistant" | "tool"; blocks: Block[]; attachments?: Attachment[]; }
 export type Block =
   | { type: "thinking"; text: string }
@@ -36,11 +37,13 @@ export type Attachment =
       pages_read?: number; pages_total?: number; unreadable_pages?: number[]; headings?: string[]; text?: string }
   | { kind: "picture"; id: string; filename: string; media_type: string; width: number; height: number };
 /**
- * Thrown by validateTranscript. `invariant` names the broken block invariant (terminal-text,
- * calls-answered, result-has-call, unique-call-ids, kind-in-role, no-empty-message);
- * `location` says where (1-based); `line` and `column` locate malformed JSON.
+ * Thrown by validateTranscript, and by rebuildMemory and buildPrompt for the transcript they are
+ * given. `invariant` names the broken block invariant (terminal-text, calls-answered,
+ * result-has-call, unique-call-ids, kind-in-role, no-empty-message); `location` says where
+ * (1-based); `line` and `column` locate malformed JSON. A real subclass of `Error`:
+ * `error instanceof TranscriptError` holds.
  */
-export interface TranscriptError extends Error {
+export class TranscriptError extends Error {
   name: "TranscriptError";
   invariant?: string;
   location?: { turn: number; message?: number; block?: number };
@@ -56,6 +59,6 @@ export interface TranscriptError extends Error {
 #[wasm_bindgen(js_name = validateTranscript, unchecked_return_type = "Transcript")]
 pub fn validate_transcript(json: &str) -> Result<JsValue, JsValue> {
     let transcript =
-        portal_core::parse_transcript(json).map_err(|e| convert::transcript_error(&e))?;
+        portal_core::parse_transcript(json).map_err(|e| convert::prompt::transcript_error(&e))?;
     convert::to_js(&transcript)
 }

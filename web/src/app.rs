@@ -1,53 +1,181 @@
-//! The shell: the shared state provided as context, the header, the conversation and the
+//! The app: the shared state provided as context, the sign-in page for nobody, and for someone
+//! signed in the shell, with the conversation list beside the header, the conversation and the
 //! composer.
 
+use leptos::ev;
+use leptos::html;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::composer::Composer;
+use crate::greeting::Greeting;
 use crate::header::Header;
-use crate::state::Portal;
+use crate::route::Route;
+use crate::scroll::FollowReply;
+use crate::sidebar::Sidebar;
+use crate::sign_in_page::SignInPage;
+use crate::state::{Portal, SignIn};
 use crate::turn::Turn;
-use crate::{api, session};
+use crate::unknown_conversation::UnknownConversation;
+use crate::{api, drafts, session, sign_in};
 
 #[component]
 pub fn App() -> impl IntoView {
-    let info = LocalResource::new(api::info);
-    let agents = LocalResource::new(api::agents);
-    let skills = LocalResource::new(api::skills);
-    let portal = Portal::new(
-        Signal::derive(move || info.get().and_then(Result::ok)),
-        Signal::derive(move || agents.get().and_then(Result::ok).unwrap_or_default()),
-        Signal::derive(move || skills.get().and_then(Result::ok).unwrap_or_default()),
-    );
+    let signed_in = RwSignal::new(SignIn::Asking);
+    // The person's agents and skills, read again for whoever signs in.
+    let person = Memo::new(move |_| match signed_in.get() {
+        SignIn::SignedIn(person) => Some((person.organisation, person.user)),
+        _ => None,
+    });
+    let agents = RwSignal::new(Vec::new());
+    let skills = RwSignal::new(Vec::new());
+    // Plain signals filled by a task rather than resources: each resource type costs the wasm its
+    // own copy of Leptos' async machinery. An answer for someone no longer signed in is dropped.
+    Effect::new(move || {
+        agents.set(Vec::new());
+        skills.set(Vec::new());
+        let Some(asked_for) = person.get() else {
+            return;
+        };
+        let still = move || person.get_untracked().as_ref() == Some(&asked_for);
+        let still_too = still.clone();
+        leptos::task::spawn_local(async move {
+            let list = api::agents().await.unwrap_or_default();
+            if still() {
+                agents.set(list);
+            }
+        });
+        leptos::task::spawn_local(async move {
+            let list = api::skills().await.unwrap_or_default();
+            if still_too() {
+                skills.set(list);
+            }
+        });
+    });
+    let portal = Portal::new(signed_in, agents.into(), skills.into());
     provide_context(portal);
-    if let Some(id) = conversation_in_url() {
-        session::open(portal, id);
+    // The draft is kept in the tab as it is typed, for a reload or a session that ends.
+    Effect::new(move || {
+        let text = portal.draft.get();
+        let conversation = portal.conversation.get();
+        if let SignIn::SignedIn(person) = portal.sign_in.get() {
+            drafts::save(&person, conversation.as_deref(), &text);
+        }
+    });
+    // Back and Forward show the conversation the address names.
+    let popstate = window_event_listener(ev::popstate, move |_| {
+        if portal.person().is_some() {
+            session::show(portal, &Route::current());
+        }
+    });
+    on_cleanup(move || popstate.remove());
+    sign_in::check(portal);
+
+    let page = Memo::new(move |_| portal.sign_in.get());
+    move || match page.get() {
+        SignIn::Asking => ().into_any(),
+        SignIn::Unknown(problem) => view! { <Unreachable problem /> }.into_any(),
+        SignIn::Needed { ended } => view! { <SignInPage ended /> }.into_any(),
+        SignIn::SignedIn(_) => view! { <Shell /> }.into_any(),
     }
+}
+
+/// The portal for someone signed in.
+#[component]
+fn Shell() -> impl IntoView {
+    let portal = crate::state::portal();
+    // Ctrl+Shift+O (Cmd+Shift+O on a Mac) opens a new chat; Esc stops the running turn, unless
+    // it closes something first (the drawer, a dialog, the skill completion).
+    let keys = window_event_listener(ev::keydown, move |ev| {
+        if (ev.ctrl_key() || ev.meta_key()) && ev.shift_key() && ev.code() == "KeyO" {
+            ev.prevent_default();
+            session::go(portal, Route::NewChat);
+        } else if ev.key() == "Escape"
+            && !ev.default_prevented()
+            && !portal.drawer.get_untracked()
+            && !closes_something(&ev)
+            && let Some(turn) = portal.open_turn()
+        {
+            session::stop(portal, turn);
+        }
+    });
+    on_cleanup(move || keys.remove());
     view! {
-        <main class="portal">
-            <Header />
-            <section class="conversation" aria-label="Conversation">
-                <For each=move || portal.turns.get() key=|turn| turn.index let(turn)>
-                    <Turn turn />
-                </For>
-            </section>
+        <div class="shell">
+            <Sidebar />
+            <main class="portal">
+                <Header />
+                {move || {
+                    if portal.missing.get() {
+                        view! { <UnknownConversation /> }.into_any()
+                    } else {
+                        view! { <Conversation /> }.into_any()
+                    }
+                }}
+            </main>
+        </div>
+    }
+}
+
+/// Whether an Esc goes to something it closes: an open dialog, or the composer's open skill
+/// completion.
+fn closes_something(ev: &web_sys::KeyboardEvent) -> bool {
+    let Some(target) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return false;
+    };
+    let within = |selector: &str| target.closest(selector).ok().flatten().is_some();
+    within("dialog[open]")
+        || (within(".composer")
+            && document()
+                .query_selector(".skill-completion")
+                .ok()
+                .flatten()
+                .is_some())
+}
+
+/// The open conversation's turns (a new chat's greeting before the first), and docked at the
+/// window's bottom "Jump to latest", the page's alert and the composer.
+#[component]
+fn Conversation() -> impl IntoView {
+    let portal = crate::state::portal();
+    let section = NodeRef::<html::Section>::new();
+    let greets = move || portal.conversation.get().is_none() && portal.turns.with(Vec::is_empty);
+    view! {
+        <section class="conversation" aria-label="Conversation" node_ref=section>
+            {move || greets().then(|| view! { <Greeting /> })}
+            <For each=move || portal.turns.get() key=|turn| turn.index let(turn)>
+                <Turn turn />
+            </For>
+        </section>
+        <div class="dock">
+            <FollowReply follow=portal.follow conversation=section />
             {move || portal.problem.get().map(|p| view! { <p class="problem" role="alert">{p}</p> })}
             <Composer
                 draft=portal.draft
                 effort=portal.effort
+                default_effort=Signal::derive(move || portal.shown_agent().map(|a| a.effort))
                 skills=portal.skills
                 attachments=portal.attachments
-                problem=portal.problem
+                on_problem=Callback::new(move |error| portal.report(error))
                 running=Signal::derive(move || portal.running() || portal.sending.get())
                 on_send=Callback::new(move |()| session::send(portal))
             />
-        </main>
+        </div>
     }
 }
 
-/// The conversation id in the page's address (`#c1`), so a reload reopens the conversation.
-fn conversation_in_url() -> Option<String> {
-    let hash = web_sys::window()?.location().hash().ok()?;
-    let id = hash.trim_start_matches('#');
-    (!id.is_empty()).then(|| id.to_string())
+/// The server did not say who is signed in: why, and a button to ask again.
+#[component]
+fn Unreachable(problem: String) -> impl IntoView {
+    let portal = crate::state::portal();
+    view! {
+        <main class="portal unreachable">
+            <h1>"Portal"</h1>
+            <p class="problem" role="alert">{problem}</p>
+            <button type="button" on:click=move |_| sign_in::check(portal)>"Try again"</button>
+        </main>
+    }
 }

@@ -55,7 +55,7 @@ pub fn rate_in_url() -> Option<f64> {
         .trim_start_matches('?')
         .split('&')
         .find_map(|pair| pair.strip_prefix("bench="))
-        .and_then(|rate| rate.parse::<f64>().ok())
+        .and_then(|rate| rate.parse::<u32>().ok().map(f64::from))
         .filter(|rate| rate.is_finite() && *rate > 0.0)
 }
 
@@ -98,7 +98,7 @@ pub fn Bench(cps: f64) -> impl IntoView {
         <main class="portal bench">
             <header class="portal-header">
                 <h1>"Portal"</h1>
-                <span class="model-label">{format!("playout bench · {cps} characters a second")}</span>
+                <span class="model-label">{format!("playout bench · {} characters a second", cps as u32)}</span>
             </header>
             <section class="conversation" aria-label="Conversation">
                 <article

@@ -1,5 +1,6 @@
-//! One block of the assistant's output: a compaction's divider, or the element its text is drawn
-//! into, classed by how core says it is drawn (R1, R2).
+//! One block of the assistant's output: a compaction's divider, a tool call's or an approval
+//! request's card (a result is drawn in its call's card), or the element its text is drawn into,
+//! classed by how core says it is drawn (R1, R2).
 
 use leptos::html;
 use leptos::prelude::*;
@@ -8,6 +9,7 @@ use portal_core::display::Drawn;
 use portal_core::turn_state::CompactionState;
 
 use crate::compaction::{Summarised, Summarising};
+use crate::tool_card::{ApprovalCard, ToolCard};
 use crate::turn_view::{BlockView, TurnView};
 
 /// Block `at` of `turn`, drawn from `block`.
@@ -32,6 +34,12 @@ pub fn BlockSlot(
             </div>
         }
         .into_any();
+    }
+    match block.kind {
+        BlockKind::ToolUse => return view! { <ToolCard turn at dimmed /> }.into_any(),
+        BlockKind::ApprovalRequest => return view! { <ApprovalCard turn at dimmed /> }.into_any(),
+        BlockKind::ToolResult => return ().into_any(),
+        _ => {}
     }
     let slot = NodeRef::<html::Div>::new();
     Effect::new(move || {

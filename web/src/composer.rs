@@ -1,5 +1,9 @@
 //! The composer: the message box with its `/skill` completion (core's `skills::complete`), the
-//! attachments uploaded for the message, the effort override, and the send button.
+//! attachments uploaded for the message, the effort override, and the send button. Enter sends
+//! (Shift+Enter makes a new line), except while an input method is composing a character, whose
+//! Enter confirms the character.
+
+use std::cell::Cell;
 
 use leptos::html;
 use leptos::prelude::*;
@@ -24,23 +28,48 @@ pub struct Chip {
     pub uploaded: Option<Attachment>,
 }
 
+impl Chip {
+    /// A chip for a file already uploaded (a sent message's, taken back to edit).
+    pub fn attached(attachment: Attachment) -> Self {
+        Chip {
+            key: next_key(),
+            name: attachment.filename().to_string(),
+            uploaded: Some(attachment),
+        }
+    }
+}
+
+thread_local! {
+    static NEXT_KEY: Cell<u32> = const { Cell::new(0) };
+}
+
+/// A key no other chip of this page has.
+fn next_key() -> u32 {
+    NEXT_KEY.with(|next| {
+        let key = next.get();
+        next.set(key.wrapping_add(1));
+        key
+    })
+}
+
 /// The composer. `on_send` is called when the person sends the draft.
 #[component]
 pub fn Composer(
     draft: RwSignal<String>,
     /// The effort this message asks for; `None` keeps the agent's (rule E1).
     effort: RwSignal<Option<Effort>>,
+    /// The agent's own effort, which `None` keeps.
+    default_effort: Signal<Option<Effort>>,
     /// The skills the person can select, for the completion.
     skills: Signal<Vec<CatalogueEntry>>,
     /// The files attached to the draft, sent with it.
     attachments: RwSignal<Vec<Chip>>,
-    /// The composer's alert, where a refused upload says why.
-    problem: RwSignal<Option<String>>,
+    /// Called when an upload is refused, to say why.
+    on_problem: Callback<api::Error>,
     running: Signal<bool>,
     on_send: Callback<()>,
 ) -> impl IntoView {
     let textarea = NodeRef::<html::Textarea>::new();
-    let next_key = StoredValue::new(0u32);
     let on_files = move |ev: leptos::ev::Event| {
         let Some(input) = ev
             .target()
@@ -53,8 +82,7 @@ pub fn Composer(
         };
         let mut chosen = Vec::new();
         for file in (0..files.length()).filter_map(|i| files.item(i)) {
-            let key = next_key.get_value();
-            next_key.set_value(key + 1);
+            let key = next_key();
             attachments.update(|a| {
                 a.push(Chip {
                     key,
@@ -68,7 +96,7 @@ pub fn Composer(
         // user's uploads in flight; each chip shows "Uploading…" until its turn has come.
         spawn_local(async move {
             for (file, key) in chosen {
-                upload(file, key, attachments, problem).await;
+                upload(file, key, attachments, on_problem).await;
             }
         });
         // The same file can be chosen again after it was removed.
@@ -110,6 +138,11 @@ pub fn Composer(
         }
     };
     let on_keydown = move |ev: web_sys::KeyboardEvent| {
+        // The Enter that confirms an input method's candidate (Japanese, Chinese, Korean) is the
+        // input method's; Chromium reports some of them only by key code 229.
+        if ev.is_composing() || ev.key_code() == 229 {
+            return;
+        }
         let offered = completion.with_untracked(|c| c.as_ref().map_or(0, |c| c.matches.len()));
         match ev.key().as_str() {
             "ArrowDown" | "ArrowUp" if offered > 0 => {
@@ -195,8 +228,7 @@ pub fn Composer(
                 node_ref=textarea
                 aria-label="Message"
                 aria-autocomplete="list"
-                aria-controls="skill-completion"
-                aria-expanded=move || completion.with(Option::is_some).to_string()
+                aria-controls=move || completion.with(Option::is_some).then_some("skill-completion")
                 placeholder="Write a message, or / for a skill"
                 prop:value=move || draft.get()
                 on:input=move |ev| {
@@ -209,8 +241,11 @@ pub fn Composer(
                 on:click=move |_| read_cursor()
                 on:keydown=on_keydown
             ></textarea>
-            <label class="attach">
-                "Attach"
+            <label class="attach" title="Attach files">
+                <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
+                    <path d="M13.5 6.5l-5.8 5.8a1.6 1.6 0 0 0 2.3 2.3l6-6a3.2 3.2 0 0 0-4.5-4.5l-6.2 6.2a4.8 4.8 0 0 0 6.8 6.8l5.4-5.4" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round" />
+                </svg>
+                <span class="attach-label">"Attach"</span>
                 <input type="file" multiple data-testid="attach" on:change=on_files />
             </label>
             <select
@@ -218,7 +253,12 @@ pub fn Composer(
                 aria-label="Effort"
                 on:change=move |ev| effort.set(parse_effort(&event_target_value(&ev)))
             >
-                <option value="" selected=move || effort.get().is_none()>"Agent's effort"</option>
+                <option value="" selected=move || effort.get().is_none()>
+                    {move || match default_effort.get() {
+                        Some(level) => format!("Agent's effort ({})", level.as_str()),
+                        None => "Agent's effort".to_string(),
+                    }}
+                </option>
                 {[Effort::Low, Effort::Medium, Effort::High]
                     .into_iter()
                     .map(|level| {
@@ -263,17 +303,17 @@ fn AttachmentChip(chip: Chip, attachments: RwSignal<Vec<Chip>>) -> impl IntoView
 }
 
 /// Uploads `file` for chip `key`, then follows a document's reading until it ends, while the chip
-/// is still attached. A refused upload drops the chip and says why in the composer's alert.
+/// is still attached. A refused upload drops the chip and says why through `on_problem`.
 async fn upload(
     file: web_sys::File,
     key: u32,
     attachments: RwSignal<Vec<Chip>>,
-    problem: RwSignal<Option<String>>,
+    on_problem: Callback<api::Error>,
 ) {
     if attachments.with_untracked(|a| a.iter().any(|c| c.key == key)) {
         let answer = api::upload(&file).await;
-        if let Some(id) = show(answer, key, attachments, problem) {
-            spawn_local(follow_reading(id, key, attachments, problem));
+        if let Some(id) = show(answer, key, attachments, on_problem) {
+            spawn_local(follow_reading(id, key, attachments, on_problem));
         }
     }
 }
@@ -283,11 +323,11 @@ async fn follow_reading(
     id: String,
     key: u32,
     attachments: RwSignal<Vec<Chip>>,
-    problem: RwSignal<Option<String>>,
+    on_problem: Callback<api::Error>,
 ) {
     loop {
         sleep(PROGRESS_POLL_MS).await;
-        if show(api::attachment(&id).await, key, attachments, problem).is_none() {
+        if show(api::attachment(&id).await, key, attachments, on_problem).is_none() {
             return;
         }
     }
@@ -296,10 +336,10 @@ async fn follow_reading(
 /// Shows an upload's answer on chip `key`, or drops the chip and says why; the attachment's id
 /// while a document is still being read.
 fn show(
-    answer: Result<Attachment, String>,
+    answer: Result<Attachment, api::Error>,
     key: u32,
     attachments: RwSignal<Vec<Chip>>,
-    problem: RwSignal<Option<String>>,
+    on_problem: Callback<api::Error>,
 ) -> Option<String> {
     if !attachments.with_untracked(|a| a.iter().any(|c| c.key == key)) {
         return None;
@@ -307,7 +347,7 @@ fn show(
     match answer {
         Err(error) => {
             attachments.update(|a| a.retain(|c| c.key != key));
-            problem.set(Some(error));
+            on_problem.run(error);
             None
         }
         Ok(attachment) => {

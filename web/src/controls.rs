@@ -1,19 +1,21 @@
 //! The buttons of an open turn: stop it while it runs; approve, decline or answer while it is
 //! paused, sending exactly what core says the turn waits on. Each resumes following the turn
-//! after the last event read.
+//! after the last event read. Controls that need the person are brought into view and focused;
+//! a decision or an answer on its way disables them, so a double click sends it once.
 
+use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use portal_core::TurnStatus;
 
+use crate::scroll::bring_to;
 use crate::state::portal;
 use crate::turn_view::TurnView;
 use crate::{api, session};
 
-/// What the person did to an open turn.
+/// What the person did to a paused turn.
 #[derive(Debug, Clone, PartialEq)]
 enum Action {
-    Cancel,
     /// Approve or decline these calls, the ones the turn waits on.
     Decide(Vec<String>, bool),
     Answer(String),
@@ -23,32 +25,61 @@ enum Action {
 pub fn TurnControls(turn: TurnView) -> impl IntoView {
     let portal = portal();
     let reply = RwSignal::new(String::new());
+    let acting = RwSignal::new(false);
     let act = move |action: Action| {
         let Some(id) = portal.conversation.get_untracked() else {
             return;
         };
+        if acting.get_untracked() {
+            return;
+        }
+        acting.set(true);
         let index = turn.index;
+        let shown = portal.shown.get_value();
         spawn_local(async move {
             let done = match &action {
-                Action::Cancel => api::cancel_turn(&id, index).await,
                 Action::Decide(calls, approve) => api::decide(&id, index, calls, *approve).await,
                 Action::Answer(text) => api::answer(&id, index, text).await,
             };
-            let resumed = match done {
-                Ok(()) if action != Action::Cancel => {
+            if !portal.still_shows(shown) {
+                return;
+            }
+            acting.set(false);
+            match done {
+                // Answered here or elsewhere (another tab, a second click): the turn goes on.
+                Ok(())
+                | Err(api::Error {
+                    status: Some(409), ..
+                }) => {
                     turn.state.update(|s| s.status = TurnStatus::Running);
-                    session::follow(portal, turn)
+                    if let Err(error) = session::follow(portal, turn) {
+                        portal.problem.set(Some(error));
+                    }
                 }
-                Ok(()) => Ok(()),
-                Err(error) => Err(error),
-            };
-            if let Err(error) = resumed {
-                portal.problem.set(Some(error));
+                Err(error) => portal.report(error),
             }
         });
     };
+    // Where the turn stands, read again only when it changes (not at each streamed piece).
+    let stands = Memo::new(move |_| turn.state.with(|s| (s.status, s.awaiting())));
+    let first = NodeRef::<html::Div>::new();
+    // A pause that needs the person brings its first control into view, with the focus.
+    Effect::new(move || {
+        let waits =
+            stands.with(|(_, awaiting)| !awaiting.approvals.is_empty() || awaiting.question);
+        if waits && let Some(controls) = first.get() {
+            let focusable = controls
+                .query_selector("input, button")
+                .ok()
+                .flatten()
+                .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok());
+            if let Some(control) = focusable {
+                request_animation_frame(move || bring_to(&control));
+            }
+        }
+    });
     move || {
-        let (status, awaiting) = turn.state.with(|s| (s.status, s.awaiting()));
+        let (status, awaiting) = stands.get();
         if !status.is_open() {
             return ().into_any();
         }
@@ -56,10 +87,20 @@ pub fn TurnControls(turn: TurnView) -> impl IntoView {
         let requests = if !approvals.is_empty() {
             let declined = approvals.clone();
             view! {
-                <button type="button" data-testid="approve" on:click=move |_| act(Action::Decide(approvals.clone(), true))>
+                <button
+                    type="button"
+                    data-testid="approve"
+                    disabled=move || acting.get()
+                    on:click=move |_| act(Action::Decide(approvals.clone(), true))
+                >
                     "Approve"
                 </button>
-                <button type="button" data-testid="decline" on:click=move |_| act(Action::Decide(declined.clone(), false))>
+                <button
+                    type="button"
+                    data-testid="decline"
+                    disabled=move || acting.get()
+                    on:click=move |_| act(Action::Decide(declined.clone(), false))
+                >
                     "Decline"
                 </button>
             }
@@ -79,10 +120,11 @@ pub fn TurnControls(turn: TurnView) -> impl IntoView {
                 >
                     <input
                         aria-label="Answer"
+                        dir="auto"
                         prop:value=move || reply.get()
                         on:input=move |ev| reply.set(event_target_value(&ev))
                     />
-                    <button type="submit" data-testid="answer">"Answer"</button>
+                    <button type="submit" data-testid="answer" disabled=move || acting.get()>"Answer"</button>
                 </form>
             }
             .into_any()
@@ -90,9 +132,16 @@ pub fn TurnControls(turn: TurnView) -> impl IntoView {
             ().into_any()
         };
         view! {
-            <div class="turn-controls">
+            <div class="turn-controls" node_ref=first>
                 {requests}
-                <button type="button" class="cancel" data-testid="cancel" on:click=move |_| act(Action::Cancel)>
+                <button
+                    type="button"
+                    class="cancel"
+                    data-testid="cancel"
+                    aria-keyshortcuts="Escape"
+                    title="Stop (Esc)"
+                    on:click=move |_| session::stop(portal, turn)
+                >
                     "Stop"
                 </button>
             </div>

@@ -1,35 +1,81 @@
-//! The header: the portal's name, the model, the agent (a picker for a new conversation) and the
-//! context meter.
+//! The header: the button opening the conversation list on a narrow screen, the conversation's
+//! agent (a picker for a new conversation) and the model it runs on, the context meter, the theme
+//! toggle, and who is signed in with the button signing them out.
 
 use leptos::prelude::*;
 use portal_core::compaction::{CompactionConfig, context_meter};
 
+use crate::api::Mode;
 use crate::compaction::Meter;
+use crate::sign_in;
 use crate::state::portal;
+use crate::theme::ThemeToggle;
 
 #[component]
 pub fn Header() -> impl IntoView {
     let portal = portal();
     let meter = move || {
-        let window = portal.info.get()?.context_window?;
+        if portal.missing.get() {
+            return None;
+        }
+        let window = portal.shown_agent()?.context_window;
         context_meter(portal.in_use.get()?, window, &CompactionConfig::default())
     };
     view! {
         <header class="portal-header">
+            <button
+                type="button"
+                id="drawer-toggle"
+                class="drawer-toggle"
+                aria-label="Conversations"
+                aria-controls="conversations"
+                aria-expanded=move || portal.drawer.get().to_string()
+                on:click=move |_| portal.drawer.update(|open| *open = !*open)
+            >
+                <svg viewBox="0 0 20 20" width="20" height="20" aria-hidden="true">
+                    <path d="M3 5h14M3 10h14M3 15h14" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
+                </svg>
+            </button>
             <h1>"Portal"</h1>
+            {move || (!portal.missing.get()).then(|| view! { <AgentName /> })}
             {move || {
-                portal.info.get().map(|i| {
-                    view! {
-                        <span class="model-label" class:demo=i.demo data-testid="model-label">
-                            {if i.demo { format!("{} · demo, offline", i.model) } else { i.model }}
-                        </span>
-                    }
-                })
+                (!portal.missing.get())
+                    .then(|| portal.shown_agent())
+                    .flatten()
+                    .map(|agent| {
+                        view! {
+                            <span class="model-label" class:demo=agent.demo data-testid="model-label" title="The model this agent runs on">
+                                {if agent.demo {
+                                    format!("{} · demo, offline", agent.model_label)
+                                } else {
+                                    agent.model_label
+                                }}
+                            </span>
+                        }
+                    })
             }}
-            <AgentName />
             {move || meter().map(|meter| view! { <Meter meter /> })}
+            <ThemeToggle />
+            <SignedIn />
         </header>
     }
+}
+
+/// Who is signed in, and the button signing them out; nothing in local mode.
+#[component]
+fn SignedIn() -> impl IntoView {
+    let portal = portal();
+    let person = portal.person().filter(|p| p.mode == Mode::Users);
+    person.map(|person| view! {
+        <div class="person">
+            <span class="person-name" data-testid="person-name" title=format!("{} · {}", person.user, person.organisation)>
+                {person.name}
+            </span>
+            <button type="button" class="sign-out" on:click=move |_| sign_in::sign_out(portal)>
+                "Sign out"
+            </button>
+        </div>
+    })
 }
 
 /// The conversation's agent; for a new conversation with more than one agent to choose from, a

@@ -55,6 +55,9 @@ impl std::fmt::Debug for LiveText {
 
 struct Live {
     playout: Playout,
+    /// Text that was shown before the playout began (a reply followed again after a reload),
+    /// drawn plain ahead of it.
+    shown: String,
     body: Element,
     /// The group element the live paragraph is in.
     group: Element,
@@ -95,6 +98,7 @@ impl LiveText {
         let _ = body.append_child(&group);
         let live = Rc::new(RefCell::new(Live {
             playout: Playout::default(),
+            shown: String::new(),
             body,
             group,
             paragraph,
@@ -116,6 +120,14 @@ impl LiveText {
         });
         live.borrow_mut().frame = Some(frame);
         LiveText(live)
+    }
+
+    /// Starts drawing into `body` after `shown`, text the reader has already seen, drawn plain
+    /// where the playout goes on; `on_settle` gets the whole text, `shown` included.
+    pub fn resumed(body: Element, shown: &str, on_settle: impl FnOnce(String) + 'static) -> Self {
+        let live = LiveText::new(body, on_settle);
+        live.0.borrow_mut().show(shown);
+        live
     }
 
     /// More text arrived.
@@ -147,7 +159,7 @@ fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
         live.resolve_until(now - RESOLVE_MS);
         if frame.done && live.resolving.is_empty() && !live.settled {
             live.settled = true;
-            let text = live.playout.text().to_string();
+            let text = format!("{}{}", live.shown, live.playout.text());
             draw_plain(&live.body, &text);
             Some((text, live.on_settle.take()))
         } else {
@@ -180,6 +192,20 @@ impl Live {
                 .request_animation_frame(frame.as_ref().unchecked_ref())
                 .is_ok();
         }
+    }
+
+    /// Draws `text` as plain text, as the playout would once it resolved, and keeps it.
+    fn show(&mut self, text: &str) {
+        let document = document();
+        for (index, line) in text.split('\n').enumerate() {
+            if index > 0 {
+                self.newline(&document);
+            }
+            if !line.is_empty() {
+                self.append_text(&document, line);
+            }
+        }
+        self.shown = text.to_string();
     }
 
     fn draw(&mut self, frame: &Frame, now: f64) {

@@ -3,6 +3,7 @@
 //! Architecture invariant: the UI holds no logic that core could hold; it turns browser events and
 //! animation-frame timestamps into calls on portal-core and draws what core answers.
 
+mod activity;
 mod api;
 mod app;
 mod bench;
@@ -10,19 +11,38 @@ mod block;
 mod compaction;
 mod composer;
 mod controls;
+mod conversation_link;
+mod conversation_list;
+mod delete_dialog;
+mod drafts;
+mod greeting;
 mod header;
 mod live;
+mod relative_time;
+mod route;
+mod scroll;
 mod session;
+mod sidebar;
+mod sign_in;
+mod sign_in_page;
 mod state;
 mod stream;
+mod theme;
+mod tool_card;
 mod turn;
+mod turn_actions;
+mod turn_failure;
 mod turn_view;
+mod unknown_conversation;
 
 fn main() {
     console_error_panic_hook_lite();
     match bench::rate_in_url() {
         Some(cps) => leptos::mount::mount_to_body(move || leptos::view! { <bench::Bench cps /> }),
-        None => leptos::mount::mount_to_body(app::App),
+        None => {
+            theme::apply_saved();
+            leptos::mount::mount_to_body(app::App)
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! The portal's shared state, provided by the shell as context: the open conversation, its turns,
-//! the draft and what the server said about itself. Components read it with [`portal`].
+//! The portal's shared state, provided by the shell as context: who is signed in, the open
+//! conversation, its turns, the draft, the conversation list and what the server said about
+//! itself. Components read it with [`portal`].
 
 use leptos::prelude::*;
 use portal_core::TurnStatus;
@@ -8,16 +9,43 @@ use portal_core::skills::CatalogueEntry;
 
 use crate::api;
 use crate::composer::Chip;
+use crate::conversation_list::ConversationList;
+use crate::scroll::Follow;
+use crate::stream::Following;
 use crate::turn_view::TurnView;
+
+/// Whether someone is signed in, as the server last said.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SignIn {
+    /// The page is asking the server.
+    Asking,
+    /// The server could not say; the page offers to ask again.
+    Unknown(String),
+    /// Nobody is signed in. `ended` names who was, when their session ended under them (it
+    /// expired or was revoked), so the page can say so and offer to sign them in again.
+    Needed {
+        ended: Option<api::Person>,
+    },
+    SignedIn(api::Person),
+}
 
 /// Everything more than one component reads or changes.
 #[derive(Debug, Clone, Copy)]
 pub struct Portal {
+    pub sign_in: RwSignal<SignIn>,
     /// The open conversation's id; `None` until the first message opens one.
     pub conversation: RwSignal<Option<String>>,
+    /// Whether the conversation the address names does not exist for this person.
+    pub missing: RwSignal<bool>,
+    /// Counts the conversations shown in this tab, so an answer that arrives after the person
+    /// moved on to another one is dropped.
+    pub shown: StoredValue<u32>,
+    /// The open conversation's running turn, while the page follows its events.
+    pub following: StoredValue<Option<Following>, LocalStorage>,
     pub turns: RwSignal<Vec<TurnView>>,
     pub draft: RwSignal<String>,
-    /// The effort the next message asks for; `None` keeps the agent's (rule E1).
+    /// The effort the next message asks for; `None` keeps the agent's (rule E1). It is for
+    /// that message alone: sending it, or opening a conversation, sets `None` again.
     pub effort: RwSignal<Option<Effort>>,
     /// The agent a new conversation opens with (`None`: the first), or the one a stored
     /// conversation talks to.
@@ -29,11 +57,15 @@ pub struct Portal {
     pub problem: RwSignal<Option<String>>,
     /// The conversation's context in use, in tokens, for the meter.
     pub in_use: RwSignal<Option<u64>>,
-    pub info: Signal<Option<api::Info>>,
     pub agents: Signal<Vec<api::Agent>>,
     pub skills: Signal<Vec<CatalogueEntry>>,
+    pub list: ConversationList,
+    /// Whether the conversation list is open as a drawer, on a narrow screen.
+    pub drawer: RwSignal<bool>,
     /// The newest divider, as (turn, block place): what is above it is dimmed until hovered (R12).
     pub newest_divider: Memo<Option<(u32, usize)>>,
+    /// Whether the page follows the conversation's end.
+    pub follow: Follow,
 }
 
 /// The shared state the shell provided.
@@ -42,15 +74,19 @@ pub fn portal() -> Portal {
 }
 
 impl Portal {
-    /// Fresh state, with the server's answers read through `info`, `agents` and `skills`.
+    /// Fresh state, with the server's answers read through `agents` and `skills`.
     pub fn new(
-        info: Signal<Option<api::Info>>,
+        sign_in: RwSignal<SignIn>,
         agents: Signal<Vec<api::Agent>>,
         skills: Signal<Vec<CatalogueEntry>>,
     ) -> Self {
         let turns = RwSignal::new(Vec::<TurnView>::new());
         Portal {
+            sign_in,
             conversation: RwSignal::new(None),
+            missing: RwSignal::new(false),
+            shown: StoredValue::new(0),
+            following: StoredValue::new_local(None),
             turns,
             draft: RwSignal::new(String::new()),
             effort: RwSignal::new(None),
@@ -59,9 +95,10 @@ impl Portal {
             sending: RwSignal::new(false),
             problem: RwSignal::new(None),
             in_use: RwSignal::new(None),
-            info,
             agents,
             skills,
+            list: ConversationList::default(),
+            drawer: RwSignal::new(false),
             newest_divider: Memo::new(move |_| {
                 turns
                     .get()
@@ -69,7 +106,41 @@ impl Portal {
                     .rev()
                     .find_map(|t| t.state.with(|s| s.newest_divider()).map(|at| (t.index, at)))
             }),
+            follow: Follow::new(),
         }
+    }
+
+    /// Who is signed in, if anyone.
+    pub fn person(&self) -> Option<api::Person> {
+        match self.sign_in.get_untracked() {
+            SignIn::SignedIn(person) => Some(person),
+            _ => None,
+        }
+    }
+
+    /// Says what went wrong; a session that ended brings the person back to the sign-in page,
+    /// with the draft and the open conversation kept for when they are back.
+    pub fn report(&self, error: api::Error) {
+        if error.signed_out() {
+            self.ended();
+        } else {
+            self.problem.set(Some(error.message));
+        }
+    }
+
+    /// The session ended under the person: the page stops following the conversation and asks
+    /// them to sign in again.
+    pub fn ended(&self) {
+        self.following.set_value(None);
+        let ended = self.person();
+        if ended.is_some() {
+            self.sign_in.set(SignIn::Needed { ended });
+        }
+    }
+
+    /// Whether the page still shows what it showed when `shown` was read.
+    pub fn still_shows(&self, shown: u32) -> bool {
+        self.shown.get_value() == shown
     }
 
     /// The status of the conversation's latest turn.
@@ -80,6 +151,20 @@ impl Portal {
     /// Whether the latest turn is running or paused, so no message can be sent.
     pub fn running(&self) -> bool {
         self.latest_status().is_some_and(TurnStatus::is_open)
+    }
+
+    /// The latest turn, while it is running or paused.
+    pub fn open_turn(&self) -> Option<TurnView> {
+        self.turns
+            .read_untracked()
+            .last()
+            .copied()
+            .filter(|t| t.state.with_untracked(|s| s.status.is_open()))
+    }
+
+    /// Whether `turn` is the conversation's latest.
+    pub fn is_latest(&self, turn: &TurnView) -> bool {
+        self.turns.with(|t| t.last().map(|l| l.index)) == Some(turn.index)
     }
 
     /// The agent as the header shows it: the chosen or stored one, else the organisation's first.

@@ -3,23 +3,48 @@
 use portal_core::stream::TurnEvent;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
-use web_sys::{EventSource, MessageEvent};
+use web_sys::{Event, EventSource, MessageEvent};
+
+/// A turn being followed. Dropping it stops following: the page has moved on to another
+/// conversation.
+pub struct Following {
+    source: EventSource,
+    _on_message: Closure<dyn Fn(MessageEvent)>,
+    _on_error: Closure<dyn Fn(Event)>,
+}
+
+impl std::fmt::Debug for Following {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Following")
+            .field("url", &self.source.url())
+            .finish()
+    }
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.source.close();
+    }
+}
 
 /// Follows turn `turn` of `conversation` after event `after` (0: from its start), calling
 /// `on_event` with each event's id and the event, in order. The browser reconnects on its own
-/// after a dropped connection, sending `Last-Event-ID`, so nothing is lost or repeated. The stream
-/// closes itself after the turn's end or pause; a resumed turn is followed again after the last
-/// id read.
+/// after a dropped connection, sending `Last-Event-ID`, so nothing is lost or repeated; when the
+/// server refuses the stream (an ended session, a deleted conversation) the browser gives up and
+/// `on_refused` is called. The stream closes itself after the turn's end or pause; a resumed turn
+/// is followed again after the last id read.
 pub fn follow(
     conversation: &str,
     turn: u32,
     after: usize,
     on_event: impl Fn(usize, TurnEvent) + 'static,
-) -> Result<(), String> {
+    on_refused: impl Fn() + 'static,
+) -> Result<Following, String> {
     let url = format!("/api/conversations/{conversation}/turns/{turn}/events?after={after}");
-    let source = EventSource::new(&url).map_err(|_| format!("cannot open {url}"))?;
+    let source = EventSource::new(&url)
+        .map_err(|_| "the reply cannot be followed; reload the page to see it".to_string())?;
     let closer = source.clone();
-    let handler = Closure::<dyn Fn(MessageEvent)>::new(move |message: MessageEvent| {
+    let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |message: MessageEvent| {
         let Some(data) = message.data().as_string() else {
             return;
         };
@@ -38,10 +63,19 @@ pub fn follow(
     });
     for name in TurnEvent::NAMES {
         source
-            .add_event_listener_with_callback(name, handler.as_ref().unchecked_ref())
-            .map_err(|_| "cannot listen to the turn's events".to_string())?;
+            .add_event_listener_with_callback(name, on_message.as_ref().unchecked_ref())
+            .map_err(|_| "the reply cannot be followed; reload the page to see it".to_string())?;
     }
-    // The handler lives as long as the page: the event source holds it until it closes.
-    handler.forget();
-    Ok(())
+    let watched = source.clone();
+    let on_error = Closure::<dyn Fn(Event)>::new(move |_: Event| {
+        if watched.ready_state() == EventSource::CLOSED {
+            on_refused();
+        }
+    });
+    source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    Ok(Following {
+        source,
+        _on_message: on_message,
+        _on_error: on_error,
+    })
 }

@@ -1,21 +1,26 @@
-//! One turn: the user's message (or the `/compact` pill), the assistant's blocks, the turn's
-//! notes and its controls.
+//! One turn: the user's message (or the `/compact` pill) with its Edit button, the assistant's
+//! blocks, what a running turn is doing, why a failed one failed, the turn's notes, its controls
+//! and what can be done with the reply.
 
 use leptos::prelude::*;
 use portal_core::TurnStatus;
 use portal_core::compaction::compact_pill;
 use portal_core::display::has_answer;
 
+use crate::activity::TurnActivity;
 use crate::block::BlockSlot;
 use crate::compaction::CompactPill;
 use crate::controls::TurnControls;
 use crate::state::portal;
+use crate::turn_actions::{EditMessage, ReplyActions};
+use crate::turn_failure::TurnFailure;
 use crate::turn_view::TurnView;
 
 #[component]
 pub fn Turn(turn: TurnView) -> impl IntoView {
     let newest_divider = portal().newest_divider;
-    let status = move || turn.state.with(|s| s.status.as_str());
+    let status = Memo::new(move |_| turn.state.with(|s| s.status));
+    let running = Memo::new(move |_| status.get() == TurnStatus::Running);
     // The answer, announced once when the whole turn has settled: until the turn ends, a text
     // block may still turn out to be narration before a tool call (R14).
     let announcement = move || {
@@ -41,15 +46,16 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
             class="turn"
             class:has-answer=move || turn.state.with(|s| has_answer(&s.blocks.iter().map(|b| b.kind).collect::<Vec<_>>()))
             data-turn=turn.index
-            data-turn-status=status
+            data-turn-status=move || status.get().as_str()
             data-settled=move || turn.settled().to_string()
         >
             <div class="message user" class:dimmed=user_dimmed class:compact=move || pill().is_some()>
                 {move || match pill() {
                     Some(instructions) => view! { <CompactPill instructions /> }.into_any(),
-                    None => view! { <p>{turn.state.with(|s| s.user_text.clone())}</p> }.into_any(),
+                    None => view! { <p dir="auto">{turn.state.with(|s| s.user_text.clone())}</p> }.into_any(),
                 }}
                 <AttachmentNames turn />
+                <EditMessage turn />
             </div>
             <div class="message assistant" aria-busy=move || (!turn.settled()).to_string()>
                 <For
@@ -59,10 +65,12 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
                 >
                     <BlockSlot turn at block dimmed=Signal::derive(move || above(at)) />
                 </For>
+                {move || running.get().then(|| view! { <TurnActivity turn /> })}
             </div>
+            <TurnFailure turn />
             <p class="turn-note">
                 {move || {
-                    (turn.state.with(|s| s.status) == TurnStatus::CutOff)
+                    (status.get() == TurnStatus::CutOff)
                         .then(|| view! { <span class="cut-off" data-testid="cut-off">"Stopped"</span> })
                 }}
                 {move || {
@@ -73,6 +81,7 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
                 }}
             </p>
             <TurnControls turn />
+            <ReplyActions turn />
             <div class="announce" aria-live="polite">
                 {announcement}
             </div>
@@ -83,11 +92,11 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
 /// The names of the files the user's message carries.
 #[component]
 fn AttachmentNames(turn: TurnView) -> impl IntoView {
-    turn.attachments.with_value(|names| {
-        (!names.is_empty()).then(|| {
-            let names = names
+    turn.attachments.with_value(|files| {
+        (!files.is_empty()).then(|| {
+            let names = files
                 .iter()
-                .map(|name| view! { <li data-testid="attachment-name">{name.clone()}</li> })
+                .map(|file| view! { <li data-testid="attachment-name">{file.filename().to_string()}</li> })
                 .collect_view();
             view! { <ul class="attachments" aria-label="Attachments">{names}</ul> }
         })

@@ -3,6 +3,7 @@
 //! the change in the page.
 
 use leptos::prelude::*;
+use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
 use portal_core::stream::TurnEvent;
 use portal_core::turn_state::{Change, CompactionState};
@@ -16,8 +17,8 @@ use crate::live::{LiveText, draw_plain};
 pub struct TurnView {
     pub index: u32,
     pub state: RwSignal<TurnState>,
-    /// The names of the files the user's message carries.
-    pub attachments: StoredValue<Vec<String>>,
+    /// The files the user's message carries.
+    pub attachments: StoredValue<Vec<Attachment>>,
     /// The effort the turn runs with (rule E2), once known.
     pub effort: RwSignal<Option<Effort>>,
     /// The drawn blocks, in the order of the state's blocks.
@@ -43,31 +44,35 @@ pub struct BlockView {
 
 impl TurnView {
     /// A turn the person just sent, running, as the server numbered it.
-    pub fn sent(index: u32, text: String, attachments: Vec<String>) -> Self {
+    pub fn sent(index: u32, text: String, attachments: Vec<Attachment>) -> Self {
         TurnView::new(TurnState::opened(index, text), attachments, true)
     }
 
     /// A stored turn drawn as settled plain text: no playout (R10).
     pub fn stored(turn: &Turn) -> Self {
-        let attachments = turn
-            .messages
-            .first()
-            .map(|m| {
-                m.attachments
-                    .iter()
-                    .map(|a| a.filename().to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let view = TurnView::new(TurnState::stored(turn), attachments, false);
+        TurnView::drawn(TurnState::stored(turn), turn, false)
+    }
+
+    /// A turn still running when its conversation is opened: what storage holds drawn as plain
+    /// text, a block still streaming going on from there, and the rest played out as the turn's
+    /// events bring it (they are read from the turn's start; core keeps what storage held from
+    /// being drawn twice).
+    pub fn resumed(turn: &Turn) -> Self {
+        TurnView::drawn(TurnState::resumed(turn), turn, true)
+    }
+
+    /// `turn`, drawn from `state`: each whole block plain, an open one live after its text so far.
+    fn drawn(state: TurnState, turn: &Turn, announces: bool) -> Self {
+        let view = TurnView::new(state, attachments(turn), announces);
         view.effort.set(turn.effort);
         let blocks = view.state.with_untracked(|s| {
             s.blocks
                 .iter()
                 .map(|b| match b.kind {
                     BlockKind::Compaction => BlockView::compaction(true),
-                    BlockKind::ToolUse | BlockKind::ToolResult => BlockView::settled(b.kind, ""),
-                    kind => BlockView::settled(kind, &b.text),
+                    kind if drawn_by_card(kind) => BlockView::settled(kind, ""),
+                    kind if b.ended => BlockView::settled(kind, &b.text),
+                    kind => BlockView::resumed(kind, &b.text),
                 })
                 .collect()
         });
@@ -75,7 +80,7 @@ impl TurnView {
         view
     }
 
-    fn new(state: TurnState, attachments: Vec<String>, announces: bool) -> Self {
+    fn new(state: TurnState, attachments: Vec<Attachment>, announces: bool) -> Self {
         TurnView {
             index: state.index,
             state: RwSignal::new(state),
@@ -97,12 +102,9 @@ impl TurnView {
             Change::Started { at } => {
                 let kind = self.state.with_untracked(|s| s.blocks[at].kind);
                 let view = match kind {
-                    BlockKind::Text
-                    | BlockKind::Thinking
-                    | BlockKind::ClarificationRequest
-                    | BlockKind::ApprovalRequest => BlockView::live(kind),
                     BlockKind::Compaction => BlockView::compaction(false),
-                    other => BlockView::settled(other, ""),
+                    kind if drawn_by_card(kind) => BlockView::settled(kind, ""),
+                    kind => BlockView::live(kind),
                 };
                 self.blocks.update(|b| b.push(view));
             }
@@ -167,9 +169,15 @@ impl BlockView {
 
     /// A block whose text streams in and plays out.
     fn live(kind: BlockKind) -> Self {
+        BlockView::resumed(kind, "")
+    }
+
+    /// A block whose text so far, `shown`, is drawn plain, and whose rest streams in and plays
+    /// out after it.
+    fn resumed(kind: BlockKind, shown: &str) -> Self {
         let body = body_element();
         let settled = RwSignal::new(false);
-        let live = LiveText::new(body.clone(), move |_| settled.set(true));
+        let live = LiveText::resumed(body.clone(), shown, move |_| settled.set(true));
         BlockView {
             kind,
             body: StoredValue::new_local(body),
@@ -188,6 +196,23 @@ impl BlockView {
     }
 }
 
+/// Whether blocks of `kind` are drawn as cards from the turn's state (web/src/tool_card.rs), so
+/// their text is never played out: a call, its result, an approval request.
+fn drawn_by_card(kind: BlockKind) -> bool {
+    matches!(
+        kind,
+        BlockKind::ToolUse | BlockKind::ToolResult | BlockKind::ApprovalRequest
+    )
+}
+
+/// The files the person's message in `turn` carries.
+fn attachments(turn: &Turn) -> Vec<Attachment> {
+    turn.messages
+        .first()
+        .map(|m| m.attachments.clone())
+        .unwrap_or_default()
+}
+
 fn body_element() -> web_sys::Element {
     let body = web_sys::window()
         .and_then(|w| w.document())
@@ -195,5 +220,7 @@ fn body_element() -> web_sys::Element {
         .create_element("div")
         .expect("creating a div succeeds");
     body.set_class_name("body");
+    // Arabic or Hebrew text runs right to left, as its first strong character says.
+    let _ = body.set_attribute("dir", "auto");
     body
 }

@@ -29,6 +29,11 @@ pub fn all() -> anyhow::Result<()> {
         &["bench", "-p", "portal-server", "--bench", "load"],
     )?;
     run::step(
+        "Benchmarking a call's prompt from storage (100 and 10,000 turns, rule M1)",
+        "cargo",
+        &["bench", "-p", "portal-server", "--bench", "prompt_window"],
+    )?;
+    run::step(
         "Benchmarking the conversation list (10,000 conversations)",
         "cargo",
         &[

@@ -1,9 +1,11 @@
-//! `cargo xtask setup | test | demo | bench | fuzz`: Portal's developer commands.
+//! `cargo xtask setup | test | package | demo | bench | fuzz`: Portal's developer commands.
 
 mod bench;
 mod fuzz;
+mod package;
 mod run;
 mod setup;
+mod sizes;
 
 use anyhow::{Context, bail};
 
@@ -12,7 +14,11 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   setup              install what the build and tests need (idempotent; checks exact versions)
   test               setup, then fmt, clippy, native tests, wasm tests in headless Chromium,
-                     the Trunk release build and the browser end-to-end tests
+                     the npm package (packed, installed into a fresh project and used from Node,
+                     an esbuild page in Chromium and tsc), the Trunk release build, the size
+                     budgets and the browser end-to-end tests
+  package            setup, then build the npm package of portal-wasm into target/npm/portal-wasm,
+                     pack target/npm/portal-wasm-<version>.tgz and check its size budgets
   demo [--port N]    setup, build the web app (release) and serve the portal (default port 8080)
   bench              setup, criterion benchmarks of core, the server's load bench, the conversation
                      list at 10,000 conversations, then the browser playout bench at 200 and 2,000
@@ -27,6 +33,12 @@ fn main() -> anyhow::Result<()> {
     match args.first().map(String::as_str) {
         Some("setup") => setup::all(),
         Some("test") => test(),
+        Some("package") => {
+            setup::all()?;
+            let tarball = package::build()?;
+            println!("xtask: the package is {}", tarball.display());
+            Ok(())
+        }
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::all(),
         Some("fuzz") => fuzz::all(&args[1..]),
@@ -68,6 +80,22 @@ fn test() -> anyhow::Result<()> {
             "warnings",
         ],
     )?;
+    run::step(
+        "Linting the playout-only package build",
+        "cargo",
+        &[
+            "clippy",
+            "--target",
+            "wasm32-unknown-unknown",
+            "-p",
+            "portal-wasm",
+            "--no-default-features",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
     run::step("Running native tests", "cargo", &["test"])?;
     run::step_in(
         "Running wasm tests in headless Chromium",
@@ -75,7 +103,10 @@ fn test() -> anyhow::Result<()> {
         "wasm-pack",
         &["test", "--headless", "--chrome"],
     )?;
+    let tarball = package::build()?;
+    package::check(&tarball)?;
     build_web()?;
+    sizes::web_app_budget()?;
     run::step(
         "Building the server for the end-to-end tests",
         "cargo",
@@ -90,9 +121,10 @@ fn test() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The web app, built by Trunk with the size-first profile (`release-wasm`, set in index.html).
 fn build_web() -> anyhow::Result<()> {
     run::step(
-        "Building the web app (Trunk, release)",
+        "Building the web app (Trunk, release, size-first profile)",
         "trunk",
         &["build", "--release", "--offline"],
     )

@@ -1,7 +1,7 @@
 //! `cargo xtask setup`: installs what the build and the tests need, checking exact versions first,
 //! so a second run installs nothing.
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 
 use crate::run;
 
@@ -113,21 +113,46 @@ fn cargo_tool(
     )
 }
 
+/// The root package.json's devDependencies, each at its exact version: binaryen (wasm-opt) for
+/// Trunk and the npm package, playwright-core and axe-core for the browser tests, and esbuild,
+/// TypeScript and React for the npm package's checks. All come from the npm registry; none
+/// downloads anything when it runs.
 fn node_tools() -> anyhow::Result<()> {
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("package.json").context("cannot read package.json")?,
+    )
+    .context("package.json is not JSON")?;
+    let wanted = manifest["devDependencies"]
+        .as_object()
+        .context("package.json has no devDependencies")?;
+    let missing: Vec<String> = wanted
+        .iter()
+        .filter(|(name, version)| {
+            let installed = std::fs::read_to_string(format!("node_modules/{name}/package.json"))
+                .ok()
+                .and_then(|p| serde_json::from_str::<serde_json::Value>(&p).ok());
+            installed.as_ref().map(|p| &p["version"]) != Some(*version)
+        })
+        .map(|(name, version)| format!("{name}@{}", version.as_str().unwrap_or("?")))
+        .collect();
     let wasm_opt = run::first_line("wasm-opt", &["--version"]);
-    let playwright = std::fs::read_to_string("node_modules/playwright-core/package.json")
-        .ok()
-        .is_some_and(|p| p.contains("\"version\": \"1.64.1\""));
-    if wasm_opt
-        .as_deref()
-        .is_some_and(|l| l.contains("version 132"))
-        && playwright
+    if missing.is_empty()
+        && wasm_opt
+            .as_deref()
+            .is_some_and(|l| l.contains("version 132"))
     {
-        println!("xtask: setup: wasm-opt 132 and playwright-core 1.64.1 are installed");
+        println!("xtask: setup: the Node tools in package.json are installed");
         return Ok(());
     }
     run::step(
-        "Installing wasm-opt (binaryen 132) and playwright-core from package-lock.json",
+        &format!(
+            "Installing the Node tools from package-lock.json (missing: {})",
+            if missing.is_empty() {
+                "wasm-opt 132".to_string()
+            } else {
+                missing.join(", ")
+            }
+        ),
         "npm",
         &["ci", "--no-audit", "--no-fund"],
     )

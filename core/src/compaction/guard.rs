@@ -96,6 +96,13 @@ impl CallGuard {
         }
     }
 
+    /// Whether [`CallGuard::before_call`] with `projection` would plan a compaction, so a host
+    /// that holds only memory's part of the transcript knows to read the whole history first.
+    pub fn would_compact(&self, projection: &Projection) -> bool {
+        self.state == State::Ready
+            && reaches_threshold(projection.tokens, self.window, &self.config)
+    }
+
     /// The gateway reported a context overflow (rule C2): compact and retry, unless this attempt
     /// already tried to compact, in which case the turn fails with a clear error.
     pub fn on_overflow(&mut self, transcript: &Transcript, counter: &dyn TokenCounter) -> Decision {

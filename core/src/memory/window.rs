@@ -2,7 +2,7 @@
 //! the past turns after it, found from the end backwards at a cost bounded by the window.
 
 use crate::compaction::locate::{self, Located};
-use crate::transcript::{Transcript, Turn, TurnKind};
+use crate::transcript::{Transcript, TurnKind};
 
 use super::{CompactionHint, Diagnostic, MemoryConfig};
 
@@ -49,7 +49,7 @@ pub(crate) fn window<'a>(
     let past_end = live.unwrap_or(n);
     let window_start = past_end.saturating_sub(config.max_turns);
 
-    let compaction = find_compaction(turns, window_start, hint, diagnostics);
+    let compaction = find_compaction(transcript, window_start, hint, diagnostics);
     let (tail_turn, tail_message) = match &compaction {
         Some(c) => {
             let tail = locate::kept_tail_start(turns, c, window_start);
@@ -87,11 +87,12 @@ pub(crate) fn window<'a>(
 /// The newest compaction: looked for in the turn in progress and the window's past turns, then,
 /// when the window holds none, where the hint says.
 fn find_compaction<'a>(
-    turns: &'a [Turn],
+    transcript: &'a Transcript,
     window_start: usize,
     hint: CompactionHint,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Located<'a>> {
+    let turns = &transcript.turns;
     if let Some(found) = locate::newest_among(turns, window_start..turns.len()) {
         return Some(found);
     }
@@ -106,9 +107,7 @@ fn find_compaction<'a>(
         CompactionHint::NoCompaction => None,
         CompactionHint::Search => search(diagnostics),
         CompactionHint::NewestInTurn(index) => {
-            let t = (index as usize)
-                .checked_sub(1)
-                .filter(|&t| t < window_start);
+            let t = transcript.place_of(index).filter(|&t| t < window_start);
             match t.and_then(|t| locate::newest_in(turns, t)) {
                 Some(found) => Some(found),
                 None => {

@@ -5,6 +5,13 @@
 //! Roles alternate strictly: answers and the user text after them share one user message, the
 //! answers first, as the API wants; a message list that would be empty or open on the assistant
 //! opens with [`CONTINUES`] instead.
+//!
+//! The prompt keeps no thinking, so no thinking block with its signature is sent back. Anthropic
+//! wants a signed thinking block at the head of the last assistant message when that message
+//! makes calls and thinking is on; such a call (one that carries on after tool results) is
+//! therefore made without `thinking`.
+//!
+//! [`cached_request`] is the body with prompt-caching marks, as the server sends it.
 
 use serde_json::{Map, Value, json};
 
@@ -12,15 +19,16 @@ use crate::effort::EffortConfig;
 use crate::model::ModelCapabilities;
 use crate::transcript::Role;
 
+use super::layers::system_pieces;
 use super::openai::arguments;
 use super::pictures::unavailable;
-use super::{Part, PictureSource, Prompt};
+use super::{Layer, Part, PictureSource, Prompt};
 
 /// The user message that opens a list whose first entry is the assistant's.
 pub const CONTINUES: &str = "[The conversation continues from earlier turns.]";
 
 /// Anthropic's smallest thinking budget; a model whose output limit leaves less gets none.
-const MIN_THINKING_BUDGET: u32 = 1_024;
+pub const MIN_THINKING_BUDGET: u32 = 1_024;
 
 /// The request body for `prompt` on `model`.
 pub fn request(
@@ -84,6 +92,20 @@ pub fn request(
             ("user", vec![json!({"type": "text", "text": CONTINUES})]),
         );
     }
+    // The call carries on after calls when the last assistant message makes calls and only
+    // their results follow it; a new message from the person starts afresh.
+    let carries_on_after_calls = messages
+        .iter()
+        .rposition(|(side, _)| *side == "assistant")
+        .is_some_and(|at| {
+            messages[at]
+                .1
+                .iter()
+                .any(|block| block["type"] == "tool_use")
+                && messages[at + 1..]
+                    .iter()
+                    .all(|(_, content)| content.iter().all(|block| block["type"] == "tool_result"))
+        });
     let messages: Vec<Value> = messages
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
@@ -108,7 +130,10 @@ pub fn request(
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(level) = prompt.effort.filter(|_| model.can_reason) {
+    if let Some(level) = prompt
+        .effort
+        .filter(|_| model.can_reason && !carries_on_after_calls)
+    {
         let budget = effort
             .budget(level)
             .min(model.max_output_tokens.saturating_sub(1));
@@ -120,4 +145,53 @@ pub fn request(
         }
     }
     Value::Object(body)
+}
+
+/// What a prompt-caching mark asks for: Anthropic's default five-minute cache.
+const CACHE_MARK: &str = "ephemeral";
+
+/// The request body for `prompt` on `model` with prompt-caching marks, which the server sends.
+/// A mark caches everything up to it (tools, system, messages, in that order), so a later call
+/// that starts the same way reads that part from the cache:
+///
+/// - after the agent's own layers (floor and author instructions), when selected skills follow,
+///   so a message choosing other skills still reads them from the cache;
+/// - at the end of the system text (the layers the turn keeps);
+/// - on the last block of the last message, so the turn's next call, after its tool results,
+///   reads the conversation so far from the cache.
+///
+/// The marks change nothing the model reads: the system text comes as text blocks that join to
+/// [`Prompt::system_text`], and the messages are [`request`]'s.
+pub fn cached_request(
+    prompt: &Prompt,
+    model: &ModelCapabilities,
+    effort: &EffortConfig,
+    pictures: &dyn PictureSource,
+) -> Value {
+    let mut body = request(prompt, model, effort, pictures);
+    let mut blocks = Vec::new();
+    let mut text = String::new();
+    // The first piece opens the text; piece `i` after it is layer `i - 1`.
+    for (i, piece) in system_pieces(&prompt.layers).into_iter().enumerate() {
+        let layer = i.checked_sub(1).and_then(|at| prompt.layers.get(at));
+        if layer.is_some_and(|layer| layer.layer == Layer::Skills) {
+            blocks.push(cached_text(std::mem::take(&mut text)));
+        }
+        text.push_str(&piece);
+    }
+    blocks.push(cached_text(text));
+    body["system"] = Value::Array(blocks);
+    let last_block = body["messages"]
+        .as_array_mut()
+        .and_then(|messages| messages.last_mut())
+        .and_then(|message| message["content"].as_array_mut())
+        .and_then(|content| content.last_mut());
+    if let Some(block) = last_block {
+        block["cache_control"] = json!({"type": CACHE_MARK});
+    }
+    body
+}
+
+fn cached_text(text: String) -> Value {
+    json!({"type": "text", "text": text, "cache_control": {"type": CACHE_MARK}})
 }

@@ -81,18 +81,24 @@ pub(crate) fn system_layers(
 /// The system text: the precedence sentence, each layer between labelled tags, then a line on
 /// the two layers that follow as messages.
 pub(crate) fn system_text(layers: &[SystemLayer]) -> String {
-    let mut out = format!(
+    system_pieces(layers).concat()
+}
+
+/// The system text in pieces that join to [`system_text`]: the opening sentence, one piece per
+/// layer (between its tags), and the closing line.
+pub(crate) fn system_pieces(layers: &[SystemLayer]) -> Vec<String> {
+    let mut pieces = vec![format!(
         "These instructions come in numbered layers, each between <layer> tags. {PRECEDENCE}\n"
-    );
+    )];
     for layer in layers {
-        out.push_str(&format!(
+        pieces.push(format!(
             "\n<layer number=\"{}\" name=\"{}\">\n{}\n</layer>\n",
             layer.layer.number(),
             layer.layer.label(),
             neutralise_tags(&layer.text)
         ));
     }
-    out.push_str(&format!(
+    pieces.push(format!(
         "\nThe messages follow as layer {} ({}: earlier turns rebuilt from the transcript) and \
          layer {} ({}: the user's message with its attachments, and your work on it so far).",
         Layer::Memory.number(),
@@ -100,7 +106,7 @@ pub(crate) fn system_text(layers: &[SystemLayer]) -> String {
         Layer::NewMessage.number(),
         Layer::NewMessage.label().to_lowercase(),
     ));
-    out
+    pieces
 }
 
 /// Layer text with any `<layer` or `</layer` written as text, so no layer's content can open or

@@ -24,6 +24,7 @@ pub use render::{render, render_entries};
 
 use serde::{Deserialize, Serialize};
 
+use crate::attachment::PictureRef;
 use crate::effort::{Effort, EffortConfig, effort_parameter};
 use crate::memory::{self, CompactionHint, MemoryConfig, ReplayedSummary};
 use crate::model::ModelCapabilities;
@@ -55,6 +56,18 @@ impl Prompt {
     /// The system text: layers 1–4, delimited and labelled, under the precedence sentence.
     pub fn system_text(&self) -> String {
         layers::system_text(&self.layers)
+    }
+
+    /// The pictures the prompt sends (memory already left out those it no longer shows, rule
+    /// A8), in order, each at the size it is sent (rule A4).
+    pub fn pictures(&self) -> impl Iterator<Item = &PictureRef> {
+        self.entries
+            .iter()
+            .flat_map(|entry| &entry.parts)
+            .filter_map(|part| match part {
+                Part::Picture { picture } => Some(picture),
+                _ => None,
+            })
     }
 }
 

@@ -212,3 +212,20 @@ pub fn answer<'a>(entries: &'a [Entry], call_id: &str) -> &'a str {
         .map(|a| a.content.as_str())
         .unwrap_or_else(|| panic!("no answer for {call_id}"))
 }
+
+/// A request body with its prompt-caching marks taken out and its system blocks joined.
+pub fn unmarked(mut body: Value) -> Value {
+    let system: String = body["system"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| block["text"].as_str().unwrap())
+        .collect();
+    body["system"] = json!(system);
+    for message in body["messages"].as_array_mut().unwrap() {
+        for block in message["content"].as_array_mut().unwrap() {
+            block.as_object_mut().unwrap().remove("cache_control");
+        }
+    }
+    body
+}

@@ -30,10 +30,21 @@ use tower_http::services::{ServeDir, ServeFile};
 use crate::identity::{Agent, AuthError, Caller, Identity, Mode, Unauthorized};
 use crate::limits::{Gates, Limits};
 use crate::model::ModelRegistry;
-use crate::sessions::{self, Found, SessionConfig, Sessions, origin};
+use crate::sessions::{self, SessionConfig, Sessions, origin};
 use crate::skills::{SkillLibrary, TurnSkills};
 use crate::storage::{ConversationId, ConversationInfo, Owner, StorageError};
 use crate::turn::{TurnError, TurnSetup, Turns};
+
+/// Who sent a request, and how they signed in.
+#[derive(Debug, Clone)]
+pub struct Sender {
+    pub caller: Caller,
+    /// Signed in by session cookie: a request that changes state must come from the portal's
+    /// own origin.
+    pub by_cookie: bool,
+    /// A renewed session cookie to send back, when the session's expiry moved.
+    pub renewed: Option<String>,
+}
 
 /// What every request handler shares.
 #[derive(Debug, Clone)]
@@ -66,13 +77,14 @@ impl AppState {
         limits: Limits,
         sessions: SessionConfig,
     ) -> Self {
+        let decodes = turns.pictures().decodes();
         AppState {
             sessions: Sessions::new(turns.storage().clone(), Arc::clone(&identity), sessions),
             turns,
             models,
             identity,
             skills,
-            gates: Gates::new(&limits),
+            gates: Gates::new(&limits, decodes),
             limits,
         }
     }
@@ -84,9 +96,8 @@ impl AppState {
     }
 
     /// Who sends the request: the local user in local mode, else the user of its bearer token
-    /// (`Authorization`, which wins) or of its session cookie. A cookie whose session was
-    /// renewed comes back with the renewed cookie to send.
-    pub async fn signed_in(&self, headers: &HeaderMap) -> Result<Found, ApiError> {
+    /// (`Authorization`, which wins) or of its session cookie.
+    pub async fn signed_in(&self, headers: &HeaderMap) -> Result<Sender, ApiError> {
         let authorization = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
@@ -94,8 +105,9 @@ impl AppState {
             return self
                 .identity
                 .authenticate(authorization)
-                .map(|caller| Found {
+                .map(|caller| Sender {
                     caller,
+                    by_cookie: false,
                     renewed: None,
                 })
                 .map_err(|e| ApiError(StatusCode::UNAUTHORIZED, e.to_string()));
@@ -106,12 +118,17 @@ impl AppState {
                 AuthError::Missing.to_string(),
             ));
         };
-        self.sessions.find(&id).await?.ok_or_else(|| {
+        let found = self.sessions.find(&id).await?.ok_or_else(|| {
             ApiError(
                 StatusCode::UNAUTHORIZED,
                 "your session has ended (signed out, expired or password changed); sign in again"
                     .into(),
             )
+        })?;
+        Ok(Sender {
+            caller: found.caller,
+            by_cookie: true,
+            renewed: found.renewed,
         })
     }
 
@@ -203,6 +220,8 @@ impl AppState {
             effort: Effort::Medium,
             skills: Vec::new(),
             tools: Vec::new(),
+            description: String::new(),
+            examples: Vec::new(),
         }
     }
 }
@@ -241,22 +260,20 @@ async fn sign_in(State(state): State<AppState>, mut request: Request, next: Next
     if !is_api(path) || path == session::PATH {
         return next.run(request).await;
     }
-    let found = match state.signed_in(request.headers()).await {
-        Ok(found) => found,
+    let sender = match state.signed_in(request.headers()).await {
+        Ok(sender) => sender,
         Err(error) => return error.into_response(),
     };
-    let by_cookie = state.identity.mode() == Mode::Users
-        && !request.headers().contains_key(header::AUTHORIZATION);
     let public_origin = state.sessions.config().public_origin.as_deref();
-    if by_cookie
+    if sender.by_cookie
         && origin::changes_state(request.method())
         && !origin::same_origin(request.headers(), public_origin)
     {
         return ApiError::cross_site().into_response();
     }
-    request.extensions_mut().insert(found.caller);
+    request.extensions_mut().insert(sender.caller);
     let mut response = next.run(request).await;
-    if let Some(cookie) = found.renewed
+    if let Some(cookie) = sender.renewed
         && let Err(error) = session::set_cookie(&mut response, &cookie)
     {
         return error.into_response();

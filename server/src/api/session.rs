@@ -51,11 +51,7 @@ async fn show(State(state): State<AppState>, request: Request) -> Result<Respons
     Ok(response)
 }
 
-async fn sign_in(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    request: Request,
-) -> Result<Response, ApiError> {
+async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
     if state.identity.mode() == Mode::Local {
         return Err(ApiError(
             StatusCode::CONFLICT,
@@ -63,7 +59,7 @@ async fn sign_in(
         ));
     }
     let public_origin = state.sessions.config().public_origin.as_deref();
-    if origin::from_another_site(&headers, public_origin) {
+    if origin::from_another_site(request.headers(), public_origin) {
         return Err(ApiError::cross_site());
     }
     let client = request

@@ -16,7 +16,7 @@ use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
 
 pub use document::{PdfLimits, pdf_reading, read_pdf, read_text};
-pub use picture::{PictureError, PictureShelf, encode_for_model, read_picture};
+pub use picture::{ModelPictures, PictureError, encode_for_model, read_picture};
 pub use registered::{ReadDocument, SearchAttachments, register};
 pub use sniff::{Sniffed, named_markdown, sniff};
 pub use tools::{DocumentToolConfig, ToolError, read_document, search_attachments};

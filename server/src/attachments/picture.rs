@@ -3,14 +3,18 @@
 
 use std::collections::HashMap;
 use std::io::Cursor;
+use std::sync::Arc;
 
 use base64::Engine;
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use portal_core::attachment::{Picture, PictureRef};
-use portal_core::prompt::{EncodedPicture, PictureSource};
+use portal_core::prompt::{EncodedPicture, Prompt};
 use thiserror::Error;
+use tokio::sync::Semaphore;
 
 use super::UploadConfig;
+use crate::storage::AsyncStorage;
 
 /// Why picture bytes could not be used.
 #[derive(Debug, Error)]
@@ -59,19 +63,37 @@ fn check_declared_size(bytes: &[u8], config: &UploadConfig) -> Result<(), Pictur
     Ok(())
 }
 
+/// Decodes a picture upright: turned and flipped as its EXIF orientation says, so a phone photo
+/// taken in portrait is portrait (rule A4).
 fn decode(bytes: &[u8], config: &UploadConfig) -> Result<DynamicImage, PictureError> {
     check_declared_size(bytes, config)?;
     let mut limits = Limits::default();
     limits.max_image_width = Some(config.max_picture_side);
     limits.max_image_height = Some(config.max_picture_side);
     limits.max_alloc = Some(config.max_decoded_bytes);
-    let mut reader = ImageReader::new(Cursor::new(bytes)).with_guessed_format()?;
-    reader.limits(limits);
-    Ok(reader.decode()?)
+    let mut decoder = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()?
+        .into_decoder()?;
+    let orientation = decoder.orientation()?;
+    decoder.set_limits(limits.clone())?;
+    // The decoded pixels count against the memory limit before they are allocated, as
+    // `ImageReader::decode` would count them.
+    limits.reserve(decoder.total_bytes())?;
+    let mut image = DynamicImage::from_decoder(decoder)?;
+    image.apply_orientation(orientation);
+    Ok(image)
+}
+
+/// Whether the picture's pixels must be turned or flipped to stand upright.
+fn needs_turning(bytes: &[u8]) -> Result<bool, PictureError> {
+    let mut decoder = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()?
+        .into_decoder()?;
+    Ok(decoder.orientation()? != Orientation::NoTransforms)
 }
 
 /// Decodes the whole picture, so a broken or oversized one is refused at upload, and returns it
-/// as stored: its original size.
+/// as stored: its original size, upright.
 pub fn read_picture(
     id: &str,
     filename: &str,
@@ -89,8 +111,9 @@ pub fn read_picture(
     })
 }
 
-/// The picture as sent: the stored bytes when `sent` is not reduced, else decoded, resized to
-/// exactly `sent`'s size (core kept the aspect) and encoded again, JPEG as JPEG and others as PNG.
+/// The picture as sent: the stored bytes when `sent` is not reduced and they stand upright, else
+/// decoded upright, resized to exactly `sent`'s size (core kept the aspect) and encoded again,
+/// JPEG as JPEG and others as PNG.
 pub fn encode_for_model(
     media_type: &str,
     bytes: &[u8],
@@ -98,18 +121,22 @@ pub fn encode_for_model(
     config: &UploadConfig,
 ) -> Result<EncodedPicture, PictureError> {
     let engine = base64::engine::general_purpose::STANDARD;
-    if !sent.reduced {
+    if !sent.reduced && !needs_turning(bytes)? {
         return Ok(EncodedPicture {
             media_type: media_type.to_string(),
             base64: engine.encode(bytes),
         });
     }
     let image = decode(bytes, config)?;
-    let reduced = image.resize_exact(
-        sent.width,
-        sent.height,
-        image::imageops::FilterType::Triangle,
-    );
+    let reduced = if (image.width(), image.height()) == (sent.width, sent.height) {
+        image
+    } else {
+        image.resize_exact(
+            sent.width,
+            sent.height,
+            image::imageops::FilterType::Triangle,
+        )
+    };
     let mut out = Cursor::new(Vec::new());
     let media_type = if media_type == "image/jpeg" {
         DynamicImage::ImageRgb8(reduced.to_rgb8()).write_to(&mut out, ImageFormat::Jpeg)?;
@@ -124,35 +151,74 @@ pub fn encode_for_model(
     })
 }
 
-/// Stored pictures by attachment id, handed to core's request conversion.
-#[derive(Debug, Default)]
-pub struct PictureShelf {
-    pictures: HashMap<String, (String, Vec<u8>)>,
+/// Encodes the pictures a prompt sends, for the model's request: read from storage, upright and
+/// reduced to the size core chose (rules A4, A8). Decodes wait for one of the server's decode
+/// places, the ones uploads use. A picture that cannot be read is left out, and the request says
+/// in words that it could not be loaded.
+#[derive(Debug, Clone)]
+pub struct ModelPictures {
     config: UploadConfig,
+    decodes: Arc<Semaphore>,
 }
 
-impl PictureShelf {
-    pub fn new(config: UploadConfig) -> Self {
-        PictureShelf {
-            pictures: HashMap::new(),
+impl Default for ModelPictures {
+    fn default() -> Self {
+        ModelPictures::new(UploadConfig::DEFAULT, 2)
+    }
+}
+
+impl ModelPictures {
+    /// Pictures decoded with `config`'s limits, `decodes` at once.
+    pub fn new(config: UploadConfig, decodes: usize) -> Self {
+        ModelPictures {
             config,
+            decodes: Arc::new(Semaphore::new(decodes)),
         }
     }
 
-    /// Puts a stored picture's bytes on the shelf.
-    pub fn insert(&mut self, picture: &Picture, bytes: Vec<u8>) {
-        self.pictures
-            .insert(picture.id.clone(), (picture.media_type.clone(), bytes));
+    /// The decode places, shared with uploads.
+    pub fn decodes(&self) -> Arc<Semaphore> {
+        Arc::clone(&self.decodes)
     }
-}
 
-impl PictureSource for PictureShelf {
-    fn picture(&self, picture: &PictureRef) -> Option<EncodedPicture> {
-        let (media_type, bytes) = self.pictures.get(&picture.attachment_id)?;
-        encode_for_model(media_type, bytes, picture, &self.config)
-            .inspect_err(|error| {
-                tracing::warn!("picture {} not sent: {error}", picture.attachment_id)
+    /// The pictures `prompt` sends, by attachment id.
+    pub async fn encode(
+        &self,
+        storage: &AsyncStorage,
+        org_id: &str,
+        prompt: &Prompt,
+    ) -> HashMap<String, EncodedPicture> {
+        let mut encoded = HashMap::new();
+        for picture in prompt.pictures() {
+            if encoded.contains_key(&picture.attachment_id) {
+                continue;
+            }
+            let Ok(_place) = Arc::clone(&self.decodes).acquire_owned().await else {
+                break;
+            };
+            let (storage, org_id, picture, config) = (
+                Arc::clone(storage.blocking()),
+                org_id.to_string(),
+                picture.clone(),
+                self.config.clone(),
+            );
+            let id = picture.attachment_id.clone();
+            let made = tokio::task::spawn_blocking(move || {
+                let bytes = storage
+                    .attachment_bytes(&org_id, &picture.attachment_id)
+                    .map_err(|e| e.to_string())?;
+                encode_for_model(&picture.media_type, &bytes, &picture, &config)
+                    .map_err(|e| e.to_string())
             })
-            .ok()
+            .await;
+            match made {
+                Ok(Ok(picture)) => {
+                    encoded.insert(id, picture);
+                }
+                Ok(Err(error)) => tracing::warn!("picture {id} not sent: {error}"),
+                Err(error) => tracing::warn!("picture {id} not sent: {error}"),
+            }
+        }
+        encoded
     }
 }

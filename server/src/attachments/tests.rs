@@ -12,7 +12,6 @@ use portal_core::attachment::{
 use portal_core::effort::Effort;
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
-use portal_core::prompt::PictureSource;
 use serde_json::json;
 
 use super::*;
@@ -366,9 +365,8 @@ fn a4_a_large_picture_is_reduced_to_the_models_largest_and_the_size_named() {
     assert!(caption.contains("size=\"1000×500\""), "{caption}");
     assert!(caption.contains("reduced-from=\"1600×800\""), "{caption}");
 
-    let mut shelf = PictureShelf::new(config());
-    shelf.insert(&picture, png(1600, 800));
-    let encoded = shelf.picture(&sent).expect("encoded");
+    let encoded =
+        encode_for_model(&picture.media_type, &png(1600, 800), &sent, &config()).expect("encoded");
     assert_eq!(encoded.media_type, "image/png");
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&encoded.base64)

@@ -5,6 +5,7 @@
 
 use portal_core::Transcript;
 use portal_core::attachment::{Attachment, Document, ReadingStatus};
+use portal_core::tools::{Page, page};
 use serde_json::Value;
 use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
@@ -113,11 +114,13 @@ pub fn read_document(
         .find(|d| d.id == id)
         .ok_or_else(|| ToolError::NoDocument { id: id.to_string() })?;
     let text = document.text.as_deref().unwrap_or("");
-    let clusters: Vec<&str> = text.graphemes(true).collect();
-    let total = clusters.len();
+    let Page {
+        text: piece,
+        next_offset: end,
+        remaining,
+    } = page(text, offset, length);
+    let total = end + remaining;
     let start = offset.min(total);
-    let end = start.saturating_add(length).min(total);
-    let piece: String = clusters[start..end].concat();
     let mut out = format!(
         "<document id=\"{}\" name=\"{}\" characters=\"{start}–{end} of {total}\">\n{piece}\n</document>",
         attribute(&document.id),

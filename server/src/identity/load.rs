@@ -45,6 +45,10 @@ struct AgentFile {
     skills: Vec<String>,
     #[serde(default)]
     tools: Vec<String>,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    examples: Vec<String>,
 }
 
 pub(super) fn identity(root: &Path) -> Result<Identity, ConfigError> {
@@ -190,6 +194,13 @@ pub(super) fn agent(organisation: &str, id: &str, path: &Path) -> Result<Agent, 
         effort: file.effort.unwrap_or(Effort::Medium),
         skills,
         tools: file.tools,
+        description: file.description.trim().to_string(),
+        examples: file
+            .examples
+            .iter()
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty())
+            .collect(),
     })
 }
 

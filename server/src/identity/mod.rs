@@ -104,6 +104,11 @@ pub struct Agent {
     /// The names of the agent tools it is offered (the demo tools, `publish_note` and friends);
     /// the portal's own tools (`read_document`, `load_skill`, …) need no listing.
     pub tools: Vec<String>,
+    /// What the agent is for, in a sentence or two for the people who talk to it: an empty
+    /// conversation greets them with it.
+    pub description: String,
+    /// Messages a person could start a conversation with, offered under the greeting.
+    pub examples: Vec<String>,
 }
 
 /// The user a request is made by, within their organisation.
@@ -277,6 +282,17 @@ fn default_agent(organisation: &str) -> Agent {
         effort: Effort::Medium,
         skills: Vec::new(),
         tools: crate::tools::demo::NAMES.map(String::from).to_vec(),
+        description: "Answers your questions, and shows what an agent does: it counts \
+                      characters, publishes notes once you approve them and asks when something \
+                      is unclear."
+            .into(),
+        examples: [
+            "Tell me about writing systems",
+            "Please publish a note on the herons",
+            "Clarify what you need to plan a trip to Lisbon",
+        ]
+        .map(String::from)
+        .to_vec(),
     }
 }
 

@@ -58,13 +58,13 @@ pub enum FinishReason {
 }
 
 impl FinishReason {
-    /// The reason for a `finish_reason` value.
+    /// The reason for an OpenAI `finish_reason` or an Anthropic `stop_reason`.
     pub fn from_wire(reason: &str) -> FinishReason {
         match reason {
-            "stop" | "end_turn" | "eos" => FinishReason::Stop,
-            "length" | "max_tokens" => FinishReason::Length,
-            "tool_calls" | "function_call" => FinishReason::ToolCalls,
-            "content_filter" => FinishReason::ContentFilter,
+            "stop" | "end_turn" | "eos" | "stop_sequence" => FinishReason::Stop,
+            "length" | "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
+            "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+            "content_filter" | "refusal" => FinishReason::ContentFilter,
             other => FinishReason::Other(other.to_string()),
         }
     }

@@ -1,10 +1,13 @@
 //! What the turn loop needs from a model: it takes the provider-neutral prompt core assembled
-//! and streams provider-neutral [`ModelEvent`]s. The demo model and the OpenAI-compatible adapter
-//! both implement [`Model`]; [`registry`] reads which models a server offers from its config.
+//! and streams provider-neutral [`ModelEvent`]s. The demo model, the OpenAI-compatible adapter and
+//! the Anthropic adapter implement [`Model`]; [`registry`] reads which models a server offers from
+//! its config.
 
+mod counted;
 mod event;
 pub mod registry;
 
+pub use counted::Counted;
 pub use event::{BadArguments, FinishReason, ModelEvent, parse_arguments};
 pub use registry::{ModelRegistry, RegistryError};
 
@@ -13,6 +16,7 @@ use std::pin::Pin;
 use futures_util::Stream;
 use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{PictureSource, Prompt};
+use portal_core::tokens::{EstimateCounter, TokenCounter};
 
 /// What a person is told when the conversation does not fit the model, whatever the provider
 /// said.
@@ -63,6 +67,11 @@ pub trait Model: Send + Sync + std::fmt::Debug {
     /// Whether this is the built-in demo model.
     fn is_demo(&self) -> bool {
         false
+    }
+    /// How compaction counts this model's tokens (rule C1): exactly when the models file names
+    /// its tokenizer, else core's estimate.
+    fn tokens(&self) -> &dyn TokenCounter {
+        &EstimateCounter
     }
     /// Calls the model with `prompt`. Pictures are read from `pictures` before this returns; the
     /// call itself runs as the stream is read, and a refused call is the stream's one item.

@@ -11,6 +11,7 @@
 //! name = "gpt"
 //! kind = "openai"
 //! label = "GPT-4.1"
+//! tokenizer = "o200k_base"   # optional, any kind: compaction counts tokens exactly (rule C1)
 //! base_url = "https://api.openai.com/v1"
 //! api_key = { env = "OPENAI_API_KEY" }
 //! model = "gpt-4.1"
@@ -20,6 +21,18 @@
 //! can_reason = false
 //! can_see = true
 //! largest_picture = { long_edge = 2048 }
+//!
+//! [[models]]
+//! name = "claude"
+//! kind = "anthropic"
+//! api_key = { env = "ANTHROPIC_API_KEY" }
+//! model = "claude-sonnet-4-5"
+//! [models.capabilities]
+//! context_window = 200000
+//! max_output_tokens = 64000
+//! can_reason = true
+//! can_see = true
+//! largest_picture = { long_edge = 1568, pixels = 1150000 }
 //! ```
 //!
 //! Without a file the server offers the demo model alone. Every model's capabilities (context
@@ -30,10 +43,12 @@ use std::sync::Arc;
 
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 
+use crate::anthropic::{AnthropicConfig, AnthropicModel};
 use crate::demo::DemoModel;
 use crate::openai::{OpenAiConfig, OpenAiModel};
+use crate::tokens::{BpeCounter, Encoding};
 
-use super::Model;
+use super::{Counted, Model};
 
 /// Why the models file was refused. Each names the model and what to change.
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +67,7 @@ pub enum RegistryError {
         position: usize,
         field: &'static str,
     },
-    #[error("model `{name}` has kind `{kind}`; the kinds are `demo` and `openai`")]
+    #[error("model `{name}` has kind `{kind}`; the kinds are `demo`, `openai` and `anthropic`")]
     Kind { name: String, kind: String },
     #[error("model `{name}` is listed twice; give each model its own name")]
     Duplicate { name: String },
@@ -169,6 +184,16 @@ impl ModelRegistry {
                 field: "kind",
             })?;
             let label = text_field("label")?;
+            let tokenizer = text_field("tokenizer")?
+                .map(|named| {
+                    Encoding::named(&named).ok_or_else(|| RegistryError::Model {
+                        name: name.clone(),
+                        reason: format!(
+                            "`tokenizer` is `{named}`; name `o200k_base` or `cl100k_base`, or leave it out to estimate"
+                        ),
+                    })
+                })
+                .transpose()?;
             if models.iter().any(|(n, _)| *n == name) {
                 return Err(RegistryError::Duplicate { name });
             }
@@ -196,7 +221,22 @@ impl ModelRegistry {
                         None => model,
                     })
                 }
+                "anthropic" => {
+                    let config: AnthropicConfig = toml::Value::Table(entry)
+                        .try_into()
+                        .map_err(|e: toml::de::Error| misconfigured(e.message().to_string()))?;
+                    let model = AnthropicModel::with_env(config, &lookup)
+                        .map_err(|e| misconfigured(e.to_string()))?;
+                    Arc::new(match label {
+                        Some(label) => model.with_label(label),
+                        None => model,
+                    })
+                }
                 _ => return Err(RegistryError::Kind { name, kind }),
+            };
+            let model: Arc<dyn Model> = match tokenizer {
+                Some(encoding) => Arc::new(Counted::new(model, BpeCounter::new(encoding))),
+                None => model,
             };
             models.push((name, model));
         }
@@ -311,6 +351,35 @@ can_see = false
         assert!(demo.is_demo());
         assert!(!demo.capabilities().can_see, "the file overrides a default");
         assert_eq!(demo.capabilities().context_window, 128_000);
+    }
+
+    #[test]
+    fn an_anthropic_entry_needs_no_base_url_and_takes_thinking_budgets() {
+        let file = "[[models]]\nname = \"claude\"\nkind = \"anthropic\"\n\
+                    api_key = { env = \"ANTHROPIC_API_KEY\" }\nmodel = \"claude-sonnet-4-5\"\n\
+                    thinking_budget = { high = 16000 }\n\
+                    capabilities = { context_window = 200000, max_output_tokens = 64000, \
+                    can_reason = true, can_see = true }\n";
+        let registry =
+            ModelRegistry::from_toml(file, 0.0, |_| Some("sk-ant-key".into())).expect("registry");
+        let claude = registry.default_model();
+        assert_eq!(claude.label(), "claude-sonnet-4-5");
+        assert_eq!(claude.capabilities().provider, Provider::Anthropic);
+        assert!(!format!("{claude:?}").contains("sk-ant-key"));
+        let small = file.replace("high = 16000", "low = 512");
+        let refused = ModelRegistry::from_toml(&small, 0.0, |_| Some("k".into())).unwrap_err();
+        assert!(
+            refused.to_string().contains("thinking_budget.low"),
+            "{refused}"
+        );
+        let openai = file
+            .replace("kind = \"anthropic\"", "kind = \"openai\"")
+            .replace("model = ", "base_url = \"http://127.0.0.1:9/v1\"\nmodel = ");
+        let refused = ModelRegistry::from_toml(&openai, 0.0, |_| Some("k".into())).unwrap_err();
+        assert!(
+            refused.to_string().contains("reasoning_effort"),
+            "{refused}"
+        );
     }
 
     #[test]

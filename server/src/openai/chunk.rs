@@ -6,13 +6,12 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::config::AnswerLimits;
-use super::error::{OpenAiError, classify_stream_error, quote};
+use crate::endpoint::{AnswerLimits, AnswerReader, EndpointError, classify_stream_error, quote};
 use crate::model::{FinishReason, ModelEvent, parse_arguments};
 
 /// What one answer's chunks have said so far.
 #[derive(Debug)]
-pub(crate) struct ChunkReader {
+pub struct ChunkReader {
     /// The most calls one reply may make.
     max_calls: usize,
     /// The longest arguments of one call, in bytes.
@@ -33,8 +32,8 @@ struct PendingCall {
     started: bool,
 }
 
-impl ChunkReader {
-    pub(crate) fn new(limits: &AnswerLimits) -> ChunkReader {
+impl AnswerReader for ChunkReader {
+    fn new(limits: &AnswerLimits) -> ChunkReader {
         ChunkReader {
             max_calls: limits.max_tool_calls,
             max_arguments: limits.max_arguments_bytes,
@@ -46,17 +45,12 @@ impl ChunkReader {
         }
     }
 
-    /// Whether the answer has ended; later data is not read.
-    pub(crate) fn is_finished(&self) -> bool {
+    fn is_finished(&self) -> bool {
         self.finished
     }
 
     /// Reads one event's data: a chunk, an error, or `[DONE]`.
-    pub(crate) fn data(
-        &mut self,
-        data: &str,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<(), OpenAiError> {
+    fn data(&mut self, data: &str, out: &mut Vec<ModelEvent>) -> Result<(), EndpointError> {
         if self.finished {
             return Ok(());
         }
@@ -67,7 +61,7 @@ impl ChunkReader {
         if data == "[DONE]" {
             return self.finish(out);
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| OpenAiError::BadChunk {
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| EndpointError::BadChunk {
             reason: e.to_string(),
             start: quote(data),
         })?;
@@ -98,8 +92,21 @@ impl ChunkReader {
         Ok(())
     }
 
+    /// A stream that closes after the finish reason without `[DONE]` still finishes.
+    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), EndpointError> {
+        if self.finished {
+            return Ok(());
+        }
+        if self.finish.is_none() {
+            return Err(EndpointError::Truncated);
+        }
+        self.finish(out)
+    }
+}
+
+impl ChunkReader {
     /// Ends the answer at `[DONE]` or at the end of the stream.
-    pub(crate) fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), OpenAiError> {
+    fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), EndpointError> {
         if self.finished {
             return Ok(());
         }
@@ -117,12 +124,7 @@ impl ChunkReader {
         Ok(())
     }
 
-    /// Whether the model has said why it stopped.
-    pub(crate) fn has_finish_reason(&self) -> bool {
-        self.finish.is_some()
-    }
-
-    fn delta(&mut self, delta: Delta, out: &mut Vec<ModelEvent>) -> Result<(), OpenAiError> {
+    fn delta(&mut self, delta: Delta, out: &mut Vec<ModelEvent>) -> Result<(), EndpointError> {
         let thinking = delta
             .reasoning_content
             .filter(|t| !t.is_empty())
@@ -145,7 +147,7 @@ impl ChunkReader {
         &mut self,
         fragment: ToolCallDelta,
         out: &mut Vec<ModelEvent>,
-    ) -> Result<(), OpenAiError> {
+    ) -> Result<(), EndpointError> {
         let id = fragment.id.filter(|id| !id.is_empty());
         let index = match (fragment.index, &id, self.last_call) {
             (Some(index), _, _) => index,
@@ -165,7 +167,7 @@ impl ChunkReader {
         };
         self.last_call = Some(index);
         if !self.calls.contains_key(&index) && self.calls.len() >= self.max_calls {
-            return Err(OpenAiError::TooManyCalls {
+            return Err(EndpointError::TooManyCalls {
                 max: self.max_calls,
             });
         }
@@ -187,7 +189,7 @@ impl ChunkReader {
             Some(other) => other.to_string(),
         };
         if call.arguments.len().saturating_add(arguments.len()) > max_arguments {
-            return Err(OpenAiError::ArgumentsTooLong {
+            return Err(EndpointError::ArgumentsTooLong {
                 index,
                 kib: max_arguments.div_ceil(1024),
             });
@@ -217,10 +219,10 @@ impl ChunkReader {
         Ok(())
     }
 
-    fn end_calls(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), OpenAiError> {
+    fn end_calls(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), EndpointError> {
         for (index, call) in std::mem::take(&mut self.calls) {
             let Some(name) = call.name else {
-                return Err(OpenAiError::BadChunk {
+                return Err(EndpointError::BadChunk {
                     reason: format!("the tool call at index {index} never named its tool"),
                     start: quote(&call.arguments),
                 });

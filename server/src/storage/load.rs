@@ -7,17 +7,49 @@ use rusqlite::{Connection, params};
 use super::codec::{append_text, parse_json, parse_name, parse_status};
 use super::{ConversationId, Result, StorageError};
 
-/// The conversation's transcript. Messages without blocks are left out: only a turn's last
-/// message can be one (see `Storage::append_message`), so no position shifts.
-pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Result<Transcript> {
+/// Which turns of a conversation to load: every turn from `from` on, and turn `also` when it lies
+/// before them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Turns {
+    pub from: u32,
+    pub also: Option<u32>,
+}
+
+impl Turns {
+    /// The whole conversation.
+    pub const ALL: Turns = Turns {
+        from: 1,
+        also: None,
+    };
+}
+
+/// The conversation's transcript, or the part of it `turns` selects. Messages without blocks are
+/// left out: only a turn's last message can be one (see `Storage::append_message`), so no
+/// position shifts.
+pub(super) fn transcript(
+    c: &Connection,
+    conversation: &ConversationId,
+    turns: Turns,
+) -> Result<Transcript> {
+    let mut transcript = match turns.also.filter(|&also| also < turns.from) {
+        Some(also) => range(c, conversation, also, also)?,
+        None => Transcript::new(),
+    };
+    let from = range(c, conversation, turns.from, u32::MAX)?;
+    transcript.turns.extend(from.turns);
+    Ok(transcript)
+}
+
+/// Turns `from` to `to` of the conversation, each query a range on the primary key.
+fn range(c: &Connection, conversation: &ConversationId, from: u32, to: u32) -> Result<Transcript> {
     let id = conversation.as_str();
     let mut transcript = Transcript::new();
 
     let mut statement = c.prepare_cached(
         "SELECT turn, kind, status, effort, context_tokens FROM turns
-         WHERE conversation_id = ?1 ORDER BY turn",
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3 ORDER BY turn",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, String>(1)?,
@@ -26,9 +58,9 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
             row.get::<_, Option<u64>>(4)?,
         ))
     })?;
-    for row in rows {
+    for (expected, row) in (from..).zip(rows) {
         let (index, kind, status, effort, context_tokens) = row?;
-        if index as usize != transcript.turns.len() + 1 {
+        if index != expected {
             return Err(gap("turn"));
         }
         transcript.turns.push(Turn {
@@ -45,9 +77,10 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
     }
 
     let mut statement = c.prepare_cached(
-        "SELECT turn, entry FROM trace_entries WHERE conversation_id = ?1 ORDER BY turn, position",
+        "SELECT turn, entry FROM trace_entries
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3 ORDER BY turn, position",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((row.get::<_, u32>(0)?, row.get::<_, String>(1)?))
     })?;
     for row in rows {
@@ -57,9 +90,10 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
     }
 
     let mut statement = c.prepare_cached(
-        "SELECT turn, message, role FROM messages WHERE conversation_id = ?1 ORDER BY turn, message",
+        "SELECT turn, message, role FROM messages
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3 ORDER BY turn, message",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
@@ -77,9 +111,9 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
 
     let mut statement = c.prepare_cached(
         "SELECT turn, message, block, body FROM blocks
-         WHERE conversation_id = ?1 ORDER BY turn, message, block",
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3 ORDER BY turn, message, block",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
@@ -98,9 +132,10 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
 
     let mut statement = c.prepare_cached(
         "SELECT turn, message, block, text FROM block_chunks
-         WHERE conversation_id = ?1 ORDER BY turn, message, block, id",
+         WHERE conversation_id = ?1 AND turn BETWEEN ?2 AND ?3
+         ORDER BY turn, message, block, id",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,
@@ -120,9 +155,10 @@ pub(super) fn transcript(c: &Connection, conversation: &ConversationId) -> Resul
     let mut statement = c.prepare_cached(
         "SELECT ma.turn, ma.message, a.metadata FROM message_attachments ma
          JOIN attachments a ON a.org_id = ma.org_id AND a.id = ma.attachment_id
-         WHERE ma.conversation_id = ?1 ORDER BY ma.turn, ma.message, ma.position",
+         WHERE ma.conversation_id = ?1 AND ma.turn BETWEEN ?2 AND ?3
+         ORDER BY ma.turn, ma.message, ma.position",
     )?;
-    let rows = statement.query_map([id], |row| {
+    let rows = statement.query_map(params![id, from, to], |row| {
         Ok((
             row.get::<_, u32>(0)?,
             row.get::<_, usize>(1)?,

@@ -90,6 +90,17 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// not validated here, so a caller that needs the invariants runs `portal_core::validate`.
     fn load_transcript(&self, org_id: &str, conversation: &ConversationId) -> Result<Transcript>;
 
+    /// The part of a conversation a model call replays (rule M1): its latest `past_turns + 1`
+    /// turns, and the turn holding its newest compaction when that lies further back, so a call
+    /// reads what memory needs however long the conversation is. Another organisation's
+    /// conversation is not found.
+    fn load_recent(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        past_turns: usize,
+    ) -> Result<RecentTurns>;
+
     /// Opens the next turn with the user's message, status `running`, and returns its index.
     /// Refused while the latest turn is still running. The message's attachments are referenced
     /// by id and must have been stored with [`Storage::put_attachment`] in the conversation's
@@ -337,6 +348,16 @@ pub struct StoredSession {
     pub stamp: String,
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
+}
+
+/// The latest turns of a conversation, as [`Storage::load_recent`] loads them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecentTurns {
+    /// The turns, in order; turns between the newest compaction's and the latest ones are left
+    /// out.
+    pub transcript: Transcript,
+    /// The turn holding the conversation's newest compaction, if it has one.
+    pub newest_compaction: Option<u32>,
 }
 
 /// What a new turn opens with.

@@ -12,7 +12,7 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    NewTurn, Owner, Result, Storage, StorageError, StoredSession, Usage,
+    NewTurn, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, Usage,
 };
 
 /// How many reads, and how many writes, run on the blocking pool at once. **Decision:** 2 each:
@@ -165,6 +165,20 @@ impl AsyncStorage {
         let (org_id, conversation) = (org_id.to_string(), conversation.clone());
         self.run(Lane::Read, move |s| {
             s.load_transcript(&org_id, &conversation)
+        })
+        .await
+    }
+
+    /// See [`Storage::load_recent`].
+    pub async fn load_recent(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        past_turns: usize,
+    ) -> Result<RecentTurns> {
+        let (org_id, conversation) = (org_id.to_string(), conversation.clone());
+        self.run(Lane::Read, move |s| {
+            s.load_recent(&org_id, &conversation, past_turns)
         })
         .await
     }

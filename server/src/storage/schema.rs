@@ -145,6 +145,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX sessions_by_user ON sessions (org_id, user_id);
     CREATE INDEX sessions_by_expiry ON sessions (expires_at);
     "#,
+    // Version 3: a model call finds a conversation's newest compaction without reading its
+    // blocks (rule M1).
+    r#"
+    CREATE INDEX blocks_compactions ON blocks (conversation_id, turn) WHERE kind = 'compaction';
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

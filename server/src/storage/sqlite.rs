@@ -13,8 +13,9 @@ use super::codec::{
 };
 use super::{
     AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
-    ConversationQuery, ConversationSummary, NewTurn, Owner, Result, Storage, StorageError,
-    StoredSession, TurnRef, Usage, UsageRecord, conversations, load, schema, sessions,
+    ConversationQuery, ConversationSummary, NewTurn, Owner, RecentTurns, Result, Storage,
+    StorageError, StoredSession, TurnRef, Usage, UsageRecord, conversations, load, schema,
+    sessions,
 };
 
 /// The database's file name inside the data folder.
@@ -167,7 +168,37 @@ impl Storage for SqliteStorage {
     fn load_transcript(&self, org_id: &str, conversation: &ConversationId) -> Result<Transcript> {
         self.read(|c| {
             require_conversation(c, org_id, conversation)?;
-            load::transcript(c, conversation)
+            load::transcript(c, conversation, load::Turns::ALL)
+        })
+    }
+
+    fn load_recent(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        past_turns: usize,
+    ) -> Result<RecentTurns> {
+        self.read(|c| {
+            require_conversation(c, org_id, conversation)?;
+            let latest: Option<u32> = c
+                .prepare_cached("SELECT MAX(turn) FROM turns WHERE conversation_id = ?1")?
+                .query_row([conversation.as_str()], |row| row.get(0))?;
+            let newest_compaction: Option<u32> = c
+                .prepare_cached(
+                    "SELECT MAX(turn) FROM blocks
+                     WHERE conversation_id = ?1 AND kind = 'compaction'",
+                )?
+                .query_row([conversation.as_str()], |row| row.get(0))?;
+            let past = u32::try_from(past_turns).unwrap_or(u32::MAX);
+            let from = latest.unwrap_or(0).saturating_sub(past).max(1);
+            let turns = load::Turns {
+                from,
+                also: newest_compaction,
+            };
+            Ok(RecentTurns {
+                transcript: load::transcript(c, conversation, turns)?,
+                newest_compaction,
+            })
         })
     }
 

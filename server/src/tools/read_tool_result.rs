@@ -1,12 +1,12 @@
 //! `read_tool_result`: the whole of an earlier tool result that memory replays cut (rule M5).
 
 use portal_core::Block;
-use portal_core::tools::{READ_TOOL_RESULT, ToolDefinition, read_tool_result};
+use portal_core::tools::{READ_TOOL_RESULT, ToolDefinition, page, read_tool_result};
 use serde_json::Value;
 
 use super::{Tool, ToolCall, ToolContext, ToolFuture, ToolOutput, string_argument};
 
-/// The most characters one read returns. **Decision:** 20,000.
+/// The most characters (grapheme clusters, rule M5) one read returns. **Decision:** 20,000.
 pub const READ_LIMIT: usize = 20_000;
 
 /// Reads an earlier result from the transcript by its call id, in pieces.
@@ -29,8 +29,10 @@ fn read(call: ToolCall<'_>, context: &ToolContext) -> ToolOutput {
         Err(error) => return error,
     };
     let number = |name: &str| call.arguments.get(name).and_then(Value::as_u64);
-    let offset = number("offset").unwrap_or(0) as usize;
-    let length = number("length").map_or(READ_LIMIT, |l| (l as usize).min(READ_LIMIT));
+    let offset = number("offset").map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX));
+    let length = number("length").map_or(READ_LIMIT, |l| {
+        usize::try_from(l).map_or(READ_LIMIT, |l| l.min(READ_LIMIT))
+    });
     let found = context
         .transcript
         .turns
@@ -50,15 +52,13 @@ fn read(call: ToolCall<'_>, context: &ToolContext) -> ToolOutput {
             "{READ_TOOL_RESULT}: no earlier result answers call `{call_id}`; pass the id inside a [ref:…] reference."
         ));
     };
-    let total = content.chars().count();
-    let piece: String = content.chars().skip(offset).take(length).collect();
-    let end = offset + piece.chars().count();
-    if end < total {
+    let piece = page(content, offset, length);
+    if piece.remaining > 0 {
         ToolOutput::ok(format!(
-            "{piece}\n[{} more characters; read on with offset {end}]",
-            total - end
+            "{}\n[{} more characters; read on with offset {}]",
+            piece.text, piece.remaining, piece.next_offset
         ))
     } else {
-        ToolOutput::ok(piece)
+        ToolOutput::ok(piece.text.to_string())
     }
 }

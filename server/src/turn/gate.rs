@@ -4,14 +4,11 @@
 //! Pure: the turn loop writes the blocks and runs the calls.
 
 use portal_core::Block;
+use portal_core::tools::NOT_RUN_FOR_A_QUESTION;
 use serde_json::Value;
 
 use crate::model::BadArguments;
 use crate::tools::Gate;
-
-/// The answer a call gets when the same reply asked the user a question: it does not run.
-pub(super) const NOT_RUN_FOR_A_QUESTION: &str = "Not run: the assistant asked the user a question \
-                                                 first; call it again once they have answered.";
 
 /// One call of a model's reply, its id settled.
 #[derive(Debug, Clone, PartialEq)]

@@ -23,6 +23,7 @@ use portal_core::skills::{CatalogueEntry, Skill};
 use portal_core::stream::TurnEvent;
 use portal_core::{Turn, TurnStatus};
 
+use crate::attachments::ModelPictures;
 use crate::events::{StreamLimits, TurnLog};
 use crate::model::Model;
 use crate::storage::{AsyncStorage, ConversationId, NewTurn, Storage, StorageError, TurnRef};
@@ -90,17 +91,29 @@ pub struct Turns {
     prompt: PromptConfig,
     live: LiveTurns,
     streams: StreamLimits,
+    pictures: ModelPictures,
 }
 
 impl Turns {
-    pub fn new(storage: Arc<dyn Storage>, tools: ToolRegistry, streams: StreamLimits) -> Arc<Self> {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        tools: ToolRegistry,
+        streams: StreamLimits,
+        pictures: ModelPictures,
+    ) -> Arc<Self> {
         Arc::new(Turns {
             storage: AsyncStorage::new(storage),
             tools,
             prompt: PromptConfig::default(),
             live: LiveTurns::new(streams.linger),
             streams,
+            pictures,
         })
+    }
+
+    /// How pictures are encoded for model calls; its decode places are the uploads' too.
+    pub fn pictures(&self) -> &ModelPictures {
+        &self.pictures
     }
 
     /// How event streams are kept.

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use portal_core::compaction::{CompactionConfig, CompactionError, SummaryFailure, parse_compact};
 use portal_core::memory::CompactionHint;
-use portal_core::prompt::{NoPictures, Prompt, PromptInput, assemble};
+use portal_core::prompt::{Prompt, PromptInput, assemble};
 use portal_core::stream::TurnEvent;
-use portal_core::{Block, BlockKind, Role, Transcript, TurnKind, TurnStatus};
+use portal_core::tools::DECLINED_RESULT;
+use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -138,7 +139,21 @@ pub(super) async fn run(
                 at.turn,
                 at.conversation
             );
-            (TurnStatus::Failed, Some(error.reason()))
+            let reason = error.reason();
+            let note = TraceEntry::TurnFailed {
+                reason: reason.clone(),
+            };
+            if let Err(error) = turns
+                .storage
+                .add_trace(&at.conversation, at.turn, &note)
+                .await
+            {
+                tracing::warn!(
+                    "the failure of turn {} could not be noted: {error}",
+                    at.turn
+                );
+            }
+            (TurnStatus::Failed, Some(reason))
         }
     };
     let (status, reason) = record_status(&turns, &at, status, reason).await;
@@ -218,11 +233,17 @@ async fn drive(
     let config = CompactionConfig::default();
     for _ in 0..MAX_MODEL_CALLS {
         let (mut transcript, mut prompt) = prompt_now(turns, at, setup).await?;
-        // Rule C1: compact before the call when its projected input reaches the threshold.
+        // Rule C1: compact before the call when its projected input reaches the threshold. A
+        // summary covers the history since the newest compaction, more than memory's part.
         let mut guard = compaction::guard_for(model, &prompt, &config);
-        let projected = compaction::projection(&transcript, &prompt);
+        let projected = compaction::projection(model, &transcript, &prompt);
+        let history = if guard.would_compact(&projected) {
+            Arc::new(whole(turns, at, setup).await?)
+        } else {
+            Arc::clone(&transcript)
+        };
         writer.next_message();
-        match compaction::before_call(writer.sink(), model, &mut guard, &transcript, &projected)
+        match compaction::before_call(writer.sink(), model, &mut guard, &history, &projected)
             .await?
         {
             Step::Call {
@@ -236,16 +257,25 @@ async fn drive(
         }
         // Rule C2: on a context overflow, compact and retry; the guard allows one compaction
         // per call attempt, so a second overflow fails the turn with a clear error.
-        let mut answer = model.stream(&prompt, &NoPictures);
+        let pictures = turns
+            .pictures
+            .encode(&turns.storage, &setup.org_id, &prompt)
+            .await;
+        let mut answer = model.stream(&prompt, &pictures);
         let mut first = answer.next().await;
         while let Some(Err(ModelError::ContextOverflow { .. })) = &first {
-            match compaction::after_overflow(writer.sink(), model, &mut guard, &transcript).await? {
+            let history = whole(turns, at, setup).await?;
+            match compaction::after_overflow(writer.sink(), model, &mut guard, &history).await? {
                 Step::Call { message } => {
                     if let Some(message) = message {
                         writer.adopt(message);
                     }
                     (transcript, prompt) = prompt_now(turns, at, setup).await?;
-                    answer = model.stream(&prompt, &NoPictures);
+                    let pictures = turns
+                        .pictures
+                        .encode(&turns.storage, &setup.org_id, &prompt)
+                        .await;
+                    answer = model.stream(&prompt, &pictures);
                     first = answer.next().await;
                 }
                 Step::Fail(error) => return Err(error.into()),
@@ -264,17 +294,15 @@ async fn drive(
                 ModelEvent::ThinkingDelta(text) => writer.delta(BlockKind::Thinking, &text).await?,
                 ModelEvent::TextDelta(text) => writer.delta(BlockKind::Text, &text).await?,
                 ModelEvent::ToolCallStart { .. } | ModelEvent::ToolCallArgumentsDelta { .. } => {}
+                // The provider's id is not kept: memory's part of the transcript cannot tell
+                // whether an older turn used it, and rule B4 wants every id unique.
                 ModelEvent::ToolCallEnd {
                     index,
-                    id,
+                    id: _,
                     name,
                     arguments,
                 } => {
-                    let id = id
-                        .filter(|id| !id.is_empty() && !taken.contains(id))
-                        .unwrap_or_else(|| {
-                            own_call_id(at.turn, &transcript, calls.len(), index, &taken)
-                        });
+                    let id = own_call_id(at.turn, &transcript, calls.len(), index, &taken);
                     taken.insert(id.clone());
                     calls.push(Call {
                         id,
@@ -304,12 +332,10 @@ async fn drive(
         }
         writer.close();
         if calls.is_empty() {
-            return if ends_on_text(
-                storage
-                    .load_transcript(&setup.org_id, &at.conversation)
-                    .await?,
-                at.turn,
-            ) {
+            let latest = storage
+                .load_recent(&setup.org_id, &at.conversation, 0)
+                .await?;
+            return if ends_on_text(latest.transcript, at.turn) {
                 Ok(Stop::Ended(TurnStatus::Completed))
             } else {
                 Err(RunError::NoAnswer)
@@ -356,23 +382,29 @@ async fn drive(
     Err(RunError::TooManyCalls)
 }
 
-/// The stored transcript and the prompt core assembles from it for the next call.
+/// Memory's part of the stored transcript (rule M1: the latest turns and the newest
+/// compaction, one load) and the prompt core assembles from it for the next call.
 async fn prompt_now(
     turns: &Turns,
     at: &TurnRef,
     setup: &TurnSetup,
 ) -> Result<(Arc<Transcript>, Prompt), RunError> {
-    let transcript = Arc::new(
-        turns
-            .storage
-            .load_transcript(&setup.org_id, &at.conversation)
-            .await?,
-    );
+    let recent = turns
+        .storage
+        .load_recent(
+            &setup.org_id,
+            &at.conversation,
+            turns.prompt.memory.max_turns,
+        )
+        .await?;
+    let transcript = Arc::new(recent.transcript);
     let agent_tools = setup.tools.agent_tools();
     let assembled = assemble(
         &PromptInput {
             transcript: &transcript,
-            compaction_hint: CompactionHint::Search,
+            compaction_hint: recent
+                .newest_compaction
+                .map_or(CompactionHint::NoCompaction, CompactionHint::NewestInTurn),
             model: setup.model.capabilities(),
             instructions: &setup.instructions,
             selected_skills: &setup.selected_skills,
@@ -385,6 +417,14 @@ async fn prompt_now(
     Ok((transcript, assembled.prompt))
 }
 
+/// The whole conversation, for planning a summary of its history.
+async fn whole(turns: &Turns, at: &TurnRef, setup: &TurnSetup) -> Result<Transcript, RunError> {
+    Ok(turns
+        .storage
+        .load_transcript(&setup.org_id, &at.conversation)
+        .await?)
+}
+
 /// A `/compact` turn (rule C6) summarises the history and ends without entering the agent
 /// loop; `None` for a chat turn.
 async fn compact_command(
@@ -393,14 +433,12 @@ async fn compact_command(
     setup: &TurnSetup,
     writer: &mut Writer,
 ) -> Result<Option<Stop>, RunError> {
-    let transcript = turns
+    let latest = turns
         .storage
-        .load_transcript(&setup.org_id, &at.conversation)
-        .await?;
-    let Some(turn) = transcript
-        .turn(at.turn)
-        .filter(|t| t.kind == TurnKind::Compact)
-    else {
+        .load_recent(&setup.org_id, &at.conversation, 0)
+        .await?
+        .transcript;
+    let Some(turn) = latest.turn(at.turn).filter(|t| t.kind == TurnKind::Compact) else {
         return Ok(None);
     };
     let instructions = turn
@@ -415,7 +453,7 @@ async fn compact_command(
     compaction::command(
         writer.sink(),
         &*setup.model,
-        &transcript,
+        &whole(turns, at, setup).await?,
         instructions.as_deref(),
         &CompactionConfig::default(),
     )
@@ -451,9 +489,7 @@ async fn run_decided(
     writer.message(Role::Tool).await?;
     for (id, name, input) in calls {
         let output = match decisions.get(&id) {
-            Some(false) => ToolOutput::error(
-                "Not run: the user declined this call. Do not call it again unless they ask.",
-            ),
+            Some(false) => ToolOutput::error(DECLINED_RESULT),
             _ => run_tool(setup, &context, &id, &name, &Ok(input)).await,
         };
         writer.whole(&result(id, output)).await?;
@@ -524,7 +560,8 @@ fn call_ids(transcript: &Transcript) -> HashSet<String> {
         .collect()
 }
 
-/// A call id for a call the provider gave none (or a taken one): unique in the conversation.
+/// The id a call is stored under, unique in the conversation by construction: its turn, the
+/// place of the message it is in, and its place in the reply.
 fn own_call_id(
     turn: u32,
     transcript: &Transcript,

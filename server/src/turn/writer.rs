@@ -77,6 +77,7 @@ impl Writer {
                     block,
                     kind,
                     call: None,
+                    is_error: false,
                 });
                 self.open = Some((block, kind));
                 block

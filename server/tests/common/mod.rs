@@ -52,15 +52,9 @@ pub fn config(
     models: Option<portal_server::model::ModelRegistry>,
 ) -> portal_server::Config {
     portal_server::Config {
-        dist: data.join("no-dist"),
-        data: data.to_path_buf(),
         demo_pace: pace,
         models,
-        identity: None,
-        limits: portal_server::limits::Limits::DEFAULT,
-        http: portal_server::front::HttpConfig::default(),
-        streams: Default::default(),
-        sessions: Default::default(),
+        ..portal_server::Config::local(data)
     }
 }
 

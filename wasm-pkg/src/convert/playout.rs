@@ -4,7 +4,8 @@ use portal_core::playout::{Frame, PlayoutConfig, PlayoutConfigError};
 use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::{describe, js_error, to_js};
+use super::{describe, to_js};
+use crate::errors;
 
 /// The `PlayoutOptions` object as a configuration: missing fields (and `undefined` or `null`
 /// options) take the defaults. Unknown fields and values that are not numbers are refused, so a
@@ -75,8 +76,13 @@ pub fn config_error(error: &PlayoutConfigError) -> JsValue {
             *value,
             "a finite number of milliseconds, zero or more",
         ),
-        PlayoutConfigError::FrameGrowth { .. } => {
-            return playout_options_error(None, &error.to_string());
+        // Not reachable from JavaScript, whose options leave the frame growth at core's default.
+        // Written here rather than by core's message, which would bring Rust's float formatting.
+        PlayoutConfigError::FrameGrowth { factor, extra } => {
+            return playout_options_error(
+                None,
+                &format!("the playout's frame growth ({factor}x plus {extra}) cannot work"),
+            );
         }
     };
     playout_options_error(
@@ -167,9 +173,9 @@ impl Utf16Tail {
 
 /// A `PlayoutOptionsError`, with the option it is about when there is one.
 fn playout_options_error(option: Option<&str>, message: &str) -> JsValue {
-    let error = js_error("PlayoutOptionsError", message);
+    let error = errors::playout_options(message);
     if let Some(option) = option {
         let _ = js_sys::Reflect::set(&error, &JsValue::from_str("option"), &option.into());
     }
-    error
+    error.into()
 }

@@ -1,6 +1,6 @@
-//! Conversions for `buildPrompt`, `rebuildMemory` and `parseCommand`. Core's own serde formats
-//! are the JavaScript shapes (camelCase, defaults, unknown fields refused), so this file only ties
-//! errors to the fields they are in and puts the prompt's parts together. The transcript, its
+//! Conversions for `validateTranscript`, `buildPrompt`, `rebuildMemory` and `parseCommand`. Core's
+//! own serde formats are the JavaScript shapes (camelCase, defaults, unknown fields refused), so
+//! this file only ties errors to the fields they are in and puts the prompt's parts together. The transcript, its
 //! attachments and provider request bodies keep their own snake_case formats.
 
 use std::collections::HashMap;
@@ -13,14 +13,14 @@ use portal_core::new_turn::NewMessage;
 use portal_core::prompt::{self, Assembled, Diagnostic, EncodedPicture, Entry, Layer};
 use portal_core::skills::{CatalogueEntry, Skill};
 use portal_core::tools::ToolDefinition;
-use portal_core::{Transcript, validate};
+use portal_core::{Transcript, TranscriptError, validate};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use super::{FieldError, from_object, input_error, js_error, object_fields};
-use super::{to_js, transcript_error};
+use super::{FieldError, from_object, input_error, object_fields, to_js};
+use crate::errors;
 
 /// A `buildPrompt` request (JavaScript's `PromptRequest`). Absent, `undefined` and `null`
 /// optional fields are `None`.
@@ -182,42 +182,102 @@ fn camel_case_fields(message: &str) -> String {
 }
 
 /// A transcript given as an object (such as `validateTranscript` returns) or as JSON text,
-/// checked against the six block invariants; a `TranscriptError` otherwise.
+/// checked against the six block invariants; a `TranscriptError` otherwise. An object is read
+/// through its JSON text, as text is: one reader of the transcript format in the package instead
+/// of two (the second cost some 3 KB gzipped).
 pub fn transcript(value: &JsValue) -> Result<Transcript, JsValue> {
-    let json = serde_wasm_bindgen::from_value(value.clone()).map_err(|e| not_a_transcript(&e))?;
-    transcript_of_json(json)
+    if let Some(text) = value.as_string() {
+        return portal_core::parse_transcript(&text).map_err(|e| transcript_error(&e));
+    }
+    let text = js_sys::JSON::stringify(value)
+        .ok()
+        .and_then(|text| text.as_string())
+        .ok_or_else(|| not_a_transcript(&"it cannot be written as JSON"))?;
+    transcript_of_text(&text)
 }
 
 /// [`transcript`], for a transcript already in JSON's data model.
 pub fn transcript_of_json(json: Value) -> Result<Transcript, JsValue> {
-    let transcript: Transcript = match json {
+    match json {
         Value::String(text) => {
-            return portal_core::parse_transcript(&text).map_err(|e| transcript_error(&e));
+            portal_core::parse_transcript(&text).map_err(|e| transcript_error(&e))
         }
-        json => serde_json::from_value(json).map_err(|e| not_a_transcript(&e))?,
-    };
+        json => transcript_of_text(&json.to_string()),
+    }
+}
+
+/// The JSON text of a transcript given as an object: its structure errors say what is wrong
+/// without a line and column, which would count in text the caller never wrote.
+fn transcript_of_text(text: &str) -> Result<Transcript, JsValue> {
+    let transcript: Transcript = serde_json::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        let without_place = message
+            .rsplit_once(" at line ")
+            .map_or(&*message, |(m, _)| m);
+        not_a_transcript(&without_place)
+    })?;
     validate(&transcript).map_err(|e| transcript_error(&e))?;
     Ok(transcript)
 }
 
+/// A `TranscriptError` as JavaScript's `TranscriptError`, carrying the invariant's
+/// name and the `location` (1-based turn, message and block) where the transcript broke it.
+pub fn transcript_error(error: &TranscriptError) -> JsValue {
+    let js = errors::transcript(&error.to_string());
+    let set = |key: &str, value: JsValue| {
+        let _ = js_sys::Reflect::set(&js, &JsValue::from_str(key), &value);
+    };
+    match error {
+        TranscriptError::Invariant {
+            location,
+            invariant,
+            ..
+        } => {
+            set("invariant", JsValue::from_str(invariant.name()));
+            set("location", location_object(location));
+        }
+        TranscriptError::Structure { location, .. } => set("location", location_object(location)),
+        TranscriptError::Json { line, column, .. } => {
+            set("line", JsValue::from(*line as u32));
+            set("column", JsValue::from(*column as u32));
+        }
+        TranscriptError::Version { .. } => {}
+    }
+    js.into()
+}
+
+/// A location as `{ turn, message?, block? }`, all 1-based.
+fn location_object(location: &portal_core::Location) -> JsValue {
+    let object = js_sys::Object::new();
+    let set = |key: &str, value: JsValue| {
+        let _ = js_sys::Reflect::set(&object, &JsValue::from_str(key), &value);
+    };
+    set("turn", JsValue::from(location.turn));
+    if let Some(message) = location.message {
+        set("message", JsValue::from(message as u32));
+    }
+    if let Some(block) = location.block {
+        set("block", JsValue::from(block as u32));
+    }
+    object.into()
+}
+
 fn not_a_transcript(why: &dyn std::fmt::Display) -> JsValue {
-    js_error(
-        "TranscriptError",
-        &format!(
-            "the transcript is not in the transcript format ({why}); see \
-             docs/transcript-format.md, or check it with validateTranscript"
-        ),
-    )
+    errors::transcript(&format!(
+        "the transcript is not in the transcript format ({why}); see \
+         docs/transcript-format.md, or check it with validateTranscript"
+    ))
+    .into()
 }
 
 /// A message refused for its attachments (rule A5), as an `AttachmentError` naming the model and
 /// the picture.
 pub fn attachment_error(error: &AttachmentError) -> JsValue {
-    let js = js_error("AttachmentError", &error.to_string());
+    let js = errors::attachment(&error.to_string());
     let AttachmentError::PictureNeedsVision { model, filename } = error;
     let _ = js_sys::Reflect::set(&js, &"model".into(), &model.into());
     let _ = js_sys::Reflect::set(&js, &"filename".into(), &filename.into());
-    js
+    js.into()
 }
 
 /// The assembled prompt as a `BuiltPrompt`: the body in `format`, the plain-text view, and what

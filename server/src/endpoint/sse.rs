@@ -3,7 +3,7 @@
 //! character is only decoded once all its bytes are in. A line, and an event's data, longer than
 //! the cap is refused, so an endless line cannot grow the buffer without bound.
 
-use super::error::OpenAiError;
+use super::error::EndpointError;
 
 /// Collects the `data` of each event from a byte stream.
 #[derive(Debug)]
@@ -26,7 +26,11 @@ impl SseDecoder {
     }
 
     /// Reads more bytes, appending the data of each event they complete to `out`.
-    pub(crate) fn push(&mut self, bytes: &[u8], out: &mut Vec<String>) -> Result<(), OpenAiError> {
+    pub(crate) fn push(
+        &mut self,
+        bytes: &[u8],
+        out: &mut Vec<String>,
+    ) -> Result<(), EndpointError> {
         for &byte in bytes {
             let after_cr = std::mem::take(&mut self.after_cr);
             match byte {
@@ -45,7 +49,7 @@ impl SseDecoder {
 
     /// Ends the stream: an event not yet closed by a blank line still counts, since some servers
     /// close the connection right after their last `data` line.
-    pub(crate) fn finish(&mut self, out: &mut Vec<String>) -> Result<(), OpenAiError> {
+    pub(crate) fn finish(&mut self, out: &mut Vec<String>) -> Result<(), EndpointError> {
         if !self.line.is_empty() {
             self.end_line(out)?;
         }
@@ -53,7 +57,7 @@ impl SseDecoder {
         Ok(())
     }
 
-    fn end_line(&mut self, out: &mut Vec<String>) -> Result<(), OpenAiError> {
+    fn end_line(&mut self, out: &mut Vec<String>) -> Result<(), EndpointError> {
         let line = String::from_utf8_lossy(&self.line).into_owned();
         self.line.clear();
         if line.is_empty() {
@@ -83,8 +87,8 @@ impl SseDecoder {
     }
 }
 
-fn too_long(max_line: usize) -> OpenAiError {
-    OpenAiError::LineTooLong {
+fn too_long(max_line: usize) -> EndpointError {
+    EndpointError::LineTooLong {
         kib: max_line.div_ceil(1024),
     }
 }

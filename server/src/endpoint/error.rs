@@ -1,13 +1,14 @@
-//! Why a call to an OpenAI-compatible endpoint failed, and how a server's error body maps to
-//! one of these kinds. Every context overflow, whatever the server's wording, is
-//! [`OpenAiError::ContextOverflow`], so the turn loop can compact and retry (rule C2).
+//! Why a call to a model's endpoint failed, and how an error body (an HTTP answer's, or an
+//! `error` event inside the stream) maps to one of these kinds, whichever adapter made the call.
+//! Every context overflow, whatever the server's wording, is [`EndpointError::ContextOverflow`],
+//! so the turn loop can compact and retry (rule C2).
 
 use serde_json::Value;
 use unicode_segmentation::UnicodeSegmentation;
 
-/// Why a call to an OpenAI-compatible endpoint failed.
+/// Why a call to a model's endpoint failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OpenAiError {
+pub enum EndpointError {
     /// The input does not fit the model's context window.
     #[error("the model's input is larger than its context window: {message}")]
     ContextOverflow { message: String },
@@ -31,6 +32,10 @@ pub enum OpenAiError {
     /// HTTP 5xx: the server failed.
     #[error("the endpoint failed (HTTP {status}): {message}; try again later")]
     ServerFailed { status: u16, message: String },
+    /// The provider has no room for the call now: HTTP 529, or Anthropic's `overloaded_error`,
+    /// which may also come inside the stream.
+    #[error("the endpoint is overloaded: {message}; try again later")]
+    Overloaded { message: String },
     /// Any other status the server refused the request with.
     #[error("the endpoint rejected the request (HTTP {status}): {message}")]
     Rejected { status: u16, message: String },
@@ -48,8 +53,10 @@ pub enum OpenAiError {
     /// The stream ended before the model said it had finished.
     #[error("the answer's stream ended before the model finished; the connection may have dropped")]
     Truncated,
-    /// The endpoint answered with something that is not a chat completion stream.
-    #[error("the endpoint sent something that is not a chat completion chunk ({reason}): {start}")]
+    /// The endpoint answered with something that is not an event of a streamed answer.
+    #[error(
+        "the endpoint sent something that is not an event of a streamed answer ({reason}): {start}"
+    )]
     BadChunk {
         reason: String,
         /// The start of what it sent.
@@ -86,65 +93,76 @@ pub enum OpenAiError {
         "the API key is to come from the environment variable `{var}`, which is not set; set it, or put the key in the model's api_key"
     )]
     MissingKey { var: String },
+    /// The key holds characters an HTTP header cannot carry.
+    #[error(
+        "the API key holds characters an HTTP header cannot carry (a line break, say); check the model's api_key"
+    )]
+    UnusableKey,
 }
 
-impl OpenAiError {
+impl EndpointError {
     /// The error with `key` (the model's configured API key) redacted from everything it quotes,
     /// should the endpoint have echoed it.
-    pub fn redacted(self, key: Option<&str>) -> OpenAiError {
+    pub fn redacted(self, key: Option<&str>) -> EndpointError {
         let Some(key) = key else {
             return self;
         };
         let r = |text: String| redact(&text, Some(key));
         match self {
-            OpenAiError::ContextOverflow { message } => OpenAiError::ContextOverflow {
+            EndpointError::ContextOverflow { message } => EndpointError::ContextOverflow {
                 message: r(message),
             },
-            OpenAiError::Unauthorized { status, message } => OpenAiError::Unauthorized {
+            EndpointError::Unauthorized { status, message } => EndpointError::Unauthorized {
                 status,
                 message: r(message),
             },
-            OpenAiError::RateLimited {
+            EndpointError::RateLimited {
                 message,
                 retry_after_seconds,
-            } => OpenAiError::RateLimited {
+            } => EndpointError::RateLimited {
                 message: r(message),
                 retry_after_seconds,
             },
-            OpenAiError::NotFound { message } => OpenAiError::NotFound {
+            EndpointError::NotFound { message } => EndpointError::NotFound {
                 message: r(message),
             },
-            OpenAiError::ServerFailed { status, message } => OpenAiError::ServerFailed {
+            EndpointError::ServerFailed { status, message } => EndpointError::ServerFailed {
                 status,
                 message: r(message),
             },
-            OpenAiError::Rejected { status, message } => OpenAiError::Rejected {
+            EndpointError::Overloaded { message } => EndpointError::Overloaded {
+                message: r(message),
+            },
+            EndpointError::Rejected { status, message } => EndpointError::Rejected {
                 status,
                 message: r(message),
             },
-            OpenAiError::Unreachable { url, reason } => OpenAiError::Unreachable {
+            EndpointError::Unreachable { url, reason } => EndpointError::Unreachable {
                 url,
                 reason: r(reason),
             },
-            OpenAiError::Request { url, reason } => OpenAiError::Request {
+            EndpointError::Request { url, reason } => EndpointError::Request {
                 url,
                 reason: r(reason),
             },
-            OpenAiError::Interrupted { reason } => OpenAiError::Interrupted { reason: r(reason) },
-            OpenAiError::BadChunk { reason, start } => OpenAiError::BadChunk {
+            EndpointError::Interrupted { reason } => {
+                EndpointError::Interrupted { reason: r(reason) }
+            }
+            EndpointError::BadChunk { reason, start } => EndpointError::BadChunk {
                 reason: r(reason),
                 start: r(start),
             },
-            OpenAiError::StreamFailed { message } => OpenAiError::StreamFailed {
+            EndpointError::StreamFailed { message } => EndpointError::StreamFailed {
                 message: r(message),
             },
-            other @ (OpenAiError::Truncated
-            | OpenAiError::NoAnswer { .. }
-            | OpenAiError::Stalled { .. }
-            | OpenAiError::LineTooLong { .. }
-            | OpenAiError::TooManyCalls { .. }
-            | OpenAiError::ArgumentsTooLong { .. }
-            | OpenAiError::MissingKey { .. }) => other,
+            other @ (EndpointError::Truncated
+            | EndpointError::NoAnswer { .. }
+            | EndpointError::Stalled { .. }
+            | EndpointError::LineTooLong { .. }
+            | EndpointError::TooManyCalls { .. }
+            | EndpointError::ArgumentsTooLong { .. }
+            | EndpointError::MissingKey { .. }
+            | EndpointError::UnusableKey) => other,
         }
     }
 
@@ -153,75 +171,93 @@ impl OpenAiError {
     /// the server's log, quotes it).
     pub fn reason(&self) -> String {
         match self {
-            OpenAiError::ContextOverflow { .. } => crate::model::OVERFLOW_REASON.into(),
-            OpenAiError::Unauthorized { status, .. } => format!(
+            EndpointError::ContextOverflow { .. } => crate::model::OVERFLOW_REASON.into(),
+            EndpointError::Unauthorized { status, .. } => format!(
                 "the model's endpoint refused its API key (HTTP {status}); ask an administrator \
                  to check the model's api_key"
             ),
-            OpenAiError::RateLimited {
+            EndpointError::RateLimited {
                 retry_after_seconds,
                 ..
             } => format!(
                 "the model's endpoint is rate limiting requests; wait{} and send the message again",
                 wait(*retry_after_seconds)
             ),
-            OpenAiError::NotFound { .. } => "the model's endpoint has no such path or model \
+            EndpointError::NotFound { .. } => "the model's endpoint has no such path or model \
                 (HTTP 404); ask an administrator to check its base_url and model name"
                 .into(),
-            OpenAiError::ServerFailed { status, .. } => {
+            EndpointError::ServerFailed { status, .. } => {
                 format!("the model's endpoint failed (HTTP {status}); send the message again later")
             }
-            OpenAiError::Rejected { status, .. } => format!(
+            EndpointError::Overloaded { .. } => "the model's provider is overloaded; send the \
+                message again in a little while"
+                .into(),
+            EndpointError::Rejected { status, .. } => format!(
                 "the model's endpoint rejected the request (HTTP {status}); the server's log \
                  says why"
             ),
-            OpenAiError::Unreachable { .. } => "the model's endpoint could not be reached; ask \
+            EndpointError::Unreachable { .. } => "the model's endpoint could not be reached; ask \
                 an administrator to check its base_url and that it is running"
                 .into(),
-            OpenAiError::Request { .. } => {
+            EndpointError::Request { .. } => {
                 "the request to the model failed before it answered; send the message again".into()
             }
-            OpenAiError::Interrupted { .. } | OpenAiError::Truncated => {
+            EndpointError::Interrupted { .. } | EndpointError::Truncated => {
                 "the model's answer broke off before it finished; send the message again".into()
             }
-            OpenAiError::BadChunk { .. } => "the model's endpoint sent something that is not a \
-                chat completion; ask an administrator to check its base_url"
+            EndpointError::BadChunk { .. } => "the model's endpoint sent something that is not a \
+                streamed answer; ask an administrator to check its base_url"
                 .into(),
-            OpenAiError::StreamFailed { .. } => {
+            EndpointError::StreamFailed { .. } => {
                 "the model failed while answering; send the message again".into()
             }
-            OpenAiError::NoAnswer { seconds } => format!(
+            EndpointError::NoAnswer { seconds } => format!(
                 "the model did not start answering within {seconds} s; send the message again \
                  later, and tell an administrator if it keeps happening"
             ),
-            OpenAiError::Stalled { seconds } => format!(
+            EndpointError::Stalled { seconds } => format!(
                 "the model stopped answering for {seconds} s before it finished; send the message \
                  again"
             ),
-            OpenAiError::LineTooLong { kib } => format!(
+            EndpointError::LineTooLong { kib } => format!(
                 "the model's endpoint sent a line longer than {kib} KiB, more than the server \
                  accepts; send the message again, and tell an administrator if it keeps happening"
             ),
-            OpenAiError::TooManyCalls { max } => format!(
+            EndpointError::TooManyCalls { max } => format!(
                 "the model made more than {max} tool calls in one reply; send the message again, \
                  perhaps asking for less at once"
             ),
-            OpenAiError::ArgumentsTooLong { kib, .. } => format!(
+            EndpointError::ArgumentsTooLong { kib, .. } => format!(
                 "the model wrote more than {kib} KiB of arguments for one tool call; send the \
                  message again, perhaps asking for less at once"
             ),
-            OpenAiError::MissingKey { var } => format!(
+            EndpointError::MissingKey { var } => format!(
                 "the model's API key is to come from the environment variable `{var}`, which is \
                  not set; ask an administrator to set it"
             ),
+            EndpointError::UnusableKey => "the model's API key cannot be sent in a request; ask \
+                an administrator to check the model's api_key"
+                .into(),
         }
+    }
+
+    /// Whether the call is to be made again (as its [`RetryPolicy`](super::RetryPolicy) allows)
+    /// when it failed so before anything of the answer came: a rate limit, an overloaded
+    /// provider, or a failing server.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            EndpointError::RateLimited { .. }
+                | EndpointError::Overloaded { .. }
+                | EndpointError::ServerFailed { .. }
+        )
     }
 }
 
-impl From<OpenAiError> for crate::model::ModelError {
-    fn from(error: OpenAiError) -> Self {
+impl From<EndpointError> for crate::model::ModelError {
+    fn from(error: EndpointError) -> Self {
         match error {
-            OpenAiError::ContextOverflow { message } => {
+            EndpointError::ContextOverflow { message } => {
                 crate::model::ModelError::ContextOverflow { message }
             }
             other => crate::model::ModelError::Failed {
@@ -233,13 +269,15 @@ impl From<OpenAiError> for crate::model::ModelError {
 }
 
 /// Phrases servers use for a context overflow, lower case. OpenAI, Groq and vLLM say "maximum
-/// context length"; Anthropic-style gateways "prompt is too long"; llama.cpp "exceeds the
-/// available context size"; Mistral "too large for model with … maximum context length".
-const OVERFLOW_PHRASES: [&str; 7] = [
+/// context length"; Anthropic "prompt is too long" (and "exceed context limit" when the input and
+/// `max_tokens` together pass the window); llama.cpp "exceeds the available context size";
+/// Mistral "too large for model with … maximum context length".
+const OVERFLOW_PHRASES: [&str; 8] = [
     "maximum context length",
     "context length exceeded",
     "context_length_exceeded",
     "prompt is too long",
+    "exceed context limit",
     "context window",
     "exceeds the available context size",
     "input is too long",
@@ -252,41 +290,44 @@ const OVERFLOW_CODES: [&str; 2] = ["context_length_exceeded", "exceed_context_si
 const QUOTED_CHARS: usize = 300;
 
 /// The error for an HTTP answer with a failing `status` and its `body`.
-pub fn classify(status: u16, body: &str) -> OpenAiError {
+pub fn classify(status: u16, body: &str) -> EndpointError {
     let detail = Detail::from_body(body);
     let message = detail.message_or(status);
     match status {
-        401 | 403 => OpenAiError::Unauthorized { status, message },
-        429 => OpenAiError::RateLimited {
+        401 | 403 => EndpointError::Unauthorized { status, message },
+        429 => EndpointError::RateLimited {
             message,
             retry_after_seconds: None,
         },
-        _ if detail.is_overflow() => OpenAiError::ContextOverflow { message },
-        404 => OpenAiError::NotFound { message },
-        500..=599 => OpenAiError::ServerFailed { status, message },
-        _ => OpenAiError::Rejected { status, message },
+        _ if detail.is_overflow() => EndpointError::ContextOverflow { message },
+        404 => EndpointError::NotFound { message },
+        _ if status == 529 || detail.is_overloaded() => EndpointError::Overloaded { message },
+        500..=599 => EndpointError::ServerFailed { status, message },
+        _ => EndpointError::Rejected { status, message },
     }
 }
 
 /// The error for an `error` object a server sent inside the stream.
-pub fn classify_stream_error(error: &Value) -> OpenAiError {
+pub fn classify_stream_error(error: &Value) -> EndpointError {
     let detail = Detail::from_error(error);
     let message = detail
         .message
         .clone()
         .unwrap_or_else(|| quote(&error.to_string()));
     if detail.is_overflow() {
-        OpenAiError::ContextOverflow { message }
+        EndpointError::ContextOverflow { message }
     } else if detail.status == Some(429)
         || detail.code.as_deref() == Some("rate_limit_exceeded")
         || detail.kind.as_deref() == Some("rate_limit_error")
     {
-        OpenAiError::RateLimited {
+        EndpointError::RateLimited {
             message,
             retry_after_seconds: None,
         }
+    } else if detail.is_overloaded() {
+        EndpointError::Overloaded { message }
     } else {
-        OpenAiError::StreamFailed { message }
+        EndpointError::StreamFailed { message }
     }
 }
 
@@ -356,7 +397,8 @@ fn wait(retry_after_seconds: Option<u64>) -> String {
 }
 
 /// What an error body says, in the shapes servers use: OpenAI's `{"error": {message, type,
-/// code}}`, older vLLM's top-level `{message, type, code}`, and a bare `{"error": "…"}`.
+/// code}}` (Anthropic's `{"type": "error", "error": {type, message}}` is the same shape), older
+/// vLLM's top-level `{message, type, code}`, and a bare `{"error": "…"}`.
 #[derive(Debug, Default)]
 struct Detail {
     message: Option<String>,
@@ -412,6 +454,11 @@ impl Detail {
             OVERFLOW_PHRASES.iter().any(|phrase| m.contains(phrase))
         });
         marked || worded
+    }
+
+    /// Anthropic's `overloaded_error`, or a numeric code of 529.
+    fn is_overloaded(&self) -> bool {
+        self.kind.as_deref() == Some("overloaded_error") || self.status == Some(529)
     }
 
     fn message_or(&self, status: u16) -> String {

@@ -1,0 +1,153 @@
+//! Pictures reach a model that can see (rules A4, A8): a real JPEG from a phone, stored with an
+//! EXIF rotation, is sent through the turn loop to a fake OpenAI-compatible upstream upright and
+//! reduced to the model's largest picture.
+
+mod common;
+
+use std::io::Cursor;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::response::Response;
+use base64::Engine;
+use image::{GenericImageView, ImageFormat, Rgb, RgbImage};
+use serde_json::{Value, json};
+
+/// An 800 × 400 JPEG whose left half is red and right half blue, with an EXIF orientation of 6
+/// (turn 90° clockwise to view): upright it is 400 × 800, red above blue.
+fn phone_photo() -> Vec<u8> {
+    let image = RgbImage::from_fn(800, 400, |x, _| {
+        if x < 400 {
+            Rgb([220, 20, 20])
+        } else {
+            Rgb([20, 20, 220])
+        }
+    });
+    let mut jpeg = Cursor::new(Vec::new());
+    image.write_to(&mut jpeg, ImageFormat::Jpeg).expect("jpeg");
+    let jpeg = jpeg.into_inner();
+    // APP1 "Exif": a big-endian TIFF header and one IFD entry, Orientation (0x0112) = 6.
+    let mut exif = b"Exif\0\0MM\0\x2a\0\0\0\x08\0\x01".to_vec();
+    exif.extend_from_slice(&[0x01, 0x12, 0x00, 0x03, 0, 0, 0, 1, 0x00, 0x06, 0, 0]);
+    exif.extend_from_slice(&[0, 0, 0, 0]);
+    let length = u16::try_from(exif.len() + 2).expect("short");
+    let mut photo = jpeg[..2].to_vec();
+    photo.extend_from_slice(&[0xFF, 0xE1]);
+    photo.extend_from_slice(&length.to_be_bytes());
+    photo.extend_from_slice(&exif);
+    photo.extend_from_slice(&jpeg[2..]);
+    photo
+}
+
+/// A fake OpenAI-compatible upstream that answers every call with a short text reply and keeps
+/// the request bodies.
+async fn upstream() -> (String, Arc<Mutex<Vec<Value>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&seen);
+    let reply = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/openai/openai-text.sse"
+    ))
+    .expect("fixture");
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |body: axum::Json<Value>| {
+            let kept = Arc::clone(&kept);
+            let reply = reply.clone();
+            async move {
+                kept.lock().expect("lock").push(body.0);
+                Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(Body::from(reply))
+                    .expect("response")
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("port");
+    let base = format!("http://{}/v1", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, seen)
+}
+
+#[tokio::test]
+async fn a4_a8_a_rotated_phone_photo_reaches_the_model_upright_and_reduced() {
+    let (base, seen) = upstream().await;
+    let models = format!(
+        r#"
+[[models]]
+name = "seer"
+kind = "openai"
+base_url = "{base}"
+model = "seer-1"
+[models.capabilities]
+context_window = 128000
+max_output_tokens = 4096
+can_reason = false
+can_see = true
+largest_picture = {{ long_edge = 400 }}
+"#
+    );
+    let registry =
+        portal_server::model::ModelRegistry::from_toml(&models, 0.0, |_| None).expect("models");
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = common::start_with(data.path(), 0.0, Some(registry)).await;
+
+    let uploaded: Value = server
+        .client
+        .post(server.url("/api/attachments?filename=IMG_0001.jpg"))
+        .body(phone_photo())
+        .send()
+        .await
+        .expect("answer")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        (uploaded["width"].as_u64(), uploaded["height"].as_u64()),
+        (Some(400), Some(800)),
+        "A4: stored upright: {uploaded}"
+    );
+    let id = server.conversation().await;
+    let sent = server
+        .client
+        .post(server.url(&format!("/api/conversations/{id}/messages")))
+        .json(&json!({ "text": "What colours are these?", "attachments": [uploaded["id"]] }))
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(sent.status().as_u16(), 202);
+    server.events(&id, 1, None).await;
+
+    let requests = seen.lock().expect("lock").clone();
+    let request = requests.first().expect("the model was called");
+    let url = request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .find_map(|part| part["image_url"]["url"].as_str())
+        .expect("A4: the picture is in the request, not a could-not-be-loaded line")
+        .to_string();
+    let base64 = url
+        .strip_prefix("data:image/jpeg;base64,")
+        .expect("A4: a JPEG stays JPEG");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(base64)
+        .expect("base64");
+    let sent = image::load_from_memory(&bytes).expect("decodes");
+    assert_eq!(
+        sent.dimensions(),
+        (200, 400),
+        "A4: reduced to a long edge of 400, upright"
+    );
+    let [r, _, b, _] = sent.get_pixel(100, 50).0;
+    assert!(r > 150 && b < 100, "red on top: {r} {b}");
+    let [r, _, b, _] = sent.get_pixel(100, 350).0;
+    assert!(b > 150 && r < 100, "blue below: {r} {b}");
+    assert!(
+        request.to_string().contains("200×400"),
+        "A4: the message names the size sent"
+    );
+}

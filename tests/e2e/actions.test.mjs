@@ -1,0 +1,65 @@
+// What the person can do with a turn: Copy a reply as plain text, Regenerate the last reply (a new
+// turn with the same message; the first stays), and Edit a message they sent into the composer to
+// send as a new turn.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startPortal, launchBrowser, shots } from './portal.mjs';
+
+const status = (page, turn, wanted, timeout = 60000) =>
+  page.locator(`[data-turn="${turn}"][data-turn-status="${wanted}"]`).waitFor({ timeout });
+const settled = (page, turn) => page.locator(`[data-turn="${turn}"][data-settled="true"]`).waitFor({ timeout: 60000 });
+
+test('copy, regenerate, and edit and resend', { timeout: 180000 }, async () => {
+  const portal = await startPortal(['--demo-pace', '0']);
+  let browser;
+  try {
+    browser = await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 900, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: portal.url });
+    const page = await context.newPage();
+    await page.goto(portal.url);
+    await page.getByTestId('model-label').waitFor();
+    await page.getByLabel('Message').fill('Tell me about writing systems');
+    await page.keyboard.press('Enter');
+    await status(page, 1, 'completed');
+    await settled(page, 1);
+
+    // Copy: the reply's answer as plain text.
+    const first = page.locator('[data-turn="1"]');
+    await first.getByTestId('copy').click();
+    await first.getByTestId('copy').filter({ hasText: 'Copied' }).waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const shown = await first.locator('.block.answer .body').allInnerTexts();
+    assert.equal(copied.replace(/\s+/g, ' ').trim(), shown.join(' ').replace(/\s+/g, ' ').trim());
+    assert.ok(copied.includes('👨‍👩‍👧‍👦') && !copied.includes('<'), 'plain text, emoji whole');
+    assert.ok(copied.includes('\n\n'), 'paragraphs stay apart');
+
+    // Regenerate: only the latest reply offers it; it asks again as a new turn.
+    await first.getByTestId('regenerate').click();
+    await status(page, 2, 'completed');
+    await settled(page, 2);
+    assert.equal(await page.locator('[data-turn="2"] .message.user p').innerText(), 'Tell me about writing systems');
+    assert.equal(await first.getByTestId('regenerate').count(), 0, 'an earlier reply does not regenerate');
+    assert.equal(await page.locator('.turn').count(), 2, 'the first turn stays');
+
+    // Edit: the first message becomes the draft; changed and sent, it is a new turn.
+    await first.locator('.message.user').hover();
+    await first.getByTestId('edit').click();
+    const message = page.getByLabel('Message');
+    assert.equal(await message.inputValue(), 'Tell me about writing systems');
+    await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Message');
+    await message.press('End');
+    await page.keyboard.type(', especially Thai');
+    await page.screenshot({ path: join(shots, 'actions-edit.png') });
+    await message.press('Enter');
+    await status(page, 3, 'completed');
+    await settled(page, 3);
+    assert.equal(await page.locator('[data-turn="3"] .message.user p').innerText(), 'Tell me about writing systems, especially Thai');
+    assert.equal(await page.locator('.turn').count(), 3);
+    await page.screenshot({ path: join(shots, 'actions-done.png'), fullPage: true });
+  } finally {
+    await browser?.close();
+    portal.stop();
+  }
+});

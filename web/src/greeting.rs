@@ -1,0 +1,51 @@
+//! A new chat's greeting: the agent's name, what it is for, and messages to start from, each of
+//! which becomes the draft with a click.
+
+use leptos::prelude::*;
+
+use crate::session;
+use crate::state::portal;
+
+/// What the greeting says of an agent whose file does not say what it is for.
+const NO_DESCRIPTION: &str = "Ask a question or describe a task to begin.";
+
+#[component]
+pub fn Greeting() -> impl IntoView {
+    let portal = portal();
+    move || {
+        let agent = portal.shown_agent()?;
+        let description = if agent.description.is_empty() {
+            NO_DESCRIPTION.to_string()
+        } else {
+            agent.description
+        };
+        let examples = agent
+            .examples
+            .into_iter()
+            .map(|example| {
+                let text = example.clone();
+                view! {
+                    <li>
+                        <button
+                            type="button"
+                            class="example"
+                            on:click=move |_| {
+                                portal.draft.set(text.clone());
+                                session::focus_composer();
+                            }
+                        >
+                            {example}
+                        </button>
+                    </li>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <section class="greeting" aria-labelledby="greeting-name" data-testid="greeting">
+                <h2 id="greeting-name">{agent.name}</h2>
+                <p dir="auto">{description}</p>
+                <ul class="examples" aria-label="Start from">{examples}</ul>
+            </section>
+        })
+    }
+}

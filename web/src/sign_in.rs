@@ -1,0 +1,60 @@
+//! Signing in and out: the page asks the server who is signed in when it starts, shows the
+//! sign-in page to nobody, and opens what the address names once someone is in.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::route::Route;
+use crate::state::{Portal, SignIn};
+use crate::{api, conversation_list, drafts, session};
+
+/// Asks the server who is signed in.
+pub fn check(portal: Portal) {
+    portal.sign_in.set(SignIn::Asking);
+    spawn_local(async move {
+        match api::session().await {
+            Ok(person) => signed_in(portal, person),
+            Err(error) if error.signed_out() => portal.sign_in.set(SignIn::Needed { ended: None }),
+            Err(error) => portal.sign_in.set(SignIn::Unknown(error.message)),
+        }
+    });
+}
+
+/// Signs in with what the person typed; the error says what was wrong, in the server's words.
+pub async fn sign_in(
+    portal: Portal,
+    organisation: &str,
+    user: &str,
+    password: &str,
+) -> Result<(), String> {
+    let person = api::sign_in(organisation.trim(), user.trim(), password)
+        .await
+        .map_err(|e| e.message)?;
+    signed_in(portal, person);
+    Ok(())
+}
+
+/// Signs out, forgetting the person's drafts in this tab, and shows the sign-in page at `/`.
+pub fn sign_out(portal: Portal) {
+    spawn_local(async move {
+        match api::sign_out().await {
+            // Signed out already: the session had ended.
+            Err(error) if !error.signed_out() => portal.problem.set(Some(error.message)),
+            _ => {
+                if let Some(person) = portal.person() {
+                    drafts::forget(&person);
+                }
+                portal.sign_in.set(SignIn::Needed { ended: None });
+                Route::NewChat.replace();
+                session::show(portal, &Route::NewChat);
+            }
+        }
+    });
+}
+
+/// `person` is in: the page opens what its address names, and their conversations.
+fn signed_in(portal: Portal, person: api::Person) {
+    portal.sign_in.set(SignIn::SignedIn(person));
+    session::show(portal, &Route::current());
+    conversation_list::restart(portal);
+}

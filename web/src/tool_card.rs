@@ -1,0 +1,99 @@
+//! An agent's work, drawn as compact cards: a tool call with its tool's name, its arguments on
+//! one line, its state and, on demand, its result's opening lines; an approval request with the
+//! action it asks for in plain words. What each shows is decided by `portal_core::tool_card`.
+
+use leptos::prelude::*;
+use portal_core::tool_card::{ToolCardConfig, ToolState, tool_card};
+
+use crate::turn_view::TurnView;
+
+/// The call at block `at` of `turn`.
+#[component]
+pub fn ToolCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl IntoView {
+    let card = Memo::new(move |_| {
+        turn.state
+            .with(|s| tool_card(s, at, &ToolCardConfig::default()))
+    });
+    move || {
+        card.get().map(|card| {
+            let state = card.state;
+            let result = card.result.map(|opening| {
+                view! {
+                    <details class="tool-result">
+                        <summary>"Result"</summary>
+                        <pre dir="auto">{opening.text}{opening.cut.then_some("\n…")}</pre>
+                    </details>
+                }
+            });
+            view! {
+                <div class="block tool-card" class:dimmed=dimmed data-testid="tool-card" data-state=state.as_str()>
+                    <div class="tool-line">
+                        <StateMark state />
+                        <span class="tool-name">{card.name}</span>
+                        <span class="tool-summary" dir="auto">{card.summary}</span>
+                        <span class="tool-state">{state.label()}</span>
+                    </div>
+                    {result}
+                </div>
+            }
+        })
+    }
+}
+
+/// The approval request at block `at` of `turn`: the action asked for, and where its call stands.
+#[component]
+pub fn ApprovalCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl IntoView {
+    let request = Memo::new(move |_| {
+        turn.state.with(|s| {
+            let block = s.blocks.get(at)?;
+            let call = block.call.as_ref()?;
+            // The card of the call it asks about, for where the call stands now.
+            let state = (0..s.blocks.len())
+                .filter_map(|place| tool_card(s, place, &ToolCardConfig::default()))
+                .find(|card| card.call_id == call.id)
+                .map(|card| card.state);
+            Some((block.text.clone(), state))
+        })
+    });
+    move || {
+        request.get().map(|(action, state)| {
+            let state = state.unwrap_or(ToolState::AwaitingApproval);
+            let outcome = match state {
+                ToolState::AwaitingApproval => "Waiting for your approval",
+                ToolState::Declined => "You declined",
+                ToolState::NotRun => "Not run",
+                _ => "You approved",
+            };
+            view! {
+                <div class="block approval-card" class:dimmed=dimmed data-testid="approval-card" data-state=state.as_str()>
+                    <p class="approval-heading">"The assistant asks to"</p>
+                    <p class="approval-action" dir="auto">{action}</p>
+                    <p class="approval-state">{outcome}</p>
+                </div>
+            }
+        })
+    }
+}
+
+/// A small mark of a call's state: a breathing dot while it runs, a tick, a cross, a dash.
+#[component]
+fn StateMark(state: ToolState) -> impl IntoView {
+    let path = match state {
+        ToolState::Running | ToolState::AwaitingApproval => "",
+        ToolState::Done => "M5 10.5l3.2 3.2L15 7",
+        ToolState::Failed => "M6 6l8 8M14 6l-8 8",
+        ToolState::NotRun | ToolState::Declined => "M6 10h8",
+    };
+    view! {
+        <svg class="tool-mark" viewBox="0 0 20 20" width="14" height="14" aria-hidden="true">
+            {if path.is_empty() {
+                view! { <circle cx="10" cy="10" r="4" fill="currentColor" /> }.into_any()
+            } else {
+                view! {
+                    <path d=path fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" />
+                }
+                    .into_any()
+            }}
+        </svg>
+    }
+}

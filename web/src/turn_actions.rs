@@ -1,0 +1,108 @@
+//! What the person can do with a turn once it has ended: copy the reply as plain text, have the
+//! last message answered again (Regenerate: a new turn, the transcript is never rewritten), and
+//! take a message of theirs back into the composer to edit and send as a new turn.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+use portal_core::compaction::compact_pill;
+
+use crate::composer::Chip;
+use crate::session;
+use crate::state::portal;
+use crate::turn_view::TurnView;
+
+/// How long "Copied" shows after a copy.
+const COPIED_FOR: Duration = Duration::from_secs(2);
+
+/// Copy and Regenerate, under a turn that ended and settled.
+#[component]
+pub fn ReplyActions(turn: TurnView) -> impl IntoView {
+    let portal = portal();
+    let copied = RwSignal::new(false);
+    let answer = Memo::new(move |_| {
+        turn.settled()
+            .then(|| turn.state.with(|s| s.answer()))
+            .flatten()
+    });
+    let copy = move |_| {
+        let Some(text) = answer.get_untracked() else {
+            return;
+        };
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        let _ = window.navigator().clipboard().write_text(&text);
+        copied.set(true);
+        set_timeout(move || copied.set(false), COPIED_FOR);
+    };
+    let regenerate = move |_| {
+        let text = turn.state.with_untracked(|s| s.user_text.clone());
+        session::resend(
+            portal,
+            text,
+            turn.attachments.get_value(),
+            turn.effort.get_untracked(),
+        );
+    };
+    // Regenerate asks again for the latest chat turn's reply, once it ended (a failed one offers
+    // Retry instead).
+    let regenerates = move || {
+        portal.is_latest(&turn)
+            && turn.settled()
+            && turn.state.with(|s| {
+                s.status != portal_core::TurnStatus::Failed && compact_pill(&s.user_text).is_none()
+            })
+    };
+    move || {
+        let copies = answer.get().is_some();
+        let regenerates = regenerates();
+        (copies || regenerates).then(|| {
+            view! {
+                <div class="reply-actions">
+                    {copies.then(|| view! {
+                        <button type="button" data-testid="copy" on:click=copy>
+                            {move || if copied.get() { "Copied" } else { "Copy" }}
+                        </button>
+                    })}
+                    {regenerates.then(|| view! {
+                        <button
+                            type="button"
+                            data-testid="regenerate"
+                            disabled=move || portal.running() || portal.sending.get()
+                            on:click=regenerate
+                        >
+                            "Regenerate"
+                        </button>
+                    })}
+                </div>
+            }
+        })
+    }
+}
+
+/// Edit, beside a message the person sent: it becomes the composer's draft, with its files, to
+/// change and send as a new turn.
+#[component]
+pub fn EditMessage(turn: TurnView) -> impl IntoView {
+    let portal = portal();
+    let edit = move |_| {
+        portal
+            .draft
+            .set(turn.state.with_untracked(|s| s.user_text.clone()));
+        portal.attachments.set(
+            turn.attachments
+                .get_value()
+                .into_iter()
+                .map(Chip::attached)
+                .collect(),
+        );
+        portal.effort.set(None);
+        session::focus_composer();
+    };
+    view! {
+        <button type="button" class="edit-message" data-testid="edit" on:click=edit>
+            "Edit"
+        </button>
+    }
+}

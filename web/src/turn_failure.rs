@@ -1,0 +1,55 @@
+//! Why a turn failed, under it, in the server's words for the person, and Retry: the same
+//! message, attachments and effort again as a new turn (the failed one stays as it was).
+
+use leptos::prelude::*;
+use portal_core::TurnStatus;
+
+use crate::session;
+use crate::state::portal;
+use crate::turn_view::TurnView;
+
+/// What a failed turn says when its reason is unknown.
+const UNKNOWN: &str = "The reply failed before it finished.";
+
+#[component]
+pub fn TurnFailure(turn: TurnView) -> impl IntoView {
+    let portal = portal();
+    let failure = Memo::new(move |_| {
+        turn.state.with(|s| {
+            (s.status == TurnStatus::Failed)
+                .then(|| s.failure.clone().unwrap_or_else(|| UNKNOWN.to_string()))
+        })
+    });
+    let retry = move |_| {
+        let (text, effort) = (
+            turn.state.with_untracked(|s| s.user_text.clone()),
+            turn.effort.get_untracked(),
+        );
+        session::resend(portal, text, turn.attachments.get_value(), effort);
+    };
+    move || {
+        failure.get().map(|reason| {
+            // A failure that happens while the person watches is announced; a reloaded one is not.
+            let role = turn.announces.then_some("alert");
+            let retry = (portal.is_latest(&turn)).then(|| {
+                view! {
+                    <button
+                        type="button"
+                        class="retry"
+                        data-testid="retry"
+                        disabled=move || portal.running() || portal.sending.get()
+                        on:click=retry
+                    >
+                        "Retry"
+                    </button>
+                }
+            });
+            view! {
+                <div class="failure" role=role data-testid="failure">
+                    <p>{reason}</p>
+                    {retry}
+                </div>
+            }
+        })
+    }
+}

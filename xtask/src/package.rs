@@ -1,0 +1,283 @@
+//! `cargo xtask package`: the npm package of `portal-wasm` in `target/npm/portal-wasm/`, packed
+//! as `target/npm/portal-wasm-<version>.tgz`, and the checks a front-end team would make of it
+//! (`check`): the tarball installed into a fresh project, used from Node (ESM and CommonJS), from
+//! a page bundled with esbuild in headless Chromium, and by `tsc --strict`.
+//!
+//! Each build (the full engine, and playout alone) is one wasm file shared by three glues that
+//! wasm-bindgen writes for the same wasm: `portal_wasm.js` for bundlers (WebAssembly ESM
+//! integration), `web.js` for browsers without a bundler (explicit `init`), and `node.cjs` for
+//! Node. docs/decisions.md ("wasm-pkg") explains the layout and the `exports` map.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail, ensure};
+
+use crate::{run, sizes};
+
+/// Where the package is assembled, and where its tarball and the consumer project go.
+const NPM_DIR: &str = "target/npm";
+const PACKAGE_DIR: &str = "target/npm/portal-wasm";
+const CONSUMER_DIR: &str = "target/npm/consumer";
+/// The checked-in package files: package.json, README.md, CHANGELOG.md.
+const TEMPLATE_DIR: &str = "wasm-pkg/npm";
+/// The consumer project's tests and the examples they run.
+const CONSUMER_TESTS: &str = "wasm-pkg/tests/npm";
+const EXAMPLES: &str = "wasm-pkg/examples";
+
+/// The two builds: the package folder each goes to, and the cargo feature flags that make it.
+const BUILDS: &[(&str, &[&str])] = &[("full", &[]), ("playout", &["--no-default-features"])];
+
+/// Budgets in gzipped bytes (issue 17), checked whenever the package is built.
+const FULL_WASM_BUDGET: u64 = 180 * 1024;
+const PLAYOUT_WASM_BUDGET: u64 = 60 * 1024;
+
+/// Builds the package and packs it; returns the tarball's path.
+pub fn build() -> anyhow::Result<PathBuf> {
+    let package = Path::new(PACKAGE_DIR);
+    if package.exists() {
+        fs::remove_dir_all(package).context("cannot clear target/npm/portal-wasm")?;
+    }
+    fs::create_dir_all(package).context("cannot create target/npm/portal-wasm")?;
+    for (name, flags) in BUILDS {
+        build_one(name, flags, &package.join(name))?;
+    }
+    copy_files(package)?;
+    let tarball = pack(package)?;
+    wasm_budgets(package)?;
+    Ok(tarball)
+}
+
+/// One build: cargo with the size-first profile, wasm-bindgen's three glues, wasm-opt once.
+fn build_one(name: &str, flags: &[&str], out: &Path) -> anyhow::Result<()> {
+    let mut args = vec![
+        "build",
+        "-p",
+        "portal-wasm",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--profile",
+        "release-wasm",
+    ];
+    args.extend(flags);
+    run::step(&format!("Building portal-wasm ({name})"), "cargo", &args)?;
+    let wasm = "target/wasm32-unknown-unknown/release-wasm/portal_wasm.wasm";
+    let glue = Path::new(NPM_DIR).join("glue").join(name);
+    for target in ["bundler", "web", "nodejs"] {
+        let dir = glue.join(target);
+        if dir.exists() {
+            fs::remove_dir_all(&dir)?;
+        }
+        run::step(
+            &format!("Writing the {target} glue ({name})"),
+            "wasm-bindgen",
+            &[
+                "--target",
+                target,
+                "--out-name",
+                "portal_wasm",
+                "--out-dir",
+                path_str(&dir)?,
+                wasm,
+            ],
+        )?;
+    }
+    fs::create_dir_all(out)?;
+    let bundler = glue.join("bundler");
+    for file in ["portal_wasm.js", "portal_wasm_bg.js"] {
+        fs::copy(bundler.join(file), out.join(file))
+            .with_context(|| format!("cannot copy the bundler glue's {file}"))?;
+    }
+    copy_glue(&bundler, "portal_wasm.d.ts", &out.join("portal_wasm.d.ts"))?;
+    copy_glue(&glue.join("web"), "portal_wasm.js", &out.join("web.js"))?;
+    copy_glue(&glue.join("web"), "portal_wasm.d.ts", &out.join("web.d.ts"))?;
+    copy_glue(
+        &glue.join("nodejs"),
+        "portal_wasm.js",
+        &out.join("node.cjs"),
+    )?;
+    copy_glue(
+        &glue.join("nodejs"),
+        "portal_wasm.d.ts",
+        &out.join("node.d.cts"),
+    )?;
+    copy_dir(&bundler.join("snippets"), &out.join("snippets"))?;
+    // The three targets' wasm files are the same bytes; the package keeps one, optimised once.
+    for target in ["web", "nodejs"] {
+        let other = fs::read(glue.join(target).join("portal_wasm_bg.wasm"))?;
+        ensure!(
+            other == fs::read(bundler.join("portal_wasm_bg.wasm"))?,
+            "wasm-bindgen wrote a different wasm for --target {target}, so its glues cannot \
+             share one; give each target its own folder in xtask/src/package.rs"
+        );
+    }
+    run::step(
+        &format!("Optimising the wasm for size ({name})"),
+        "wasm-opt",
+        &[
+            "-Oz",
+            path_str(&bundler.join("portal_wasm_bg.wasm"))?,
+            "-o",
+            path_str(&out.join("portal_wasm_bg.wasm"))?,
+        ],
+    )
+}
+
+/// wasm-bindgen declares `[Symbol.dispose]()` on classes; this makes TypeScript load its lib
+/// wherever the declarations are read, so a project whose `lib` stops short of ES2025 (or
+/// `esnext.disposable`) needs no `skipLibCheck`.
+const DISPOSABLE_LIB: &str = "/// <reference lib=\"esnext.disposable\" />\n";
+
+/// A glue file under its package name. Its JSR types comment names the declarations beside it;
+/// declarations get [`DISPOSABLE_LIB`].
+fn copy_glue(dir: &Path, file: &str, to: &Path) -> anyhow::Result<()> {
+    let text = fs::read_to_string(dir.join(file)).with_context(|| format!("cannot read {file}"))?;
+    let types = match to.extension().and_then(|e| e.to_str()) {
+        Some("js") => to.with_extension("d.ts"),
+        Some("cjs") => to.with_extension("d.cts"),
+        _ => to.to_path_buf(),
+    };
+    let types = types.file_name().and_then(|n| n.to_str()).unwrap_or(file);
+    let mut text = text.replace(
+        "@ts-self-types=\"./portal_wasm.d.ts\"",
+        &format!("@ts-self-types=\"./{types}\""),
+    );
+    if file.ends_with(".d.ts") {
+        text.insert_str(0, DISPOSABLE_LIB);
+    }
+    fs::write(to, text).with_context(|| format!("cannot write {}", to.display()))
+}
+
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// package.json (its version checked against the workspace's), the README for npm users, the
+/// changelog and the repository's LICENSE.
+fn copy_files(package: &Path) -> anyhow::Result<()> {
+    let manifest = fs::read_to_string(Path::new(TEMPLATE_DIR).join("package.json"))
+        .context("cannot read wasm-pkg/npm/package.json")?;
+    let version = env!("CARGO_PKG_VERSION");
+    ensure!(
+        manifest.contains(&format!("\"version\": \"{version}\"")),
+        "wasm-pkg/npm/package.json does not give the workspace's version {version}; set its \
+         \"version\" to {version}"
+    );
+    fs::write(package.join("package.json"), manifest)?;
+    for file in ["README.md", "CHANGELOG.md"] {
+        fs::copy(Path::new(TEMPLATE_DIR).join(file), package.join(file))
+            .with_context(|| format!("cannot copy wasm-pkg/npm/{file}"))?;
+    }
+    fs::copy("LICENSE", package.join("LICENSE")).context("cannot copy LICENSE")?;
+    Ok(())
+}
+
+/// `npm pack` into target/npm; the tarball's path.
+fn pack(package: &Path) -> anyhow::Result<PathBuf> {
+    let tarball = Path::new(NPM_DIR).join(format!("portal-wasm-{}.tgz", env!("CARGO_PKG_VERSION")));
+    if tarball.exists() {
+        fs::remove_file(&tarball)?;
+    }
+    run::step_in(
+        "Packing the npm package",
+        path_str(package)?,
+        "npm",
+        &["pack", "--pack-destination", ".."],
+    )?;
+    ensure!(
+        tarball.exists(),
+        "npm pack did not write {}",
+        tarball.display()
+    );
+    Ok(tarball)
+}
+
+/// The wasm budgets: printed, and an error when one is over.
+fn wasm_budgets(package: &Path) -> anyhow::Result<()> {
+    let full = sizes::measure(&[package.join("full/portal_wasm_bg.wasm")])?;
+    let playout = sizes::measure(&[package.join("playout/portal_wasm_bg.wasm")])?;
+    sizes::check(&[
+        ("portal-wasm, full engine (wasm)", full, FULL_WASM_BUDGET),
+        ("portal-wasm/playout (wasm)", playout, PLAYOUT_WASM_BUDGET),
+    ])
+}
+
+/// The tarball installed into a fresh project and used as a front-end team would use it.
+pub fn check(tarball: &Path) -> anyhow::Result<()> {
+    let consumer = Path::new(CONSUMER_DIR);
+    if consumer.exists() {
+        fs::remove_dir_all(consumer).context("cannot clear target/npm/consumer")?;
+    }
+    copy_dir(Path::new(CONSUMER_TESTS), consumer)?;
+    copy_dir(Path::new(EXAMPLES), &consumer.join("examples"))?;
+    let tarball = fs::canonicalize(tarball)?;
+    // The package has no dependencies, so its install needs no registry; the project's tools
+    // (esbuild, typescript, react) resolve from the repository's node_modules above it.
+    run::step_in(
+        "Installing the packed tarball into a fresh project",
+        path_str(consumer)?,
+        "npm",
+        &[
+            "install",
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+            path_str(&tarball)?,
+        ],
+    )?;
+    run::step_in(
+        "Using the installed package: Node ESM and CommonJS, an esbuild page in Chromium, tsc",
+        path_str(consumer)?,
+        "node",
+        &["--test", "--test-concurrency=1"],
+    )?;
+    publish_dry_run(&tarball)
+}
+
+/// `npm publish --dry-run` on the tarball: any warning but the one about not being logged in
+/// (a missing field, a field npm had to correct) fails the check.
+fn publish_dry_run(tarball: &Path) -> anyhow::Result<()> {
+    println!("\nxtask: npm publish --dry-run {}", tarball.display());
+    let output = run::command("npm")
+        .args(["publish", "--dry-run", "--no-audit"])
+        .arg(tarball)
+        .current_dir(NPM_DIR)
+        .output()
+        .context("cannot run npm; run `cargo xtask setup`")?;
+    let text = String::from_utf8_lossy(&output.stderr).into_owned()
+        + &String::from_utf8_lossy(&output.stdout);
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("npm warn") && !line.contains("logged in"))
+        .collect();
+    if !output.status.success() || !warnings.is_empty() {
+        let shown = if warnings.is_empty() {
+            text.clone()
+        } else {
+            warnings.join("\n")
+        };
+        bail!(
+            "npm publish --dry-run is not clean ({}):\n{shown}",
+            output.status
+        );
+    }
+    println!("xtask: npm publish --dry-run: no warnings about the package");
+    Ok(())
+}
+
+fn path_str(path: &Path) -> anyhow::Result<&str> {
+    match path.to_str() {
+        Some(text) => Ok(text),
+        None => bail!("{} is not UTF-8", path.display()),
+    }
+}
