@@ -38,12 +38,6 @@ pub fn has_answer(kinds: &[BlockKind]) -> bool {
     drawn_as(kinds).contains(&Drawn::Answer)
 }
 
-/// The paragraphs a text is drawn as: split at each blank line (`"\n\n"`). A live reply and a
-/// reloaded one are split the same way, so a settled reply's page equals a reloaded one (R10).
-pub fn paragraphs(text: &str) -> impl Iterator<Item = &str> {
-    text.split("\n\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,12 +78,5 @@ mod tests {
             &[Drawn::Thinking, Drawn::Answer, Drawn::Thinking],
             true,
         );
-    }
-
-    // R10: paragraphs split at blank lines only; a lone newline stays inside its paragraph.
-    #[test]
-    fn r10_paragraphs_split_at_blank_lines() {
-        let split: Vec<&str> = paragraphs("one\ntwo\n\nthree\n\n\nfour").collect();
-        assert_eq!(split, ["one\ntwo", "three", "\nfour"]);
     }
 }

@@ -336,6 +336,21 @@ const PARAGRAPHS: &[&str] = &[
     "In short, {topic} reads the same in every script, one character at a time, about six tenths of a second behind the model.",
 ];
 
+/// The markdown the tour shows after its first paragraph: a heading, a list with bold and inline
+/// code, a link, a fenced code block and a small table.
+const MARKDOWN_TOUR: &str = "## What plays out here\n\n\
+- **Whole clusters**: a frame never ends inside an emoji or an accent.\n\
+- **Markdown** as it arrives: `**bold**`, lists, code and tables, with no raw syntax on the way.\n\
+- Links such as [CommonMark](https://commonmark.org) open in a new tab.\n\n\
+```rust\n\
+let frame = playout.tick(now_ms);\n\
+draw(&frame);\n\
+```\n\n\
+| Script | Sample |\n\
+|---|---|\n\
+| Japanese | 日本語 |\n\
+| Thai | ภาษาไทย |";
+
 /// The sentence the demo releases in one piece after a pause, as a guardrail check would.
 pub const RELEASED_SENTENCE: &str = " This whole sentence was held back by a check and released at once, so the text speeds up smoothly instead of jumping.";
 
@@ -367,6 +382,8 @@ fn answer_text(topic: &str, tool: &Answer, random: &mut Lcg) -> String {
     }
     let held = 1 + (random.next() as usize % (paragraphs.len() - 2));
     paragraphs[held].push_str(RELEASED_SENTENCE);
+    let tour = if tool.call_id.is_empty() { 1 } else { 2 };
+    paragraphs.insert(tour, MARKDOWN_TOUR.to_string());
     paragraphs.join("\n\n")
 }
 

@@ -25,17 +25,52 @@ test('r7_r8_r10 a sent message plays out, settles to plain text and reloads iden
     // Mid-playout: words still resolving from their blur (R7) and the breathing caret (R8).
     await page.locator(`${answer} .w`).nth(8).waitFor({ timeout: 15000 });
     await page.locator(`${answer} .caret`).waitFor();
-    const blur = await page.locator(`${answer} .w`).last().evaluate((w) => getComputedStyle(w).display);
+    // The open block is drawn again each frame, so each look at the page is one evaluation.
+    const blur = await page.evaluate((sel) => {
+      const words = document.querySelectorAll(`${sel} .w`);
+      return words.length ? getComputedStyle(words[words.length - 1]).display : 'none';
+    }, answer);
     assert.equal(blur, 'inline', 'word elements stay inline');
     await page.screenshot({ path: join(shots, 'reply-mid-playout.png') });
+    // R7: a word resolves as one element, even when frames reveal its letters one by one: two
+    // resolving elements side by side never split a word between them.
+    const splits = [];
+    for (let look = 0; look < 40; look++) {
+      splits.push(...await page.evaluate((sel) => {
+        const found = [];
+        for (const w of document.querySelectorAll(`${sel} .w`)) {
+          const next = w.nextSibling;
+          if (next?.nodeType === 1 && next.classList.contains('w')
+            && /[\p{L}\p{M}\p{N}]$/u.test(w.textContent) && /^[\p{L}\p{M}\p{N}]/u.test(next.textContent)) {
+            found.push(`${w.textContent}|${next.textContent}`);
+          }
+        }
+        return found;
+      }, answer));
+      await page.waitForTimeout(50);
+    }
+    assert.deepEqual(splits, [], 'no word is split between two resolving elements (R7)');
 
     await page.locator('[data-turn-status="completed"][data-settled="true"]').waitFor({ timeout: 90000 });
     const settled = await page.locator(answer).innerHTML();
-    assert.ok(!settled.includes('<span'), 'no per-word elements are left behind (R10)');
+    assert.ok(!settled.includes('class="w"'), 'no per-word elements are left behind (R10)');
+    assert.ok(!settled.includes('caret'), 'no caret is left behind (R10)');
     const reply = await page.locator(answer).innerText();
     assert.ok(reply.includes('👨‍👩‍👧‍👦'), 'the reply holds the family emoji whole');
     assert.ok(reply.includes('日本語'), 'the reply holds Japanese');
     assert.ok((await page.locator(`${answer} p`).count()) >= 5, 'one paragraph element per paragraph');
+    // The demo's tour is markdown, drawn as the model meant it.
+    assert.equal(await page.locator(`${answer} h2`).innerText(), 'What plays out here');
+    assert.equal(await page.locator(`${answer} li strong`).first().innerText(), 'Whole clusters');
+    assert.equal(await page.locator(`${answer} li code`).first().innerText(), '**bold**');
+    assert.equal(await page.locator(`${answer} .code-block .code-language`).innerText(), 'rust');
+    assert.match(await page.locator(`${answer} .code-block code`).innerText(), /^let frame = playout\.tick\(now_ms\);\ndraw\(&frame\);/);
+    assert.equal(await page.locator(`${answer} table th`).first().innerText(), 'Script');
+    const link = page.locator(`${answer} a`);
+    assert.equal(await link.getAttribute('href'), 'https://commonmark.org');
+    assert.equal(await link.getAttribute('rel'), 'noopener noreferrer nofollow');
+    assert.equal(await link.getAttribute('target'), '_blank');
+    assert.ok(!reply.includes('## ') && !reply.includes('|---') && !reply.includes('```'), 'no raw markdown syntax is shown');
     await page.screenshot({ path: join(shots, 'reply.png'), fullPage: true });
 
     // R10: the reloaded conversation is drawn as plain text, the same DOM as the settled one.

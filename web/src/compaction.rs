@@ -7,6 +7,8 @@ use std::time::Duration;
 use leptos::prelude::*;
 use portal_core::compaction::{CompactionConfig, ContextMeter, Divider, summarising_clock};
 
+use crate::markdown_view::draw_reply;
+
 /// The milliseconds since the page opened, the clock the divider's elapsed time is read from.
 pub fn now_ms() -> f64 {
     web_sys::window()
@@ -48,6 +50,13 @@ pub fn Summarised(divider: Divider) -> impl IntoView {
         "Summary of turns {}–{}",
         divider.covers.first, divider.covers.last
     );
+    // The summary is markdown, drawn as a reply is (web/src/markdown_view.rs).
+    let summary = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move || {
+        if let Some(body) = summary.get() {
+            draw_reply(&body, &divider.summary);
+        }
+    });
     view! {
         <details class="divider summarised" data-trigger=trigger data-testid="divider">
             <summary title=title>
@@ -56,7 +65,7 @@ pub fn Summarised(divider: Divider) -> impl IntoView {
                 {divider.automatic.then(|| view! { <span class="automatic">"automatic"</span> })}
                 <span class="rule right" aria-hidden="true"></span>
             </summary>
-            <div class="summary" data-testid="summary">{divider.summary}</div>
+            <div class="summary body" data-testid="summary" dir="auto" node_ref=summary></div>
         </details>
     }
 }

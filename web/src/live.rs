@@ -1,47 +1,34 @@
-//! Drawing a block's text: live, played out by core's [`Playout`] from requestAnimationFrame, or
-//! settled, as plain paragraphs.
+//! Drawing a block's text as markdown: live, played out by core's [`Playout`] from
+//! requestAnimationFrame and parsed frame by frame by core's [`StreamingMarkdown`], or settled,
+//! drawn whole (web/src/markdown_view.rs).
 //!
-//! Live text is a sequence of `<p>` elements; each frame appends only to the last one, so layout
-//! touches only what changed. The words a frame reveals appear together, so they resolve from a
-//! blur together (R7), in one inline `<span class="w">`: one animated element a frame however
-//! fast the text plays out. Once its animation is over the span is merged into the paragraph's
-//! text node, with the text around it, so a paragraph holds one text node plus the spans still
-//! resolving, and a settled reply is exactly the plain paragraphs a reloaded one is drawn as
-//! (R10).
+//! Each frame pushes the text the playout revealed into the markdown, keeps the blocks that did
+//! not change, and draws the open block (usually the last) again. The words still resolving from
+//! their blur are pieces whose animation starts as far along as they are old, so a word resolves
+//! as one element however many frames revealed its letters (R7), and a block is drawn once more,
+//! resolved, when its last piece has resolved. A settled reply is drawn whole with
+//! [`draw_reply`], as a reloaded one is (R10).
 //!
-//! The browser lays out and shapes a paragraph again whenever its content changes, so an earlier
-//! paragraph's spans are merged together, once the last of them has resolved. It also lays out
-//! every child of a changed element again (from its cache), so the paragraphs are grouped in
-//! `<div class="paragraphs">` elements of [`PARAGRAPHS_PER_GROUP`] (style.css keeps the margins
-//! as without them): otherwise a frame would cost more the longer the reply.
+//! The browser lays out every child of a changed element again (from its cache), so the live
+//! blocks are grouped in `<div class="blocks">` elements of [`BLOCKS_PER_GROUP`] (style.css
+//! keeps the margins as without them): otherwise a frame would cost more the longer the reply.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
-use portal_core::display::paragraphs;
-use portal_core::playout::{Frame, Playout};
+use portal_core::markdown::{StreamingMarkdown, Update};
+use portal_core::playout::{Frame, Playout, Reveals};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
-use web_sys::{Document, Element, Node, Text};
+use web_sys::{Document, Element};
+
+use crate::markdown_view::{Drawing, caret_home, draw_block, draw_reply};
 
 /// How long a word takes to resolve from its blur; matches `.w` in style.css.
 const RESOLVE_MS: f64 = 450.0;
 
-/// How many paragraphs of live text share a group element.
-const PARAGRAPHS_PER_GROUP: usize = 32;
-
-/// Draws `text` into `body` as settled plain paragraphs, replacing what was there.
-pub fn draw_plain(body: &Element, text: &str) {
-    body.set_text_content(None);
-    let document = document();
-    for paragraph in paragraphs(text) {
-        if let Ok(p) = document.create_element("p") {
-            p.set_text_content(Some(paragraph));
-            let _ = body.append_child(&p);
-        }
-    }
-}
+/// How many top-level blocks of live text share a group element.
+const BLOCKS_PER_GROUP: usize = 32;
 
 /// A live block: feed it with [`LiveText::push`] and [`LiveText::finish`]; it draws itself.
 #[derive(Clone)]
@@ -55,20 +42,18 @@ impl std::fmt::Debug for LiveText {
 
 struct Live {
     playout: Playout,
-    /// Text that was shown before the playout began (a reply followed again after a reload),
-    /// drawn plain ahead of it.
-    shown: String,
+    /// The reply's markdown: text shown before the playout began (a reply followed again after a
+    /// reload), then what the playout revealed.
+    markdown: StreamingMarkdown,
+    markdown_finished: bool,
+    reveals: Reveals,
     body: Element,
-    /// The group element the live paragraph is in.
-    group: Element,
-    paragraph: Element,
-    /// The live paragraph's number, counting from zero.
-    paragraph_number: usize,
+    groups: Vec<Element>,
+    /// The element of each drawn top-level block.
+    drawn: Vec<Element>,
+    /// Drawn blocks with pieces still resolving, and when the last of them will have resolved.
+    resolving: Vec<(usize, f64)>,
     caret: Element,
-    /// The paragraph's drawn text ends with one newline; a second one opens a new paragraph.
-    trailing_newline: bool,
-    /// Word elements still resolving, oldest first.
-    resolving: VecDeque<Resolving>,
     frame: Option<Closure<dyn FnMut(f64)>>,
     frame_requested: bool,
     last_now: f64,
@@ -76,36 +61,28 @@ struct Live {
     on_settle: Option<Box<dyn FnOnce(String)>>,
 }
 
-/// A word element resolving from its blur: the words one frame revealed.
-struct Resolving {
-    span: Element,
-    text: String,
-    since: f64,
-    paragraph_number: usize,
-}
-
 impl LiveText {
     /// Starts drawing into `body`; `on_settle` gets the whole text once it is settled.
     pub fn new(body: Element, on_settle: impl FnOnce(String) + 'static) -> Self {
         let document = document();
-        let group = group(&document);
-        let paragraph = element(&document, "p");
         let caret = element(&document, "span");
         caret.set_class_name("caret");
         let _ = caret.set_attribute("aria-hidden", "true");
-        let _ = paragraph.append_child(&caret);
-        let _ = group.append_child(&paragraph);
-        let _ = body.append_child(&group);
+        let now = web_sys::window()
+            .and_then(|w| w.performance())
+            .map_or(0.0, |p| p.now());
+        keep_phase(&caret, now);
+        let _ = body.append_child(&caret);
         let live = Rc::new(RefCell::new(Live {
             playout: Playout::default(),
-            shown: String::new(),
+            markdown: StreamingMarkdown::new(),
+            markdown_finished: false,
+            reveals: Reveals::new(RESOLVE_MS),
             body,
-            group,
-            paragraph,
-            paragraph_number: 0,
+            groups: Vec::new(),
+            drawn: Vec::new(),
+            resolving: Vec::new(),
             caret,
-            trailing_newline: false,
-            resolving: VecDeque::new(),
             frame: None,
             frame_requested: false,
             last_now: 0.0,
@@ -156,14 +133,14 @@ fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
         live.last_now = now;
         let frame = live.playout.tick(now);
         live.draw(&frame, now);
-        live.resolve_until(now - RESOLVE_MS);
-        if frame.done && live.resolving.is_empty() && !live.settled {
+        let resolving = !live.resolving.is_empty();
+        if frame.done && !resolving && !live.settled {
             live.settled = true;
-            let text = format!("{}{}", live.shown, live.playout.text());
-            draw_plain(&live.body, &text);
+            let text = live.markdown.reply().to_string();
+            draw_reply(&live.body, &text);
             Some((text, live.on_settle.take()))
         } else {
-            if frame.next_wake_ms.is_some() || !live.resolving.is_empty() {
+            if frame.next_wake_ms.is_some() || resolving {
                 live.request_frame();
             }
             None
@@ -194,162 +171,142 @@ impl Live {
         }
     }
 
-    /// Draws `text` as plain text, as the playout would once it resolved, and keeps it.
+    /// Draws `text` resolved, as already seen, ahead of what the playout reveals.
     fn show(&mut self, text: &str) {
-        let document = document();
-        for (index, line) in text.split('\n').enumerate() {
-            if index > 0 {
-                self.newline(&document);
-            }
-            if !line.is_empty() {
-                self.append_text(&document, line);
-            }
+        if text.is_empty() {
+            return;
         }
-        self.shown = text.to_string();
+        let update = self.markdown.push(text);
+        // Revealed before any frame: resolved from the start.
+        self.reveals.record(text.len(), f64::NEG_INFINITY);
+        let now = self.now();
+        self.redraw(&update, now);
     }
 
     fn draw(&mut self, frame: &Frame, now: f64) {
-        let document = document();
         let revealed = self
             .playout
             .text()
             .get(frame.revealed.clone())
-            .unwrap_or_default()
-            .to_string();
-        for (index, line) in revealed.split('\n').enumerate() {
-            if index > 0 {
-                self.newline(&document);
-            }
-            if line.trim().is_empty() {
-                if !line.is_empty() {
-                    self.append_text(&document, line);
-                }
-            } else {
-                self.reveal(&document, line, now);
-            }
+            .unwrap_or_default();
+        let mut update = None;
+        if !revealed.is_empty() {
+            update = Some(self.markdown.push(revealed));
+            self.reveals.record(self.markdown.reply().len(), now);
         }
+        if frame.done && !self.markdown_finished {
+            self.markdown_finished = true;
+            let finished = self.markdown.finish();
+            update = Some(match update {
+                Some(pushed) => both(pushed, finished),
+                None => finished,
+            });
+        }
+        let update = update.unwrap_or_else(|| Update {
+            unchanged: self.drawn.len(),
+            redrawn: Vec::new(),
+            settled: self.markdown.settled(),
+        });
+        self.redraw(&update, now);
         if !frame.caret {
             self.caret.remove();
         }
     }
 
-    /// Shows the words a frame revealed in one word element, which resolves from a blur (R7).
-    fn reveal(&mut self, document: &Document, text: &str, now: f64) {
-        let span = element(document, "span");
-        span.set_class_name("w");
-        span.set_text_content(Some(text));
-        self.insert(&span);
-        self.resolving.push_back(Resolving {
-            span,
-            text: text.to_string(),
-            since: now,
-            paragraph_number: self.paragraph_number,
-        });
-    }
-
-    /// Adds plain text at the paragraph's end, into the text node already there if there is one.
-    fn append_text(&mut self, document: &Document, text: &str) {
-        match self.last_text() {
-            Some(last) => {
-                let _ = last.append_data(text);
-                self.trailing_newline = false;
-            }
-            None => self.insert(&document.create_text_node(text)),
+    /// Draws the blocks `update` says changed, and the blocks whose pieces have all resolved, then
+    /// puts the caret after the last text.
+    fn redraw(&mut self, update: &Update, now: f64) {
+        let document = document();
+        let from = update.unchanged.min(self.drawn.len());
+        for element in self.drawn.drain(from..) {
+            element.remove();
         }
-    }
-
-    /// The text node at the paragraph's end (before the caret), if that is a text node.
-    fn last_text(&self) -> Option<Text> {
-        let last = match self.caret_here() {
-            Some(caret) => caret.previous_sibling(),
-            None => self.paragraph.last_child(),
+        self.resolving.retain(|&(index, _)| index < from);
+        let mut again: Vec<usize> = update
+            .redrawn
+            .iter()
+            .copied()
+            .filter(|&i| i < from)
+            .collect();
+        again.extend(
+            self.resolving
+                .iter()
+                .filter(|&&(_, until)| until <= now)
+                .map(|&(index, _)| index),
+        );
+        self.resolving.retain(|&(_, until)| until > now);
+        let drawing = Drawing {
+            reply: self.markdown.reply(),
+            resolving: Some((&self.reveals, now)),
         };
-        last.and_then(|n| n.dyn_into::<Text>().ok())
+        let mut drawn_now = Vec::new();
+        for index in again {
+            if let Some(block) = self.markdown.blocks().get(index) {
+                drawn_now.push((index, draw_block(&document, block, drawing)));
+            }
+        }
+        for (index, block) in self.markdown.blocks().iter().enumerate().skip(from) {
+            drawn_now.push((index, draw_block(&document, block, drawing)));
+        }
+        for (index, drawn) in drawn_now {
+            if let Some(youngest) = drawn.youngest_ms {
+                self.resolving.retain(|&(i, _)| i != index);
+                self.resolving
+                    .push((index, now - f64::from(youngest) + RESOLVE_MS));
+            }
+            if index < self.drawn.len() {
+                let _ = self.drawn[index].replace_with_with_node_1(&drawn.element);
+                self.drawn[index] = drawn.element;
+            } else {
+                let group = self.group(&document, index);
+                let _ = group.append_child(&drawn.element);
+                self.drawn.push(drawn.element);
+            }
+        }
+        self.place_caret(now);
     }
 
-    fn insert(&mut self, node: &Node) {
-        self.trailing_newline = false;
-        let _ = self
-            .paragraph
-            .insert_before(node, self.caret_here().as_ref());
+    /// The group element block `index` belongs in, made when it is the first of its group.
+    fn group(&mut self, document: &Document, index: usize) -> Element {
+        let number = index / BLOCKS_PER_GROUP;
+        while self.groups.len() <= number {
+            let group = element(document, "div");
+            group.set_class_name("blocks");
+            let _ = self.body.append_child(&group);
+            self.groups.push(group);
+        }
+        self.groups[number].clone()
     }
 
-    /// The caret, when it stands in the current paragraph.
-    fn caret_here(&self) -> Option<Node> {
-        let caret: &Node = &self.caret;
-        (caret.parent_node().as_ref() == Some(&self.paragraph)).then(|| caret.clone())
-    }
-
-    fn newline(&mut self, document: &Document) {
-        if !self.trailing_newline {
-            self.append_text(document, "\n");
-            self.trailing_newline = true;
+    /// Puts the caret after the last drawn text, keeping its breathing's phase (R8).
+    fn place_caret(&mut self, now: f64) {
+        let home = self.drawn.last().map_or(self.body.clone(), caret_home);
+        let caret: &web_sys::Node = &self.caret;
+        if caret.parent_node().as_ref() == Some(&home) && caret.next_sibling().is_none() {
             return;
         }
-        // A blank line: drop the newline drawn at the paragraph's end and open a new paragraph.
-        if let Some(text) = self.last_text() {
-            let length = text.length();
-            let _ = text.delete_data(length.saturating_sub(1), 1);
-            if text.length() == 0 {
-                text.remove();
-            }
-        }
-        self.paragraph_number += 1;
-        if self.paragraph_number.is_multiple_of(PARAGRAPHS_PER_GROUP) {
-            self.group = group(document);
-            let _ = self.body.append_child(&self.group);
-        }
-        let paragraph = element(document, "p");
-        let _ = paragraph.append_child(&self.caret);
-        let _ = self.group.append_child(&paragraph);
-        self.paragraph = paragraph;
-        self.trailing_newline = false;
-    }
-
-    /// Merges the word elements that appeared before `cutoff`, each with the text after it,
-    /// into the text before it: in the live paragraph, which this frame changes anyway, one by
-    /// one; in an earlier paragraph, all together once the last of them has resolved.
-    fn resolve_until(&mut self, cutoff: f64) {
-        while let Some(oldest) = self.resolving.front() {
-            let paragraph = oldest.paragraph_number;
-            let words = if paragraph == self.paragraph_number {
-                1
-            } else {
-                self.resolving
-                    .iter()
-                    .take_while(|word| word.paragraph_number == paragraph)
-                    .count()
-            };
-            // Words appear in time order, so the last of them is the last to resolve.
-            if self.resolving[words - 1].since > cutoff {
-                break;
-            }
-            for word in self.resolving.drain(..words) {
-                merge(word);
-            }
-        }
+        keep_phase(&self.caret, now);
+        let _ = home.append_child(&self.caret);
     }
 }
 
-/// Merges a word element, and the text node after it if there is one, into the text before it.
-fn merge(word: Resolving) {
-    let Resolving { span, mut text, .. } = word;
-    if let Some(after) = span.next_sibling().and_then(|n| n.dyn_into::<Text>().ok()) {
-        text.push_str(&after.data());
-        after.remove();
-    }
-    match span
-        .previous_sibling()
-        .and_then(|n| n.dyn_into::<Text>().ok())
-    {
-        Some(before) => {
-            let _ = before.append_data(&text);
-            span.remove();
-        }
-        None => {
-            let node = document().create_text_node(&text);
-            let _ = span.replace_with_with_node_1(&node);
-        }
+/// Starts the caret's breathing at the page's time origin whenever it is (re)inserted, so moving
+/// it does not restart the animation.
+fn keep_phase(caret: &Element, now: f64) {
+    let _ = caret.set_attribute(
+        "style",
+        &format!("animation-delay: -{}ms", now.max(0.0) as u64),
+    );
+}
+
+/// One update for a frame that both revealed text and finished the markdown.
+fn both(pushed: Update, finished: Update) -> Update {
+    let mut redrawn = pushed.redrawn;
+    redrawn.extend(finished.redrawn);
+    Update {
+        unchanged: pushed.unchanged.min(finished.unchanged),
+        redrawn,
+        settled: finished.settled,
     }
 }
 
@@ -357,12 +314,6 @@ fn document() -> Document {
     web_sys::window()
         .and_then(|w| w.document())
         .expect("the portal runs in a page with a document")
-}
-
-fn group(document: &Document) -> Element {
-    let group = element(document, "div");
-    group.set_class_name("paragraphs");
-    group
 }
 
 fn element(document: &Document, tag: &str) -> Element {

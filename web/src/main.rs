@@ -18,6 +18,7 @@ mod drafts;
 mod greeting;
 mod header;
 mod live;
+mod markdown_view;
 mod relative_time;
 mod route;
 mod scroll;

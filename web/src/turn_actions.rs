@@ -13,7 +13,7 @@ use crate::state::portal;
 use crate::turn_view::TurnView;
 
 /// How long "Copied" shows after a copy.
-const COPIED_FOR: Duration = Duration::from_secs(2);
+pub const COPIED_FOR: Duration = Duration::from_secs(2);
 
 /// Copy and Regenerate, under a turn that ended and settled.
 #[component]

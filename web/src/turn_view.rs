@@ -10,7 +10,8 @@ use portal_core::turn_state::{Change, CompactionState};
 use portal_core::{BlockKind, Turn, TurnState};
 
 use crate::compaction::now_ms;
-use crate::live::{LiveText, draw_plain};
+use crate::live::LiveText;
+use crate::markdown_view::draw_reply;
 
 /// One turn as drawn.
 #[derive(Debug, Clone, Copy)]
@@ -147,7 +148,7 @@ impl BlockView {
     /// A block drawn as settled plain text, as a reloaded conversation shows it (R10).
     fn settled(kind: BlockKind, text: &str) -> Self {
         let body = body_element();
-        draw_plain(&body, text);
+        draw_reply(&body, text);
         BlockView {
             kind,
             body: StoredValue::new_local(body),

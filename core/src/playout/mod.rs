@@ -9,6 +9,7 @@
 
 mod clusters;
 mod config;
+mod reveals;
 mod speed;
 mod utf8;
 mod words;
@@ -16,6 +17,7 @@ mod words;
 use std::ops::Range;
 
 pub use config::{PlayoutConfig, PlayoutConfigError};
+pub use reveals::{Piece, Reveals};
 
 use clusters::{Clusters, Decided};
 use speed::{Backlog, Controller};
