@@ -11,8 +11,9 @@ const status = (page, turn, wanted, timeout = 60000) =>
 
 /** Scans `page` in both themes; every serious or critical violation, by state and theme. */
 async function scanBoth(page, state) {
-  // Words resolving from their blur (R7) are passing by; the scan reads the page once they have.
-  await page.waitForFunction(() => !document.querySelector('.w'), null, { timeout: 30000 });
+  // Words resolving from their blur (R7) are passing by, and a live block is drawn again each
+  // frame; the scan reads the page once every block has settled.
+  await page.waitForFunction(() => !document.querySelector('.w, .block.live'), null, { timeout: 30000 });
   const found = [];
   for (const theme of ['light', 'dark']) {
     await page.emulateMedia({ colorScheme: theme });

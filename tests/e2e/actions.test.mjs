@@ -25,15 +25,20 @@ test('copy, regenerate, and edit and resend', { timeout: 180000 }, async () => {
     await status(page, 1, 'completed');
     await settled(page, 1);
 
-    // Copy: the reply's answer as plain text.
+    // Copy: the reply's answer as the model wrote it, markdown and all, to paste anywhere.
     const first = page.locator('[data-turn="1"]');
     await first.getByTestId('copy').click();
     await first.getByTestId('copy').filter({ hasText: 'Copied' }).waitFor();
     const copied = await page.evaluate(() => navigator.clipboard.readText());
-    const shown = await first.locator('.block.answer .body').allInnerTexts();
-    assert.equal(copied.replace(/\s+/g, ' ').trim(), shown.join(' ').replace(/\s+/g, ' ').trim());
-    assert.ok(copied.includes('👨‍👩‍👧‍👦') && !copied.includes('<'), 'plain text, emoji whole');
+    assert.ok(copied.startsWith('The tool answered: 31 characters'), 'the whole answer');
+    assert.ok(copied.includes('## What plays out here\n\n- **Whole clusters**'), 'its markdown as written');
+    assert.ok(copied.includes('```rust\nlet frame = playout.tick(now_ms);\ndraw(&frame);\n```'), 'code as written');
+    assert.ok(copied.includes('👨‍👩‍👧‍👦') && !copied.includes('<'), 'no markup, emoji whole');
     assert.ok(copied.includes('\n\n'), 'paragraphs stay apart');
+    // A code block's Copy copies its code alone.
+    await first.locator('.code-copy').click();
+    await first.locator('.code-copy').filter({ hasText: 'Copied' }).waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'let frame = playout.tick(now_ms);\ndraw(&frame);\n');
 
     // Regenerate: only the latest reply offers it; it asks again as a new turn.
     await first.getByTestId('regenerate').click();

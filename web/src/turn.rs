@@ -25,7 +25,7 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
     // block may still turn out to be narration before a tool call (R14).
     let announcement = move || {
         (turn.announces && turn.settled())
-            .then(|| turn.state.with(|s| s.answer()))
+            .then(|| turn.drawn_answer())
             .flatten()
     };
     let pill = move || turn.state.with(|s| compact_pill(&s.user_text));

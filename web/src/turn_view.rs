@@ -133,6 +133,26 @@ impl TurnView {
             && self.blocks.get().iter().all(|b| b.settled.get())
     }
 
+    /// The answer as the page draws it, its markdown's text without the syntax, for the screen
+    /// reader's one announcement once the turn settles (R14).
+    pub fn drawn_answer(&self) -> Option<String> {
+        self.state.with(|s| s.answer())?;
+        let drawn = self.state.with(|s| s.drawn());
+        let texts: Vec<String> = self.blocks.with(|blocks| {
+            blocks
+                .iter()
+                .zip(drawn)
+                .filter(|(_, drawn)| *drawn == portal_core::display::Drawn::Answer)
+                .map(|(block, _)| {
+                    block
+                        .body
+                        .with_value(|body| body.text_content().unwrap_or_default())
+                })
+                .collect()
+        });
+        Some(texts.join("\n\n"))
+    }
+
     /// The compaction state of the block at `at`, if it is a compaction.
     pub fn compaction(&self, at: usize) -> Option<CompactionState> {
         self.state
