@@ -49,7 +49,10 @@ impl StreamingMarkdown {
     /// characters only. Pushing `""` changes nothing; pushing after `finish` opens the last
     /// block again.
     #[wasm_bindgen(unchecked_return_type = "MarkdownUpdate")]
-    pub fn push(&mut self, revealed: &str) -> Result<JsValue, JsValue> {
+    pub fn push(
+        &mut self,
+        #[wasm_bindgen(js_name = revealedText)] revealed: &str,
+    ) -> Result<JsValue, JsValue> {
         self.length += convert::utf16_length(revealed);
         convert::to_js(&self.inner.push(revealed))
     }
