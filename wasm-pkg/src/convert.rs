@@ -1,6 +1,7 @@
 //! Every conversion between JavaScript values and portal-core types. The `prompt` feature's
 //! exports (validateTranscript, parseCommand, rebuildMemory, buildPrompt) read objects field by
-//! field (`fields`) and convert in `prompt`; `Playout` converts in `playout`.
+//! field (`fields`) and convert in `prompt`; `Playout` converts in `playout`; the `markdown`
+//! feature's exports (StreamingMarkdown, renderMarkdown) convert in `markdown`.
 //!
 //! Values cross the boundary as JSON text: `JSON.stringify` on the way in, `JSON.parse` on the
 //! way out, with serde_json on the Rust side. The transcript needs serde_json's reader anyway,
@@ -8,6 +9,8 @@
 
 #[cfg(feature = "prompt")]
 mod fields;
+#[cfg(feature = "markdown")]
+pub mod markdown;
 pub mod playout;
 #[cfg(feature = "prompt")]
 pub mod prompt;
@@ -28,6 +31,11 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
         JsValue::from(error)
     })?;
     js_sys::JSON::parse(&text)
+}
+
+/// How many UTF-16 code units `text` takes in JavaScript.
+pub fn utf16_length(text: &str) -> usize {
+    text.chars().map(char::len_utf16).sum()
 }
 
 /// A value as JavaScript would write it in a message: numbers and strings as themselves, other

@@ -130,7 +130,7 @@ impl Playout {
         let frame = self.inner.tick(now_ms);
         let text = self.inner.text();
         self.visible_length +=
-            convert::utf16_length(text.get(frame.revealed.clone()).unwrap_or_default());
+            crate::convert::utf16_length(text.get(frame.revealed.clone()).unwrap_or_default());
         convert::frame(&frame, text, self.visible_length)
     }
 

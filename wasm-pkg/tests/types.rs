@@ -13,11 +13,13 @@ use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_browser);
 
 /// The sources whose `typescript_custom_section` make the package's .d.ts.
-const SOURCES: [&str; 4] = [
+const SOURCES: [&str; 6] = [
     include_str!("../src/transcript.rs"),
     include_str!("../src/memory.rs"),
     include_str!("../src/prompt.rs"),
     include_str!("../src/command.rs"),
+    include_str!("../src/markdown.rs"),
+    include_str!("../src/streaming_markdown.rs"),
 ];
 
 /// The TypeScript of every custom section, comments left out.
@@ -445,4 +447,91 @@ fn outputs_give_exactly_the_documented_fields() {
         let kind = parsed["kind"].as_str().expect("a kind");
         assert_eq!(keys(&parsed), variant(&commands, kind), "{parsed}");
     }
+}
+
+/// Checks markdown blocks against their types, noting the block and inline kinds seen.
+fn check_blocks(blocks: &Value, seen: &mut BTreeSet<String>) {
+    let documented = union("MarkdownBlock", "kind");
+    for block in blocks.as_array().expect("blocks") {
+        let kind = block["kind"].as_str().expect("a kind");
+        assert_eq!(keys(block), variant(&documented, kind), "{block}");
+        seen.insert(format!("block {kind}"));
+        match kind {
+            "paragraph" | "heading" => check_inlines(&block["content"], seen),
+            "quote" => check_blocks(&block["blocks"], seen),
+            "list" => {
+                for item in block["items"].as_array().expect("items") {
+                    assert_eq!(keys(item), interface("MarkdownListItem"), "{item}");
+                    check_blocks(&item["blocks"], seen);
+                }
+            }
+            "code" | "html" => {
+                for text in block["content"].as_array().expect("texts") {
+                    assert_eq!(keys(text), interface("MarkdownText"), "{text}");
+                    assert_eq!(keys(&text["source"]), interface("SourceRange"));
+                }
+            }
+            "table" => {
+                let head = block["head"].as_array().expect("a head");
+                let rows = block["rows"].as_array().expect("rows");
+                for cell in head
+                    .iter()
+                    .chain(rows.iter().flat_map(|row| row.as_array().expect("a row")))
+                {
+                    check_inlines(cell, seen);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn check_inlines(inlines: &Value, seen: &mut BTreeSet<String>) {
+    let documented = union("MarkdownInline", "kind");
+    for inline in inlines.as_array().expect("inlines") {
+        let kind = inline["kind"].as_str().expect("a kind");
+        assert_eq!(keys(inline), variant(&documented, kind), "{inline}");
+        seen.insert(format!("inline {kind}"));
+        if let Some(source) = inline.get("source") {
+            assert_eq!(keys(source), interface("SourceRange"));
+        }
+        if let Some(content) = inline.get("content") {
+            check_inlines(content, seen);
+        }
+    }
+}
+
+// The markdown tree and the streaming updates carry the fields their types document, for every
+// block and inline kind.
+#[wasm_bindgen_test]
+fn markdown_gives_exactly_the_documented_fields() {
+    let reply = "# Title\n\nPlain *em* **strong** ~~gone~~ `code` $x$ [link](https://a.b) \
+                 ![alt](https://a.b/p.png)  \nnext\nline\n\n> quoted\n\n1. one\n- [x] task\n\n\
+                 | a |\n|---|\n| 1 |\n\n---\n\n```\ncode\n```\n\n<div>\n";
+    let mut seen = BTreeSet::new();
+    check_blocks(
+        &json_of(&portal_wasm::render_markdown(reply).expect("renders")),
+        &mut seen,
+    );
+    let documented: BTreeSet<String> = union("MarkdownBlock", "kind")
+        .into_iter()
+        .map(|(kind, _)| format!("block {kind}"))
+        .chain(
+            union("MarkdownInline", "kind")
+                .into_iter()
+                .map(|(kind, _)| format!("inline {kind}")),
+        )
+        .collect();
+    assert_eq!(seen, documented);
+
+    let mut markdown = portal_wasm::StreamingMarkdown::new();
+    for update in [markdown.push(reply), markdown.finish()] {
+        let update = json_of(&update.expect("an update"));
+        assert_eq!(keys(&update), interface("MarkdownUpdate"));
+    }
+    check_blocks(&json_of(&markdown.blocks(None).expect("blocks")), &mut seen);
+    check_blocks(
+        &json!([json_of(&markdown.block(0).expect("a block"))]),
+        &mut BTreeSet::new(),
+    );
 }

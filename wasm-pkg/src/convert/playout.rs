@@ -120,11 +120,6 @@ pub fn frame(frame: &Frame, text: &str, visible_length: usize) -> Result<JsValue
     })
 }
 
-/// How many UTF-16 code units `text` takes in JavaScript.
-pub fn utf16_length(text: &str) -> usize {
-    text.chars().map(char::len_utf16).sum()
-}
-
 /// JavaScript strings as Rust text, one chunk after another: a chunk may end between the two
 /// halves of a surrogate pair, whose first half then waits for the next chunk.
 #[derive(Debug, Default)]

@@ -5,10 +5,12 @@ import {
   InputError,
   Playout,
   PlayoutOptionsError,
+  StreamingMarkdown,
   TranscriptError,
   buildPrompt,
   parseCommand,
   rebuildMemory,
+  renderMarkdown,
   validateTranscript,
 } from "portal-wasm";
 import type {
@@ -22,6 +24,12 @@ import type {
   CompactionHint,
   Effort,
   EncodedPicture,
+  MarkdownAlignment,
+  MarkdownBlock,
+  MarkdownInline,
+  MarkdownListItem,
+  MarkdownText,
+  MarkdownUpdate,
   MemoryDiagnostic,
   MemoryOptions,
   Message,
@@ -43,6 +51,7 @@ import type {
   ReplayedSummary,
   ShortTermMemory,
   Skill,
+  SourceRange,
   SystemLayer,
   ThinkingBudgets,
   ToolDefinition,
@@ -166,5 +175,75 @@ try {
   else if (error instanceof TranscriptError) console.log(error.invariant);
   else if (error instanceof Error) throw error;
 }
+
+// Markdown: a reply drawn as it plays out, then settled; every kind narrowed on `kind`.
+function inlineText(inlines: MarkdownInline[]): string {
+  return inlines.map((inline): string => {
+    switch (inline.kind) {
+      case "text":
+      case "code":
+        return inline.text;
+      case "math":
+        return inline.display ? `$$${inline.text}$$` : inline.text;
+      case "emphasis":
+      case "strong":
+      case "strikethrough":
+        return inlineText(inline.content);
+      case "link":
+        return inline.href !== null && !inline.pending && !inline.image
+          ? `${inlineText(inline.content)} <${inline.href}>`
+          : inlineText(inline.content);
+      case "softBreak":
+        return " ";
+      case "hardBreak":
+        return "\n";
+    }
+  }).join("");
+}
+function blockText(block: MarkdownBlock): string {
+  switch (block.kind) {
+    case "paragraph":
+      return inlineText(block.content);
+    case "heading":
+      return "#".repeat(block.level) + " " + inlineText(block.content);
+    case "quote":
+      return block.blocks.map(blockText).join("\n");
+    case "list":
+      return block.items.map((item: MarkdownListItem, i) =>
+        `${block.start === null ? "-" : block.start + i}${item.task === null ? "" : item.task ? " [x]" : " [ ]"} `
+        + item.blocks.map(blockText).join(block.tight ? "\n" : "\n\n")).join("\n");
+    case "code":
+    case "html": {
+      const texts: MarkdownText[] = block.content;
+      return (block.kind === "code" ? block.language ?? "" : "") + texts.map((t) => t.text).join("");
+    }
+    case "table": {
+      const alignments: MarkdownAlignment[] = block.alignments;
+      return [block.head, ...block.rows].map((row) => row.map(inlineText).join(" | ")).join("\n")
+        + alignments.join(",");
+    }
+    case "rule":
+      return "---";
+  }
+}
+const reply = "# Plan\n\n**Bold** 👋🏽 [docs](https://example.com)";
+const streaming = new StreamingMarkdown();
+const drawn: string[] = [];
+for (const piece of ["# Plan\n\n**Bo", "ld** 👋🏽 [docs](https://exa", "mple.com)"]) {
+  const update: MarkdownUpdate = streaming.push(piece);
+  for (const index of update.redrawn) {
+    const again: MarkdownBlock | undefined = streaming.block(index);
+    if (again) drawn[index] = blockText(again);
+  }
+  drawn.length = update.unchanged;
+  drawn.push(...streaming.blocks(update.unchanged).map(blockText));
+}
+const settled: MarkdownUpdate = streaming.finish();
+const first = streaming.blocks()[0];
+const title: SourceRange | null =
+  first?.kind === "heading" && first.content[0]?.kind === "text" ? first.content[0].source : null;
+console.log(settled.settled, drawn, title && reply.slice(title.start, title.end));
+streaming.free();
+console.log(renderMarkdown(reply).map(blockText).join("\n\n"));
 
 export { loaded, skills, summary, memoryDiagnostics };

@@ -44,3 +44,16 @@ test('require: memory and a prompt from a transcript object', () => {
   assert.equal(built.body.model, 'claude');
   assert.ok(built.body.thinking.budget_tokens > 0);
 });
+
+test('require: markdown, whole and streamed', () => {
+  const reply = 'Hello **world** 👋🏽';
+  const markdown = new portal.StreamingMarkdown();
+  markdown.push('Hello **wor');
+  assert.equal(markdown.blocks()[0].content[1].kind, 'strong');
+  markdown.push('ld** 👋🏽');
+  assert.deepEqual(markdown.finish(), { unchanged: 0, redrawn: [], settled: 1 });
+  assert.deepEqual(markdown.blocks(), portal.renderMarkdown(reply));
+  const text = markdown.blocks()[0].content.at(-1);
+  assert.equal(reply.slice(text.source.start, text.source.end), text.text);
+  markdown.free();
+});

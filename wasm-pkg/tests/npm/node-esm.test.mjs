@@ -1,5 +1,6 @@
 // The installed package from Node as an ES module: a transcript validated, a reply played on a
-// virtual clock, errors caught by class, the playout-only entry, and the Node example script.
+// virtual clock, markdown drawn as it plays out, errors caught by class, the playout-only entry,
+// and the Node example script.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -7,8 +8,8 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import {
-  AttachmentError, InputError, Playout, PlayoutOptionsError, TranscriptError, buildPrompt,
-  parseCommand, rebuildMemory, validateTranscript,
+  AttachmentError, InputError, Playout, PlayoutOptionsError, StreamingMarkdown, TranscriptError,
+  buildPrompt, parseCommand, rebuildMemory, renderMarkdown, validateTranscript,
 } from 'portal-wasm';
 import * as playoutOnly from 'portal-wasm/playout';
 
@@ -71,6 +72,49 @@ test('plays a reply out on a virtual clock, whole characters only', () => {
     assert.equal(shown[0], '', 'nothing is due at the first frame');
     assert.ok(shown.length > chunks.length, 'revealed over more frames than chunks');
   }
+});
+
+/** Every text leaf of a markdown tree. */
+function leaves(tree, found = []) {
+  if (Array.isArray(tree)) tree.forEach((node) => leaves(node, found));
+  else if (tree && typeof tree === 'object') {
+    if (tree.kind === 'text') found.push(tree);
+    Object.values(tree).forEach((value) => leaves(value, found));
+  }
+  return found;
+}
+
+test('markdown played out: settled blocks, UTF-16 ranges, the whole reply at the end', () => {
+  const reply = '# 東京 👨‍👩‍👧‍👦\n\nSome **bold 🇯🇵** and [a link](https://example.com).\n\n- one\n- two\n';
+  const whole = renderMarkdown(reply);
+  assert.deepEqual(whole.map((block) => block.kind), ['heading', 'paragraph', 'list']);
+  for (const leaf of leaves(whole)) assert.equal(reply.slice(leaf.source.start, leaf.source.end), leaf.text);
+
+  // Revealed as the playout reveals it: whole characters, a few at a time.
+  const markdown = new StreamingMarkdown();
+  const clusters = [...new Intl.Segmenter('und', { granularity: 'grapheme' }).segment(reply)].map((s) => s.segment);
+  let drawn = [];
+  let shown = '';
+  for (let at = 0; at < clusters.length; at += 3) {
+    const piece = clusters.slice(at, at + 3).join('');
+    shown += piece;
+    const update = markdown.push(piece);
+    assert.ok(update.unchanged <= drawn.length, JSON.stringify(update));
+    for (const index of update.redrawn) drawn[index] = markdown.block(index);
+    drawn = [...drawn.slice(0, update.unchanged), ...markdown.blocks(update.unchanged)];
+    assert.ok(update.settled <= drawn.length, JSON.stringify(update));
+    for (const leaf of leaves(drawn)) assert.equal(shown.slice(leaf.source.start, leaf.source.end), leaf.text);
+    assert.ok(!JSON.stringify(drawn).includes('**'), 'no raw syntax is drawn');
+  }
+  const update = markdown.finish();
+  assert.equal(update.settled, 3);
+  assert.deepEqual([...drawn.slice(0, update.unchanged), ...markdown.blocks(update.unchanged)], whole);
+  assert.deepEqual(markdown.blocks(), whole);
+  markdown.free();
+
+  const hostile = renderMarkdown('[x](javascript:alert(1)) <img src=x onerror=alert(2)>');
+  assert.equal(hostile[0].content[0].href, null);
+  assert.ok(leaves(hostile).some((leaf) => leaf.text.includes('<img')));
 });
 
 test('errors are classes to catch with instanceof', () => {
