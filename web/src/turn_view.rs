@@ -143,11 +143,7 @@ impl TurnView {
                 .iter()
                 .zip(drawn)
                 .filter(|(_, drawn)| *drawn == portal_core::display::Drawn::Answer)
-                .map(|(block, _)| {
-                    block
-                        .body
-                        .with_value(|body| body.text_content().unwrap_or_default())
-                })
+                .map(|(block, _)| block.body.with_value(drawn_text))
                 .collect()
         });
         Some(texts.join("\n\n"))
@@ -232,6 +228,15 @@ fn attachments(turn: &Turn) -> Vec<Attachment> {
         .first()
         .map(|m| m.attachments.clone())
         .unwrap_or_default()
+}
+
+/// A block's text as the page lays it out: paragraphs, items and cells apart, no syntax.
+fn drawn_text(body: &web_sys::Element) -> String {
+    use wasm_bindgen::JsCast;
+    body.dyn_ref::<web_sys::HtmlElement>().map_or_else(
+        || body.text_content().unwrap_or_default(),
+        |b| b.inner_text(),
+    )
 }
 
 fn body_element() -> web_sys::Element {
