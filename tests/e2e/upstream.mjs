@@ -21,10 +21,12 @@ const chunk = (delta, finish = null) =>
  * path of a models file (`portal serve --models`) whose default model is this endpoint, with no
  * retries and `idle_seconds` of silence before the adapter gives up. `requests` holds every chat
  * request's JSON body. `answer(mode)` sets how the next calls are answered: 'reply', 'fail'
- * (500), 'rate' (429 with Retry-After: 20) or 'hang' (two seconds' wait, four words, then nothing).
+ * (500), 'rate' (429 with Retry-After: 20) or 'hang' (two seconds' wait, four words, then nothing);
+ * `reply(text)` sets the text a reply streams.
  */
 export async function fakeUpstream({ idleSeconds = 25 } = {}) {
   let mode = 'reply';
+  let reply = REPLY;
   const requests = [];
   const held = new Set();
   const server = createServer((request, response) => {
@@ -60,7 +62,7 @@ export async function fakeUpstream({ idleSeconds = 25 } = {}) {
         response.on('close', () => held.delete(response));
         return;
       }
-      for (const piece of REPLY.match(/.{1,6}/gu)) {
+      for (const piece of reply.match(/.{1,6}/gsu)) {
         response.write(chunk({ content: piece }));
         await new Promise((resolve) => setTimeout(resolve, 30));
       }
@@ -93,6 +95,8 @@ can_see = false
     models,
     requests,
     answer(next) { mode = next; },
+    /** Answers the next calls with `text`, streamed six characters at a time. */
+    reply(text) { mode = 'reply'; reply = text; },
     close() {
       for (const response of held) response.destroy();
       server.close();
