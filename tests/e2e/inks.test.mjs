@@ -1,0 +1,52 @@
+// R1 and R2 as the reader sees them: narration one size below the answer once the turn has one,
+// thinking smaller still in the faintest ink, with nothing to open it; in both themes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startPortal, launchBrowser, shots } from './portal.mjs';
+
+/** The computed font size (px) and colour of the first block of `role` in turn 1. */
+const look = (page, role) => page.locator(`[data-turn="1"] .block.${role}`).first().evaluate((block) => {
+  const style = getComputedStyle(block);
+  return { size: parseFloat(style.fontSize), colour: style.color, controls: block.querySelectorAll('button, summary, details, [role="button"]').length };
+});
+
+/** The colour a CSS custom property resolves to on the page, in the form getComputedStyle gives. */
+const ink = (page, name) => page.evaluate((name) => {
+  const probe = document.createElement('span');
+  probe.style.color = `var(${name})`;
+  document.body.append(probe);
+  const colour = getComputedStyle(probe).color;
+  probe.remove();
+  return colour;
+}, name);
+
+test('r1_r2 narration is one size below the answer, thinking smaller still in the faintest ink', { timeout: 120000 }, async () => {
+  const portal = await startPortal(['--demo-pace', '0.2']);
+  let browser;
+  try {
+    browser = await launchBrowser();
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
+    await page.goto(portal.url);
+    await page.getByTestId('model-label').waitFor();
+    await page.getByLabel('Message').fill('Tell me about writing systems');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-turn="1"][data-turn-status="completed"][data-settled="true"]').waitFor({ timeout: 60000 });
+    for (const theme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: theme });
+      const answer = await look(page, 'answer');
+      const narration = await look(page, 'narration');
+      const thinking = await look(page, 'thinking');
+      assert.ok(narration.size < answer.size, `R1 (${theme}): narration ${narration.size}px is below the answer's ${answer.size}px`);
+      assert.ok(thinking.size < narration.size, `R2 (${theme}): thinking ${thinking.size}px is below narration's ${narration.size}px`);
+      assert.equal(answer.colour, await ink(page, '--ink'), `the answer is in the main ink (${theme})`);
+      assert.equal(narration.colour, await ink(page, '--ink-soft'), `R1: narration is in the soft ink (${theme})`);
+      assert.equal(thinking.colour, await ink(page, '--ink-faint'), `R2: thinking is in the faintest ink (${theme})`);
+      assert.equal(thinking.controls, 0, 'R2: nothing opens the thinking');
+      await page.screenshot({ path: join(shots, `inks-${theme}.png`) });
+    }
+  } finally {
+    await browser?.close();
+    portal.stop();
+  }
+});
