@@ -6,7 +6,8 @@ use portal_core::playout::{Piece, Reveals};
 const WINDOW_MS: f64 = 450.0;
 
 /// Records `frames` (revealed end, time), then draws `text` lying at byte `start` at `now` and
-/// compares the pieces, written `text` for a resolved piece and `text@age` for a resolving one.
+/// compares the pieces, written `text` for a resolved piece and `text@age` (milliseconds since its
+/// frame) for a resolving one.
 fn check(frames: &[(usize, f64)], text: &str, start: usize, now: f64, expected: &[&str]) {
     let mut reveals = Reveals::new(WINDOW_MS);
     for &(end, at) in frames {
@@ -15,8 +16,8 @@ fn check(frames: &[(usize, f64)], text: &str, start: usize, now: f64, expected: 
     let drawn: Vec<String> = reveals
         .pieces(text, start, now)
         .into_iter()
-        .map(|Piece { text, age_ms }| match age_ms {
-            Some(age) => format!("{text}@{age}"),
+        .map(|Piece { text, revealed_ms }| match revealed_ms {
+            Some(revealed) => format!("{text}@{}", now - revealed),
             None => text.to_string(),
         })
         .collect();
@@ -105,4 +106,17 @@ fn r7_nothing_resolves_once_the_window_has_passed() {
     reveals.record(5, 1000.0);
     assert!(reveals.resolving(1449.0));
     assert!(!reveals.resolving(1450.0));
+}
+
+#[test]
+fn r7_a_long_resolved_start_is_one_piece_before_the_recent_words() {
+    // The window forgot the frame that revealed bytes up to 24; the words after it are still
+    // resolving, and the resolved start is one piece however many words it holds.
+    check(
+        &[(24, 1000.0), (30, 1500.0), (40, 1600.0)],
+        "an old resolved sentence then new words",
+        0,
+        1700.0,
+        &["an old resolved sentence", " then @200", "new words@100"],
+    );
 }

@@ -22,10 +22,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{Document, Element};
 
-use crate::markdown_view::{Drawing, caret_home, draw_block, draw_reply};
-
-/// How long a word takes to resolve from its blur; matches `.w` in style.css.
-const RESOLVE_MS: f64 = 450.0;
+use crate::markdown_view::{
+    Drawing, Node, RESOLVE_MS, caret_home, describe, draw_reply, patch, render,
+};
 
 /// How many top-level blocks of live text share a group element.
 const BLOCKS_PER_GROUP: usize = 32;
@@ -49,8 +48,8 @@ struct Live {
     reveals: Reveals,
     body: Element,
     groups: Vec<Element>,
-    /// The element of each drawn top-level block.
-    drawn: Vec<Element>,
+    /// Each drawn top-level block: its element and what it was drawn from.
+    drawn: Vec<(web_sys::Node, Node)>,
     /// Drawn blocks with pieces still resolving, and when the last of them will have resolved.
     resolving: Vec<(usize, f64)>,
     caret: Element,
@@ -213,15 +212,28 @@ impl Live {
         }
     }
 
-    /// Draws the blocks `update` says changed, and the blocks whose pieces have all resolved, then
-    /// puts the caret after the last text.
+    /// Draws the blocks `update` says changed, and the blocks whose pieces have all resolved, by
+    /// patching what was drawn of them, then puts the caret after the last text.
     fn redraw(&mut self, update: &Update, now: f64) {
         let document = document();
-        let from = update.unchanged.min(self.drawn.len());
-        for element in self.drawn.drain(from..) {
-            element.remove();
+        let changes = update.unchanged < self.drawn.len()
+            || self.drawn.len() != self.markdown.blocks().len()
+            || !update.redrawn.is_empty()
+            || self.resolving.iter().any(|&(_, until)| until <= now);
+        if !changes {
+            return;
         }
-        self.resolving.retain(|&(index, _)| index < from);
+        let Live {
+            markdown,
+            reveals,
+            body,
+            groups,
+            drawn,
+            resolving,
+            ..
+        } = self;
+        let blocks = markdown.blocks();
+        let from = update.unchanged.min(drawn.len());
         let mut again: Vec<usize> = update
             .redrawn
             .iter()
@@ -229,58 +241,54 @@ impl Live {
             .filter(|&i| i < from)
             .collect();
         again.extend(
-            self.resolving
+            resolving
                 .iter()
-                .filter(|&&(_, until)| until <= now)
+                .filter(|&&(index, until)| until <= now && index < from)
                 .map(|&(index, _)| index),
         );
-        self.resolving.retain(|&(_, until)| until > now);
         let drawing = Drawing {
-            reply: self.markdown.reply(),
-            resolving: Some((&self.reveals, now)),
+            reply: markdown.reply(),
+            resolving: Some((&*reveals, now)),
         };
-        let mut drawn_now = Vec::new();
-        for index in again {
-            if let Some(block) = self.markdown.blocks().get(index) {
-                drawn_now.push((index, draw_block(&document, block, drawing)));
+        for index in again.into_iter().chain(from..blocks.len()) {
+            let Some(block) = blocks.get(index) else {
+                continue;
+            };
+            let described = describe(block, drawing);
+            resolving.retain(|&(i, _)| i != index);
+            if let Some(until) = described.resolved_by {
+                resolving.push((index, until));
+            }
+            match drawn.get_mut(index) {
+                Some((element, old)) => {
+                    if let Some(fresh) = patch(&document, element, old, &described.node, now) {
+                        *element = fresh;
+                    }
+                    *old = described.node;
+                }
+                None => {
+                    let fresh = render(&document, &described.node, now);
+                    let _ = group(&document, body, groups, index).append_child(&fresh);
+                    drawn.push((fresh, described.node));
+                }
             }
         }
-        for (index, block) in self.markdown.blocks().iter().enumerate().skip(from) {
-            drawn_now.push((index, draw_block(&document, block, drawing)));
-        }
-        for (index, drawn) in drawn_now {
-            if let Some(youngest) = drawn.youngest_ms {
-                self.resolving.retain(|&(i, _)| i != index);
-                self.resolving
-                    .push((index, now - f64::from(youngest) + RESOLVE_MS));
-            }
-            if index < self.drawn.len() {
-                let _ = self.drawn[index].replace_with_with_node_1(&drawn.element);
-                self.drawn[index] = drawn.element;
-            } else {
-                let group = self.group(&document, index);
-                let _ = group.append_child(&drawn.element);
-                self.drawn.push(drawn.element);
+        for (element, _) in drawn.drain(blocks.len().min(drawn.len())..) {
+            if let Some(parent) = element.parent_node() {
+                let _ = parent.remove_child(&element);
             }
         }
+        resolving.retain(|&(index, _)| index < blocks.len());
         self.place_caret(now);
-    }
-
-    /// The group element block `index` belongs in, made when it is the first of its group.
-    fn group(&mut self, document: &Document, index: usize) -> Element {
-        let number = index / BLOCKS_PER_GROUP;
-        while self.groups.len() <= number {
-            let group = element(document, "div");
-            group.set_class_name("blocks");
-            let _ = self.body.append_child(&group);
-            self.groups.push(group);
-        }
-        self.groups[number].clone()
     }
 
     /// Puts the caret after the last drawn text, keeping its breathing's phase (R8).
     fn place_caret(&mut self, now: f64) {
-        let home = self.drawn.last().map_or(self.body.clone(), caret_home);
+        let home = self
+            .drawn
+            .last()
+            .and_then(|(element, _)| element.dyn_ref::<Element>())
+            .map_or(self.body.clone(), caret_home);
         let caret: &web_sys::Node = &self.caret;
         if caret.parent_node().as_ref() == Some(&home) && caret.next_sibling().is_none() {
             return;
@@ -288,6 +296,18 @@ impl Live {
         keep_phase(&self.caret, now);
         let _ = home.append_child(&self.caret);
     }
+}
+
+/// The group element block `index` belongs in, made when it is the first of its group.
+fn group(document: &Document, body: &Element, groups: &mut Vec<Element>, index: usize) -> Element {
+    let number = index / BLOCKS_PER_GROUP;
+    while groups.len() <= number {
+        let group = element(document, "div");
+        group.set_class_name("blocks");
+        let _ = body.append_child(&group);
+        groups.push(group);
+    }
+    groups[number].clone()
 }
 
 /// Starts the caret's breathing at the page's time origin whenever it is (re)inserted, so moving

@@ -2,16 +2,21 @@
 //! holds is ever read as HTML. Links open only where core gave them an `href` (http, https,
 //! mailto), in a new tab without the page's referrer; images are links showing their alt text.
 //!
-//! While a reply plays out, the words still resolving from their blur are drawn as `.w` pieces
-//! whose animation starts as far along as the words are old (core's [`Reveals`]), so a block
-//! drawn again each frame keeps every word resolving smoothly (R7).
+//! A block is first described as a [`Node`] tree in Rust, then drawn, or patched into what the
+//! previous frame drew: a growing block changes only its last text and pieces, so a frame costs
+//! a few DOM calls, not the block. While a reply plays out, the words still resolving from their
+//! blur are `.w` pieces timed from the frame that revealed them (core's [`Reveals`]); a piece that
+//! is kept keeps its animation, and a new one starts as far along as its words are old (R7).
 
 use std::ops::Range;
 
-use portal_core::markdown::{Alignment, Block, Inline, Text};
+use portal_core::markdown::{Alignment, Block, Cell, Inline, Text};
 use portal_core::playout::Reveals;
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element};
+
+/// How long a word takes to resolve from its blur; matches `.w` in style.css.
+pub const RESOLVE_MS: f64 = 450.0;
 
 /// How words are drawn: resolved, or resolving as `reveals` says at `now`.
 #[derive(Clone, Copy)]
@@ -20,11 +25,26 @@ pub struct Drawing<'a> {
     pub resolving: Option<(&'a Reveals, f64)>,
 }
 
-/// A drawn top-level block: its element, and the age of its youngest resolving piece if it has
-/// one (it is drawn again, resolved, once that piece has resolved).
-pub struct Drawn {
-    pub element: Element,
-    pub youngest_ms: Option<u32>,
+/// What a block is drawn as, described in Rust so two frames' drawings can be compared.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    Text(String),
+    Element {
+        tag: &'static str,
+        attributes: Vec<(&'static str, String)>,
+        children: Vec<Node>,
+    },
+    /// Words resolving from their blur, revealed at `revealed_ms` (a `.w` span).
+    Piece {
+        text: String,
+        revealed_ms: f64,
+    },
+}
+
+/// A top-level block's description, and when its last piece will have resolved if it has one.
+pub struct Described {
+    pub node: Node,
+    pub resolved_by: Option<f64>,
 }
 
 /// Draws a whole reply resolved into `body`, replacing what was there: a settled or reloaded
@@ -37,23 +57,128 @@ pub fn draw_reply(body: &Element, reply: &str) {
         resolving: None,
     };
     for block in portal_core::markdown::parse(reply) {
-        let drawn = draw_block(&document, &block, drawing);
-        let _ = body.append_child(&drawn.element);
+        let described = describe(&block, drawing);
+        let _ = body.append_child(&render(&document, &described.node, 0.0));
     }
 }
 
-/// Draws one top-level block.
-pub fn draw_block(document: &Document, block: &Block, drawing: Drawing<'_>) -> Drawn {
+/// Describes one top-level block.
+pub fn describe(block: &Block, drawing: Drawing<'_>) -> Described {
     let mut painter = Painter {
-        document,
         drawing,
-        youngest_ms: None,
+        resolved_by: None,
     };
-    let element = painter.block(block);
-    Drawn {
-        element,
-        youngest_ms: painter.youngest_ms,
+    Described {
+        node: painter.block(block),
+        resolved_by: painter.resolved_by,
     }
+}
+
+/// Draws a description at `now` (the time resolving pieces' animations are started from).
+pub fn render(document: &Document, node: &Node, now: f64) -> web_sys::Node {
+    match node {
+        Node::Text(text) => document.create_text_node(text).into(),
+        Node::Piece { text, revealed_ms } => {
+            let word = element(document, "span");
+            word.set_class_name("w");
+            // A negative delay starts the blur as far along as the words are old.
+            let age = (now - revealed_ms).max(0.0) as u32;
+            let _ = word.set_attribute("style", &format!("animation-delay: -{age}ms"));
+            word.set_text_content(Some(text));
+            word.into()
+        }
+        Node::Element {
+            tag,
+            attributes,
+            children,
+        } => {
+            let drawn = element(document, tag);
+            for (name, value) in attributes {
+                let _ = drawn.set_attribute(name, value);
+            }
+            for child in children {
+                let _ = drawn.append_child(&render(document, child, now));
+            }
+            drawn.into()
+        }
+    }
+}
+
+/// Changes `drawn`, drawn from `old`, into a drawing of `new`, keeping every node that did not
+/// change; returns the node that replaced `drawn` if it had to be replaced.
+pub fn patch(
+    document: &Document,
+    drawn: &web_sys::Node,
+    old: &Node,
+    new: &Node,
+    now: f64,
+) -> Option<web_sys::Node> {
+    match (old, new) {
+        (Node::Text(was), Node::Text(is)) => {
+            if was != is {
+                drawn.set_node_value(Some(is));
+            }
+            None
+        }
+        (
+            Node::Piece {
+                text: was,
+                revealed_ms: then,
+            },
+            Node::Piece {
+                text: is,
+                revealed_ms: now_revealed,
+            },
+        ) if then == now_revealed => {
+            if was != is {
+                drawn.set_text_content(Some(is));
+            }
+            None
+        }
+        (
+            Node::Element {
+                tag: was_tag,
+                attributes: was_attributes,
+                children: was_children,
+            },
+            Node::Element {
+                tag,
+                attributes,
+                children,
+            },
+        ) if was_tag == tag && was_attributes == attributes => {
+            // The live caret may stand after the drawn children; it stays where it is.
+            let caret = drawn.last_child().filter(is_caret);
+            let mut child = drawn.first_child();
+            for (was, is) in was_children.iter().zip(children) {
+                let Some(current) = child else { break };
+                child = current.next_sibling();
+                patch(document, &current, was, is, now);
+            }
+            while let Some(extra) = child {
+                child = extra.next_sibling();
+                if Some(&extra) != caret.as_ref() {
+                    let _ = drawn.remove_child(&extra);
+                }
+            }
+            for added in children.iter().skip(was_children.len()) {
+                let _ = drawn.insert_before(&render(document, added, now), caret.as_ref());
+            }
+            None
+        }
+        _ => {
+            let fresh = render(document, new, now);
+            if let Some(parent) = drawn.parent_node() {
+                let _ = parent.replace_child(&fresh, drawn);
+            }
+            Some(fresh)
+        }
+    }
+}
+
+fn is_caret(node: &web_sys::Node) -> bool {
+    node.dyn_ref::<Element>()
+        .is_some_and(|e| e.class_list().contains("caret"))
 }
 
 /// Where the caret goes in a drawn block: after its last text, inside the innermost element that
@@ -92,187 +217,186 @@ pub fn caret_home(block: &Element) -> Element {
 }
 
 struct Painter<'a> {
-    document: &'a Document,
     drawing: Drawing<'a>,
-    youngest_ms: Option<u32>,
+    resolved_by: Option<f64>,
+}
+
+/// An element's description.
+fn node(tag: &'static str, attributes: Vec<(&'static str, String)>, children: Vec<Node>) -> Node {
+    Node::Element {
+        tag,
+        attributes,
+        children,
+    }
+}
+
+fn class(name: &str) -> Vec<(&'static str, String)> {
+    vec![("class", name.to_string())]
 }
 
 impl Painter<'_> {
-    fn block(&mut self, block: &Block) -> Element {
+    fn block(&mut self, block: &Block) -> Node {
         match block {
-            Block::Paragraph { content } => {
-                let p = self.element("p");
-                self.inlines(&p, content);
-                p
-            }
+            Block::Paragraph { content } => node("p", Vec::new(), self.inlines(content)),
             Block::Heading { level, content } => {
-                let heading = self.element(match level {
+                let tag = match level {
                     1 => "h1",
                     2 => "h2",
                     3 => "h3",
                     4 => "h4",
                     5 => "h5",
                     _ => "h6",
-                });
-                self.inlines(&heading, content);
-                heading
+                };
+                node(tag, Vec::new(), self.inlines(content))
             }
             Block::Quote { blocks } => {
-                let quote = self.element("blockquote");
-                for inner in blocks {
-                    let drawn = self.block(inner);
-                    let _ = quote.append_child(&drawn);
-                }
-                quote
+                let inner = blocks.iter().map(|b| self.block(b)).collect();
+                node("blockquote", Vec::new(), inner)
             }
             Block::List {
                 start,
                 tight,
                 items,
             } => {
-                let list = self.element(if start.is_some() { "ol" } else { "ul" });
+                let mut attributes = Vec::new();
                 if let Some(start) = start.filter(|s| *s != 1) {
-                    let _ = list.set_attribute("start", &start.to_string());
+                    attributes.push(("start", start.to_string()));
                 }
-                for item in items {
-                    let li = self.element("li");
-                    if let Some(checked) = item.task {
-                        li.set_class_name("task");
-                        let box_ = self.element("input");
-                        let _ = box_.set_attribute("type", "checkbox");
-                        let _ = box_.set_attribute("disabled", "");
-                        if checked {
-                            let _ = box_.set_attribute("checked", "");
+                let items = items
+                    .iter()
+                    .map(|item| {
+                        let mut children = Vec::new();
+                        let mut attributes = Vec::new();
+                        if let Some(checked) = item.task {
+                            attributes = class("task");
+                            let mut box_attributes = vec![
+                                ("type", "checkbox".to_string()),
+                                ("disabled", String::new()),
+                            ];
+                            if checked {
+                                box_attributes.push(("checked", String::new()));
+                            }
+                            children.push(node("input", box_attributes, Vec::new()));
                         }
-                        let _ = li.append_child(&box_);
-                    }
-                    for inner in &item.blocks {
-                        match inner {
-                            // A tight list's paragraphs are drawn without the space between them.
-                            Block::Paragraph { content } if *tight => self.inlines(&li, content),
-                            _ => {
-                                let drawn = self.block(inner);
-                                let _ = li.append_child(&drawn);
+                        for inner in &item.blocks {
+                            match inner {
+                                // A tight list's paragraphs are drawn without the space between
+                                // them.
+                                Block::Paragraph { content } if *tight => {
+                                    for inline in self.inlines(content) {
+                                        push(&mut children, inline);
+                                    }
+                                }
+                                _ => children.push(self.block(inner)),
                             }
                         }
-                    }
-                    let _ = list.append_child(&li);
-                }
-                list
+                        node("li", attributes, children)
+                    })
+                    .collect();
+                node(if start.is_some() { "ol" } else { "ul" }, attributes, items)
             }
-            Block::Code { language, content } => self.code_block(language.as_deref(), content),
+            Block::Code { language, content } => {
+                // The language and a Copy button above code that scrolls sideways.
+                let head = node(
+                    "div",
+                    class("code-head"),
+                    vec![
+                        node(
+                            "span",
+                            class("code-language"),
+                            vec![Node::Text(
+                                language.as_deref().unwrap_or("code").to_string(),
+                            )],
+                        ),
+                        node(
+                            "button",
+                            vec![
+                                ("class", "code-copy".to_string()),
+                                ("type", "button".to_string()),
+                            ],
+                            vec![Node::Text("Copy".to_string())],
+                        ),
+                    ],
+                );
+                let code = node("code", Vec::new(), self.texts(content));
+                node(
+                    "div",
+                    class("code-block"),
+                    vec![head, node("pre", Vec::new(), vec![code])],
+                )
+            }
             Block::Table {
                 alignments,
                 head,
                 rows,
             } => {
-                // The wrapper scrolls sideways when the table is wider than the column.
-                let scroll = self.element("div");
-                scroll.set_class_name("table-scroll");
-                let table = self.element("table");
-                let thead = self.element("thead");
-                let tr = self.element("tr");
-                for (cell, alignment) in head.iter().zip(alignments) {
-                    let th = self.cell("th", *alignment);
-                    self.inlines(&th, cell);
-                    let _ = tr.append_child(&th);
-                }
-                let _ = thead.append_child(&tr);
-                let _ = table.append_child(&thead);
+                let row = |tag: &'static str, cells: &[Cell], painter: &mut Self| {
+                    let cells = cells
+                        .iter()
+                        .zip(alignments)
+                        .map(|(cell, alignment)| {
+                            node(tag, align(*alignment), painter.inlines(cell))
+                        })
+                        .collect();
+                    node("tr", Vec::new(), cells)
+                };
+                let mut table = vec![node("thead", Vec::new(), vec![row("th", head, self)])];
                 if !rows.is_empty() {
-                    let tbody = self.element("tbody");
-                    for row in rows {
-                        let tr = self.element("tr");
-                        for (cell, alignment) in row.iter().zip(alignments) {
-                            let td = self.cell("td", *alignment);
-                            self.inlines(&td, cell);
-                            let _ = tr.append_child(&td);
-                        }
-                        let _ = tbody.append_child(&tr);
-                    }
-                    let _ = table.append_child(&tbody);
+                    let body = rows.iter().map(|r| row("td", r, self)).collect();
+                    table.push(node("tbody", Vec::new(), body));
                 }
-                let _ = scroll.append_child(&table);
-                scroll
+                // The wrapper scrolls sideways when the table is wider than the column.
+                node(
+                    "div",
+                    class("table-scroll"),
+                    vec![node("table", Vec::new(), table)],
+                )
             }
-            Block::Rule => self.element("hr"),
-            Block::Html { content } => {
-                let pre = self.element("pre");
-                pre.set_class_name("raw-html");
-                for text in content {
-                    self.text(&pre, text);
-                }
-                pre
-            }
+            Block::Rule => node("hr", Vec::new(), Vec::new()),
+            Block::Html { content } => node("pre", class("raw-html"), self.texts(content)),
         }
     }
 
-    /// A code block: its language and a Copy button above, the code scrolling sideways below.
-    fn code_block(&mut self, language: Option<&str>, content: &[Text]) -> Element {
-        let block = self.element("div");
-        block.set_class_name("code-block");
-        let head = self.element("div");
-        head.set_class_name("code-head");
-        let label = self.element("span");
-        label.set_class_name("code-language");
-        label.set_text_content(Some(language.unwrap_or("code")));
-        let copy = self.element("button");
-        copy.set_class_name("code-copy");
-        let _ = copy.set_attribute("type", "button");
-        copy.set_text_content(Some("Copy"));
-        let _ = head.append_child(&label);
-        let _ = head.append_child(&copy);
-        let pre = self.element("pre");
-        let code = self.element("code");
+    fn texts(&mut self, content: &[Text]) -> Vec<Node> {
+        let mut children = Vec::new();
         for text in content {
-            self.text(&code, text);
+            self.leaf(&mut children, &text.text, text.source.clone());
         }
-        let _ = pre.append_child(&code);
-        let _ = block.append_child(&head);
-        let _ = block.append_child(&pre);
-        block
+        children
     }
 
-    fn cell(&self, tag: &str, alignment: Alignment) -> Element {
-        let cell = self.element(tag);
-        let align = match alignment {
-            Alignment::None => None,
-            Alignment::Left => Some("left"),
-            Alignment::Center => Some("center"),
-            Alignment::Right => Some("right"),
-        };
-        if let Some(align) = align {
-            let _ = cell.set_attribute("style", &format!("text-align: {align}"));
-        }
-        cell
-    }
-
-    fn inlines(&mut self, parent: &Element, content: &[Inline]) {
+    fn inlines(&mut self, content: &[Inline]) -> Vec<Node> {
+        let mut children = Vec::new();
         for inline in content {
-            self.inline(parent, inline);
+            self.inline(&mut children, inline);
         }
+        children
     }
 
-    fn inline(&mut self, parent: &Element, inline: &Inline) {
+    fn inline(&mut self, out: &mut Vec<Node>, inline: &Inline) {
         match inline {
-            Inline::Text(text) => self.text(parent, text),
-            Inline::Emphasis { content } => self.wrapped(parent, "em", content),
-            Inline::Strong { content } => self.wrapped(parent, "strong", content),
-            Inline::Strikethrough { content } => self.wrapped(parent, "del", content),
+            Inline::Text(text) => self.leaf(out, &text.text, text.source.clone()),
+            Inline::Emphasis { content } => out.push(node("em", Vec::new(), self.inlines(content))),
+            Inline::Strong { content } => {
+                out.push(node("strong", Vec::new(), self.inlines(content)))
+            }
+            Inline::Strikethrough { content } => {
+                out.push(node("del", Vec::new(), self.inlines(content)))
+            }
             Inline::Code { text, source } => {
-                let code = self.element("code");
-                self.leaf(&code, text, source.clone());
-                let _ = parent.append_child(&code);
+                let mut code = Vec::new();
+                self.leaf(&mut code, text, source.clone());
+                out.push(node("code", Vec::new(), code));
             }
             Inline::Math {
                 text,
                 display,
                 source,
             } => {
-                let code = self.element("code");
-                code.set_class_name(if *display { "math display" } else { "math" });
-                self.leaf(&code, text, source.clone());
-                let _ = parent.append_child(&code);
+                let mut code = Vec::new();
+                self.leaf(&mut code, text, source.clone());
+                let name = if *display { "math display" } else { "math" };
+                out.push(node("code", class(name), code));
             }
             Inline::Link {
                 href,
@@ -281,49 +405,39 @@ impl Painter<'_> {
                 content,
             } => match href {
                 Some(href) => {
-                    let link = self.element("a");
-                    let _ = link.set_attribute("href", href);
-                    let _ = link.set_attribute("rel", "noopener noreferrer nofollow");
-                    let _ = link.set_attribute("target", "_blank");
+                    let mut attributes = vec![
+                        ("href", href.clone()),
+                        ("rel", "noopener noreferrer nofollow".to_string()),
+                        ("target", "_blank".to_string()),
+                    ];
                     if *image {
-                        link.set_class_name("image-link");
-                        let _ =
-                            link.set_attribute("title", "An image, not loaded: opens its address");
+                        attributes.push(("class", "image-link".to_string()));
+                        attributes.push((
+                            "title",
+                            "An image, not loaded: opens its address".to_string(),
+                        ));
                     }
-                    self.inlines(&link, content);
-                    let _ = parent.append_child(&link);
+                    out.push(node("a", attributes, self.inlines(content)));
                 }
                 None if *pending => {
-                    let link = self.element("span");
-                    link.set_class_name("link pending");
-                    self.inlines(&link, content);
-                    let _ = parent.append_child(&link);
+                    out.push(node("span", class("link pending"), self.inlines(content)))
                 }
-                None => self.inlines(parent, content),
+                None => {
+                    for inline in self.inlines(content) {
+                        push(out, inline);
+                    }
+                }
             },
-            Inline::SoftBreak => self.plain(parent, "\n"),
-            Inline::HardBreak => {
-                let br = self.element("br");
-                let _ = parent.append_child(&br);
-            }
+            Inline::SoftBreak => push(out, Node::Text("\n".to_string())),
+            Inline::HardBreak => out.push(node("br", Vec::new(), Vec::new())),
         }
-    }
-
-    fn wrapped(&mut self, parent: &Element, tag: &str, content: &[Inline]) {
-        let element = self.element(tag);
-        self.inlines(&element, content);
-        let _ = parent.append_child(&element);
-    }
-
-    fn text(&mut self, parent: &Element, text: &Text) {
-        self.leaf(parent, &text.text, text.source.clone());
     }
 
     /// A leaf's text, drawn from the reply's bytes `source`: where it lies in them (a code span's
     /// text after its backticks), or timed from their start (a character reference).
-    fn leaf(&mut self, parent: &Element, text: &str, source: Range<usize>) {
+    fn leaf(&mut self, out: &mut Vec<Node>, text: &str, source: Range<usize>) {
         let Some((reveals, now)) = self.drawing.resolving else {
-            self.plain(parent, text);
+            push(out, Node::Text(text.to_string()));
             return;
         };
         let start = self
@@ -333,42 +447,45 @@ impl Painter<'_> {
             .and_then(|written| written.find(text))
             .map_or(source.start, |at| source.start + at);
         for piece in reveals.pieces(text, start, now) {
-            match piece.age_ms {
-                None => self.plain(parent, piece.text),
-                Some(age) => {
-                    let word = self.element("span");
-                    word.set_class_name("w");
-                    // A negative delay starts the blur's animation as far along as the words are
-                    // old, so drawing the block again does not restart it.
-                    let _ = word.set_attribute("style", &format!("animation-delay: -{age}ms"));
-                    word.set_text_content(Some(piece.text));
-                    let _ = parent.append_child(&word);
-                    self.youngest_ms = Some(self.youngest_ms.map_or(age, |y| y.min(age)));
+            match piece.revealed_ms {
+                None => push(out, Node::Text(piece.text.to_string())),
+                Some(revealed_ms) => {
+                    out.push(Node::Piece {
+                        text: piece.text.to_string(),
+                        revealed_ms,
+                    });
+                    let by = revealed_ms + RESOLVE_MS;
+                    self.resolved_by = Some(self.resolved_by.map_or(by, |b| b.max(by)));
                 }
             }
         }
     }
+}
 
-    /// Plain text, joined to the text node before it when there is one.
-    fn plain(&self, parent: &Element, text: &str) {
-        match parent
-            .last_child()
-            .and_then(|n| n.dyn_into::<web_sys::Text>().ok())
-        {
-            Some(last) => {
-                let _ = last.append_data(text);
-            }
-            None => {
-                let _ = parent.append_child(&self.document.create_text_node(text));
-            }
-        }
+/// Adds a node, joining text to the text before it, so a drawing holds one text node where the
+/// reply has one run of text.
+fn push(out: &mut Vec<Node>, added: Node) {
+    if let (Some(Node::Text(last)), Node::Text(text)) = (out.last_mut(), &added) {
+        last.push_str(text);
+        return;
     }
+    out.push(added);
+}
 
-    fn element(&self, tag: &str) -> Element {
-        self.document
-            .create_element(tag)
-            .expect("creating a plain HTML element succeeds")
-    }
+fn align(alignment: Alignment) -> Vec<(&'static str, String)> {
+    let style = match alignment {
+        Alignment::None => return Vec::new(),
+        Alignment::Left => "text-align: left",
+        Alignment::Center => "text-align: center",
+        Alignment::Right => "text-align: right",
+    };
+    vec![("style", style.to_string())]
+}
+
+fn element(document: &Document, tag: &str) -> Element {
+    document
+        .create_element(tag)
+        .expect("creating a plain HTML element succeeds")
 }
 
 fn document() -> Document {

@@ -16,12 +16,12 @@ pub struct Reveals {
     resolved_end: usize,
 }
 
-/// A piece of a text leaf: its text, and how long ago its first word was revealed when that is
-/// within the window (the piece resolves from its blur), `None` when it is resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A piece of a text leaf: its text, and when its first word was revealed if that is within the
+/// window (the piece resolves from its blur), `None` when it is resolved.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Piece<'a> {
     pub text: &'a str,
-    pub age_ms: Option<u32>,
+    pub revealed_ms: Option<f64>,
 }
 
 impl Reveals {
@@ -61,38 +61,59 @@ impl Reveals {
     /// frame (by their first byte) share a piece, and resolved text is one piece.
     pub fn pieces<'a>(&self, text: &'a str, start: usize, now: f64) -> Vec<Piece<'a>> {
         let mut pieces: Vec<Piece<'a>> = Vec::new();
+        // Text up to the last white space before the window is resolved whatever its words, so
+        // a long paragraph is not segmented again every frame, only its recent end.
+        let resolved = self.resolved_end.saturating_sub(start).min(text.len());
+        let plain = text
+            .get(..resolved)
+            .and_then(|before| before.rfind(char::is_whitespace))
+            .map_or(0, |at| {
+                at + text[at..].chars().next().map_or(0, char::len_utf8)
+            });
+        if plain > 0 {
+            pieces.push(Piece {
+                text: &text[..plain],
+                revealed_ms: None,
+            });
+        }
+        let whole = text;
+        let (start, text) = (start + plain, &text[plain..]);
         let mut piece_start = 0;
-        let mut piece_age = None;
+        let mut piece_revealed = None;
         for (at, _) in text.split_word_bound_indices() {
-            let age = self.age(start + at, now);
-            if at > 0 && age != piece_age {
+            let revealed = self.revealed(start + at, now);
+            if at > 0 && revealed != piece_revealed {
                 pieces.push(Piece {
                     text: &text[piece_start..at],
-                    age_ms: piece_age,
+                    revealed_ms: piece_revealed,
                 });
                 piece_start = at;
             }
-            piece_age = age;
+            piece_revealed = revealed;
         }
         if piece_start < text.len() {
             pieces.push(Piece {
                 text: &text[piece_start..],
-                age_ms: piece_age,
+                revealed_ms: piece_revealed,
             });
+        }
+        // The resolved text before the window and the first resolved words after it are one
+        // piece: they lie side by side in `text`.
+        if plain > 0 && pieces.len() > 1 && pieces[1].revealed_ms.is_none() {
+            let joined = plain + pieces[1].text.len();
+            pieces[0].text = &whole[..joined];
+            pieces.remove(1);
         }
         pieces
     }
 
-    /// How long ago, in whole milliseconds, the frame that revealed byte `offset` was, if that is
-    /// within the window.
-    fn age(&self, offset: usize, now: f64) -> Option<u32> {
+    /// When the frame that revealed byte `offset` was, if that is within the window before `now`.
+    fn revealed(&self, offset: usize, now: f64) -> Option<f64> {
         if offset < self.resolved_end {
             return None;
         }
         let at = self.frames.partition_point(|&(end, _)| end <= offset);
         let (_, revealed) = *self.frames.get(at)?;
-        let age = now - revealed;
-        // The window is a few hundred milliseconds, so the age fits a u32.
-        (age < self.window_ms).then(|| age.max(0.0) as u32)
+        (now - revealed < self.window_ms).then_some(revealed)
     }
 }
