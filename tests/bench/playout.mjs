@@ -64,28 +64,34 @@ function recorder({ windowChars, domEvery, scrollEveryMs }) {
     rec.dom.push([time, document.getElementsByTagName('*').length, nodes,
       document.getElementsByClassName('w').length]);
   };
-  // Paragraphs before the last one no longer change length, so only the last one is read. The
-  // live text may group its paragraphs in other elements.
-  let body = null, paragraphs = null, last = null, closedParagraphs = 0, closedLength = 0, frames = 0;
+  // Paragraphs before the last one no longer change, so only the last one is read. The live text
+  // may group its paragraphs in other elements. Markdown drops a paragraph's trailing spaces, so
+  // each closed paragraph is found in the reply, and the live one starts after the white space
+  // that follows it.
+  let body = null, paragraphs = null, last = null, closedEnd = 0, frames = 0;
   const newestParagraph = () => {
     let node = body.lastElementChild;
     while (node && node.tagName !== 'P') node = node.lastElementChild;
     return node;
   };
   const visibleOffset = () => {
+    const reply = window.portalBench.text;
     paragraphs ??= document.createTreeWalker(body, NodeFilter.SHOW_ELEMENT, {
       acceptNode: (node) => (node.tagName === 'P' ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
     });
     last ??= paragraphs.nextNode();
     const newest = newestParagraph();
     while (last && last !== newest) {
-      closedLength += last.textContent.length;
-      closedParagraphs += 1;
+      const text = last.textContent;
+      const at = reply.indexOf(text, closedEnd);
+      closedEnd = (at < 0 ? closedEnd : at) + text.length;
       paragraphs.currentNode = last;
       last = paragraphs.nextNode();
     }
-    // Each closed paragraph stood for a blank line, two line breaks of the reply.
-    return closedLength + 2 * closedParagraphs + (last ? last.textContent.length : 0);
+    if (!last) return closedEnd;
+    let start = closedEnd;
+    while (start < reply.length && /\s/.test(reply[start])) start += 1;
+    return start + last.textContent.length;
   };
   const streaming = () => {
     const bench = window.portalBench;
@@ -144,9 +150,10 @@ function recorder({ windowChars, domEvery, scrollEveryMs }) {
       const length = observe(time);
       if (frames % domEvery === 0 && !bench.settled) {
         countDom(time);
-        // The visible text must be the reply's prefix, paragraph breaks drawn as paragraphs.
+        // The visible text must be the reply's prefix, paragraph breaks drawn as paragraphs
+        // (without the spaces that ended them).
         rec.prefixChecks += 1;
-        if (body.textContent !== bench.text.slice(0, length).replaceAll('\n\n', '')) {
+        if (body.textContent !== bench.text.slice(0, length).replace(/[ \t]*\n\n/g, '')) {
           rec.prefixMismatches += 1;
         }
       }
