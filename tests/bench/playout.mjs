@@ -261,7 +261,7 @@ async function benchRate(browser, url, rate) {
         words: document.getElementsByClassName('w').length,
         paragraphs: body.getElementsByTagName('p').length,
         spans: body.getElementsByTagName('span').length,
-        plain: body.textContent === bench.text.replaceAll('\n\n', ''),
+        plain: body.textContent === bench.text.replace(/[ \t]*\n\n/g, '').replace(/[ \t]+$/, ''),
       },
     };
   });
