@@ -101,14 +101,6 @@ fn r7_clusters_and_scripts_stay_whole_in_their_words() {
 }
 
 #[test]
-fn r7_nothing_resolves_once_the_window_has_passed() {
-    let mut reveals = Reveals::new(WINDOW_MS);
-    reveals.record(5, 1000.0);
-    assert!(reveals.resolving(1449.0));
-    assert!(!reveals.resolving(1450.0));
-}
-
-#[test]
 fn r7_a_long_resolved_start_is_one_piece_before_the_recent_words() {
     // The window forgot the frame that revealed bytes up to 24; the words after it are still
     // resolving, and the resolved start is one piece however many words it holds.

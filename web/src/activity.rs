@@ -8,7 +8,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 use portal_core::activity::{Activity, ActivityConfig, activity};
 
-use crate::compaction::now_ms;
+use crate::page::now_ms;
 use crate::turn_view::TurnView;
 
 /// How often the silence is measured. Events are not timed as they arrive, so the stream's path

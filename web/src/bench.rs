@@ -19,6 +19,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::live::LiveText;
+use crate::page::{document, now_ms};
 
 /// The reply's length in characters (grapheme clusters).
 const REPLY_CHARS: usize = 50_000;
@@ -187,7 +188,7 @@ impl Source {
                 .into_js_value()
                 .unchecked_into();
         let begin = Closure::once_into_js(move || {
-            source.borrow_mut().started_ms = now();
+            source.borrow_mut().started_ms = now_ms();
             source.borrow_mut().interval = web_sys::window().and_then(|window| {
                 window
                     .set_interval_with_callback_and_timeout_and_arguments_0(
@@ -207,7 +208,7 @@ impl Source {
 
     /// Sends what is due by now, ending a little way into the next cluster.
     fn send(&mut self) {
-        let now = now();
+        let now = now_ms();
         let due = (((now - self.started_ms) / 1000.0 * self.cps) as usize).min(self.ends.len());
         let mut cut = due.checked_sub(1).map_or(0, |last| self.ends[last]);
         if let Some(&next_end) = self.ends.get(due) {
@@ -268,7 +269,7 @@ impl Report {
     }
 
     fn settled(&self) {
-        set(&self.global, "settledAt", &now().into());
+        set(&self.global, "settledAt", &now_ms().into());
         set(&self.global, "settled", &true.into());
     }
 }
@@ -286,16 +287,4 @@ impl Lcg {
 
 fn set(target: &JsValue, key: &str, value: &JsValue) {
     let _ = Reflect::set(target, &key.into(), value);
-}
-
-fn now() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
-
-fn document() -> web_sys::Document {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .expect("the bench runs in a page")
 }

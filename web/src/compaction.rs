@@ -8,13 +8,7 @@ use leptos::prelude::*;
 use portal_core::compaction::{CompactionConfig, ContextMeter, Divider, summarising_clock};
 
 use crate::markdown_view::draw_reply;
-
-/// The milliseconds since the page opened, the clock the divider's elapsed time is read from.
-pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
+use crate::page::now_ms;
 
 /// A summary being written (R11): the divider's two rules draw in toward a shimmering
 /// "Summarising conversation", with the elapsed time once it has taken three seconds. It stands

@@ -25,6 +25,7 @@ use web_sys::{Document, Element};
 use crate::markdown_view::{
     Drawing, Node, RESOLVE_MS, caret_home, describe, draw_reply, patch, render,
 };
+use crate::page::{document, element, now_ms};
 
 /// How many top-level blocks of live text share a group element.
 const BLOCKS_PER_GROUP: usize = 32;
@@ -67,10 +68,7 @@ impl LiveText {
         let caret = element(&document, "span");
         caret.set_class_name("caret");
         let _ = caret.set_attribute("aria-hidden", "true");
-        let now = web_sys::window()
-            .and_then(|w| w.performance())
-            .map_or(0.0, |p| p.now());
-        keep_phase(&caret, now);
+        keep_phase(&caret, now_ms());
         let _ = body.append_child(&caret);
         let live = Rc::new(RefCell::new(Live {
             playout: Playout::default(),
@@ -152,10 +150,7 @@ fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
 
 impl Live {
     fn now(&mut self) -> f64 {
-        let now = web_sys::window()
-            .and_then(|w| w.performance())
-            .map_or(self.last_now, |p| p.now());
-        self.last_now = self.last_now.max(now);
+        self.last_now = self.last_now.max(now_ms());
         self.last_now
     }
 
@@ -215,14 +210,23 @@ impl Live {
     /// Draws the blocks `update` says changed, and the blocks whose pieces have all resolved, by
     /// patching what was drawn of them, then puts the caret after the last text.
     fn redraw(&mut self, update: &Update, now: f64) {
-        let document = document();
-        let changes = update.unchanged < self.drawn.len()
-            || self.drawn.len() != self.markdown.blocks().len()
-            || !update.redrawn.is_empty()
-            || self.resolving.iter().any(|&(_, until)| until <= now);
-        if !changes {
+        let from = update.unchanged.min(self.drawn.len());
+        let mut again: Vec<usize> = update
+            .redrawn
+            .iter()
+            .copied()
+            .filter(|&i| i < from)
+            .collect();
+        again.extend(
+            self.resolving
+                .iter()
+                .filter(|&&(index, until)| until <= now && index < from)
+                .map(|&(index, _)| index),
+        );
+        if again.is_empty() && from == self.drawn.len() && from == self.markdown.blocks().len() {
             return;
         }
+        let document = document();
         let Live {
             markdown,
             reveals,
@@ -233,19 +237,6 @@ impl Live {
             ..
         } = self;
         let blocks = markdown.blocks();
-        let from = update.unchanged.min(drawn.len());
-        let mut again: Vec<usize> = update
-            .redrawn
-            .iter()
-            .copied()
-            .filter(|&i| i < from)
-            .collect();
-        again.extend(
-            resolving
-                .iter()
-                .filter(|&&(index, until)| until <= now && index < from)
-                .map(|&(index, _)| index),
-        );
         let drawing = Drawing {
             reply: markdown.reply(),
             resolving: Some((&*reveals, now)),
@@ -328,16 +319,4 @@ fn both(pushed: Update, finished: Update) -> Update {
         redrawn,
         settled: finished.settled,
     }
-}
-
-fn document() -> Document {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .expect("the portal runs in a page with a document")
-}
-
-fn element(document: &Document, tag: &str) -> Element {
-    document
-        .create_element(tag)
-        .expect("creating a plain HTML element succeeds")
 }

@@ -19,6 +19,7 @@ mod greeting;
 mod header;
 mod live;
 mod markdown_view;
+mod page;
 mod relative_time;
 mod route;
 mod scroll;

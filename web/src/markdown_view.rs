@@ -15,6 +15,8 @@ use portal_core::playout::Reveals;
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element};
 
+use crate::page::{document, element};
+
 /// How long a word takes to resolve from its blur; matches `.w` in style.css.
 pub const RESOLVE_MS: f64 = 450.0;
 
@@ -480,16 +482,4 @@ fn align(alignment: Alignment) -> Vec<(&'static str, String)> {
         Alignment::Right => "text-align: right",
     };
     vec![("style", style.to_string())]
-}
-
-fn element(document: &Document, tag: &str) -> Element {
-    document
-        .create_element(tag)
-        .expect("creating a plain HTML element succeeds")
-}
-
-fn document() -> Document {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .expect("the portal runs in a page with a document")
 }

@@ -9,9 +9,9 @@ use portal_core::stream::TurnEvent;
 use portal_core::turn_state::{Change, CompactionState};
 use portal_core::{BlockKind, Turn, TurnState};
 
-use crate::compaction::now_ms;
 use crate::live::LiveText;
 use crate::markdown_view::draw_reply;
+use crate::page::now_ms;
 
 /// One turn as drawn.
 #[derive(Debug, Clone, Copy)]

@@ -50,13 +50,6 @@ impl Reveals {
         }
     }
 
-    /// Whether some word is still resolving at `now`.
-    pub fn resolving(&self, now: f64) -> bool {
-        self.frames
-            .back()
-            .is_some_and(|&(_, at)| now - at < self.window_ms)
-    }
-
     /// `text`, which lies at the reply's byte `start`, in pieces: words revealed in the same
     /// frame (by their first byte) share a piece, and resolved text is one piece.
     pub fn pieces<'a>(&self, text: &'a str, start: usize, now: f64) -> Vec<Piece<'a>> {
