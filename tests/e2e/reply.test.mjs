@@ -31,6 +31,22 @@ test('r7_r8_r10 a sent message plays out, settles to plain text and reloads iden
       return words.length ? getComputedStyle(words[words.length - 1]).display : 'none';
     }, answer);
     assert.equal(blur, 'inline', 'word elements stay inline');
+    // The newest word is still blurred and faint (R7), and the caret's ink changes as it breathes
+    // (R8): both are drawn frame by frame, not by CSS animations.
+    const motion = [];
+    for (let look = 0; look < 6; look++) {
+      motion.push(await page.evaluate((sel) => {
+        const words = document.querySelectorAll(`${sel} .w`);
+        const caret = document.querySelector(`${sel} .caret`);
+        return {
+          newest: words.length ? getComputedStyle(words[words.length - 1]).filter : 'none',
+          caret: caret ? getComputedStyle(caret).opacity : null,
+        };
+      }, answer));
+      await page.waitForTimeout(120);
+    }
+    assert.ok(motion.some((m) => /blur\((?!0px)/.test(m.newest)), `the newest word resolves from a blur: ${JSON.stringify(motion)}`);
+    assert.ok(new Set(motion.map((m) => m.caret).filter(Boolean)).size > 1, `the caret breathes: ${JSON.stringify(motion)}`);
     await page.screenshot({ path: join(shots, 'reply-mid-playout.png') });
     // R7: a word resolves as one element, even when frames reveal its letters one by one: two
     // resolving elements side by side never split a word between them.

@@ -1,12 +1,13 @@
-//! The playout bench page, `/?bench=<characters a second>`: one answer block, drawn by
-//! [`LiveText`] exactly as the app draws a reply, fed a synthetic 50,000-character mixed-script
-//! reply at a steady rate. `tests/bench/playout.mjs` measures it; `docs/bench.md` explains the
-//! numbers.
+//! The playout bench page, `/?bench=<characters a second>[&reply=markdown]`: one answer block,
+//! drawn by [`LiveText`] exactly as the app draws a reply, fed a synthetic 50,000-character
+//! mixed-script reply at a steady rate: paragraphs of prose, or with `reply=markdown` a reply
+//! with headings, emphasis, links, lists, code blocks, tables and quotes. `tests/bench/playout.mjs`
+//! measures it; `docs/bench.md` explains the numbers.
 //!
 //! The page tells the measurement what it did through `window.portalBench`:
 //! `text` (the whole reply), `arrivals` (`[performance.now(), UTF-16 length received so far]`
-//! for each chunk), `finished` (the last chunk was pushed) and `settled` with `settledAt` (the
-//! block settled, and when).
+//! for each chunk), `drawn()` (the UTF-16 length of the reply drawn so far), `finished` (the
+//! last chunk was pushed) and `settled` with `settledAt` (the block settled, and when).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -49,20 +50,46 @@ const SENTENCES: &[&str] = &[
     "Figures: 3.14159, 2,718 and 1/3 of the 12 items were late. ",
 ];
 
-/// The playout rate asked for in the page's address (`?bench=2000`), if this is the bench page.
-pub fn rate_in_url() -> Option<f64> {
-    let search = web_sys::window()?.location().search().ok()?;
-    search
-        .trim_start_matches('?')
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("bench="))
-        .and_then(|rate| rate.parse::<u32>().ok().map(f64::from))
-        .filter(|rate| rate.is_finite() && *rate > 0.0)
+/// Lines of code for the markdown reply's code blocks.
+const CODE_LINES: &[&str] = &[
+    "let frame = playout.tick(now_ms);",
+    "for block in markdown.blocks() {",
+    "    draw(&block, frame.caret);",
+    "}",
+    "if frame.done { settle(&reply); }",
+    "let words: Vec<&str> = text.split_whitespace().collect();",
+    "match event { Event::Text(t) => push(t), _ => {} }",
+    "// 東京 → Tokyo, 한국어 → Korean",
+    "assert_eq!(clusters(\"e\u{301}\"), 1);",
+    "return Ok(reply.trim_end().to_string());",
+];
+
+/// What the bench page was asked for in its address (`?bench=2000&reply=markdown`).
+#[derive(Debug, Clone, Copy)]
+pub struct BenchRun {
+    /// The playout rate, in characters a second.
+    pub cps: f64,
+    /// The reply is markdown of every kind rather than paragraphs of prose.
+    pub markdown: bool,
 }
 
-/// The bench page: one turn whose answer streams in at `cps` characters a second.
+/// The bench run asked for in the page's address, if this is the bench page.
+pub fn run_in_url() -> Option<BenchRun> {
+    let search = web_sys::window()?.location().search().ok()?;
+    let mut pairs = search.trim_start_matches('?').split('&');
+    let cps = pairs
+        .clone()
+        .find_map(|pair| pair.strip_prefix("bench="))
+        .and_then(|rate| rate.parse::<u32>().ok().map(f64::from))
+        .filter(|rate| *rate > 0.0)?;
+    let markdown = pairs.any(|pair| pair == "reply=markdown");
+    Some(BenchRun { cps, markdown })
+}
+
+/// The bench page: one turn whose answer streams in at `run.cps` characters a second.
 #[component]
-pub fn Bench(cps: f64) -> impl IntoView {
+pub fn Bench(run: BenchRun) -> impl IntoView {
+    let BenchRun { cps, markdown } = run;
     let settled = RwSignal::new(false);
     let slot = NodeRef::<html::Div>::new();
     // The page holds the live block, as the app's block view does; the source lets go of it
@@ -78,13 +105,18 @@ pub fn Bench(cps: f64) -> impl IntoView {
             .expect("creating a div succeeds");
         body.set_class_name("body");
         let _ = slot.append_child(&body);
-        let text = reply(REPLY_CHARS);
+        let text = if markdown {
+            markdown_reply(REPLY_CHARS)
+        } else {
+            reply(REPLY_CHARS)
+        };
         let report = Report::new(&text, cps);
         let settled_report = report.clone();
         let live = LiveText::new(body, move |_| {
             settled_report.settled();
             settled.set(true);
         });
+        report.follow(&text, &live);
         block.set_value(Some(live.clone()));
         Source::start(text, cps, live, report);
     });
@@ -99,7 +131,13 @@ pub fn Bench(cps: f64) -> impl IntoView {
         <main class="portal bench">
             <header class="portal-header">
                 <h1>"Portal"</h1>
-                <span class="model-label">{format!("playout bench · {} characters a second", cps as u32)}</span>
+                <span class="model-label">
+                    {format!(
+                        "playout bench · {} · {} characters a second",
+                        if markdown { "markdown" } else { "prose" },
+                        cps as u32,
+                    )}
+                </span>
             </header>
             <section class="conversation" aria-label="Conversation">
                 <article
@@ -139,7 +177,112 @@ fn reply(chars: usize) -> String {
     if let Some((end, _)) = text.grapheme_indices(true).nth(chars) {
         text.truncate(end);
     }
-    // A reply cut at a paragraph break would end on line breaks; each becomes a full stop.
+    end_on_text(text)
+}
+
+/// A deterministic markdown reply of exactly `chars` characters, in the blocks replies use:
+/// headings, paragraphs with bold, italic, inline code and links, bulleted, numbered and task
+/// lists, fenced code, tables and quotes, each of chat size.
+fn markdown_reply(chars: usize) -> String {
+    let mut random = Lcg(0x00DD_BA11);
+    let mut text = String::new();
+    let mut section = 0;
+    let mut clusters = 0;
+    while clusters < chars {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+            clusters += 2;
+        }
+        let block = match random.below(12) {
+            0 => {
+                section += 1;
+                format!("## {section}. {}", sentence(&mut random).trim_end())
+            }
+            1..=4 => (0..2 + random.below(4))
+                .map(|_| decorated(&mut random))
+                .collect::<String>()
+                .trim_end()
+                .to_string(),
+            5 => list(&mut random, |_| "- ".to_string()),
+            6 => list(&mut random, |i| format!("{}. ", i + 1)),
+            7 => list(&mut random, |i| {
+                if i % 2 == 0 { "- [x] " } else { "- [ ] " }.to_string()
+            }),
+            8 | 9 => {
+                let lines = (0..4 + random.below(9))
+                    .map(|_| CODE_LINES[random.below(CODE_LINES.len() as u32) as usize])
+                    .collect::<Vec<_>>();
+                format!("```rust\n{}\n```", lines.join("\n"))
+            }
+            10 => table(&mut random),
+            _ => format!("> {}", decorated(&mut random).trim_end()),
+        };
+        clusters += block.graphemes(true).count();
+        text.push_str(&block);
+    }
+    if let Some((end, _)) = text.grapheme_indices(true).nth(chars) {
+        text.truncate(end);
+    }
+    end_on_text(text)
+}
+
+fn sentence(random: &mut Lcg) -> &'static str {
+    SENTENCES[random.below(SENTENCES.len() as u32) as usize]
+}
+
+/// A sentence with one of its words bold, italic, code or a link, or none.
+fn decorated(random: &mut Lcg) -> String {
+    let sentence = sentence(random);
+    let Some((start, word)) = sentence
+        .split_word_bound_indices()
+        .filter(|(_, word)| word.chars().all(char::is_alphanumeric))
+        .nth(random.below(3) as usize)
+    else {
+        return sentence.to_string();
+    };
+    let marked = match random.below(5) {
+        0 => format!("**{word}**"),
+        1 => format!("*{word}*"),
+        2 => format!("`{word}`"),
+        3 => format!("[{word}](https://example.com/{})", random.below(1000)),
+        _ => word.to_string(),
+    };
+    format!(
+        "{}{marked}{}",
+        &sentence[..start],
+        &sentence[start + word.len()..]
+    )
+}
+
+/// Three to seven items, each opened by `marker(index)`.
+fn list(random: &mut Lcg, marker: impl Fn(u32) -> String) -> String {
+    (0..3 + random.below(5))
+        .map(|i| format!("{}{}", marker(i), decorated(random).trim_end()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A table of three columns and three to eight rows.
+fn table(random: &mut Lcg) -> String {
+    let mut rows = vec![
+        "| Script | Sample | Count |".to_string(),
+        "|---|---|---:|".to_string(),
+    ];
+    for _ in 0..3 + random.below(6) {
+        let sample: String = sentence(random).graphemes(true).take(12).collect();
+        let script =
+            ["Latin", "日本語", "ไทย", "हिन्दी", "한국어", "Emoji 👩🏽‍💻"][random.below(6) as usize];
+        rows.push(format!(
+            "| {script} | {} | {} |",
+            sample.trim().replace('|', "/"),
+            random.below(10_000)
+        ));
+    }
+    rows.join("\n")
+}
+
+/// A reply cut at a block break would end on line breaks; each becomes a full stop.
+fn end_on_text(mut text: String) -> String {
     let breaks = text.len() - text.trim_end_matches('\n').len();
     text.truncate(text.len() - breaks);
     text.extend(std::iter::repeat_n('.', breaks));
@@ -257,6 +400,25 @@ impl Report {
             set(&window, "portalBench", &global);
         }
         Report { global, arrivals }
+    }
+
+    /// `drawn()`: the UTF-16 length of the reply `live` has drawn, counted on from the last call.
+    fn follow(&self, text: &str, live: &LiveText) {
+        let text: Rc<str> = text.into();
+        let live = live.clone();
+        let mut counted = (0, 0);
+        let drawn = Closure::<dyn FnMut() -> f64>::new(move || {
+            let bytes = live.drawn_len().min(text.len());
+            let (from, utf16) = counted;
+            if bytes >= from
+                && let Some(more) = text.get(from..bytes)
+            {
+                counted = (bytes, utf16 + more.encode_utf16().count());
+            }
+            counted.1 as f64
+        })
+        .into_js_value();
+        set(&self.global, "drawn", &drawn);
     }
 
     fn arrived(&self, at: f64, utf16_end: usize) {

@@ -4,14 +4,15 @@
 //!
 //! Each frame pushes the text the playout revealed into the markdown, keeps the blocks that did
 //! not change, and draws the open block (usually the last) again. The words still resolving from
-//! their blur are pieces whose animation starts as far along as they are old, so a word resolves
-//! as one element however many frames revealed its letters (R7), and a block is drawn once more,
-//! resolved, when its last piece has resolved. A settled reply is drawn whole with
-//! [`draw_reply`], as a reloaded one is (R10).
+//! their blur are pieces drawn as far resolved as they are old, so a word resolves as one
+//! element however many frames revealed its letters (R7), and a block is drawn once more,
+//! resolved, when its last piece has resolved. When the reply settles, the blocks whose drawing
+//! differs from [`draw_reply`](crate::markdown_view::draw_reply)'s are patched, so a settled
+//! reply is the DOM a reloaded one is (R10) without drawing it all again.
 //!
-//! The browser lays out every child of a changed element again (from its cache), so the live
-//! blocks are grouped in `<div class="blocks">` elements of [`BLOCKS_PER_GROUP`] (style.css
-//! keeps the margins as without them): otherwise a frame would cost more the longer the reply.
+//! Live text is drawn on every other frame of the screen, and the page asks for none in between:
+//! text at reading speed reads the same, and every frame costs style, layout, paint and a commit.
+//! The words' blur and the caret's breath are set on the frames drawn (web/src/motion.rs).
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -20,15 +21,20 @@ use portal_core::markdown::{StreamingMarkdown, Update};
 use portal_core::playout::{Frame, Playout, Reveals};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
-use web_sys::{Document, Element};
+use web_sys::Element;
 
-use crate::markdown_view::{
-    Drawing, Node, RESOLVE_MS, caret_home, describe, draw_reply, patch, render,
-};
+use crate::markdown_view::{Drawer, Drawing, Node, caret_home, describe, group};
+use crate::motion::{self, RESOLVE_MS};
 use crate::page::{document, element, now_ms};
 
-/// How many top-level blocks of live text share a group element.
-const BLOCKS_PER_GROUP: usize = 32;
+/// The shortest time between two drawn frames of live text, about every other frame of a 60 Hz
+/// screen: every frame the page draws costs style, layout, paint and a commit.
+const DRAW_INTERVAL_MS: f64 = 24.0;
+/// After a drawn frame, the next is asked for this much later, so the page has no frame in
+/// between: with a 60 Hz screen the next frame is then the one 33.3 ms after the drawn one (the
+/// timer may be up to 5 ms late); a browser that draws frames on demand (headless Chromium)
+/// draws about 30 ms after.
+const NEXT_FRAME_AFTER_MS: i32 = 28;
 
 /// A live block: feed it with [`LiveText::push`] and [`LiveText::finish`]; it draws itself.
 #[derive(Clone)]
@@ -53,10 +59,17 @@ struct Live {
     drawn: Vec<(web_sys::Node, Node)>,
     /// Drawn blocks with pieces still resolving, and when the last of them will have resolved.
     resolving: Vec<(usize, f64)>,
+    /// The resolving words drawn, with when each was revealed.
+    words: Vec<(Element, f64)>,
     caret: Element,
     frame: Option<Closure<dyn FnMut(f64)>>,
+    /// Asks for the next frame, [`NEXT_FRAME_AFTER_MS`] after a drawn one.
+    wake: Option<Closure<dyn FnMut()>>,
+    /// A frame, or the timer that asks for one, is on its way.
     frame_requested: bool,
     last_now: f64,
+    /// When the last frame was drawn (when its callback ran).
+    drawn_at: f64,
     settled: bool,
     on_settle: Option<Box<dyn FnOnce(String)>>,
 }
@@ -68,7 +81,7 @@ impl LiveText {
         let caret = element(&document, "span");
         caret.set_class_name("caret");
         let _ = caret.set_attribute("aria-hidden", "true");
-        keep_phase(&caret, now_ms());
+        let _ = caret.set_attribute("style", &motion::breathing(now_ms()));
         let _ = body.append_child(&caret);
         let live = Rc::new(RefCell::new(Live {
             playout: Playout::default(),
@@ -79,10 +92,13 @@ impl LiveText {
             groups: Vec::new(),
             drawn: Vec::new(),
             resolving: Vec::new(),
+            words: Vec::new(),
             caret,
             frame: None,
+            wake: None,
             frame_requested: false,
             last_now: 0.0,
+            drawn_at: f64::NEG_INFINITY,
             settled: false,
             on_settle: Some(Box::new(on_settle)),
         }));
@@ -92,7 +108,16 @@ impl LiveText {
                 on_frame(&live, now);
             }
         });
+        let weak: Weak<RefCell<Live>> = Rc::downgrade(&live);
+        let wake = Closure::<dyn FnMut()>::new(move || {
+            if let Some(live) = weak.upgrade() {
+                let mut live = live.borrow_mut();
+                live.frame_requested = false;
+                live.request_frame();
+            }
+        });
         live.borrow_mut().frame = Some(frame);
+        live.borrow_mut().wake = Some(wake);
         LiveText(live)
     }
 
@@ -112,6 +137,11 @@ impl LiveText {
         live.request_frame();
     }
 
+    /// How much of the reply is drawn, in bytes.
+    pub fn drawn_len(&self) -> usize {
+        self.0.borrow().markdown.reply().len()
+    }
+
     /// The stream ended: what is left plays out, then the block settles.
     pub fn finish(&self) {
         let mut live = self.0.borrow_mut();
@@ -125,6 +155,14 @@ fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
     let settled_text = {
         let mut live = live.borrow_mut();
         live.frame_requested = false;
+        // Measured when the callback runs: a browser may run a frame's callbacks well after the
+        // time the frame is stamped with.
+        let woke = now_ms();
+        if woke - live.drawn_at < DRAW_INTERVAL_MS {
+            live.request_frame();
+            return;
+        }
+        live.drawn_at = woke;
         // Frame timestamps can trail the push times taken from performance.now() slightly.
         let now = now.max(live.last_now);
         live.last_now = now;
@@ -132,13 +170,12 @@ fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
         live.draw(&frame, now);
         let resolving = !live.resolving.is_empty();
         if frame.done && !resolving && !live.settled {
-            live.settled = true;
-            let text = live.markdown.reply().to_string();
-            draw_reply(&live.body, &text);
-            Some((text, live.on_settle.take()))
+            live.settle();
+            Some((live.markdown.reply().to_string(), live.on_settle.take()))
         } else {
-            if frame.next_wake_ms.is_some() || resolving {
-                live.request_frame();
+            // The caret breathes while more is coming, so frames go on while it is shown.
+            if frame.next_wake_ms.is_some() || resolving || frame.caret {
+                live.request_next_frame();
             }
             None
         }
@@ -161,6 +198,21 @@ impl Live {
         if let (Some(window), Some(frame)) = (web_sys::window(), self.frame.as_ref()) {
             self.frame_requested = window
                 .request_animation_frame(frame.as_ref().unchecked_ref())
+                .is_ok();
+        }
+    }
+
+    /// Asks for the frame after the next one, by a timer, as the page draws every other frame.
+    fn request_next_frame(&mut self) {
+        if self.frame_requested || self.settled {
+            return;
+        }
+        if let (Some(window), Some(wake)) = (web_sys::window(), self.wake.as_ref()) {
+            self.frame_requested = window
+                .set_timeout_with_callback_and_timeout_and_arguments_0(
+                    wake.as_ref().unchecked_ref(),
+                    NEXT_FRAME_AFTER_MS,
+                )
                 .is_ok();
         }
     }
@@ -202,7 +254,15 @@ impl Live {
             settled: self.markdown.settled(),
         });
         self.redraw(&update, now);
-        if !frame.caret {
+        // Each word still resolving is drawn as far resolved as it is old; a block whose words
+        // have all resolved was drawn again without them.
+        self.words.retain(|(word, revealed_ms)| {
+            let _ = word.set_attribute("style", &motion::resolving(now - revealed_ms));
+            now - revealed_ms < RESOLVE_MS
+        });
+        if frame.caret {
+            let _ = self.caret.set_attribute("style", &motion::breathing(now));
+        } else {
             self.caret.remove();
         }
     }
@@ -226,6 +286,22 @@ impl Live {
         if again.is_empty() && from == self.drawn.len() && from == self.markdown.blocks().len() {
             return;
         }
+        let blocks = again.into_iter().chain(from..self.markdown.blocks().len());
+        self.draw_blocks(blocks, true, now);
+        self.place_caret();
+    }
+
+    /// The reply settled: every block drawn as a reloaded reply's is, and the caret gone.
+    fn settle(&mut self) {
+        self.settled = true;
+        let now = self.now();
+        self.draw_blocks(0..self.markdown.blocks().len(), false, now);
+        self.caret.remove();
+    }
+
+    /// Draws the blocks at `indices` (with their words resolving if `resolving`), patching the
+    /// drawings that changed, and removes drawn blocks the markdown no longer has.
+    fn draw_blocks(&mut self, indices: impl Iterator<Item = usize>, resolving: bool, now: f64) {
         let document = document();
         let Live {
             markdown,
@@ -233,32 +309,39 @@ impl Live {
             body,
             groups,
             drawn,
-            resolving,
+            resolving: unresolved,
+            words,
             ..
         } = self;
+        let mut drawer = Drawer {
+            document: &document,
+            now,
+            words,
+        };
         let blocks = markdown.blocks();
         let drawing = Drawing {
             reply: markdown.reply(),
-            resolving: Some((&*reveals, now)),
+            resolving: resolving.then_some((&*reveals, now)),
         };
-        for index in again.into_iter().chain(from..blocks.len()) {
+        for index in indices {
             let Some(block) = blocks.get(index) else {
                 continue;
             };
             let described = describe(block, drawing);
-            resolving.retain(|&(i, _)| i != index);
+            unresolved.retain(|&(i, _)| i != index);
             if let Some(until) = described.resolved_by {
-                resolving.push((index, until));
+                unresolved.push((index, until));
             }
             match drawn.get_mut(index) {
+                Some((_, old)) if *old == described.node => {}
                 Some((element, old)) => {
-                    if let Some(fresh) = patch(&document, element, old, &described.node, now) {
+                    if let Some(fresh) = drawer.patch(element, old, &described.node) {
                         *element = fresh;
                     }
                     *old = described.node;
                 }
                 None => {
-                    let fresh = render(&document, &described.node, now);
+                    let fresh = drawer.render(&described.node);
                     let _ = group(&document, body, groups, index).append_child(&fresh);
                     drawn.push((fresh, described.node));
                 }
@@ -269,12 +352,11 @@ impl Live {
                 let _ = parent.remove_child(&element);
             }
         }
-        resolving.retain(|&(index, _)| index < blocks.len());
-        self.place_caret(now);
+        unresolved.retain(|&(index, _)| index < blocks.len());
     }
 
-    /// Puts the caret after the last drawn text, keeping its breathing's phase (R8).
-    fn place_caret(&mut self, now: f64) {
+    /// Puts the caret after the last drawn text.
+    fn place_caret(&mut self) {
         let home = self
             .drawn
             .last()
@@ -284,30 +366,8 @@ impl Live {
         if caret.parent_node().as_ref() == Some(&home) && caret.next_sibling().is_none() {
             return;
         }
-        keep_phase(&self.caret, now);
         let _ = home.append_child(&self.caret);
     }
-}
-
-/// The group element block `index` belongs in, made when it is the first of its group.
-fn group(document: &Document, body: &Element, groups: &mut Vec<Element>, index: usize) -> Element {
-    let number = index / BLOCKS_PER_GROUP;
-    while groups.len() <= number {
-        let group = element(document, "div");
-        group.set_class_name("blocks");
-        let _ = body.append_child(&group);
-        groups.push(group);
-    }
-    groups[number].clone()
-}
-
-/// Starts the caret's breathing at the page's time origin whenever it is (re)inserted, so moving
-/// it does not restart the animation.
-fn keep_phase(caret: &Element, now: f64) {
-    let _ = caret.set_attribute(
-        "style",
-        &format!("animation-delay: -{}ms", now.max(0.0) as u64),
-    );
 }
 
 /// One update for a frame that both revealed text and finished the markdown.

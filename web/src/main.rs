@@ -19,6 +19,7 @@ mod greeting;
 mod header;
 mod live;
 mod markdown_view;
+mod motion;
 mod page;
 mod relative_time;
 mod route;
@@ -39,8 +40,8 @@ mod unknown_conversation;
 
 fn main() {
     console_error_panic_hook_lite();
-    match bench::rate_in_url() {
-        Some(cps) => leptos::mount::mount_to_body(move || leptos::view! { <bench::Bench cps /> }),
+    match bench::run_in_url() {
+        Some(run) => leptos::mount::mount_to_body(move || leptos::view! { <bench::Bench run /> }),
         None => {
             theme::apply_saved();
             leptos::mount::mount_to_body(app::App)

@@ -5,20 +5,20 @@
 //! A block is first described as a [`Node`] tree in Rust, then drawn, or patched into what the
 //! previous frame drew: a growing block changes only its last text and pieces, so a frame costs
 //! a few DOM calls, not the block. While a reply plays out, the words still resolving from their
-//! blur are `.w` pieces timed from the frame that revealed them (core's [`Reveals`]); a piece that
-//! is kept keeps its animation, and a new one starts as far along as its words are old (R7).
+//! blur are `.w` pieces timed from the frame that revealed them (core's [`Reveals`]). Each drawn
+//! frame sets a piece's blur and opacity for its age, rather than a CSS animation changing them
+//! on every frame the screen shows: the page then does nothing between the frames the live text
+//! draws (R7).
 
 use std::ops::Range;
 
 use portal_core::markdown::{Alignment, Block, Cell, Inline, Text};
 use portal_core::playout::Reveals;
 use wasm_bindgen::JsCast;
-use web_sys::{Document, Element};
+use web_sys::{CharacterData, Document, Element};
 
+use crate::motion::{self, RESOLVE_MS};
 use crate::page::{document, element};
-
-/// How long a word takes to resolve from its blur; matches `.w` in style.css.
-pub const RESOLVE_MS: f64 = 450.0;
 
 /// How words are drawn: resolved, or resolving as `reveals` says at `now`.
 #[derive(Clone, Copy)]
@@ -49,8 +49,13 @@ pub struct Described {
     pub resolved_by: Option<f64>,
 }
 
+/// How many top-level blocks share a `<div class="blocks">` group. The browser lays out every
+/// child of a changed element again (from its cache), so a live reply's frame would otherwise
+/// cost more the longer the reply; style.css keeps the spacing as without the groups.
+pub const BLOCKS_PER_GROUP: usize = 32;
+
 /// Draws a whole reply resolved into `body`, replacing what was there: a settled or reloaded
-/// reply, and a live one once it settles, are the same DOM (R10).
+/// reply, and a live one once it settled, are the same DOM (R10).
 pub fn draw_reply(body: &Element, reply: &str) {
     body.set_text_content(None);
     let document = document();
@@ -58,10 +63,34 @@ pub fn draw_reply(body: &Element, reply: &str) {
         reply,
         resolving: None,
     };
-    for block in portal_core::markdown::parse(reply) {
-        let described = describe(&block, drawing);
-        let _ = body.append_child(&render(&document, &described.node, 0.0));
+    let mut groups = Vec::new();
+    let mut drawer = Drawer {
+        document: &document,
+        now: 0.0,
+        words: &mut Vec::new(),
+    };
+    for (index, block) in portal_core::markdown::parse(reply).iter().enumerate() {
+        let described = describe(block, drawing);
+        let _ = group(&document, body, &mut groups, index)
+            .append_child(&drawer.render(&described.node));
     }
+}
+
+/// The group element block `index` belongs in, made when it is the first of its group.
+pub fn group(
+    document: &Document,
+    body: &Element,
+    groups: &mut Vec<Element>,
+    index: usize,
+) -> Element {
+    let number = index / BLOCKS_PER_GROUP;
+    while groups.len() <= number {
+        let group = element(document, "div");
+        group.set_class_name("blocks");
+        let _ = body.append_child(&group);
+        groups.push(group);
+    }
+    groups[number].clone()
 }
 
 /// Describes one top-level block.
@@ -76,104 +105,121 @@ pub fn describe(block: &Block, drawing: Drawing<'_>) -> Described {
     }
 }
 
-/// Draws a description at `now` (the time resolving pieces' animations are started from).
-pub fn render(document: &Document, node: &Node, now: f64) -> web_sys::Node {
-    match node {
-        Node::Text(text) => document.create_text_node(text).into(),
-        Node::Piece { text, revealed_ms } => {
-            let word = element(document, "span");
-            word.set_class_name("w");
-            // A negative delay starts the blur as far along as the words are old.
-            let age = (now - revealed_ms).max(0.0) as u32;
-            let _ = word.set_attribute("style", &format!("animation-delay: -{age}ms"));
-            word.set_text_content(Some(text));
-            word.into()
-        }
-        Node::Element {
-            tag,
-            attributes,
-            children,
-        } => {
-            let drawn = element(document, tag);
-            for (name, value) in attributes {
-                let _ = drawn.set_attribute(name, value);
-            }
-            for child in children {
-                let _ = drawn.append_child(&render(document, child, now));
-            }
-            drawn.into()
-        }
-    }
+/// Draws descriptions into the page at `now`, and keeps each resolving word it draws.
+pub struct Drawer<'a> {
+    pub document: &'a Document,
+    pub now: f64,
+    /// The resolving words drawn (`.w` pieces), each with when it was revealed: the live text
+    /// sets their blur for their age on each frame it draws.
+    pub words: &'a mut Vec<(Element, f64)>,
 }
 
-/// Changes `drawn`, drawn from `old`, into a drawing of `new`, keeping every node that did not
-/// change; returns the node that replaced `drawn` if it had to be replaced.
-pub fn patch(
-    document: &Document,
-    drawn: &web_sys::Node,
-    old: &Node,
-    new: &Node,
-    now: f64,
-) -> Option<web_sys::Node> {
-    match (old, new) {
-        (Node::Text(was), Node::Text(is)) => {
-            if was != is {
-                drawn.set_node_value(Some(is));
+impl Drawer<'_> {
+    /// Draws a description; resolving pieces are drawn as far resolved as they are old.
+    pub fn render(&mut self, node: &Node) -> web_sys::Node {
+        match node {
+            Node::Text(text) => self.document.create_text_node(text).into(),
+            Node::Piece { text, revealed_ms } => {
+                let word = element(self.document, "span");
+                word.set_class_name("w");
+                let _ = word.set_attribute("style", &motion::resolving(self.now - revealed_ms));
+                word.set_text_content(Some(text));
+                self.words.push((word.clone(), *revealed_ms));
+                word.into()
             }
-            None
-        }
-        (
-            Node::Piece {
-                text: was,
-                revealed_ms: then,
-            },
-            Node::Piece {
-                text: is,
-                revealed_ms: now_revealed,
-            },
-        ) if then == now_revealed => {
-            if was != is {
-                drawn.set_text_content(Some(is));
-            }
-            None
-        }
-        (
-            Node::Element {
-                tag: was_tag,
-                attributes: was_attributes,
-                children: was_children,
-            },
             Node::Element {
                 tag,
                 attributes,
                 children,
-            },
-        ) if was_tag == tag && was_attributes == attributes => {
-            // The live caret may stand after the drawn children; it stays where it is.
-            let caret = drawn.last_child().filter(is_caret);
-            let mut child = drawn.first_child();
-            for (was, is) in was_children.iter().zip(children) {
-                let Some(current) = child else { break };
-                child = current.next_sibling();
-                patch(document, &current, was, is, now);
-            }
-            while let Some(extra) = child {
-                child = extra.next_sibling();
-                if Some(&extra) != caret.as_ref() {
-                    let _ = drawn.remove_child(&extra);
+            } => {
+                let drawn = element(self.document, tag);
+                for (name, value) in attributes {
+                    let _ = drawn.set_attribute(name, value);
                 }
+                for child in children {
+                    let _ = drawn.append_child(&self.render(child));
+                }
+                drawn.into()
             }
-            for added in children.iter().skip(was_children.len()) {
-                let _ = drawn.insert_before(&render(document, added, now), caret.as_ref());
-            }
-            None
         }
-        _ => {
-            let fresh = render(document, new, now);
-            if let Some(parent) = drawn.parent_node() {
-                let _ = parent.replace_child(&fresh, drawn);
+    }
+
+    /// Changes `drawn`, drawn from `old`, into a drawing of `new`, keeping every node that did
+    /// not change; returns the node that replaced `drawn` if it had to be replaced.
+    pub fn patch(
+        &mut self,
+        drawn: &web_sys::Node,
+        old: &Node,
+        new: &Node,
+    ) -> Option<web_sys::Node> {
+        match (old, new) {
+            (Node::Text(was), Node::Text(is)) => {
+                // Text that grew is appended to, so the browser can keep the shaping of what
+                // was there. A text description is always drawn as a text node.
+                match is.strip_prefix(was.as_str()) {
+                    Some("") => {}
+                    Some(more) => {
+                        let _ = drawn.unchecked_ref::<CharacterData>().append_data(more);
+                    }
+                    None => drawn.set_node_value(Some(is)),
+                }
+                None
             }
-            Some(fresh)
+            (
+                Node::Piece {
+                    text: was,
+                    revealed_ms: then,
+                },
+                Node::Piece {
+                    text: is,
+                    revealed_ms: now_revealed,
+                },
+            ) if then == now_revealed => {
+                if was != is {
+                    drawn.set_text_content(Some(is));
+                }
+                None
+            }
+            (
+                Node::Element {
+                    tag: was_tag,
+                    attributes: was_attributes,
+                    children: was_children,
+                },
+                Node::Element {
+                    tag,
+                    attributes,
+                    children,
+                },
+            ) if was_tag == tag && was_attributes == attributes => {
+                // The live caret may stand after the drawn children; it stays where it is.
+                let caret = drawn.last_child().filter(is_caret);
+                let mut child = drawn.first_child();
+                for (was, is) in was_children.iter().zip(children) {
+                    let Some(current) = child else { break };
+                    child = current.next_sibling();
+                    if was != is {
+                        self.patch(&current, was, is);
+                    }
+                }
+                while let Some(extra) = child {
+                    child = extra.next_sibling();
+                    if Some(&extra) != caret.as_ref() {
+                        let _ = drawn.remove_child(&extra);
+                    }
+                }
+                for added in children.iter().skip(was_children.len()) {
+                    let _ = drawn.insert_before(&self.render(added), caret.as_ref());
+                }
+                None
+            }
+            _ => {
+                let fresh = self.render(new);
+                if let Some(parent) = drawn.parent_node() {
+                    let _ = parent.replace_child(&fresh, drawn);
+                }
+                Some(fresh)
+            }
         }
     }
 }
