@@ -148,7 +148,9 @@ impl State {
                 self.running = false;
                 1
             }
-            TurnEvent::BlockStart { .. } | TurnEvent::BlockEnd { .. } => 1,
+            TurnEvent::BlockStart { .. }
+            | TurnEvent::BlockEnd { .. }
+            | TurnEvent::Withdrawn { .. } => 1,
         };
         let start = self.end;
         self.end = start.saturating_add(weight);

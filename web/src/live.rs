@@ -112,6 +112,14 @@ impl LiveText {
         live.request_frame();
     }
 
+    /// The block was withdrawn (rule C2): nothing more is played out or drawn, and it never
+    /// settles.
+    pub fn stop(&self) {
+        let mut live = self.0.borrow_mut();
+        live.settled = true;
+        live.on_settle = None;
+    }
+
     /// The stream ended: what is left plays out, then the block settles.
     pub fn finish(&self) {
         let mut live = self.0.borrow_mut();
@@ -125,13 +133,16 @@ fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
     let settled_text = {
         let mut live = live.borrow_mut();
         live.frame_requested = false;
+        if live.settled {
+            return;
+        }
         // Frame timestamps can trail the push times taken from performance.now() slightly.
         let now = now.max(live.last_now);
         live.last_now = now;
         let frame = live.playout.tick(now);
         live.draw(&frame, now);
         let resolving = !live.resolving.is_empty();
-        if frame.done && !resolving && !live.settled {
+        if frame.done && !resolving {
             live.settled = true;
             let text = live.markdown.reply().to_string();
             draw_reply(&live.body, &text);
