@@ -42,6 +42,10 @@ pub enum TurnEvent {
         covers: TurnsCovered,
         summary: String,
     },
+    /// The model call writing into `message` from block `block` on reported a context overflow
+    /// (rule C2): the blocks it wrote, the turn's last, are withdrawn, from storage too. The call
+    /// is made again after a compaction, or the turn fails.
+    Withdrawn { message: usize, block: usize },
     /// The turn stopped or paused; nothing follows until it resumes.
     TurnEnd {
         status: TurnStatus,
@@ -62,12 +66,13 @@ pub struct CallHeader {
 
 impl TurnEvent {
     /// Every event's server-sent event name, for a reader that listens to each.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "message_start",
         "block_start",
         "delta",
         "block_end",
         "compacted",
+        "withdrawn",
         "turn_end",
     ];
 
@@ -79,6 +84,7 @@ impl TurnEvent {
             TurnEvent::Delta { .. } => "delta",
             TurnEvent::BlockEnd { .. } => "block_end",
             TurnEvent::Compacted { .. } => "compacted",
+            TurnEvent::Withdrawn { .. } => "withdrawn",
             TurnEvent::TurnEnd { .. } => "turn_end",
         }
     }

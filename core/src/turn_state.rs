@@ -6,6 +6,11 @@
 //! A running turn read from storage goes on from there ([`TurnState::resumed`]): its events,
 //! read again from the turn's start, add only what the stored turn did not hold yet, so a page
 //! opened mid-reply draws what was stored at once and plays out the rest.
+//!
+//! A model call's output withdrawn after a context overflow (rule C2) is dropped: it is always
+//! the turn's last blocks. A turn resumed from storage after the withdrawal holds the retry's
+//! compaction in their place, and the events read again no longer carry what was withdrawn (the
+//! server's log drops it), so there the withdrawal changes nothing.
 
 use crate::block::{Block, BlockKind};
 use crate::compaction::{Divider, divider};
@@ -81,6 +86,9 @@ pub enum Change {
     Ended { at: usize },
     /// Compaction block `at` was written, or failed.
     Compacted { at: usize },
+    /// The blocks from `from` on were withdrawn (rule C2): they are no longer in
+    /// [`TurnState::blocks`].
+    Withdrawn { from: usize },
     /// The turn stopped or paused with this status; every block is whole.
     TurnEnded { status: TurnStatus },
 }
@@ -249,6 +257,18 @@ impl TurnState {
                 drawn.compaction = divider(&written).map(CompactionState::Written);
                 Change::Compacted { at }
             }
+            TurnEvent::Withdrawn { message, block } => match self.at(*message, *block) {
+                // Only prose streams, so only prose is withdrawn. Anything else in its place is
+                // what a turn resumed from storage holds after the withdrawal (the compaction
+                // made for the retry), which the withdrawal does not touch.
+                Some(at)
+                    if matches!(self.blocks[at].kind, BlockKind::Text | BlockKind::Thinking) =>
+                {
+                    self.blocks.truncate(at);
+                    Change::Withdrawn { from: at }
+                }
+                _ => Change::Nothing,
+            },
             TurnEvent::TurnEnd { status, reason } => {
                 for at in 0..self.blocks.len() {
                     self.end_block(at);

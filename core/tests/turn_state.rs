@@ -130,6 +130,123 @@ fn c5_a_failed_turn_keeps_its_reason() {
     check("failed-with-reason");
 }
 
+// C2: the output of a call that reported a context overflow is withdrawn; the compaction and
+// the retried call take its place.
+#[test]
+fn c2_a_withdrawn_call_is_dropped_and_the_retry_drawn_in_its_place() {
+    check("withdrawn-then-retried");
+}
+
+/// The events of a fixture log, in order.
+fn fixture_events(name: &str) -> Vec<TurnEvent> {
+    std::fs::read_to_string(format!(
+        "{}/../tests/fixtures/turn-state/{name}.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("the event log exists")
+    .lines()
+    .filter(|l| !l.trim().is_empty())
+    .map(|l| serde_json::from_str(l).expect("a turn event"))
+    .collect()
+}
+
+/// Turn 1, opened by "Hello", with its assistant message holding `blocks` (none: only the user's
+/// message is stored).
+fn turn_holding(status: TurnStatus, blocks: Vec<Block>) -> portal_core::Turn {
+    let mut messages = vec![portal_core::Message::new(
+        portal_core::Role::User,
+        vec![Block::text("Hello")],
+    )];
+    if !blocks.is_empty() {
+        messages.push(portal_core::Message::new(
+            portal_core::Role::Assistant,
+            blocks,
+        ));
+    }
+    portal_core::Turn {
+        index: 1,
+        kind: TurnKind::Chat,
+        status,
+        effort: None,
+        context_tokens: None,
+        trace: Vec::new(),
+        messages,
+    }
+}
+
+// C2: a follower of the whole stream, and a page opened at any point of it (before the
+// withdrawal, between it and the compaction, during the retry), end with the blocks storage
+// holds. A page that reads the stream after the withdrawal does not get the withdrawn events
+// (the server's log drops them), only the withdrawal itself.
+#[test]
+fn c2_a_withdrawal_folds_to_the_stored_turn_whatever_the_page_read_first() {
+    let events = fixture_events("withdrawn-then-retried");
+    let withdrawal = events
+        .iter()
+        .position(|e| matches!(e, TurnEvent::Withdrawn { .. }))
+        .expect("a withdrawal");
+    let late: Vec<TurnEvent> = events[withdrawal..].to_vec();
+    let compaction = Block::Compaction {
+        summary: "## Requests\n- Plan the budget".into(),
+        trigger: portal_core::CompactionTrigger::Auto,
+        covers: portal_core::TurnsCovered { first: 1, last: 3 },
+        kept_messages: 0,
+    };
+    let whole = TurnState::stored(&turn_holding(
+        TurnStatus::Completed,
+        vec![compaction.clone(), Block::text("The whole answer.")],
+    ));
+
+    let mut followed = TurnState::opened(1, "Hello");
+    for event in &events {
+        followed.apply(event);
+    }
+    assert_eq!(followed, whole, "a follower of the whole stream");
+
+    let thinking = Block::Thinking {
+        text: "The budget has four lines.".into(),
+    };
+    let stored_at_open = [
+        (
+            "before the withdrawal",
+            vec![thinking.clone(), Block::text("Here is the")],
+        ),
+        ("before the withdrawal, in thinking", vec![thinking]),
+        ("after the withdrawal", vec![]),
+        ("after the compaction", vec![compaction.clone()]),
+        (
+            "during the retry",
+            vec![compaction.clone(), Block::text("The who")],
+        ),
+    ];
+    for (when, blocks) in stored_at_open {
+        let part = turn_holding(TurnStatus::Running, blocks);
+        let before = when.starts_with("before");
+        let reads: &[(&str, &[TurnEvent])] = if before {
+            &[
+                ("the whole stream", &events),
+                ("the stream after it", &late),
+            ]
+        } else {
+            &[("the stream after it", &late)]
+        };
+        for (read, log) in reads {
+            let mut resumed = TurnState::resumed(&part);
+            let stored_blocks = resumed.blocks.len();
+            for event in *log {
+                let change = resumed.apply(event);
+                if !before {
+                    assert!(
+                        !matches!(change, portal_core::Change::Withdrawn { from } if from < stored_blocks),
+                        "opened {when}, reading {read}: a stored block of the retry withdrawn"
+                    );
+                }
+            }
+            assert_eq!(resumed, whole, "opened {when}, reading {read}");
+        }
+    }
+}
+
 /// The events a stored turn streams, as the server's writer publishes them.
 fn events_of(turn: &portal_core::Turn) -> Vec<TurnEvent> {
     let mut events = Vec::new();

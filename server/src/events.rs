@@ -11,6 +11,12 @@
 //! the id before it: a compaction's start (its block is written only when the summary is,
 //! rule C5), the end of a compaction that failed, and a message announced again after a failed
 //! compaction left it empty.
+//!
+//! A model call's output withdrawn after a context overflow (rule C2) leaves the log
+//! ([`TurnLog::withdraw`]): a reader that comes later never reads it, and one that read part of
+//! it reads `withdrawn` next. Ids go on from where the withdrawn events left them, so an id a
+//! reader holds names one place only; after a withdrawal they run ahead of the places in the
+//! stored turn by the weight withdrawn.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -69,7 +75,13 @@ struct State {
     announced: Option<usize>,
     /// The compaction block being written, whose end without `compacted` means it failed.
     compaction: Option<(usize, usize)>,
+    /// For each withdrawal, the place in `entries` from which its events were dropped.
+    withdrawals: Vec<usize>,
 }
+
+/// Where a log stood before a model call published anything, for [`TurnLog::withdraw`].
+#[derive(Debug, Clone, Copy)]
+pub struct Mark(usize);
 
 #[derive(Debug)]
 struct Entry {
@@ -148,7 +160,9 @@ impl State {
                 self.running = false;
                 1
             }
-            TurnEvent::BlockStart { .. } | TurnEvent::BlockEnd { .. } => 1,
+            TurnEvent::BlockStart { .. }
+            | TurnEvent::BlockEnd { .. }
+            | TurnEvent::Withdrawn { .. } => 1,
         };
         let start = self.end;
         self.end = start.saturating_add(weight);
@@ -159,8 +173,32 @@ impl State {
         });
     }
 
+    /// Drops the events from `mark` on and appends `withdrawn`.
+    fn withdraw(&mut self, mark: Mark, withdrawn: TurnEvent) {
+        let from = mark.0.min(self.entries.len());
+        self.entries.truncate(from);
+        self.withdrawals.push(from);
+        self.announced = self
+            .entries
+            .iter()
+            .rev()
+            .find_map(|entry| match entry.event {
+                TurnEvent::MessageStart { message, .. } => Some(message),
+                _ => None,
+            });
+        self.push(withdrawn);
+    }
+
     /// What a reader at `cursor` that read up to `after` gets next.
     fn next(&self, reader: &mut Reader) -> Next {
+        // A reader that read events since withdrawn goes back to where they were: the
+        // withdrawal is its next event.
+        for &from in &self.withdrawals[reader.withdrawals..] {
+            if let Some(cursor) = &mut reader.cursor {
+                *cursor = (*cursor).min(from);
+            }
+        }
+        reader.withdrawals = self.withdrawals.len();
         let cursor = *reader.cursor.get_or_insert_with(|| {
             self.entries
                 .partition_point(|entry| !entry.unread(reader.after))
@@ -209,6 +247,8 @@ struct Reader {
     cursor: Option<usize>,
     /// Whether the stream sent anything yet.
     sent: bool,
+    /// How many of the log's withdrawals the cursor has been moved back for.
+    withdrawals: usize,
 }
 
 enum Next {
@@ -293,6 +333,18 @@ impl TurnLog {
         self.changed.send_replace(());
     }
 
+    /// Where the log stands now: a model call's events start after it.
+    pub fn mark(&self) -> Mark {
+        Mark(self.lock().entries.len())
+    }
+
+    /// Withdraws the events published since `mark`, a model call's output that storage no
+    /// longer holds (rule C2), and publishes `withdrawn` in their place.
+    pub fn withdraw(&self, mark: Mark, withdrawn: TurnEvent) {
+        self.lock().withdraw(mark, withdrawn);
+        self.changed.send_replace(());
+    }
+
     /// A run starts writing to the log: readers at its end wait for its events. The `turn_end`
     /// the run pushes when it stops or pauses ends that.
     pub fn resume(&self) {
@@ -317,6 +369,7 @@ impl TurnLog {
             after,
             cursor: None,
             sent: false,
+            withdrawals: 0,
         };
         futures_util::stream::unfold(
             (log, changed, reader, false),
@@ -739,5 +792,171 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(stream.next().await, None, "idle");
         assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    // C2: a call's output withdrawn from the log is read by no reader that comes later; a
+    // follower that read it, and a reader resuming inside it, read the withdrawal next; one that
+    // read the withdrawal reads on. Every one of them folds to the same turn.
+    #[tokio::test]
+    async fn c2_withdrawn_events_are_read_only_as_their_withdrawal() {
+        use futures_util::StreamExt;
+        use portal_core::TurnState;
+        let log = TurnLog::new();
+        log.resume();
+        let mark = log.mark();
+        let partial = [
+            TurnEvent::MessageStart {
+                message: 1,
+                role: Role::Assistant,
+            },
+            TurnEvent::BlockStart {
+                message: 1,
+                block: 0,
+                kind: BlockKind::Text,
+                call: None,
+                is_error: false,
+            },
+            TurnEvent::Delta {
+                message: 1,
+                block: 0,
+                text: "Here is".into(),
+            },
+        ];
+        for event in &partial {
+            log.push(event.clone());
+        }
+        let idle = Duration::from_secs(5);
+        let mut follower = Box::pin(log.read_from(0, idle));
+        let mut followed = Vec::new();
+        for _ in &partial {
+            followed.push(follower.next().await.expect("an event"));
+        }
+        let withdrawn_at = log.lock().end;
+        log.withdraw(
+            mark,
+            TurnEvent::Withdrawn {
+                message: 1,
+                block: 0,
+            },
+        );
+        let summary = "## Requests\n- Plan the budget".to_string();
+        let retry = [
+            TurnEvent::MessageStart {
+                message: 1,
+                role: Role::Assistant,
+            },
+            TurnEvent::BlockStart {
+                message: 1,
+                block: 0,
+                kind: BlockKind::Compaction,
+                call: None,
+                is_error: false,
+            },
+            TurnEvent::Compacted {
+                message: 1,
+                block: 0,
+                trigger: CompactionTrigger::Auto,
+                covers: TurnsCovered { first: 1, last: 2 },
+                summary,
+            },
+            TurnEvent::BlockStart {
+                message: 1,
+                block: 1,
+                kind: BlockKind::Text,
+                call: None,
+                is_error: false,
+            },
+            TurnEvent::Delta {
+                message: 1,
+                block: 1,
+                text: "Done.".into(),
+            },
+            TurnEvent::BlockEnd {
+                message: 1,
+                block: 1,
+            },
+            TurnEvent::TurnEnd {
+                status: TurnStatus::Completed,
+                reason: None,
+            },
+        ];
+        for event in &retry {
+            log.push(event.clone());
+        }
+        followed.extend(follower.collect::<Vec<_>>().await);
+        let ids: Vec<u64> = followed.iter().map(|(id, _)| *id).collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] <= w[1]),
+            "ids never go back: {ids:?}"
+        );
+        assert!(
+            matches!(followed[3], (id, TurnEvent::Withdrawn { .. }) if id > withdrawn_at),
+            "{followed:?}"
+        );
+
+        let read = |after: u64| {
+            let log = Arc::clone(&log);
+            async move {
+                log.read_from(after, idle)
+                    .map(|(_, event)| event)
+                    .collect::<Vec<_>>()
+                    .await
+            }
+        };
+        let fold = |events: &[TurnEvent]| {
+            let mut state = TurnState::opened(1, "Hello");
+            for event in events {
+                state.apply(event);
+            }
+            state
+        };
+        let whole = fold(&followed.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>());
+        assert_eq!(whole.blocks.len(), 2, "{whole:?}");
+        assert_eq!(whole.blocks[1].text, "Done.");
+        let later = read(0).await;
+        assert!(
+            later.iter().all(|e| !matches!(
+                e,
+                TurnEvent::Delta { text, .. } if text == "Here is"
+            )),
+            "a later reader never reads what was withdrawn: {later:?}"
+        );
+        assert_eq!(fold(&later), whole, "a later reader");
+        // Read up to id 4: the message, the block and "He".
+        let mut inside = fold(&[
+            partial[0].clone(),
+            partial[1].clone(),
+            TurnEvent::Delta {
+                message: 1,
+                block: 0,
+                text: "He".into(),
+            },
+        ]);
+        let resumed = read(4).await;
+        assert!(
+            matches!(resumed[0], TurnEvent::Withdrawn { .. }),
+            "{resumed:?}"
+        );
+        for event in &resumed {
+            inside.apply(event);
+        }
+        assert_eq!(inside, whole, "a reader resuming inside the withdrawn text");
+        let withdrawal = ids[3];
+        let mut past = fold(
+            &followed[..4]
+                .iter()
+                .map(|(_, e)| e.clone())
+                .collect::<Vec<_>>(),
+        );
+        let rest = read(withdrawal).await;
+        assert!(
+            !rest
+                .iter()
+                .any(|e| matches!(e, TurnEvent::Withdrawn { .. }))
+        );
+        for event in &rest {
+            past.apply(event);
+        }
+        assert_eq!(past, whole, "a reader that read the withdrawal");
     }
 }

@@ -125,6 +125,16 @@ impl Storage for Failing {
         self.inner
             .append_block_text(id, turn, message, block, delta)
     }
+    fn withdraw_blocks(
+        &self,
+        id: &ConversationId,
+        turn: u32,
+        message: usize,
+        from: usize,
+    ) -> Result<()> {
+        self.write()?;
+        self.inner.withdraw_blocks(id, turn, message, from)
+    }
     fn set_turn_status(&self, id: &ConversationId, turn: u32, status: TurnStatus) -> Result<()> {
         self.write()?;
         let failing = self

@@ -600,6 +600,89 @@ fn a_message_without_blocks_is_reused_then_left_out() {
     validate(&loaded).expect("valid");
 }
 
+// C2, C5: a call's output withdrawn after an overflow leaves storage with its streamed text;
+// nothing before it, in its message or in earlier turns, changes, and a message it leaves empty
+// is taken by the next one.
+#[test]
+fn c2_withdrawn_blocks_leave_storage_and_nothing_before_them_changes() {
+    let dir = TempDir::new().expect("temporary folder");
+    let storage = open(&dir);
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let first = write_answered_turn(&storage, &id);
+    storage
+        .set_turn_status(&id, first, TurnStatus::Completed)
+        .expect("completed");
+    let earlier = storage.load_transcript("org_a", &id).expect("loads");
+    let turn = storage
+        .open_turn(
+            &id,
+            NewTurn::chat(Message::new(Role::User, vec![Block::text("Plan it")])),
+        )
+        .expect("turn opens");
+    let m = storage
+        .append_message(&id, turn, Role::Assistant)
+        .expect("message");
+    let kept = Block::text("Kept");
+    storage.append_block(&id, turn, m, &kept).expect("kept");
+    for (kind, text) in [
+        (BlockKind::Thinking, "Four lines"),
+        (BlockKind::Text, "Here is"),
+    ] {
+        let empty = match kind {
+            BlockKind::Thinking => Block::Thinking {
+                text: String::new(),
+            },
+            _ => Block::text(""),
+        };
+        let b = storage.append_block(&id, turn, m, &empty).expect("block");
+        for delta in deltas(text, 3) {
+            storage
+                .append_block_text(&id, turn, m, b, &delta)
+                .expect("delta");
+        }
+    }
+
+    storage.withdraw_blocks(&id, turn, m, 1).expect("withdrawn");
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    assert_eq!(
+        loaded.turns[0], earlier.turns[0],
+        "an earlier turn is untouched"
+    );
+    assert_eq!(loaded.turns[1].messages[1].blocks, vec![kept]);
+    assert_eq!(
+        rows(&dir, "block_chunks"),
+        0,
+        "the streamed text is gone too"
+    );
+    storage
+        .withdraw_blocks(&id, turn, m, 1)
+        .expect("withdrawing nothing more removes nothing");
+
+    storage.withdraw_blocks(&id, turn, m, 0).expect("withdrawn");
+    let again = storage
+        .append_message(&id, turn, Role::Assistant)
+        .expect("message");
+    assert_eq!(again, m, "the emptied message is taken again");
+    storage
+        .append_block(&id, turn, again, &Block::text("The answer"))
+        .expect("answer");
+    storage
+        .set_turn_status(&id, turn, TurnStatus::Completed)
+        .expect("completed");
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    assert_eq!(
+        loaded.turns[1].messages[1].blocks,
+        vec![Block::text("The answer")]
+    );
+    validate(&loaded).expect("valid");
+    assert!(matches!(
+        storage.withdraw_blocks(&id, turn, m, 0),
+        Err(StorageError::TurnNotRunning { .. })
+    ));
+}
+
 #[test]
 fn migrations_are_idempotent_on_reopen() {
     let dir = TempDir::new().expect("temporary folder");

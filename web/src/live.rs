@@ -142,6 +142,14 @@ impl LiveText {
         self.0.borrow().markdown.reply().len()
     }
 
+    /// The block was withdrawn (rule C2): nothing more is played out or drawn, and it never
+    /// settles.
+    pub fn stop(&self) {
+        let mut live = self.0.borrow_mut();
+        live.settled = true;
+        live.on_settle = None;
+    }
+
     /// The stream ended: what is left plays out, then the block settles.
     pub fn finish(&self) {
         let mut live = self.0.borrow_mut();
@@ -155,6 +163,9 @@ fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
     let settled_text = {
         let mut live = live.borrow_mut();
         live.frame_requested = false;
+        if live.settled {
+            return;
+        }
         // Measured when the callback runs: a browser may run a frame's callbacks well after the
         // time the frame is stamped with.
         let woke = now_ms();
@@ -169,7 +180,7 @@ fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
         let frame = live.playout.tick(now);
         live.draw(&frame, now);
         let resolving = !live.resolving.is_empty();
-        if frame.done && !resolving && !live.settled {
+        if frame.done && !resolving {
             live.settle();
             Some((live.markdown.reply().to_string(), live.on_settle.take()))
         } else {

@@ -58,9 +58,11 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
                 <EditMessage turn />
             </div>
             <div class="message assistant" aria-busy=move || (!turn.settled()).to_string()>
+                // A block's place is taken again after a withdrawal (C2), so the key is the
+                // place with the view drawn there.
                 <For
                     each=move || turn.blocks.get().into_iter().enumerate()
-                    key=|(position, _)| *position
+                    key=|(position, block)| (*position, block.body)
                     let((at, block))
                 >
                     <BlockSlot turn at block dimmed=Signal::derive(move || above(at)) />

@@ -119,6 +119,15 @@ impl TurnView {
                 // A compaction written with no start read (a follower that joined late).
                 None => self.blocks.update(|b| b.push(BlockView::compaction(true))),
             },
+            Change::Withdrawn { from } => {
+                let withdrawn = self
+                    .blocks
+                    .try_update(|b| b.split_off(from.min(b.len())))
+                    .unwrap_or_default();
+                for view in withdrawn {
+                    view.withdraw();
+                }
+            }
             Change::TurnEnded { .. } => {
                 for view in self.blocks.get_untracked() {
                     view.end();
@@ -201,6 +210,13 @@ impl BlockView {
             live: StoredValue::new_local(Some(live)),
             settled,
             started_ms: 0.0,
+        }
+    }
+
+    /// The block was withdrawn (rule C2): its playout stops where it is; the page drops it.
+    fn withdraw(&self) {
+        if let Some(live) = self.live.get_value() {
+            live.stop();
         }
     }
 

@@ -134,6 +134,18 @@ pub trait Storage: Send + Sync + fmt::Debug {
         delta: &str,
     ) -> Result<()>;
 
+    /// Removes the blocks of a message of a running turn from position `from` on, with their
+    /// streamed text: the output of a model call that reported a context overflow (rule C2). The
+    /// message stays, and when it is left empty the next [`Storage::append_message`] reuses it.
+    /// Nothing before `from` is touched; removing blocks that are not there removes nothing.
+    fn withdraw_blocks(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        from: usize,
+    ) -> Result<()>;
+
     /// Sets a turn's status. A turn that ended (completed, cut off or failed) keeps its status;
     /// setting another is refused.
     fn set_turn_status(

@@ -235,6 +235,21 @@ impl AsyncStorage {
         .await
     }
 
+    /// See [`Storage::withdraw_blocks`].
+    pub async fn withdraw_blocks(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        from: usize,
+    ) -> Result<()> {
+        let conversation = conversation.clone();
+        self.run(Lane::Write, move |s| {
+            s.withdraw_blocks(&conversation, turn, message, from)
+        })
+        .await
+    }
+
     /// See [`Storage::resume_paused`].
     pub async fn resume_paused(
         &self,

@@ -410,6 +410,33 @@ impl Storage for SqliteStorage {
         }
     }
 
+    fn withdraw_blocks(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        from: usize,
+    ) -> Result<()> {
+        let message_at = position("message", message)?;
+        let from_at = position("block", from)?;
+        self.write(|c| {
+            require_running(c, conversation, turn)?;
+            for table in ["block_chunks", "blocks"] {
+                c.prepare_cached(&format!(
+                    "DELETE FROM {table}
+                     WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3 AND block >= ?4"
+                ))?
+                .execute(params![
+                    conversation.as_str(),
+                    turn,
+                    message_at,
+                    from_at
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
     fn set_turn_status(
         &self,
         conversation: &ConversationId,

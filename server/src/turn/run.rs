@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use crate::compaction::{self, Step};
 use crate::events::TurnLog;
-use crate::model::{BadArguments, ModelError, ModelEvent};
+use crate::model::{BadArguments, ModelError, ModelEvent, ModelStream};
 use crate::storage::{CallPurpose, StorageError, TurnRef, Usage};
 use crate::tools::{Gate, ToolCall, ToolContext, ToolOutput, unknown_tool};
 
@@ -255,42 +255,37 @@ async fn drive(
             Step::Call { message: None } => {}
             Step::Fail(error) => return Err(error.into()),
         }
-        // Rule C2: on a context overflow, compact and retry; the guard allows one compaction
-        // per call attempt, so a second overflow fails the turn with a clear error.
-        let pictures = turns
-            .pictures
-            .encode(&turns.storage, &setup.org_id, &prompt)
-            .await;
-        let mut answer = model.stream(&prompt, &pictures);
-        let mut first = answer.next().await;
-        while let Some(Err(ModelError::ContextOverflow { .. })) = &first {
-            let history = whole(turns, at, setup).await?;
-            match compaction::after_overflow(writer.sink(), model, &mut guard, &history).await? {
-                Step::Call { message } => {
-                    if let Some(message) = message {
-                        writer.adopt(message);
-                    }
-                    (transcript, prompt) = prompt_now(turns, at, setup).await?;
-                    let pictures = turns
-                        .pictures
-                        .encode(&turns.storage, &setup.org_id, &prompt)
-                        .await;
-                    answer = model.stream(&prompt, &pictures);
-                    first = answer.next().await;
-                }
-                Step::Fail(error) => return Err(error.into()),
-            }
-        }
+        let mut answer = call_model(turns, setup, &prompt, writer).await;
         let mut taken = call_ids(&transcript);
         let mut calls: Vec<Call> = Vec::new();
-        let mut first = Some(first);
-        loop {
-            let event = match first.take() {
-                Some(event) => event,
-                None => answer.next().await,
+        while let Some(event) = answer.next().await {
+            let event = match event {
+                // Rule C2: on a context overflow, whenever it comes, what the call wrote is
+                // withdrawn, and the turn compacts and makes the call again. The guard allows one
+                // compaction per call attempt, so a second overflow fails the turn with a clear
+                // error.
+                Err(ModelError::ContextOverflow { .. }) => {
+                    writer.withdraw().await?;
+                    calls.clear();
+                    let history = whole(turns, at, setup).await?;
+                    match compaction::after_overflow(writer.sink(), model, &mut guard, &history)
+                        .await?
+                    {
+                        Step::Call { message } => {
+                            if let Some(message) = message {
+                                writer.adopt(message);
+                            }
+                            (transcript, prompt) = prompt_now(turns, at, setup).await?;
+                            taken = call_ids(&transcript);
+                            answer = call_model(turns, setup, &prompt, writer).await;
+                            continue;
+                        }
+                        Step::Fail(error) => return Err(error.into()),
+                    }
+                }
+                event => event?,
             };
-            let Some(event) = event else { break };
-            match event? {
+            match event {
                 ModelEvent::ThinkingDelta(text) => writer.delta(BlockKind::Thinking, &text).await?,
                 ModelEvent::TextDelta(text) => writer.delta(BlockKind::Text, &text).await?,
                 ModelEvent::ToolCallStart { .. } | ModelEvent::ToolCallArgumentsDelta { .. } => {}
@@ -380,6 +375,21 @@ async fn drive(
         }
     }
     Err(RunError::TooManyCalls)
+}
+
+/// Makes the model call with `prompt`; what it writes from here on can be withdrawn.
+async fn call_model(
+    turns: &Turns,
+    setup: &TurnSetup,
+    prompt: &Prompt,
+    writer: &mut Writer,
+) -> ModelStream {
+    let pictures = turns
+        .pictures
+        .encode(&turns.storage, &setup.org_id, prompt)
+        .await;
+    writer.begin_call();
+    setup.model.stream(prompt, &pictures)
 }
 
 /// Memory's part of the stored transcript (rule M1: the latest turns and the newest

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use portal_core::stream::TurnEvent;
 use portal_core::{Block, BlockKind, Role};
 
-use crate::events::{TurnLog, block_events};
+use crate::events::{Mark, TurnLog, block_events};
 use crate::storage::{AsyncStorage, ConversationId, StorageError};
 
 /// The open message of a turn and its open streamed block.
@@ -21,6 +21,17 @@ pub(super) struct Writer {
     /// The calls written whole in the current message, where an approval request written after
     /// them finds its call's tool name.
     calls: Vec<Block>,
+    /// What the model call being streamed wrote, should it be withdrawn.
+    output: Option<CallOutput>,
+}
+
+/// Where a model call's output began: the log before it, the message the writer was in, and the
+/// first block it wrote (message, position), once it wrote one.
+#[derive(Debug)]
+struct CallOutput {
+    mark: Mark,
+    message: Option<usize>,
+    first: Option<(usize, usize)>,
 }
 
 impl Writer {
@@ -38,7 +49,35 @@ impl Writer {
             message: None,
             open: None,
             calls: Vec::new(),
+            output: None,
         }
+    }
+
+    /// A model call starts streaming: what it writes from here on can be withdrawn.
+    pub fn begin_call(&mut self) {
+        self.output = Some(CallOutput {
+            mark: self.log.mark(),
+            message: self.message,
+            first: None,
+        });
+    }
+
+    /// The call begun last reported a context overflow (rule C2): the blocks it wrote are removed
+    /// from storage and withdrawn from the log, and the writer goes back to the message it was in.
+    pub async fn withdraw(&mut self) -> Result<(), StorageError> {
+        let Some(output) = self.output.take() else {
+            return Ok(());
+        };
+        self.open = None;
+        if let Some((message, block)) = output.first {
+            self.storage
+                .withdraw_blocks(&self.conversation, self.turn, message, block)
+                .await?;
+            self.log
+                .withdraw(output.mark, TurnEvent::Withdrawn { message, block });
+        }
+        self.message = output.message;
+        Ok(())
     }
 
     /// Starts a message with `role`.
@@ -80,6 +119,9 @@ impl Writer {
                     is_error: false,
                 });
                 self.open = Some((block, kind));
+                if let Some(output) = &mut self.output {
+                    output.first.get_or_insert((message, block));
+                }
                 block
             }
         };
