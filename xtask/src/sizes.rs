@@ -15,6 +15,16 @@ pub struct Size {
     pub gzipped: u64,
 }
 
+impl Size {
+    /// What `self` holds beyond `other`.
+    pub fn minus(self, other: Size) -> Size {
+        Size {
+            raw: self.raw.saturating_sub(other.raw),
+            gzipped: self.gzipped.saturating_sub(other.gzipped),
+        }
+    }
+}
+
 pub fn measure(files: &[PathBuf]) -> anyhow::Result<Size> {
     let mut size = Size { raw: 0, gzipped: 0 };
     for file in files {
