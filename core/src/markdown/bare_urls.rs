@@ -85,7 +85,7 @@ fn next_start(text: &str, from: usize) -> Option<(usize, &'static str)> {
 fn trimmed(mut url: &str) -> &str {
     loop {
         let before = url.len();
-        url = url.trim_end_matches(['?', '!', '.', ',', ':', '*', '_', '~', '\'', '"']);
+        url = url.trim_end_matches(['?', '!', '.', ',', ':', '*', '_', '~', '\'', '"'].as_slice());
         if url.ends_with(')') && url.matches(')').count() > url.matches('(').count() {
             url = &url[..url.len() - 1];
         }
@@ -104,7 +104,10 @@ fn trimmed(mut url: &str) -> &str {
 /// Whether the address (after its `https://` or `www.`) has a domain: segments of letters,
 /// digits, `-` and `_`, with no `_` in the last two.
 fn has_domain(rest: &str) -> bool {
-    let domain = rest.split(['/', '?', '#', ':']).next().unwrap_or_default();
+    let domain = rest
+        .split(['/', '?', '#', ':'].as_slice())
+        .next()
+        .unwrap_or_default();
     let segments: Vec<&str> = domain.split('.').collect();
     let valid = segments.iter().all(|segment| {
         !segment.is_empty()

@@ -12,7 +12,7 @@
 //! there waits. The scan follows pulldown-cmark's delimiter rules; the closers it adds are never
 //! drawn, and when pulldown-cmark reads one as text after all, `tail.rs` closes less.
 
-use super::hold::{is_block_syntax, opens_by_its_end};
+use super::hold::{LINE_ENDS, WHITE_SPACE, is_block_syntax, opens_by_its_end};
 use super::scan::{Scan, is_email_byte, is_scheme_byte};
 
 /// How many times the scan is run again on less text, each time what is undecided waits.
@@ -57,7 +57,7 @@ pub(super) fn close(text: &str, end: usize) -> Closing {
     }
     if scan.ends_in_autolink() {
         // `<me@example.` is not an email autolink until the next label arrives.
-        keep = text[..keep].trim_end_matches(['.', '-']).len();
+        keep = text[..keep].trim_end_matches(['.', '-'].as_slice()).len();
     }
     let first_open = scan.first_open().unwrap_or(keep);
     Closing {
@@ -82,7 +82,7 @@ fn drawn_end(text: &str, end: usize) -> usize {
     // A line left with nothing but block syntax, or cut back to what opens a fence or raw HTML,
     // would read as a block of its own with closers after it, so it waits whole.
     let held = &text[..end];
-    match held.rfind(['\n', '\r']) {
+    match held.rfind(LINE_ENDS) {
         Some(newline)
             if held[newline + 1..].chars().all(is_block_syntax)
                 || opens_by_its_end(&held[newline + 1..]) =>
@@ -99,7 +99,7 @@ fn drawn_end(text: &str, end: usize) -> usize {
 fn cut_end(text: &str, at: usize) -> usize {
     let mut end = at;
     for _ in 0..MAX_HELD_ROUNDS {
-        let before = text[..end].trim_end_matches([' ', '\t', '\n', '\r']);
+        let before = text[..end].trim_end_matches(WHITE_SPACE);
         let next = match before.as_bytes().last() {
             Some(&run @ (b'*' | b'_' | b'~' | b'`')) => before.trim_end_matches(run as char),
             Some(b'\\') if (before.len() - before.trim_end_matches('\\').len()) % 2 == 1 => {
@@ -122,9 +122,9 @@ fn cut_end(text: &str, at: usize) -> usize {
 fn held_end(text: &str, mut at_end: bool) -> usize {
     let mut held = text;
     for _ in 0..MAX_HELD_ROUNDS {
-        let trimmed = held.trim_end_matches([' ', '\t', '\n', '\r']);
+        let trimmed = held.trim_end_matches(WHITE_SPACE);
         // A backslash before a line break is a hard break if the paragraph goes on.
-        let before_break = held[trimmed.len()..].starts_with(['\n', '\r']);
+        let before_break = held[trimmed.len()..].starts_with(LINE_ENDS);
         at_end &= trimmed.len() == held.len();
         let next = match trimmed.as_bytes().last() {
             Some(&run @ (b'*' | b'_' | b'~' | b'`')) => trimmed.trim_end_matches(run as char),
@@ -150,7 +150,7 @@ fn held_end(text: &str, mut at_end: bool) -> usize {
 
 /// The text without a character reference or an autolink still being written at its end.
 fn held_reference(text: &str) -> &str {
-    let Some(at) = text.rfind(['&', '<']) else {
+    let Some(at) = text.rfind(['&', '<'].as_slice()) else {
         return text;
     };
     let rest = &text[at + 1..];

@@ -48,7 +48,7 @@ pub(super) fn decided_end(text: &str) -> usize {
 /// whole: `` ```rust `` opens code unless a backtick follows in its info string, and `<div`
 /// opens raw HTML while `<divider` is text.
 pub(super) fn opens_by_its_end(line: &str) -> bool {
-    let line = line.trim_start_matches([' ', '\t', '>']);
+    let line = line.trim_start_matches([' ', '\t', '>'].as_slice());
     line.starts_with("```") || line.starts_with('<')
 }
 
@@ -59,8 +59,17 @@ pub(super) fn could_be_delimiter_row(line: &str) -> bool {
         .all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t' | '>'))
 }
 
+// Sets of characters to search for are slices throughout markdown, not arrays: each array length
+// would be a copy of the string search code of its own in the wasm.
+
 /// Line endings, as CommonMark counts them: `\n`, `\r\n` and a lone `\r`.
-const LINE_ENDS: [char; 2] = ['\n', '\r'];
+pub(super) const LINE_ENDS: &[char] = &['\n', '\r'];
+
+/// Spaces, tabs and line endings.
+pub(super) const WHITE_SPACE: &[char] = &[' ', '\t', '\n', '\r'];
+
+/// Spaces and tabs.
+pub(super) const BLANKS: &[char] = &[' ', '\t'];
 
 /// Where the line holding byte `at` starts.
 pub(super) fn line_start(text: &str, at: usize) -> usize {

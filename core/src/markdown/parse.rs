@@ -6,6 +6,7 @@ use std::ops::Range;
 use pulldown_cmark::{BrokenLink, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 use super::build::{Placed, Source, build};
+use super::hold::BLANKS;
 use super::references::{Label, References, label};
 
 /// CommonMark with GFM tables, strikethrough and task lists, and math spans.
@@ -152,19 +153,24 @@ fn leaf(tag: &Tag<'_>) -> Option<Leaf> {
     }
 }
 
+/// What a list item's marker is made of: a bullet, or a number and its `.` or `)`.
+const LIST_MARKERS: &[char] = &[
+    '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '-', '+', '*', '.', ')',
+];
+
 /// Where a list item's content starts: after its marker, its task box if it has one, and the
 /// spaces after them.
 fn after_marker(text: &str, item: usize) -> usize {
     let rest = text.get(item..).unwrap_or_default();
     let mut content = rest
-        .trim_start_matches([' ', '\t'])
-        .trim_start_matches(|c: char| c.is_ascii_digit() || "-+*.)".contains(c))
-        .trim_start_matches([' ', '\t']);
+        .trim_start_matches(BLANKS)
+        .trim_start_matches(LIST_MARKERS)
+        .trim_start_matches(BLANKS);
     for task in ["[ ]", "[x]", "[X]"] {
         if let Some(after) = content.strip_prefix(task)
-            && after.starts_with([' ', '\t'])
+            && after.starts_with(BLANKS)
         {
-            content = after.trim_start_matches([' ', '\t']);
+            content = after.trim_start_matches(BLANKS);
         }
     }
     item + rest.len() - content.len()

@@ -1,14 +1,16 @@
 //! Link reference definitions (`[label]: https://…`) met earlier in a reply, for the blocks after
 //! them, which are parsed on their own.
 
+use pulldown_cmark::CowStr;
 use unicase::UniCase;
 
 /// A link label as CommonMark matches it: without regard to case. (pulldown-cmark already gives
-/// runs of white space in a label as one space.)
-pub(super) type Label = UniCase<String>;
+/// runs of white space in a label as one space.) pulldown-cmark's own label type, so the build
+/// holds one copy of its comparison.
+pub(super) type Label = UniCase<CowStr<'static>>;
 
 pub(super) fn label(text: &str) -> Label {
-    UniCase::new(text.to_string())
+    UniCase::new(text.to_string().into())
 }
 
 /// Definitions with where each starts in the reply: the first in the reply wins, as in

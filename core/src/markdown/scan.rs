@@ -573,7 +573,7 @@ impl Scan {
 /// quote markers and indentation that open the line are not in the paragraph, so the line break
 /// comes before.
 fn char_before(text: &str, i: usize) -> Option<char> {
-    let line = text[..i].trim_end_matches([' ', '\t', '>']);
+    let line = text[..i].trim_end_matches([' ', '\t', '>'].as_slice());
     match line.chars().next_back() {
         Some(c @ ('\n' | '\r')) => Some(c),
         _ => text[..i].chars().next_back(),

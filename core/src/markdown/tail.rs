@@ -3,7 +3,7 @@
 
 use super::build::Source;
 use super::closers::close;
-use super::hold::{could_be_delimiter_row, ends_a_line, line_start, without_line_end};
+use super::hold::{BLANKS, could_be_delimiter_row, ends_a_line, line_start, without_line_end};
 use super::parse::{Leaf, Parsed, parse};
 use super::references::References;
 use super::tree::{Block, Inline};
@@ -130,9 +130,9 @@ fn table_header(tail: &str, end: usize, parsed: &Parsed) -> Option<usize> {
 
 /// A heading's text without the `#`s at its end that may be its closing sequence.
 fn without_closing_sequence(heading: &str) -> &str {
-    let trimmed = heading.trim_end_matches([' ', '\t']);
+    let trimmed = heading.trim_end_matches(BLANKS);
     let text = trimmed.trim_end_matches('#');
-    if text.len() < trimmed.len() && text.ends_with([' ', '\t']) {
+    if text.len() < trimmed.len() && text.ends_with(BLANKS) {
         text
     } else {
         heading
