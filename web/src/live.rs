@@ -27,13 +27,13 @@ use crate::markdown_view::{Drawer, Drawing, Node, caret_home, describe, group};
 use crate::motion::{self, RESOLVE_MS};
 use crate::page::{document, element, now_ms};
 
-/// The shortest time between two drawn frames of live text, about every other frame of a 60 Hz
-/// screen: every frame the page draws costs style, layout, paint and a commit.
-const DRAW_INTERVAL_MS: f64 = 24.0;
+/// The shortest time between two drawn frames of live text: a frame that comes sooner (the first
+/// after new text arrived) is let go.
+const DRAW_INTERVAL_MS: f64 = 20.0;
 /// After a drawn frame, the next is asked for this much later, so the page has no frame in
-/// between: with a 60 Hz screen the next frame is then the one 33.3 ms after the drawn one (the
-/// timer may be up to 5 ms late); a browser that draws frames on demand (headless Chromium)
-/// draws about 30 ms after.
+/// between: with a 60 Hz screen the next frame is then the one 33.3 ms after the drawn one, even
+/// when the timer is 5 ms late; a browser that makes frames on demand (headless Chromium) draws
+/// about 29 ms after.
 const NEXT_FRAME_AFTER_MS: i32 = 28;
 
 /// A live block: feed it with [`LiveText::push`] and [`LiveText::finish`]; it draws itself.
@@ -59,8 +59,8 @@ struct Live {
     drawn: Vec<(web_sys::Node, Node)>,
     /// Drawn blocks with pieces still resolving, and when the last of them will have resolved.
     resolving: Vec<(usize, f64)>,
-    /// The resolving words drawn, with when each was revealed.
-    words: Vec<(Element, f64)>,
+    /// The resolving words drawn, with when each was revealed and the step it is drawn in.
+    words: Vec<(Element, f64, u8)>,
     caret: Element,
     frame: Option<Closure<dyn FnMut(f64)>>,
     /// Asks for the next frame, [`NEXT_FRAME_AFTER_MS`] after a drawn one.
@@ -267,9 +267,13 @@ impl Live {
         self.redraw(&update, now);
         // Each word still resolving is drawn as far resolved as it is old; a block whose words
         // have all resolved was drawn again without them.
-        self.words.retain(|(word, revealed_ms)| {
-            let _ = word.set_attribute("style", &motion::resolving(now - revealed_ms));
-            now - revealed_ms < RESOLVE_MS
+        self.words.retain_mut(|(word, revealed_ms, drawn_step)| {
+            let step = motion::resolving_step(now - *revealed_ms);
+            if step != *drawn_step {
+                word.set_class_name(motion::resolving_class(step));
+                *drawn_step = step;
+            }
+            step < motion::RESOLVE_STEPS
         });
         if frame.caret {
             let _ = self.caret.set_attribute("style", &motion::breathing(now));

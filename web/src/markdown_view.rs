@@ -5,10 +5,8 @@
 //! A block is first described as a [`Node`] tree in Rust, then drawn, or patched into what the
 //! previous frame drew: a growing block changes only its last text and pieces, so a frame costs
 //! a few DOM calls, not the block. While a reply plays out, the words still resolving from their
-//! blur are `.w` pieces timed from the frame that revealed them (core's [`Reveals`]). Each drawn
-//! frame sets a piece's blur and opacity for its age, rather than a CSS animation changing them
-//! on every frame the screen shows: the page then does nothing between the frames the live text
-//! draws (R7).
+//! blur are `.w` pieces timed from the frame that revealed them (core's [`Reveals`]), drawn in
+//! the step of their resolving their age has reached (web/src/motion.rs, R7).
 
 use std::ops::Range;
 
@@ -109,9 +107,9 @@ pub fn describe(block: &Block, drawing: Drawing<'_>) -> Described {
 pub struct Drawer<'a> {
     pub document: &'a Document,
     pub now: f64,
-    /// The resolving words drawn (`.w` pieces), each with when it was revealed: the live text
-    /// sets their blur for their age on each frame it draws.
-    pub words: &'a mut Vec<(Element, f64)>,
+    /// The resolving words drawn (`.w` pieces), each with when it was revealed and its step:
+    /// the live text moves them on as they age, frame by frame.
+    pub words: &'a mut Vec<(Element, f64, u8)>,
 }
 
 impl Drawer<'_> {
@@ -121,10 +119,10 @@ impl Drawer<'_> {
             Node::Text(text) => self.document.create_text_node(text).into(),
             Node::Piece { text, revealed_ms } => {
                 let word = element(self.document, "span");
-                word.set_class_name("w");
-                let _ = word.set_attribute("style", &motion::resolving(self.now - revealed_ms));
+                let step = motion::resolving_step(self.now - revealed_ms);
+                word.set_class_name(motion::resolving_class(step));
                 word.set_text_content(Some(text));
-                self.words.push((word.clone(), *revealed_ms));
+                self.words.push((word.clone(), *revealed_ms, step));
                 word.into()
             }
             Node::Element {
@@ -192,25 +190,7 @@ impl Drawer<'_> {
                     children,
                 },
             ) if was_tag == tag && was_attributes == attributes => {
-                // The live caret may stand after the drawn children; it stays where it is.
-                let caret = drawn.last_child().filter(is_caret);
-                let mut child = drawn.first_child();
-                for (was, is) in was_children.iter().zip(children) {
-                    let Some(current) = child else { break };
-                    child = current.next_sibling();
-                    if was != is {
-                        self.patch(&current, was, is);
-                    }
-                }
-                while let Some(extra) = child {
-                    child = extra.next_sibling();
-                    if Some(&extra) != caret.as_ref() {
-                        let _ = drawn.remove_child(&extra);
-                    }
-                }
-                for added in children.iter().skip(was_children.len()) {
-                    let _ = drawn.insert_before(&self.render(added), caret.as_ref());
-                }
+                self.patch_children(drawn, was_children, children);
                 None
             }
             _ => {
@@ -220,6 +200,83 @@ impl Drawer<'_> {
                 }
                 Some(fresh)
             }
+        }
+    }
+}
+
+impl Drawer<'_> {
+    /// Changes the children of `parent`, drawn from `old`, into drawings of `new`. A piece is
+    /// kept by when it was revealed, so as the text before it grows and the pieces before it
+    /// resolve into it, each frame adds the newest piece and removes the resolved ones rather
+    /// than drawing every piece again.
+    fn patch_children(&mut self, parent: &web_sys::Node, old: &[Node], new: &[Node]) {
+        // The live caret may stand after the drawn children; it stays where it is.
+        let caret = parent.last_child().filter(is_caret);
+        let mut olds = old.iter().peekable();
+        let mut current = parent.first_child();
+        for is in new {
+            // Pieces before the one that is kept have resolved into the text before them.
+            if let Node::Piece { revealed_ms, .. } = is
+                && olds
+                    .clone()
+                    .any(|was| was.is_piece_revealed_at(*revealed_ms))
+            {
+                while olds
+                    .next_if(|was| !was.is_piece_revealed_at(*revealed_ms))
+                    .is_some()
+                {
+                    if let Some(node) = current.take() {
+                        current = node.next_sibling();
+                        let _ = parent.remove_child(&node);
+                    }
+                }
+            }
+            match (olds.peek(), current.clone()) {
+                (Some(was), Some(node)) if was.same_kind(is) => {
+                    current = node.next_sibling();
+                    if *was != is {
+                        self.patch(&node, was, is);
+                    }
+                    olds.next();
+                }
+                _ => {
+                    let _ =
+                        parent.insert_before(&self.render(is), current.as_ref().or(caret.as_ref()));
+                }
+            }
+        }
+        while let Some(node) = current {
+            current = node.next_sibling();
+            if Some(&node) != caret.as_ref() {
+                let _ = parent.remove_child(&node);
+            }
+        }
+    }
+}
+
+impl Node {
+    fn is_piece_revealed_at(&self, at: f64) -> bool {
+        matches!(self, Node::Piece { revealed_ms, .. } if *revealed_ms == at)
+    }
+
+    /// Whether `other` can be drawn by patching a drawing of `self`.
+    fn same_kind(&self, other: &Node) -> bool {
+        match (self, other) {
+            (Node::Text(_), Node::Text(_)) => true,
+            (Node::Piece { revealed_ms: a, .. }, Node::Piece { revealed_ms: b, .. }) => a == b,
+            (
+                Node::Element {
+                    tag: a,
+                    attributes: was,
+                    ..
+                },
+                Node::Element {
+                    tag: b,
+                    attributes: is,
+                    ..
+                },
+            ) => a == b && was == is,
+            _ => false,
         }
     }
 }

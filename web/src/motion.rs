@@ -1,5 +1,5 @@
-//! How live text moves, as style values for each drawn frame: a word resolving from its blur
-//! (R7) and the caret breathing (R8). The live text sets them in the elements' own style on the
+//! How live text moves on the frames it draws: a word resolving from its blur (R7), in steps
+//! style.css draws, and the caret breathing (R8), in its own style. The live text sets them on the
 //! frames it draws, rather than CSS animations changing them on every frame the screen shows, so
 //! the page does nothing between those frames. style.css turns both off under reduced motion
 //! (R14).
@@ -10,16 +10,23 @@ pub const RESOLVE_MS: f64 = 450.0;
 /// One breath of the caret, from faint and small to full and back.
 const BREATH_MS: f64 = 1_400.0;
 
-/// A resolving word's style `age_ms` after it was revealed: from a 5 px blur at a quarter of its
-/// ink to sharp and whole, easing out.
-pub fn resolving(age_ms: f64) -> String {
-    let left = (1.0 - age_ms / RESOLVE_MS).clamp(0.0, 1.0);
-    let left = left * left;
-    format!(
-        "filter:blur({}px);opacity:{}",
-        hundredths(5.0 * left),
-        hundredths(1.0 - 0.75 * left)
-    )
+/// How many steps a word resolves in: style.css draws each (`.w.r0` to `.w.r9`), and a resolved
+/// word has none. A frame changes a word's class only when it moves on a step, which costs the
+/// page far less than writing its style each frame.
+pub const RESOLVE_STEPS: u8 = 10;
+
+/// The step of a word `age_ms` after it was revealed; [`RESOLVE_STEPS`] once it has resolved.
+pub fn resolving_step(age_ms: f64) -> u8 {
+    let progress = (age_ms / RESOLVE_MS).clamp(0.0, 1.0);
+    ((progress * f64::from(RESOLVE_STEPS)) as u8).min(RESOLVE_STEPS)
+}
+
+/// The classes of a resolving word at `step`.
+pub fn resolving_class(step: u8) -> &'static str {
+    const CLASSES: [&str; RESOLVE_STEPS as usize + 1] = [
+        "w r0", "w r1", "w r2", "w r3", "w r4", "w r5", "w r6", "w r7", "w r8", "w r9", "w",
+    ];
+    CLASSES[usize::from(step.min(RESOLVE_STEPS))]
 }
 
 /// The caret's style at `now` (ms on the page's clock, so a moved caret keeps its phase): its
@@ -47,14 +54,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn r7_a_word_resolves_from_a_blur_to_sharp() {
-        assert_eq!(resolving(0.0), "filter:blur(5.00px);opacity:0.25");
-        assert_eq!(
-            resolving(RESOLVE_MS / 2.0),
-            "filter:blur(1.25px);opacity:0.81"
-        );
-        assert_eq!(resolving(RESOLVE_MS), "filter:blur(0.00px);opacity:1.00");
-        assert_eq!(resolving(10.0 * RESOLVE_MS), resolving(RESOLVE_MS));
+    fn r7_a_word_resolves_from_a_blur_in_steps() {
+        assert_eq!(resolving_class(resolving_step(0.0)), "w r0");
+        assert_eq!(resolving_class(resolving_step(RESOLVE_MS / 2.0)), "w r5");
+        assert_eq!(resolving_class(resolving_step(RESOLVE_MS * 0.99)), "w r9");
+        assert_eq!(resolving_class(resolving_step(RESOLVE_MS)), "w");
+        assert_eq!(resolving_step(-1.0), 0);
+        assert_eq!(resolving_step(10.0 * RESOLVE_MS), RESOLVE_STEPS);
     }
 
     #[test]
