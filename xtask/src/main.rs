@@ -21,8 +21,9 @@ commands:
                      pack target/npm/portal-wasm-<version>.tgz and check its size budgets
   demo [--port N]    setup, build the web app (release) and serve the portal (default port 8080)
   bench              setup, criterion benchmarks of core, the server's load bench, the conversation
-                     list at 10,000 conversations, then the browser playout bench at 200 and 2,000
-                     characters a second (writes target/bench/playout.json)
+                     list at 10,000 conversations, then the browser playout bench: prose at 200
+                     and 2,000 characters a second, markdown at 2,000 (writes
+                     target/bench/playout.json)
   fuzz [seconds]     every fuzz target for `seconds` each (default 60), seeded from the fixtures";
 
 fn main() -> anyhow::Result<()> {
