@@ -13,6 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPortal, launchBrowser, root } from '../e2e/portal.mjs';
+import { markdownReply, proseReply } from './reply.mjs';
 
 const asked = process.argv.slice(2).map((arg) => {
   const [, markdown, rate] = /^(markdown:)?(\d+)$/.exec(arg) ?? [];
@@ -33,6 +34,8 @@ const FRAME_JITTER_MS = 1;
 const DOM_EVERY_FRAMES = 120;
 /** The recorder scrolls the live end into view this often, as a reader follows it. */
 const SCROLL_EVERY_MS = 250;
+/** The reply's length in characters (grapheme clusters). */
+const REPLY_CHARS = 50_000;
 /** How many times over the stream the main thread's times are sampled, for the cost over the reply. */
 const SERIES_POINTS = 25;
 
@@ -108,7 +111,8 @@ function recorder({ windowChars, domEvery, scrollEveryMs, markdown }) {
   /** Records what frame `time` shows so far; returns the visible offset. */
   const observe = (time) => {
     const bench = window.portalBench;
-    const length = bench.settled ? bench.text.length : markdown ? bench.drawn() : visibleOffset();
+    const measured = () => { bench.measureDrawn(); return bench.drawn; };
+    const length = bench.settled ? bench.text.length : markdown ? measured() : visibleOffset();
     if (rec.t.at(-1) === time) {
       rec.len[rec.len.length - 1] = length;
     } else {
@@ -237,6 +241,8 @@ async function benchRun(browser, url, { rate, markdown }) {
   await page.addInitScript(recorder, {
     windowChars: WINDOW_CHARS, domEvery: DOM_EVERY_FRAMES, scrollEveryMs: SCROLL_EVERY_MS, markdown,
   });
+  const reply = markdown ? markdownReply(REPLY_CHARS) : proseReply(REPLY_CHARS);
+  await page.addInitScript((text) => { window.portalBenchReply = text; }, reply);
   await page.goto(`${url}/?bench=${rate}${markdown ? '&reply=markdown' : ''}`);
   await page.waitForFunction(() => window.__benchRecorder?.thresholds);
   samples.start = readMetrics(await cdp.send('Performance.getMetrics'));

@@ -1,13 +1,14 @@
 //! The playout bench page, `/?bench=<characters a second>[&reply=markdown]`: one answer block,
-//! drawn by [`LiveText`] exactly as the app draws a reply, fed a synthetic 50,000-character
-//! mixed-script reply at a steady rate: paragraphs of prose, or with `reply=markdown` a reply
-//! with headings, emphasis, links, lists, code blocks, tables and quotes. `tests/bench/playout.mjs`
-//! measures it; `docs/bench.md` explains the numbers.
+//! drawn by [`LiveText`] exactly as the app draws a reply, fed the reply the bench gives it in
+//! `window.portalBenchReply` (tests/bench/reply.mjs: 50,000 characters of mixed-script prose, or
+//! of markdown of every kind) at a steady rate. `tests/bench/playout.mjs` measures it;
+//! `docs/bench.md` explains the numbers.
 //!
 //! The page tells the measurement what it did through `window.portalBench`:
 //! `text` (the whole reply), `arrivals` (`[performance.now(), UTF-16 length received so far]`
-//! for each chunk), `drawn()` (the UTF-16 length of the reply drawn so far), `finished` (the
-//! last chunk was pushed) and `settled` with `settledAt` (the block settled, and when).
+//! for each chunk), `measureDrawn()` (sets `drawn`, the UTF-16 length of the reply drawn so far),
+//! `finished` (the last chunk was pushed) and `settled` with `settledAt` (the block settled, and
+//! when).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -22,8 +23,6 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::live::LiveText;
 use crate::page::{document, now_ms};
 
-/// The reply's length in characters (grapheme clusters).
-const REPLY_CHARS: usize = 50_000;
 /// How often a chunk arrives.
 const CHUNK_INTERVAL_MS: i32 = 20;
 /// The stream starts this long after the page is mounted, so page load does not count.
@@ -32,44 +31,13 @@ const START_DELAY_MS: i32 = 1_000;
 /// inside clusters as a real stream's do.
 const MAX_CUT_INTO_CLUSTER: u32 = 2;
 
-/// Sentences in several scripts, with ZWJ emoji, flags, keycaps, skin tones, combining accents,
-/// conjuncts and conjoining jamo: clusters of one to seven code points.
-const SENTENCES: &[&str] = &[
-    "The committee reviewed the quarterly figures and found them sound. ",
-    "Our family \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466} flew home via \
-     \u{1F1EF}\u{1F1F5} and \u{1F1E9}\u{1F1EA} last spring; ",
-    "press 1\u{FE0F}\u{20E3}, then #\u{FE0F}\u{20E3}, and wait for the tone. ",
-    "The cafe\u{301} on the corner serves cre\u{300}me bru\u{302}le\u{301}e. ",
-    "東京の天気は晴れです。明日は雨が降るでしょう。",
-    "我们明天在图书馆见面。",
-    "ภาษาไทยเขียนโดยไม่เว้นวรรคระหว่างคำ ",
-    "नमस्ते, क्षमा कीजिए, आज का समाचार पढ़िए। ",
-    "한국어 텍스트를 씁니다. 감사합니다! ",
-    "Thumbs up \u{1F44D}\u{1F3FD} from the whole team \u{1F9D1}\u{200D}\u{1F4BB}, well done. ",
-    "Old Hangul \u{1100}\u{1161}\u{11A8} still combines. ",
-    "Figures: 3.14159, 2,718 and 1/3 of the 12 items were late. ",
-];
-
-/// Lines of code for the markdown reply's code blocks.
-const CODE_LINES: &[&str] = &[
-    "let frame = playout.tick(now_ms);",
-    "for block in markdown.blocks() {",
-    "    draw(&block, frame.caret);",
-    "}",
-    "if frame.done { settle(&reply); }",
-    "let words: Vec<&str> = text.split_whitespace().collect();",
-    "match event { Event::Text(t) => push(t), _ => {} }",
-    "// 東京 → Tokyo, 한국어 → Korean",
-    "assert_eq!(clusters(\"e\u{301}\"), 1);",
-    "return Ok(reply.trim_end().to_string());",
-];
-
 /// What the bench page was asked for in its address (`?bench=2000&reply=markdown`).
 #[derive(Debug, Clone, Copy)]
 pub struct BenchRun {
     /// The playout rate, in characters a second.
     pub cps: f64,
-    /// The reply is markdown of every kind rather than paragraphs of prose.
+    /// The reply is markdown of every kind rather than paragraphs of prose (for the page's label;
+    /// the bench gives the reply).
     pub markdown: bool,
 }
 
@@ -105,10 +73,15 @@ pub fn Bench(run: BenchRun) -> impl IntoView {
             .expect("creating a div succeeds");
         body.set_class_name("body");
         let _ = slot.append_child(&body);
-        let text = if markdown {
-            markdown_reply(REPLY_CHARS)
-        } else {
-            reply(REPLY_CHARS)
+        let Some(text) = web_sys::window()
+            .and_then(|window| Reflect::get(&window, &"portalBenchReply".into()).ok())
+            .and_then(|reply| reply.as_string())
+        else {
+            body.set_text_content(Some(
+                "The bench page streams the reply tests/bench/playout.mjs gives it in \
+                 window.portalBenchReply; run `cargo xtask bench`.",
+            ));
+            return;
         };
         let report = Report::new(&text, cps);
         let settled_report = report.clone();
@@ -155,138 +128,6 @@ pub fn Bench(run: BenchRun) -> impl IntoView {
             </section>
         </main>
     }
-}
-
-/// A deterministic reply of exactly `chars` characters: paragraphs of four to ten sentences
-/// separated by blank lines, with no other line breaks.
-fn reply(chars: usize) -> String {
-    let mut random = Lcg(0x5EED_F00D);
-    let mut text = String::new();
-    let mut clusters = 0;
-    while clusters < chars {
-        if !text.is_empty() {
-            text.push_str("\n\n");
-            clusters += 2;
-        }
-        for _ in 0..4 + random.below(7) {
-            let sentence = SENTENCES[random.below(SENTENCES.len() as u32) as usize];
-            text.push_str(sentence);
-            clusters += sentence.graphemes(true).count();
-        }
-    }
-    if let Some((end, _)) = text.grapheme_indices(true).nth(chars) {
-        text.truncate(end);
-    }
-    end_on_text(text)
-}
-
-/// A deterministic markdown reply of exactly `chars` characters, in the blocks replies use:
-/// headings, paragraphs with bold, italic, inline code and links, bulleted, numbered and task
-/// lists, fenced code, tables and quotes, each of chat size.
-fn markdown_reply(chars: usize) -> String {
-    let mut random = Lcg(0x00DD_BA11);
-    let mut text = String::new();
-    let mut section = 0;
-    let mut clusters = 0;
-    while clusters < chars {
-        if !text.is_empty() {
-            text.push_str("\n\n");
-            clusters += 2;
-        }
-        let block = match random.below(12) {
-            0 => {
-                section += 1;
-                format!("## {section}. {}", sentence(&mut random).trim_end())
-            }
-            1..=4 => (0..2 + random.below(4))
-                .map(|_| decorated(&mut random))
-                .collect::<String>()
-                .trim_end()
-                .to_string(),
-            5 => list(&mut random, |_| "- ".to_string()),
-            6 => list(&mut random, |i| format!("{}. ", i + 1)),
-            7 => list(&mut random, |i| {
-                if i % 2 == 0 { "- [x] " } else { "- [ ] " }.to_string()
-            }),
-            8 | 9 => {
-                let lines = (0..4 + random.below(9))
-                    .map(|_| CODE_LINES[random.below(CODE_LINES.len() as u32) as usize])
-                    .collect::<Vec<_>>();
-                format!("```rust\n{}\n```", lines.join("\n"))
-            }
-            10 => table(&mut random),
-            _ => format!("> {}", decorated(&mut random).trim_end()),
-        };
-        clusters += block.graphemes(true).count();
-        text.push_str(&block);
-    }
-    if let Some((end, _)) = text.grapheme_indices(true).nth(chars) {
-        text.truncate(end);
-    }
-    end_on_text(text)
-}
-
-fn sentence(random: &mut Lcg) -> &'static str {
-    SENTENCES[random.below(SENTENCES.len() as u32) as usize]
-}
-
-/// A sentence with one of its words bold, italic, code or a link, or none.
-fn decorated(random: &mut Lcg) -> String {
-    let sentence = sentence(random);
-    let Some((start, word)) = sentence
-        .split_word_bound_indices()
-        .filter(|(_, word)| word.chars().all(char::is_alphanumeric))
-        .nth(random.below(3) as usize)
-    else {
-        return sentence.to_string();
-    };
-    let marked = match random.below(5) {
-        0 => format!("**{word}**"),
-        1 => format!("*{word}*"),
-        2 => format!("`{word}`"),
-        3 => format!("[{word}](https://example.com/{})", random.below(1000)),
-        _ => word.to_string(),
-    };
-    format!(
-        "{}{marked}{}",
-        &sentence[..start],
-        &sentence[start + word.len()..]
-    )
-}
-
-/// Three to seven items, each opened by `marker(index)`.
-fn list(random: &mut Lcg, marker: impl Fn(u32) -> String) -> String {
-    (0..3 + random.below(5))
-        .map(|i| format!("{}{}", marker(i), decorated(random).trim_end()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// A table of three columns and three to eight rows.
-fn table(random: &mut Lcg) -> String {
-    let mut rows = vec![
-        "| Script | Sample | Count |".to_string(),
-        "|---|---|---:|".to_string(),
-    ];
-    for _ in 0..3 + random.below(6) {
-        let sample: String = sentence(random).graphemes(true).take(12).collect();
-        let script =
-            ["Latin", "日本語", "ไทย", "हिन्दी", "한국어", "Emoji 👩🏽‍💻"][random.below(6) as usize];
-        rows.push(format!(
-            "| {script} | {} | {} |",
-            sample.trim().replace('|', "/"),
-            random.below(10_000)
-        ));
-    }
-    rows.join("\n")
-}
-
-/// A reply cut at a block break would end on line breaks; each becomes a full stop.
-fn end_on_text(mut text: String) -> String {
-    let breaks = text.len() - text.trim_end_matches('\n').len();
-    text.truncate(text.len() - breaks);
-    text.extend(std::iter::repeat_n('.', breaks));
-    text
 }
 
 /// The synthetic stream: due characters are sent on each interval, cut anywhere.
@@ -402,12 +243,14 @@ impl Report {
         Report { global, arrivals }
     }
 
-    /// `drawn()`: the UTF-16 length of the reply `live` has drawn, counted on from the last call.
+    /// `measureDrawn()`: sets `drawn` to the UTF-16 length of the reply `live` has drawn, counted
+    /// on from the last call.
     fn follow(&self, text: &str, live: &LiveText) {
         let text: Rc<str> = text.into();
         let live = live.clone();
+        let global = self.global.clone();
         let mut counted = (0, 0);
-        let drawn = Closure::<dyn FnMut() -> f64>::new(move || {
+        let measure = Closure::<dyn FnMut()>::new(move || {
             let bytes = live.drawn_len().min(text.len());
             let (from, utf16) = counted;
             if bytes >= from
@@ -415,10 +258,10 @@ impl Report {
             {
                 counted = (bytes, utf16 + more.encode_utf16().count());
             }
-            counted.1 as f64
+            set(&global, "drawn", &(counted.1 as f64).into());
         })
         .into_js_value();
-        set(&self.global, "drawn", &drawn);
+        set(&self.global, "measureDrawn", &measure);
     }
 
     fn arrived(&self, at: f64, utf16_end: usize) {

@@ -1,5 +1,5 @@
 //! How live text moves on the frames it draws: a word resolving from its blur (R7), in steps
-//! style.css draws, and the caret breathing (R8), in its own style. The live text sets them on the
+//! style.css draws, and the caret breathing (R8), by how far into a breath it is. The live text sets them on the
 //! frames it draws, rather than CSS animations changing them on every frame the screen shows, so
 //! the page does nothing between those frames. style.css turns both off under reduced motion
 //! (R14).
@@ -8,7 +8,7 @@
 pub const RESOLVE_MS: f64 = 450.0;
 
 /// One breath of the caret, from faint and small to full and back.
-const BREATH_MS: f64 = 1_400.0;
+const BREATH_MS: u64 = 1_400;
 
 /// How many steps a word resolves in: style.css draws each (`.w.r0` to `.w.r9`), and a resolved
 /// word has none. A frame changes a word's class only when it moves on a step, which costs the
@@ -29,24 +29,15 @@ pub fn resolving_class(step: u8) -> &'static str {
     CLASSES[usize::from(step.min(RESOLVE_STEPS))]
 }
 
-/// The caret's style at `now` (ms on the page's clock, so a moved caret keeps its phase): its
-/// ink and size swell and fade once every [`BREATH_MS`], easing in and out.
+/// The caret's style at `now` (ms on the page's clock, so a moved caret keeps its phase): how far
+/// into its swell it is, 0 to 100, as `--breath`, from which style.css makes its ink and size. It
+/// swells and fades once every [`BREATH_MS`], easing in and out.
 pub fn breathing(now: f64) -> String {
-    let phase = (now.max(0.0) % BREATH_MS) / BREATH_MS;
+    // Whole milliseconds, so no float remainder is needed.
+    let phase = ((now.max(0.0) as u64) % BREATH_MS) as f64 / BREATH_MS as f64;
     let rise = 1.0 - (2.0 * phase - 1.0).abs();
     let swell = rise * rise * (3.0 - 2.0 * rise);
-    format!(
-        "opacity:{};transform:scale({})",
-        hundredths(0.25 + 0.65 * swell),
-        hundredths(0.85 + 0.15 * swell)
-    )
-}
-
-/// `value` (0 or more) to two decimals, written with whole numbers: printing floats would add
-/// to the bundle.
-fn hundredths(value: f64) -> String {
-    let hundredths = (value.max(0.0) * 100.0).round() as u32;
-    format!("{}.{:02}", hundredths / 100, hundredths % 100)
+    format!("--breath:{}", (swell * 100.0 + 0.5) as u32)
 }
 
 #[cfg(test)]
@@ -65,15 +56,9 @@ mod tests {
 
     #[test]
     fn r8_the_caret_breathes_once_every_breath() {
-        assert_eq!(breathing(0.0), "opacity:0.25;transform:scale(0.85)");
-        assert_eq!(
-            breathing(BREATH_MS / 2.0),
-            "opacity:0.90;transform:scale(1.00)"
-        );
-        assert_eq!(breathing(BREATH_MS), breathing(0.0));
-        assert_eq!(
-            breathing(BREATH_MS / 4.0),
-            "opacity:0.57;transform:scale(0.93)"
-        );
+        assert_eq!(breathing(0.0), "--breath:0");
+        assert_eq!(breathing(350.0), "--breath:50");
+        assert_eq!(breathing(700.0), "--breath:100");
+        assert_eq!(breathing(1_400.0), breathing(0.0));
     }
 }

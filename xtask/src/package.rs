@@ -88,25 +88,31 @@ fn without_markdown() -> anyhow::Result<PathBuf> {
     let name = "without markdown";
     cargo_build(name, WITHOUT_MARKDOWN)?;
     let dir = Path::new(NPM_DIR).join("glue").join("without-markdown");
-    if dir.exists() {
-        fs::remove_dir_all(&dir)?;
-    }
-    run::step(
-        &format!("Writing the bundler glue ({name})"),
-        "wasm-bindgen",
-        &[
-            "--target",
-            "bundler",
-            "--out-name",
-            "portal_wasm",
-            "--out-dir",
-            path_str(&dir)?,
-            CARGO_WASM,
-        ],
-    )?;
+    write_glue(name, "bundler", &dir)?;
     let wasm = dir.join("optimised.wasm");
     wasm_opt(name, &dir.join("portal_wasm_bg.wasm"), &wasm)?;
     Ok(wasm)
+}
+
+/// wasm-bindgen's glue for `target` (bundler, web, nodejs) of the last cargo build, written into
+/// `dir` after clearing it.
+fn write_glue(name: &str, target: &str, dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() {
+        fs::remove_dir_all(dir)?;
+    }
+    run::step(
+        &format!("Writing the {target} glue ({name})"),
+        "wasm-bindgen",
+        &[
+            "--target",
+            target,
+            "--out-name",
+            "portal_wasm",
+            "--out-dir",
+            path_str(dir)?,
+            CARGO_WASM,
+        ],
+    )
 }
 
 /// One build: cargo with the size-first profile, wasm-bindgen's three glues, wasm-opt once.
@@ -114,23 +120,7 @@ fn build_one(name: &str, flags: &[&str], out: &Path) -> anyhow::Result<()> {
     cargo_build(name, flags)?;
     let glue = Path::new(NPM_DIR).join("glue").join(name);
     for target in ["bundler", "web", "nodejs"] {
-        let dir = glue.join(target);
-        if dir.exists() {
-            fs::remove_dir_all(&dir)?;
-        }
-        run::step(
-            &format!("Writing the {target} glue ({name})"),
-            "wasm-bindgen",
-            &[
-                "--target",
-                target,
-                "--out-name",
-                "portal_wasm",
-                "--out-dir",
-                path_str(&dir)?,
-                CARGO_WASM,
-            ],
-        )?;
+        write_glue(name, target, &glue.join(target))?;
     }
     fs::create_dir_all(out)?;
     let bundler = glue.join("bundler");
