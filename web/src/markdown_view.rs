@@ -150,6 +150,13 @@ impl Drawer<'_> {
         old: &Node,
         new: &Node,
     ) -> Option<web_sys::Node> {
+        if !old.same_kind(new) {
+            let fresh = self.render(new);
+            if let Some(parent) = drawn.parent_node() {
+                let _ = parent.replace_child(&fresh, drawn);
+            }
+            return Some(fresh);
+        }
         match (old, new) {
             (Node::Text(was), Node::Text(is)) => {
                 // Text that grew is appended to, so the browser can keep the shaping of what
@@ -161,50 +168,23 @@ impl Drawer<'_> {
                     }
                     None => drawn.set_node_value(Some(is)),
                 }
-                None
             }
-            (
-                Node::Piece {
-                    text: was,
-                    revealed_ms: then,
-                },
-                Node::Piece {
-                    text: is,
-                    revealed_ms: now_revealed,
-                },
-            ) if then == now_revealed => {
-                if was != is {
-                    drawn.set_text_content(Some(is));
-                }
-                None
+            (Node::Piece { text: was, .. }, Node::Piece { text: is, .. }) if was != is => {
+                drawn.set_text_content(Some(is));
             }
             (
                 Node::Element {
-                    tag: was_tag,
-                    attributes: was_attributes,
                     children: was_children,
+                    ..
                 },
-                Node::Element {
-                    tag,
-                    attributes,
-                    children,
-                },
-            ) if was_tag == tag && was_attributes == attributes => {
-                self.patch_children(drawn, was_children, children);
-                None
-            }
-            _ => {
-                let fresh = self.render(new);
-                if let Some(parent) = drawn.parent_node() {
-                    let _ = parent.replace_child(&fresh, drawn);
-                }
-                Some(fresh)
-            }
+                Node::Element { children, .. },
+            ) => self.patch_children(drawn, was_children, children),
+            // A piece whose text is the same needs nothing; `same_kind` pairs nodes of one kind.
+            _ => {}
         }
+        None
     }
-}
 
-impl Drawer<'_> {
     /// Changes the children of `parent`, drawn from `old`, into drawings of `new`. A piece is
     /// kept by when it was revealed, so as the text before it grows and the pieces before it
     /// resolve into it, each frame adds the newest piece and removes the resolved ones rather

@@ -1,8 +1,8 @@
 //! How live text moves on the frames it draws: a word resolving from its blur (R7), in steps
-//! style.css draws, and the caret breathing (R8), by how far into a breath it is. The live text sets them on the
-//! frames it draws, rather than CSS animations changing them on every frame the screen shows, so
-//! the page does nothing between those frames. style.css turns both off under reduced motion
-//! (R14).
+//! style.css draws, and the caret breathing (R8), by how far into a breath it is. The live text
+//! sets them on the frames it draws, rather than CSS animations changing them on every frame the
+//! screen shows, so the page does nothing between those frames. style.css turns both off under
+//! reduced motion (R14).
 
 /// How long a word takes to resolve from its blur.
 pub const RESOLVE_MS: f64 = 450.0;
