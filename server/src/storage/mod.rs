@@ -11,14 +11,11 @@
 //! on tokio's blocking pool, so no database work happens on the async worker threads; see
 //! `docs/storage.md` for the measured numbers. [`DataLock`] keeps a data folder to one server.
 
+mod assemble;
 mod codec;
-mod conversations;
 mod error;
-mod load;
 mod lock;
 mod off_thread;
-mod schema;
-mod sessions;
 mod sqlite;
 
 use std::fmt;
@@ -31,8 +28,7 @@ use serde::{Deserialize, Serialize};
 pub use error::StorageError;
 pub use lock::{DataLock, LOCK_FILE};
 pub use off_thread::AsyncStorage;
-pub use schema::SCHEMA_VERSION;
-pub use sqlite::{DATABASE_FILE, SqliteStorage};
+pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 
 /// The data folder used when `--data` is not given.
 pub const DEFAULT_DATA_DIR: &str = "./portal-data";

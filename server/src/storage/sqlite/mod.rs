@@ -4,19 +4,29 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use portal_core::attachment::{Attachment, ReadingStatus};
+use portal_core::attachment::Attachment;
 use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use super::assemble::{
+    self, Turns, check_user_message, folded, not_found, reading_failed, require_open,
+    status_or_missing, stored_kind,
+};
 use super::codec::{
     attachment_kind, integer, kind_name, parse_json, parse_name, parse_status, position, to_json,
 };
 use super::{
     AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
     ConversationQuery, ConversationSummary, NewTurn, Owner, RecentTurns, Result, Storage,
-    StorageError, StoredSession, TurnRef, Usage, UsageRecord, conversations, load, schema,
-    sessions,
+    StorageError, StoredSession, TurnRef, Usage, UsageRecord,
 };
+
+mod conversations;
+mod load;
+mod schema;
+mod sessions;
+
+pub use schema::SCHEMA_VERSION;
 
 /// The database's file name inside the data folder.
 pub const DATABASE_FILE: &str = "portal.sqlite3";
@@ -168,7 +178,7 @@ impl Storage for SqliteStorage {
     fn load_transcript(&self, org_id: &str, conversation: &ConversationId) -> Result<Transcript> {
         self.read(|c| {
             require_conversation(c, org_id, conversation)?;
-            load::transcript(c, conversation, load::Turns::ALL)
+            load::transcript(c, conversation, Turns::ALL)
         })
     }
 
@@ -189,12 +199,7 @@ impl Storage for SqliteStorage {
                      WHERE conversation_id = ?1 AND kind = 'compaction'",
                 )?
                 .query_row([conversation.as_str()], |row| row.get(0))?;
-            let past = u32::try_from(past_turns).unwrap_or(u32::MAX);
-            let from = latest.unwrap_or(0).saturating_sub(past).max(1);
-            let turns = load::Turns {
-                from,
-                also: newest_compaction,
-            };
+            let turns = Turns::recent(latest, newest_compaction, past_turns);
             Ok(RecentTurns {
                 transcript: load::transcript(c, conversation, turns)?,
                 newest_compaction,
@@ -631,19 +636,9 @@ impl Storage for SqliteStorage {
                     attachment: attachment.id().to_string(),
                 })?;
             if stored != attachment_kind(attachment) {
-                let stored = match stored.as_str() {
-                    "document" => "document",
-                    "picture" => "picture",
-                    other => {
-                        return Err(StorageError::Unreadable {
-                            what: "attachment kind",
-                            detail: format!("`{other}` is neither a document nor a picture"),
-                        });
-                    }
-                };
                 return Err(StorageError::AttachmentKindChanged {
                     attachment: attachment.id().to_string(),
-                    stored,
+                    stored: stored_kind(&stored)?,
                 });
             }
             c.prepare_cached("UPDATE attachments SET metadata = ?3 WHERE org_id = ?1 AND id = ?2")?
@@ -719,19 +714,13 @@ impl Storage for SqliteStorage {
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             let mut failed = Vec::new();
             for (org_id, attachment_id, metadata) in reading {
-                let Attachment::Document(mut document) = parse_json("attachment", &metadata)?
-                else {
+                let Some(failed_metadata) = reading_failed(&metadata)? else {
                     continue;
                 };
-                document.status = ReadingStatus::Failed;
                 c.prepare_cached(
                     "UPDATE attachments SET metadata = ?3 WHERE org_id = ?1 AND id = ?2",
                 )?
-                .execute(params![
-                    org_id,
-                    attachment_id,
-                    to_json("attachment", &Attachment::Document(document))?
-                ])?;
+                .execute(params![org_id, attachment_id, failed_metadata])?;
                 failed.push(AttachmentRef {
                     org_id,
                     attachment_id,
@@ -778,12 +767,6 @@ fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
     connection.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn not_found(conversation: &ConversationId) -> StorageError {
-    StorageError::ConversationNotFound {
-        conversation: conversation.clone(),
-    }
-}
-
 fn info_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationInfo> {
     Ok(ConversationInfo {
         id: ConversationId::new(row.get::<_, String>(0)?),
@@ -814,59 +797,18 @@ fn turn_status(c: &Connection, conversation: &ConversationId, turn: u32) -> Resu
         .prepare_cached("SELECT status FROM turns WHERE conversation_id = ?1 AND turn = ?2")?
         .query_row(params![conversation.as_str(), turn], |row| row.get(0))
         .optional()?;
-    if let Some(status) = status {
-        return parse_status(&status);
-    }
-    let conversation_exists = c
-        .prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?
-        .exists([conversation.as_str()])?;
-    Err(if conversation_exists {
-        StorageError::TurnNotFound {
-            conversation: conversation.clone(),
-            turn,
-        }
-    } else {
-        not_found(conversation)
-    })
+    let conversation_exists = || {
+        Ok(
+            c.prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?
+                .exists([conversation.as_str()])?,
+        )
+    };
+    status_or_missing(status, conversation_exists, conversation, turn)
 }
 
 /// Fails unless the turn is running: only a running turn takes messages, blocks and text.
 fn require_running(c: &Connection, conversation: &ConversationId, turn: u32) -> Result<()> {
-    match turn_status(c, conversation, turn)? {
-        TurnStatus::Running => Ok(()),
-        status => Err(StorageError::TurnNotRunning {
-            conversation: conversation.clone(),
-            turn,
-            status,
-        }),
-    }
-}
-
-/// Fails when the turn has ended: an ended turn is never rewritten.
-fn require_open(conversation: &ConversationId, turn: u32, status: TurnStatus) -> Result<()> {
-    if status.is_open() {
-        Ok(())
-    } else {
-        Err(StorageError::TurnEnded {
-            conversation: conversation.clone(),
-            turn,
-            status,
-        })
-    }
-}
-
-fn check_user_message(turn: &NewTurn) -> Result<()> {
-    let message = &turn.message;
-    let problem = if message.role != Role::User {
-        "the message given is not the user's"
-    } else if message.blocks.is_empty() {
-        "the message given has no blocks"
-    } else if message.blocks.iter().any(|b| b.kind() != BlockKind::Text) {
-        "the message given carries a block other than text"
-    } else {
-        return Ok(());
-    };
-    Err(StorageError::NotAUserMessage { problem })
+    assemble::require_running(conversation, turn, turn_status(c, conversation, turn)?)
 }
 
 fn insert_message(
@@ -963,8 +905,6 @@ fn fold_chunks(c: &Connection, conversation: &ConversationId, turn: u32) -> Resu
                 params![conversation.as_str(), turn, message_at, block_at],
                 |row| row.get(0),
             )?;
-        let mut content: Block = parse_json("block", &body)?;
-        load::stream_into(&mut content, &text)?;
         c.prepare_cached(
             "UPDATE blocks SET body = ?5
              WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3 AND block = ?4",
@@ -974,7 +914,7 @@ fn fold_chunks(c: &Connection, conversation: &ConversationId, turn: u32) -> Resu
             turn,
             message_at,
             block_at,
-            to_json("block", &content)?
+            folded(&body, &text)?
         ])?;
     }
     c.prepare_cached("DELETE FROM block_chunks WHERE conversation_id = ?1 AND turn = ?2")?

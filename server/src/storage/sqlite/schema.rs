@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::{Result, StorageError};
+use super::super::{Result, StorageError};
 
 /// The schema version this build writes: the number of migrations it knows.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

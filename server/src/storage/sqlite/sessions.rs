@@ -2,7 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Owner, Result, StoredSession};
+use super::super::{Owner, Result, StoredSession};
 
 pub(super) fn create(c: &Connection, session: &StoredSession) -> Result<()> {
     c.prepare_cached(

@@ -2,15 +2,15 @@
 //! or not), one conversation's summary, renaming and deleting.
 
 use portal_core::TurnStatus;
-use portal_core::title::title_from_message;
 use portal_core::{Block, Message};
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::codec::{parse_json, parse_status};
-use super::{
-    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, ListCursor, Owner,
-    Result, StorageError,
+use super::super::assemble::{self, SummaryRow, not_found, summary, title_of};
+use super::super::codec::parse_json;
+use super::super::{
+    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
+    StorageError,
 };
 
 /// The SQL function search compares with: text in Unicode lowercase, so that "Über" finds
@@ -59,34 +59,20 @@ pub(super) fn page(
     let search = query.search.as_deref().map(str::to_lowercase);
     let mut statement = c.prepare_cached(&sql)?;
     // Unused parameters are still bound, so every variant takes the same six.
-    let rows = statement.query_map(
-        params![
-            owner.org_id,
-            owner.user_id,
-            after_at,
-            after_id,
-            search,
-            i64::from(query.limit) + 1
-        ],
-        summary_row,
-    )?;
-    let mut conversations = Vec::new();
-    for row in rows {
-        conversations.push(summary(row?)?);
-    }
-    let next = if conversations.len() > query.limit as usize {
-        conversations.truncate(query.limit as usize);
-        conversations.last().map(|last| ListCursor {
-            last_activity_ms: last.last_activity_ms,
-            id: last.id.clone(),
-        })
-    } else {
-        None
-    };
-    Ok(ConversationPage {
-        conversations,
-        next,
-    })
+    let rows = statement
+        .query_map(
+            params![
+                owner.org_id,
+                owner.user_id,
+                after_at,
+                after_id,
+                search,
+                i64::from(query.limit) + 1
+            ],
+            summary_row,
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    assemble::page(rows, query)
 }
 
 pub(super) fn one(
@@ -200,15 +186,7 @@ pub(super) fn title_after(
     conversation: &ConversationId,
     message: &Message,
 ) -> Result<()> {
-    let text: Vec<&str> = message
-        .blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let title = title_from_message(&text.join(" "));
+    let title = title_of(message);
     if !title.is_empty() {
         c.prepare_cached("UPDATE conversations SET title = ?2 WHERE id = ?1 AND title = ''")?
             .execute(params![conversation.as_str(), title])?;
@@ -248,8 +226,6 @@ pub(super) fn title_untitled(c: &Connection) -> Result<()> {
     Ok(())
 }
 
-type SummaryRow = (String, String, i64, i64, Option<String>);
-
 fn summary_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SummaryRow> {
     Ok((
         row.get(0)?,
@@ -258,22 +234,4 @@ fn summary_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SummaryRow> {
         row.get(3)?,
         row.get(4)?,
     ))
-}
-
-fn summary(
-    (id, title, created_at_ms, last_activity_ms, status): SummaryRow,
-) -> Result<ConversationSummary> {
-    Ok(ConversationSummary {
-        id: ConversationId::new(id),
-        title,
-        created_at_ms,
-        last_activity_ms,
-        status: status.as_deref().map(parse_status).transpose()?,
-    })
-}
-
-fn not_found(conversation: &ConversationId) -> StorageError {
-    StorageError::ConversationNotFound {
-        conversation: conversation.clone(),
-    }
 }
