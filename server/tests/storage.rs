@@ -1,8 +1,12 @@
-//! Storage against a real SQLite database: transcripts written the way the turn loop writes them
-//! (block by block, text in deltas) load back whole and valid, including after a crash mid-turn.
+//! The storage suite, run unchanged on SQLite and on PostgreSQL (`databases`): transcripts
+//! written the way the turn loop writes them (block by block, text in deltas) load back whole and
+//! valid, including after a crash mid-turn.
 
+mod databases;
 #[path = "../../tests/fixtures/transcripts.rs"]
 mod fixtures;
+
+use databases::Database;
 
 use std::time::Instant;
 
@@ -16,14 +20,11 @@ use portal_server::storage::{
     Storage, StorageError, TurnRef, Usage,
 };
 use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 use tempfile::TempDir;
 
 fn owner() -> Owner {
     Owner::new("org_a", "user_1")
-}
-
-fn open(dir: &TempDir) -> SqliteStorage {
-    SqliteStorage::open(dir.path()).expect("the database opens")
 }
 
 /// Splits `text` into deltas of `size` characters, as a model streams it.
@@ -163,14 +164,12 @@ fn valid_fixtures() -> Vec<(String, Transcript)> {
     all
 }
 
-#[test]
-fn every_valid_fixture_round_trips_through_storage() {
-    let dir = TempDir::new().expect("temporary folder");
-    let storage = open(&dir);
+fn every_valid_fixture_round_trips_through_storage(db: &Database) {
+    let storage = db.open();
     let fixtures = valid_fixtures();
     assert!(fixtures.len() >= 15, "the fixtures are found");
     for (name, transcript) in fixtures {
-        let id = write_transcript(&storage, &owner(), &transcript, 7);
+        let id = write_transcript(&*storage, &owner(), &transcript, 7);
         let loaded = storage
             .load_transcript("org_a", &id)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -179,10 +178,8 @@ fn every_valid_fixture_round_trips_through_storage() {
     }
 }
 
-#[test]
-fn full_turn_with_tool_calls_round_trips_and_validates() {
-    let dir = TempDir::new().expect("temporary folder");
-    let storage = open(&dir);
+fn full_turn_with_tool_calls_round_trips_and_validates(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation opens");
@@ -347,21 +344,13 @@ fn full_turn_with_tool_calls_round_trips_and_validates() {
     );
 }
 
-/// Counts the rows of `table`, read straight from the database file.
-fn rows(dir: &TempDir, table: &str) -> i64 {
-    let connection =
-        rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("database opens");
-    connection
-        .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
-            row.get(0)
-        })
-        .expect("count")
+/// Counts the rows of `table`, read straight from the database.
+fn rows(db: &Database, table: &str) -> i64 {
+    db.count(&format!("SELECT COUNT(*) FROM {table}"))
 }
 
-#[test]
-fn five_thousand_deltas_stream_into_one_block_and_load_whole() {
-    let dir = TempDir::new().expect("temporary folder");
-    let storage = open(&dir);
+fn five_thousand_deltas_stream_into_one_block_and_load_whole(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation opens");
@@ -398,7 +387,7 @@ fn five_thousand_deltas_stream_into_one_block_and_load_whole() {
         .expect("loads mid-stream");
     let load_mid = started.elapsed();
     assert_eq!(live.turns[0].messages[1].blocks[0], Block::text(&expected));
-    assert_eq!(rows(&dir, "block_chunks"), 5_000);
+    assert_eq!(rows(db, "block_chunks"), 5_000);
 
     let started = Instant::now();
     storage
@@ -406,7 +395,7 @@ fn five_thousand_deltas_stream_into_one_block_and_load_whole() {
         .expect("turn completes");
     let fold = started.elapsed();
     assert_eq!(
-        rows(&dir, "block_chunks"),
+        rows(db, "block_chunks"),
         0,
         "an ended turn is stored as whole blocks"
     );
@@ -487,16 +476,14 @@ fn write_answered_turn(storage: &dyn Storage, id: &ConversationId) -> u32 {
     turn
 }
 
-#[test]
-fn m10_crash_mid_turn_leaves_a_cut_off_turn_with_what_it_wrote() {
-    let dir = TempDir::new().expect("temporary folder");
-    let storage = open(&dir);
-    let id = write_interrupted_turn(&storage);
+fn m10_crash_mid_turn_leaves_a_cut_off_turn_with_what_it_wrote(db: &Database) {
+    let storage = db.open();
+    let id = write_interrupted_turn(&*storage);
     // The process dies: its connections are never closed, so nothing is checkpointed or flushed
     // on the way out.
     std::mem::forget(storage);
 
-    let storage = open(&dir);
+    let storage = db.open();
     let recovered = storage.recover().expect("recovery runs");
     assert_eq!(
         recovered,
@@ -528,21 +515,16 @@ fn m10_crash_mid_turn_leaves_a_cut_off_turn_with_what_it_wrote() {
         "the text written so far and the call it ran are kept; the empty tool message is not"
     );
     assert_eq!(loaded.turns[0].status, TurnStatus::Completed);
-    assert_eq!(
-        rows(&dir, "block_chunks"),
-        0,
-        "recovery folds streamed text"
-    );
+    assert_eq!(rows(db, "block_chunks"), 0, "recovery folds streamed text");
     assert!(
         storage.recover().expect("second recovery").is_empty(),
         "recovery is idempotent"
     );
 }
 
-#[test]
-fn m9_recovery_answers_no_call() {
-    let storage = SqliteStorage::in_memory().expect("database");
-    let id = write_interrupted_turn(&storage);
+fn m9_recovery_answers_no_call(db: &Database) {
+    let storage = db.open();
+    let id = write_interrupted_turn(&*storage);
     storage.recover().expect("recovery runs");
     let loaded = storage.load_transcript("org_a", &id).expect("loads");
     let results: Vec<&Block> = loaded.turns[1]
@@ -557,17 +539,16 @@ fn m9_recovery_answers_no_call() {
     );
 }
 
-#[test]
-fn recovery_leaves_paused_and_ended_turns_alone() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn recovery_leaves_paused_and_ended_turns_alone(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation");
-    let first = write_answered_turn(&storage, &id);
+    let first = write_answered_turn(&*storage, &id);
     storage
         .set_turn_status(&id, first, TurnStatus::Paused)
         .expect("pauses");
-    let second = write_answered_turn(&storage, &id);
+    let second = write_answered_turn(&*storage, &id);
     storage
         .set_turn_status(&id, second, TurnStatus::Failed)
         .expect("fails");
@@ -577,13 +558,12 @@ fn recovery_leaves_paused_and_ended_turns_alone() {
     assert_eq!(statuses, vec![TurnStatus::Paused, TurnStatus::Failed]);
 }
 
-#[test]
-fn a_message_without_blocks_is_reused_then_left_out() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn a_message_without_blocks_is_reused_then_left_out(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation");
-    let turn = write_answered_turn(&storage, &id);
+    let turn = write_answered_turn(&*storage, &id);
     let tool = storage
         .append_message(&id, turn, Role::Tool)
         .expect("message");
@@ -603,14 +583,12 @@ fn a_message_without_blocks_is_reused_then_left_out() {
 // C2, C5: a call's output withdrawn after an overflow leaves storage with its streamed text;
 // nothing before it, in its message or in earlier turns, changes, and a message it leaves empty
 // is taken by the next one.
-#[test]
-fn c2_withdrawn_blocks_leave_storage_and_nothing_before_them_changes() {
-    let dir = TempDir::new().expect("temporary folder");
-    let storage = open(&dir);
+fn c2_withdrawn_blocks_leave_storage_and_nothing_before_them_changes(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation");
-    let first = write_answered_turn(&storage, &id);
+    let first = write_answered_turn(&*storage, &id);
     storage
         .set_turn_status(&id, first, TurnStatus::Completed)
         .expect("completed");
@@ -651,11 +629,7 @@ fn c2_withdrawn_blocks_leave_storage_and_nothing_before_them_changes() {
         "an earlier turn is untouched"
     );
     assert_eq!(loaded.turns[1].messages[1].blocks, vec![kept]);
-    assert_eq!(
-        rows(&dir, "block_chunks"),
-        0,
-        "the streamed text is gone too"
-    );
+    assert_eq!(rows(db, "block_chunks"), 0, "the streamed text is gone too");
     storage
         .withdraw_blocks(&id, turn, m, 1)
         .expect("withdrawing nothing more removes nothing");
@@ -683,43 +657,47 @@ fn c2_withdrawn_blocks_leave_storage_and_nothing_before_them_changes() {
     ));
 }
 
-#[test]
-fn migrations_are_idempotent_on_reopen() {
-    let dir = TempDir::new().expect("temporary folder");
-    let storage = open(&dir);
-    let id = write_transcript(&storage, &owner(), &valid_fixtures()[0].1, 5);
+fn migrations_are_idempotent_on_reopen(db: &Database) {
+    let storage = db.open();
+    let id = write_transcript(&*storage, &owner(), &valid_fixtures()[0].1, 5);
     let before = storage.load_transcript("org_a", &id).expect("loads");
     drop(storage);
     for _ in 0..2 {
-        let storage = open(&dir);
+        let storage = db.open();
         assert_eq!(
             storage.load_transcript("org_a", &id).expect("loads"),
             before
         );
     }
+    let known = match db {
+        Database::Sqlite(_) => SCHEMA_VERSION,
+        Database::Postgres { .. } => portal_server::storage::POSTGRES_SCHEMA_VERSION,
+    };
+    assert_eq!(db.schema_version(), i64::from(known));
+}
+
+#[test]
+fn sqlite_keeps_its_log_in_wal_mode() {
+    let dir = TempDir::new().expect("temporary folder");
+    drop(SqliteStorage::open(dir.path()).expect("opens"));
     let connection =
         rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("database opens");
-    let version: u32 = connection
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .expect("version");
-    assert_eq!(version, SCHEMA_VERSION);
     let journal: String = connection
         .pragma_query_value(None, "journal_mode", |row| row.get(0))
         .expect("journal mode");
     assert_eq!(journal, "wal");
 }
 
-#[test]
-fn a_database_from_a_newer_build_is_refused() {
-    let dir = TempDir::new().expect("temporary folder");
-    drop(open(&dir));
-    let connection =
-        rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("database opens");
-    connection
-        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
-        .expect("version is set");
-    drop(connection);
-    match SqliteStorage::open(dir.path()) {
+fn a_database_from_a_newer_build_is_refused(db: &Database) {
+    drop(db.open());
+    db.set_schema_version(999);
+    let opened = match db {
+        Database::Sqlite(dir) => SqliteStorage::open(dir.path()).map(|_| ()),
+        Database::Postgres { url, .. } => {
+            portal_server::storage::PostgresStorage::connect(url).map(|_| ())
+        }
+    };
+    match opened {
         Err(error @ StorageError::SchemaTooNew { .. }) => {
             assert!(
                 error.to_string().contains("run the newer Portal"),
@@ -749,9 +727,8 @@ fn picture(id: &str) -> Attachment {
     })
 }
 
-#[test]
-fn another_organisation_sees_nothing_of_a_conversation() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn another_organisation_sees_nothing_of_a_conversation(db: &Database) {
+    let storage = db.open();
     let alice = owner();
     let mallory = Owner::new("org_b", "user_1");
     storage
@@ -841,31 +818,30 @@ fn another_organisation_sees_nothing_of_a_conversation() {
     );
 }
 
-#[test]
-fn c11_turn_calls_set_the_context_size_and_compaction_calls_leave_only_a_usage_row() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn c11_turn_calls_set_the_context_size_and_compaction_calls_leave_only_a_usage_row(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation");
-    let turn = write_answered_turn(&storage, &id);
+    let turn = write_answered_turn(&*storage, &id);
     let call = |purpose, input_tokens| Usage {
         purpose,
         model: "turn-model".into(),
         input_tokens,
         output_tokens: 10,
     };
-    let context = |storage: &SqliteStorage| {
+    let context = |storage: &dyn Storage| {
         storage.load_transcript("org_a", &id).expect("loads").turns[0].context_tokens
     };
     storage
         .record_usage(&id, turn, &call(CallPurpose::Turn, 90_000))
         .expect("usage");
-    assert_eq!(context(&storage), Some(90_000));
+    assert_eq!(context(&*storage), Some(90_000));
     storage
         .record_usage(&id, turn, &call(CallPurpose::Compaction, 110_000))
         .expect("usage");
     assert_eq!(
-        context(&storage),
+        context(&*storage),
         Some(90_000),
         "a compaction call carries no context size"
     );
@@ -873,7 +849,7 @@ fn c11_turn_calls_set_the_context_size_and_compaction_calls_leave_only_a_usage_r
         .record_usage(&id, turn, &call(CallPurpose::Turn, 12_000))
         .expect("usage");
     assert_eq!(
-        context(&storage),
+        context(&*storage),
         Some(12_000),
         "each call on the turn's model overwrites it"
     );
@@ -900,16 +876,15 @@ fn c11_turn_calls_set_the_context_size_and_compaction_calls_leave_only_a_usage_r
         .record_usage(&id, turn, &call(CallPurpose::Turn, 500))
         .expect("a late call still leaves its row");
     assert_eq!(
-        context(&storage),
+        context(&*storage),
         Some(12_000),
         "an ended turn is not rewritten"
     );
     assert_eq!(storage.usage("org_a", &id).expect("usage").len(), 4);
 }
 
-#[test]
-fn a1_an_attachment_keeps_the_kind_it_was_stored_with() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn a1_an_attachment_keeps_the_kind_it_was_stored_with(db: &Database) {
+    let storage = db.open();
     let reading = Document {
         id: "doc_1".into(),
         filename: "report.pdf".into(),
@@ -959,9 +934,8 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with() {
     );
 }
 
-#[test]
-fn a_loaded_message_shows_its_attachment_as_last_stored() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn a_loaded_message_shows_its_attachment_as_last_stored(db: &Database) {
+    let storage = db.open();
     storage
         .put_attachment(&owner(), &picture("pic_1"), b"", u64::MAX)
         .expect("stored");
@@ -977,13 +951,12 @@ fn a_loaded_message_shows_its_attachment_as_last_stored() {
     assert_eq!(loaded.turns[0].messages[0], message);
 }
 
-#[test]
-fn an_ended_turn_is_never_rewritten() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn an_ended_turn_is_never_rewritten(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation");
-    let turn = write_answered_turn(&storage, &id);
+    let turn = write_answered_turn(&*storage, &id);
     assert!(matches!(
         storage.open_turn(
             &id,
@@ -1026,13 +999,12 @@ fn an_ended_turn_is_never_rewritten() {
     assert_eq!(loaded.turns[0].messages[1].blocks, vec![Block::text("Hi!")]);
 }
 
-#[test]
-fn a_paused_turn_takes_no_blocks_until_it_runs_again_and_a_new_turn_may_follow_it() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn a_paused_turn_takes_no_blocks_until_it_runs_again_and_a_new_turn_may_follow_it(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation");
-    let turn = write_answered_turn(&storage, &id);
+    let turn = write_answered_turn(&*storage, &id);
     storage
         .set_turn_status(&id, turn, TurnStatus::Paused)
         .expect("pauses");
@@ -1091,15 +1063,13 @@ fn write_paused_turn(storage: &dyn Storage, id: &ConversationId) -> u32 {
     turn
 }
 
-#[test]
-fn of_many_claims_on_a_paused_turn_at_once_exactly_one_resumes_it() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let storage = open(&dir);
+fn of_many_claims_on_a_paused_turn_at_once_exactly_one_resumes_it(db: &Database) {
+    let storage = db.open();
     for round in 0..20 {
         let id = storage
             .create_conversation(&owner(), "agent_1")
             .expect("conversation");
-        let turn = write_paused_turn(&storage, &id);
+        let turn = write_paused_turn(&*storage, &id);
         let start = std::sync::Barrier::new(8);
         let outcomes: Vec<Result<(), StorageError>> = std::thread::scope(|scope| {
             let claims: Vec<_> = (0..8)
@@ -1129,13 +1099,12 @@ fn of_many_claims_on_a_paused_turn_at_once_exactly_one_resumes_it() {
     }
 }
 
-#[test]
-fn a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation");
-    let turn = write_paused_turn(&storage, &id);
+    let turn = write_paused_turn(&*storage, &id);
     storage.resume_paused(&id, turn, 2).expect("claimed");
     let error = storage.resume_paused(&id, turn, 2).expect_err("running");
     assert!(
@@ -1198,9 +1167,8 @@ fn a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused() {
     ));
 }
 
-#[test]
-fn an_upload_is_stored_only_within_its_owners_quota() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn an_upload_is_stored_only_within_its_owners_quota(db: &Database) {
+    let storage = db.open();
     let alice = owner();
     storage
         .put_attachment(&alice, &picture("pic_1"), &[0; 600], 1_000)
@@ -1236,9 +1204,8 @@ fn an_upload_is_stored_only_within_its_owners_quota() {
         .expect("another user has a quota of their own");
 }
 
-#[test]
-fn writes_name_what_is_missing_or_wrong() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn writes_name_what_is_missing_or_wrong(db: &Database) {
+    let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation");
@@ -1261,7 +1228,7 @@ fn writes_name_what_is_missing_or_wrong() {
             Err(StorageError::NotAUserMessage { .. })
         ));
     }
-    let turn = write_answered_turn(&storage, &id);
+    let turn = write_answered_turn(&*storage, &id);
     assert!(matches!(
         storage.append_block(&id, turn, 5, &Block::text("x")),
         Err(StorageError::MessageNotFound { message: 5, .. })
@@ -1444,22 +1411,31 @@ fn run_steps(storage: &dyn Storage, id: &ConversationId, steps: &[Step]) {
     }
 }
 
-proptest! {
-    /// Rule M10 at every point: wherever the process stops, recovery leaves a valid transcript
-    /// holding exactly what was written, the interrupted turn cut off.
-    #[test]
-    fn m10_a_crash_at_any_step_leaves_a_valid_transcript_of_what_was_written(
-        (steps, cut) in conversation_steps()
-            .prop_flat_map(|steps| { let len = steps.len(); (Just(steps), 0..=len) })
-    ) {
-        let storage = SqliteStorage::in_memory().expect("database");
-        let id = storage.create_conversation(&owner(), "agent_1").expect("conversation");
-        run_steps(&storage, &id, &steps[..cut]);
-        storage.recover().expect("recovery runs");
-        let loaded = storage.load_transcript("org_a", &id).expect("loads");
-        prop_assert!(validate(&loaded).is_ok(), "{:?}", validate(&loaded));
-        prop_assert_eq!(loaded, expected_after_crash(&steps[..cut]));
-    }
+/// Rule M10 at every point: wherever the process stops, recovery leaves a valid transcript
+/// holding exactly what was written, the interrupted turn cut off.
+fn m10_a_crash_at_any_step_leaves_a_valid_transcript_of_what_was_written(db: &Database) {
+    let storage = db.open();
+    let cases = conversation_steps().prop_flat_map(|steps| {
+        let len = steps.len();
+        (Just(steps), 0..=len)
+    });
+    let config = Config {
+        source_file: Some(file!()),
+        ..Config::default()
+    };
+    TestRunner::new(config)
+        .run(&cases, |(steps, cut)| {
+            let id = storage
+                .create_conversation(&owner(), "agent_1")
+                .expect("conversation");
+            run_steps(&*storage, &id, &steps[..cut]);
+            storage.recover().expect("recovery runs");
+            let loaded = storage.load_transcript("org_a", &id).expect("loads");
+            prop_assert!(validate(&loaded).is_ok(), "{:?}", validate(&loaded));
+            prop_assert_eq!(loaded, expected_after_crash(&steps[..cut]));
+            Ok(())
+        })
+        .unwrap_or_else(|failure| panic!("{}: {failure}", db.name()));
 }
 
 /// A query for a whole conversation list.
@@ -1469,3 +1445,27 @@ fn everything() -> portal_server::storage::ConversationQuery {
         ..Default::default()
     }
 }
+
+on_every_database!(
+    migrations_are_idempotent_on_reopen,
+    a_database_from_a_newer_build_is_refused,
+    every_valid_fixture_round_trips_through_storage,
+    full_turn_with_tool_calls_round_trips_and_validates,
+    five_thousand_deltas_stream_into_one_block_and_load_whole,
+    m10_crash_mid_turn_leaves_a_cut_off_turn_with_what_it_wrote,
+    m9_recovery_answers_no_call,
+    recovery_leaves_paused_and_ended_turns_alone,
+    a_message_without_blocks_is_reused_then_left_out,
+    c2_withdrawn_blocks_leave_storage_and_nothing_before_them_changes,
+    another_organisation_sees_nothing_of_a_conversation,
+    c11_turn_calls_set_the_context_size_and_compaction_calls_leave_only_a_usage_row,
+    a1_an_attachment_keeps_the_kind_it_was_stored_with,
+    a_loaded_message_shows_its_attachment_as_last_stored,
+    an_ended_turn_is_never_rewritten,
+    a_paused_turn_takes_no_blocks_until_it_runs_again_and_a_new_turn_may_follow_it,
+    of_many_claims_on_a_paused_turn_at_once_exactly_one_resumes_it,
+    a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused,
+    an_upload_is_stored_only_within_its_owners_quota,
+    writes_name_what_is_missing_or_wrong,
+    m10_a_crash_at_any_step_leaves_a_valid_transcript_of_what_was_written,
+);

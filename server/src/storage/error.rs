@@ -46,6 +46,32 @@ pub enum StorageError {
     )]
     Database(#[from] rusqlite::Error),
     #[error(
+        "the PostgreSQL database failed: {0}; check that the server at --database is running and has room, then retry"
+    )]
+    Postgres(#[from] postgres::Error),
+    #[error(
+        "`{url}` is not a PostgreSQL connection URL ({source}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+    )]
+    PostgresConnect {
+        url: String,
+        source: postgres::Error,
+    },
+    #[error(
+        "cannot reach the PostgreSQL database {url} ({detail}); check that it runs, that the host and port are right, and that the user may connect"
+    )]
+    PostgresUnreachable { url: String, detail: String },
+    #[error(
+        "no connection to the PostgreSQL database is free or it stopped answering ({detail}); retry, and check the database if it happens again"
+    )]
+    PostgresUnavailable { detail: String },
+    #[error(
+        "migrating the PostgreSQL database to schema version {version} failed: {source}; nothing was changed, so check that the user may create tables"
+    )]
+    PostgresMigration {
+        version: u32,
+        source: postgres::Error,
+    },
+    #[error(
         "the database has schema version {found}, but this build knows versions up to {known}; run the newer Portal that wrote it, or restore a backup"
     )]
     SchemaTooNew { found: u32, known: u32 },
@@ -146,7 +172,7 @@ pub enum StorageError {
     )]
     Interrupted { detail: String },
     #[error(
-        "{what} {value} is too large to store; SQLite keeps integers up to 9223372036854775807"
+        "{what} {value} is too large to store; the database keeps integers up to 9223372036854775807"
     )]
     TooLarge { what: &'static str, value: u64 },
 }

@@ -16,6 +16,7 @@ mod codec;
 mod error;
 mod lock;
 mod off_thread;
+mod postgres;
 mod sqlite;
 
 use std::fmt;
@@ -28,6 +29,8 @@ use serde::{Deserialize, Serialize};
 pub use error::StorageError;
 pub use lock::{DataLock, LOCK_FILE};
 pub use off_thread::AsyncStorage;
+pub use postgres::PostgresStorage;
+pub use postgres::schema::SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION;
 pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 
 /// The data folder used when `--data` is not given.

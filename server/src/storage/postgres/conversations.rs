@@ -1,0 +1,209 @@
+//! The PostgreSQL queries behind the conversation list: a page of a user's conversations
+//! (searched or not), one conversation's summary, renaming and deleting.
+
+use portal_core::{Message, TurnStatus};
+use postgres::Transaction;
+use postgres::types::ToSql;
+
+use super::super::assemble::{self, SummaryRow, not_found, summary, title_of};
+use super::super::{
+    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
+    StorageError,
+};
+
+/// The columns of a [`ConversationSummary`], for `c` a conversations row.
+const SUMMARY: &str = "c.id, c.title, c.created_at, c.last_activity,
+    (SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.turn DESC LIMIT 1)";
+
+/// Text as search compares it: in Unicode lowercase whatever the database's locale, so that
+/// "Über" finds "über" (as in SQLite, which folds with Rust's `to_lowercase`).
+fn folded(column: &str) -> String {
+    format!("lower(({column}) COLLATE \"und-x-icu\")")
+}
+
+pub(super) fn page(
+    t: &mut Transaction<'_>,
+    owner: &Owner,
+    query: &ConversationQuery,
+) -> Result<ConversationPage> {
+    let mut sql =
+        format!("SELECT {SUMMARY} FROM conversations c WHERE c.org_id = $1 AND c.user_id = $2");
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&owner.org_id, &owner.user_id];
+    let after = query
+        .after
+        .as_ref()
+        .map(|cursor| (cursor.last_activity_ms, cursor.id.as_str()));
+    if let Some((at, id)) = &after {
+        params.extend([at as &(dyn ToSql + Sync), id]);
+        sql.push_str(&format!(
+            " AND (c.last_activity, c.id) < (${}, ${})",
+            params.len() - 1,
+            params.len()
+        ));
+    }
+    let search = query.search.as_deref().map(str::to_lowercase);
+    if let Some(search) = &search {
+        params.push(search);
+        let n = params.len();
+        sql.push_str(&format!(
+            " AND (strpos({}, ${n}) > 0 OR EXISTS (
+                SELECT 1 FROM blocks b WHERE b.conversation_id = c.id AND b.kind = 'text'
+                AND strpos({}, ${n}) > 0))",
+            folded("c.title"),
+            folded("b.body::json ->> 'text'"),
+        ));
+    }
+    let limit = i64::from(query.limit) + 1;
+    params.push(&limit);
+    sql.push_str(&format!(
+        " ORDER BY c.last_activity DESC, c.id DESC LIMIT ${}",
+        params.len()
+    ));
+    let rows = t
+        .query(&sql, &params)?
+        .iter()
+        .map(summary_row)
+        .collect::<Vec<_>>();
+    assemble::page(rows, query)
+}
+
+pub(super) fn one(
+    t: &mut Transaction<'_>,
+    owner: &Owner,
+    conversation: &ConversationId,
+) -> Result<ConversationSummary> {
+    let row = t
+        .query_opt(
+            &format!(
+                "SELECT {SUMMARY} FROM conversations c
+                 WHERE c.id = $1 AND c.org_id = $2 AND c.user_id = $3"
+            ),
+            &[&conversation.as_str(), &owner.org_id, &owner.user_id],
+        )?
+        .ok_or_else(|| not_found(conversation))?;
+    summary(summary_row(&row))
+}
+
+pub(super) fn rename(
+    t: &mut Transaction<'_>,
+    owner: &Owner,
+    conversation: &ConversationId,
+    title: &str,
+) -> Result<ConversationSummary> {
+    let changed = t.execute(
+        "UPDATE conversations SET title = $4 WHERE id = $1 AND org_id = $2 AND user_id = $3",
+        &[
+            &conversation.as_str(),
+            &owner.org_id,
+            &owner.user_id,
+            &title,
+        ],
+    )?;
+    if changed == 0 {
+        return Err(not_found(conversation));
+    }
+    one(t, owner, conversation)
+}
+
+pub(super) fn delete(
+    t: &mut Transaction<'_>,
+    owner: &Owner,
+    conversation: &ConversationId,
+) -> Result<()> {
+    let id = conversation.as_str();
+    let owned = t
+        .query_opt(
+            "SELECT 1 FROM conversations WHERE id = $1 AND org_id = $2 AND user_id = $3
+             FOR UPDATE",
+            &[&id, &owner.org_id, &owner.user_id],
+        )?
+        .is_some();
+    if !owned {
+        return Err(not_found(conversation));
+    }
+    if one(t, owner, conversation)?.status == Some(TurnStatus::Running) {
+        let turn: i64 = t
+            .query_one(
+                "SELECT MAX(turn) FROM turns WHERE conversation_id = $1",
+                &[&id],
+            )?
+            .get(0);
+        return Err(StorageError::TurnStillRunning {
+            conversation: conversation.clone(),
+            turn: super::turn_number(turn)?,
+        });
+    }
+    let attachments: Vec<(String, String)> = t
+        .query(
+            "SELECT DISTINCT org_id, attachment_id FROM message_attachments
+             WHERE conversation_id = $1",
+            &[&id],
+        )?
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    for table in [
+        "block_chunks",
+        "blocks",
+        "message_attachments",
+        "messages",
+        "trace_entries",
+        "usage",
+        "turns",
+    ] {
+        t.execute(
+            &format!("DELETE FROM {table} WHERE conversation_id = $1"),
+            &[&id],
+        )?;
+    }
+    t.execute("DELETE FROM conversations WHERE id = $1", &[&id])?;
+    for (org_id, attachment_id) in attachments {
+        let used_elsewhere = t
+            .query_opt(
+                "SELECT 1 FROM message_attachments WHERE org_id = $1 AND attachment_id = $2
+                 LIMIT 1",
+                &[&org_id, &attachment_id],
+            )?
+            .is_some();
+        if !used_elsewhere {
+            for table in ["attachment_bytes", "attachments"] {
+                t.execute(
+                    &format!("DELETE FROM {table} WHERE org_id = $1 AND id = $2"),
+                    &[&org_id, &attachment_id],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Marks the conversation active now: a turn opened, or changed status.
+pub(super) fn touch(t: &mut Transaction<'_>, conversation: &ConversationId) -> Result<()> {
+    t.execute(
+        "UPDATE conversations SET last_activity = GREATEST(last_activity, portal_now_ms())
+         WHERE id = $1",
+        &[&conversation.as_str()],
+    )?;
+    Ok(())
+}
+
+/// Titles an untitled conversation after `message`, its newest user message; a conversation
+/// with a title keeps it.
+pub(super) fn title_after(
+    t: &mut Transaction<'_>,
+    conversation: &ConversationId,
+    message: &Message,
+) -> Result<()> {
+    let title = title_of(message);
+    if !title.is_empty() {
+        t.execute(
+            "UPDATE conversations SET title = $2 WHERE id = $1 AND title = ''",
+            &[&conversation.as_str(), &title],
+        )?;
+    }
+    Ok(())
+}
+
+fn summary_row(row: &postgres::Row) -> SummaryRow {
+    (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4))
+}

@@ -1,0 +1,190 @@
+//! The PostgreSQL schema as an ordered list of migrations, applied at connect.
+//!
+//! The table `portal_schema` holds the number of migrations applied. Replicas starting at once
+//! take turns through an advisory lock, so each migration runs once. A migration is never edited
+//! once released; a change to the schema is a new entry at the end of [`MIGRATIONS`].
+
+use postgres::Client;
+
+use super::super::{Result, StorageError};
+
+/// The schema version this build writes: the number of migrations it knows.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// The advisory lock migrations hold: any number, the same in every build.
+const MIGRATION_LOCK: i64 = 0x706f_7274_616c;
+
+/// The migrations, oldest first; entry `n` takes the schema from version `n` to `n + 1`. The
+/// tables are SQLite's (`sqlite/schema.rs`), with PostgreSQL's types: every integer is a
+/// `BIGINT`, bytes are `BYTEA`, and times are milliseconds since the Unix epoch by the database's
+/// clock, which every replica shares.
+const MIGRATIONS: &[&str] = &[
+    // Version 1: conversations, turns as they stream, usage, attachments and sign-in sessions.
+    r#"
+    CREATE FUNCTION portal_now_ms() RETURNS BIGINT LANGUAGE sql VOLATILE
+        AS $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT $$;
+
+    CREATE TABLE conversations (
+        id            TEXT PRIMARY KEY,
+        org_id        TEXT NOT NULL,
+        user_id       TEXT NOT NULL,
+        agent_id      TEXT NOT NULL,
+        title         TEXT NOT NULL DEFAULT '',
+        created_at    BIGINT NOT NULL DEFAULT portal_now_ms(),
+        last_activity BIGINT NOT NULL DEFAULT portal_now_ms()
+    );
+    CREATE INDEX conversations_by_activity
+        ON conversations (org_id, user_id, last_activity DESC, id DESC);
+
+    CREATE TABLE turns (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        turn            BIGINT NOT NULL,
+        kind            TEXT NOT NULL,
+        status          TEXT NOT NULL,
+        effort          TEXT,
+        context_tokens  BIGINT,
+        started_at      BIGINT NOT NULL DEFAULT portal_now_ms(),
+        PRIMARY KEY (conversation_id, turn)
+    );
+    CREATE INDEX turns_running ON turns (status) WHERE status = 'running';
+
+    CREATE TABLE trace_entries (
+        conversation_id TEXT NOT NULL,
+        turn            BIGINT NOT NULL,
+        position        BIGINT NOT NULL,
+        entry           TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, position),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+
+    CREATE TABLE messages (
+        conversation_id TEXT NOT NULL,
+        turn            BIGINT NOT NULL,
+        message         BIGINT NOT NULL,
+        role            TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, message),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+
+    CREATE TABLE blocks (
+        conversation_id TEXT NOT NULL,
+        turn            BIGINT NOT NULL,
+        message         BIGINT NOT NULL,
+        block           BIGINT NOT NULL,
+        kind            TEXT NOT NULL,
+        body            TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, message, block),
+        FOREIGN KEY (conversation_id, turn, message)
+            REFERENCES messages (conversation_id, turn, message)
+    );
+    CREATE INDEX blocks_compactions ON blocks (conversation_id, turn) WHERE kind = 'compaction';
+
+    CREATE TABLE block_chunks (
+        id              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        turn            BIGINT NOT NULL,
+        message         BIGINT NOT NULL,
+        block           BIGINT NOT NULL,
+        text            TEXT NOT NULL,
+        FOREIGN KEY (conversation_id, turn, message, block)
+            REFERENCES blocks (conversation_id, turn, message, block)
+    );
+    CREATE INDEX block_chunks_by_block
+        ON block_chunks (conversation_id, turn, message, block, id);
+
+    CREATE TABLE usage (
+        id              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        turn            BIGINT NOT NULL,
+        purpose         TEXT NOT NULL,
+        model           TEXT NOT NULL,
+        input_tokens    BIGINT NOT NULL,
+        output_tokens   BIGINT NOT NULL,
+        recorded_at     BIGINT NOT NULL DEFAULT portal_now_ms(),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+    CREATE INDEX usage_by_conversation ON usage (conversation_id, turn);
+
+    CREATE TABLE attachments (
+        org_id      TEXT NOT NULL,
+        id          TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        metadata    TEXT NOT NULL,
+        size        BIGINT NOT NULL,
+        created_at  BIGINT NOT NULL DEFAULT portal_now_ms(),
+        PRIMARY KEY (org_id, id)
+    );
+    CREATE INDEX attachments_by_owner ON attachments (org_id, user_id);
+
+    CREATE TABLE attachment_bytes (
+        org_id  TEXT NOT NULL,
+        id      TEXT NOT NULL,
+        bytes   BYTEA NOT NULL,
+        PRIMARY KEY (org_id, id),
+        FOREIGN KEY (org_id, id) REFERENCES attachments (org_id, id)
+    );
+
+    CREATE TABLE message_attachments (
+        conversation_id TEXT NOT NULL,
+        turn            BIGINT NOT NULL,
+        message         BIGINT NOT NULL,
+        position        BIGINT NOT NULL,
+        org_id          TEXT NOT NULL,
+        attachment_id   TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, message, position),
+        FOREIGN KEY (conversation_id, turn, message)
+            REFERENCES messages (conversation_id, turn, message),
+        FOREIGN KEY (org_id, attachment_id) REFERENCES attachments (org_id, id)
+    );
+    CREATE INDEX message_attachments_by_attachment
+        ON message_attachments (org_id, attachment_id);
+
+    CREATE TABLE sessions (
+        id_sha256   TEXT PRIMARY KEY,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        stamp       TEXT NOT NULL,
+        created_at  BIGINT NOT NULL,
+        expires_at  BIGINT NOT NULL
+    );
+    CREATE INDEX sessions_by_user ON sessions (org_id, user_id);
+    CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+    "#,
+];
+
+/// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one
+/// transaction: either all of them land or none.
+pub(super) fn migrate(client: &mut Client) -> Result<()> {
+    let mut transaction = client.transaction()?;
+    transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    transaction.batch_execute(
+        "CREATE TABLE IF NOT EXISTS portal_schema (version BIGINT NOT NULL);
+         INSERT INTO portal_schema (version)
+         SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM portal_schema);",
+    )?;
+    let found: i64 = transaction
+        .query_one("SELECT version FROM portal_schema", &[])?
+        .get(0);
+    let found = u32::try_from(found).unwrap_or(u32::MAX);
+    if found > SCHEMA_VERSION {
+        return Err(StorageError::SchemaTooNew {
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let version = from as u32 + 1;
+        transaction
+            .batch_execute(sql)
+            .map_err(|source| StorageError::PostgresMigration { version, source })?;
+    }
+    if found < SCHEMA_VERSION {
+        transaction.execute(
+            "UPDATE portal_schema SET version = $1",
+            &[&i64::from(SCHEMA_VERSION)],
+        )?;
+    }
+    transaction.commit()?;
+    Ok(())
+}

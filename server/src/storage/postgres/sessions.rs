@@ -1,0 +1,56 @@
+//! The PostgreSQL queries behind sign-in sessions.
+
+use postgres::Transaction;
+
+use super::super::{Owner, Result, StoredSession};
+
+pub(super) fn create(t: &mut Transaction<'_>, session: &StoredSession) -> Result<()> {
+    t.execute(
+        "INSERT INTO sessions (id_sha256, org_id, user_id, stamp, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+        &[
+            &session.id_sha256,
+            &session.owner.org_id,
+            &session.owner.user_id,
+            &session.stamp,
+            &session.created_at_ms,
+            &session.expires_at_ms,
+        ],
+    )?;
+    Ok(())
+}
+
+pub(super) fn find(t: &mut Transaction<'_>, id_sha256: &str) -> Result<Option<StoredSession>> {
+    Ok(t.query_opt(
+        "SELECT id_sha256, org_id, user_id, stamp, created_at, expires_at FROM sessions
+             WHERE id_sha256 = $1",
+        &[&id_sha256],
+    )?
+    .map(|row| StoredSession {
+        id_sha256: row.get(0),
+        owner: Owner {
+            org_id: row.get(1),
+            user_id: row.get(2),
+        },
+        stamp: row.get(3),
+        created_at_ms: row.get(4),
+        expires_at_ms: row.get(5),
+    }))
+}
+
+pub(super) fn extend(t: &mut Transaction<'_>, id_sha256: &str, expires_at_ms: i64) -> Result<()> {
+    t.execute(
+        "UPDATE sessions SET expires_at = $2 WHERE id_sha256 = $1",
+        &[&id_sha256, &expires_at_ms],
+    )?;
+    Ok(())
+}
+
+pub(super) fn revoke(t: &mut Transaction<'_>, id_sha256: &str) -> Result<()> {
+    t.execute("DELETE FROM sessions WHERE id_sha256 = $1", &[&id_sha256])?;
+    Ok(())
+}
+
+pub(super) fn remove_expired(t: &mut Transaction<'_>, now_ms: i64) -> Result<u64> {
+    Ok(t.execute("DELETE FROM sessions WHERE expires_at < $1", &[&now_ms])?)
+}
