@@ -30,8 +30,9 @@ use anyhow::Context;
 pub struct Config {
     /// Folder of the built web app.
     pub dist: PathBuf,
-    /// The data folder the SQLite database lives in.
-    pub data: PathBuf,
+    /// Where conversations are kept: a SQLite data folder (`--data`) or PostgreSQL
+    /// (`--database`).
+    pub database: storage::Location,
     /// Multiplies the demo model's pauses.
     pub demo_pace: f64,
     /// The models to offer; the demo model alone when `None`.
@@ -55,7 +56,7 @@ impl Config {
         let data = data.into();
         Config {
             dist: data.join("no-dist"),
-            data,
+            database: storage::Location::Sqlite(data),
             demo_pace: 0.0,
             models: None,
             identity: None,
@@ -73,43 +74,30 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
     Server::open(&config)?.serve(listener).await
 }
 
-/// A server ready to serve: its data folder locked for it, recovered, and its API built.
+/// A server ready to serve: its database locked for it, recovered, and its API built.
 #[derive(Debug)]
 pub struct Server {
-    _lock: storage::DataLock,
+    _lock: DatabaseLock,
     app: axum::Router,
     http: front::HttpConfig,
 }
 
 impl Server {
-    /// Locks the data folder for this server (one server per folder; a second is refused with
-    /// the folder's name), opens it, recovers the turns and documents a stopped process left
-    /// running or reading (rule M10), and builds the API and the web app.
+    /// Locks the database for this server (one server per data folder or PostgreSQL database;
+    /// a second is refused, naming it), opens it, recovers the turns and documents a stopped
+    /// process left running or reading (rule M10), and builds the API and the web app.
     ///
     /// This runs before anything is served, so its database work blocks nothing else; once
     /// serving, async code reaches the database through [`storage::AsyncStorage`].
     pub fn open(config: &Config) -> anyhow::Result<Server> {
-        let lock = storage::DataLock::acquire(&config.data)?;
-        let storage = storage::SqliteStorage::open(&config.data).with_context(|| {
-            format!(
-                "cannot open the data folder {}; pick another with --data",
-                config.data.display()
-            )
+        // Opening and recovering block, and the PostgreSQL client may not block on an async
+        // thread, so they run on a thread of their own.
+        let (storage, lock) = std::thread::scope(|scope| {
+            scope
+                .spawn(|| open_database(&config.database))
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })?;
-        let recovered = storage::Storage::recover(&storage)?;
-        if !recovered.is_empty() {
-            tracing::info!(
-                "{} turn(s) left running by a stopped process are now cut off",
-                recovered.len()
-            );
-        }
-        for document in storage::Storage::recover_documents(&storage)? {
-            tracing::warn!(
-                "document {} of organisation {} was being read when a process stopped; it is now failed, and can be uploaded again",
-                document.attachment_id,
-                document.org_id
-            );
-        }
         let models = config
             .models
             .clone()
@@ -134,7 +122,7 @@ impl Server {
             config.limits.uploads.clone(),
             config.limits.picture_decodes,
         );
-        let turns = turn::Turns::new(Arc::new(storage), tools, config.streams, pictures);
+        let turns = turn::Turns::new(storage, tools, config.streams, pictures);
         let mode = identity.mode();
         let state = api::AppState::new(
             turns,
@@ -158,8 +146,8 @@ impl Server {
         self.app.clone()
     }
 
-    /// Serves the API and the web app on `listener` until the process is stopped; the data
-    /// folder stays locked until this returns.
+    /// Serves the API and the web app on `listener` until the process is stopped; the database
+    /// stays locked until this returns.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
         front::serve_connections(listener, self.app, &self.http, async {
             let _ = tokio::signal::ctrl_c().await;
@@ -167,4 +155,50 @@ impl Server {
         .await;
         Ok(())
     }
+}
+
+/// What keeps other servers off this server's database while it runs.
+#[derive(Debug)]
+enum DatabaseLock {
+    Folder { _held: storage::DataLock },
+    Postgres { _held: storage::ServerLock },
+}
+
+/// Opens the database at `location` for this server alone, and recovers the turns and documents
+/// a stopped process left running or reading (rule M10).
+fn open_database(
+    location: &storage::Location,
+) -> anyhow::Result<(Arc<dyn storage::Storage>, DatabaseLock)> {
+    let (storage, lock): (Arc<dyn storage::Storage>, DatabaseLock) = match location {
+        storage::Location::Sqlite(dir) => {
+            let lock = storage::DataLock::acquire(dir)?;
+            let storage = storage::SqliteStorage::open(dir).with_context(|| {
+                format!(
+                    "cannot open the data folder {}; pick another with --data",
+                    dir.display()
+                )
+            })?;
+            (Arc::new(storage), DatabaseLock::Folder { _held: lock })
+        }
+        storage::Location::Postgres(url) => {
+            let storage = storage::PostgresStorage::connect(url)?;
+            let lock = storage.lock_for_this_server()?;
+            (Arc::new(storage), DatabaseLock::Postgres { _held: lock })
+        }
+    };
+    let recovered = storage.recover()?;
+    if !recovered.is_empty() {
+        tracing::info!(
+            "{} turn(s) left running by a stopped process are now cut off",
+            recovered.len()
+        );
+    }
+    for document in storage.recover_documents()? {
+        tracing::warn!(
+            "document {} of organisation {} was being read when a process stopped; it is now failed, and can be uploaded again",
+            document.attachment_id,
+            document.org_id
+        );
+    }
+    Ok((storage, lock))
 }

@@ -16,6 +16,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "made once, when the command line is read"
+)]
 enum Command {
     /// Serve the web app and the HTTP API.
     Serve {
@@ -35,9 +39,14 @@ enum Command {
         /// shows automatic compaction after a few long messages. Ignored with --models.
         #[arg(long)]
         demo_window: Option<u64>,
-        /// Folder holding the conversations (SQLite); created when missing.
+        /// Folder holding the conversations (SQLite); created when missing. The same as
+        /// `--database sqlite://FOLDER`.
         #[arg(long, default_value = portal_server::storage::DEFAULT_DATA_DIR)]
         data: PathBuf,
+        /// The database holding the conversations: `sqlite://FOLDER` (what --data gives) or
+        /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (docs/deploy.md).
+        #[arg(long, value_name = "URL", conflicts_with = "data")]
+        database: Option<portal_server::storage::Location>,
         /// TOML file listing the models to offer (see docs/models.md); the demo model alone when
         /// left out.
         #[arg(long)]
@@ -184,6 +193,7 @@ async fn main() -> anyhow::Result<()> {
             demo_pace,
             demo_window,
             data,
+            database,
             models,
             config,
             limits,
@@ -230,7 +240,7 @@ async fn main() -> anyhow::Result<()> {
             }
             let config = portal_server::Config {
                 dist,
-                data,
+                database: database.unwrap_or(portal_server::storage::Location::Sqlite(data)),
                 demo_pace,
                 models: Some(models),
                 identity,

@@ -1,5 +1,6 @@
-//! Where conversations are kept: the [`Storage`] trait the turn loop writes through, and
-//! [`SqliteStorage`], the embedded default under `--data DIR`.
+//! Where conversations are kept: the [`Storage`] trait the turn loop writes through,
+//! [`SqliteStorage`], the embedded default under `--data DIR`, and [`PostgresStorage`]
+//! (`--database postgres://…`).
 //!
 //! A turn is written as it happens: its user message when it opens, then each message, block and
 //! streamed piece of text as its own small transaction. A crash mid-turn therefore leaves the turn
@@ -14,6 +15,7 @@
 mod assemble;
 mod codec;
 mod error;
+mod location;
 mod lock;
 mod off_thread;
 mod postgres;
@@ -27,10 +29,11 @@ use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnKind, TurnSt
 use serde::{Deserialize, Serialize};
 
 pub use error::StorageError;
+pub use location::{Location, LocationError};
 pub use lock::{DataLock, LOCK_FILE};
 pub use off_thread::AsyncStorage;
-pub use postgres::PostgresStorage;
 pub use postgres::schema::SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION;
+pub use postgres::{PostgresStorage, ServerLock};
 pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 
 /// The data folder used when `--data` is not given.

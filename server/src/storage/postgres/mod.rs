@@ -5,9 +5,12 @@
 
 mod conversations;
 mod load;
+mod lock;
 mod sessions;
 
 pub mod schema;
+
+pub use lock::ServerLock;
 
 use std::time::Duration;
 
@@ -24,6 +27,7 @@ use super::assemble::{
 use super::codec::{
     attachment_kind, integer, kind_name, parse_name, parse_status, position, to_json,
 };
+use super::location::redacted;
 use super::{
     AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
     ConversationQuery, ConversationSummary, NewTurn, Owner, RecentTurns, Result, Storage,
@@ -42,16 +46,32 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 
 /// Conversations in a PostgreSQL database.
-#[derive(Debug, Clone)]
+///
+/// It uses the blocking client, as the [`Storage`] trait is called off the async threads
+/// (`AsyncStorage`). That client runs a small runtime of its own per connection, which must
+/// not be started or dropped on an async thread: [`PostgresStorage::connect`] and the drop of
+/// the connections therefore run on a thread of their own.
+#[derive(Debug)]
 pub struct PostgresStorage {
-    pool: Pool,
+    /// Always there; taken only when dropped.
+    pool: Option<Pool>,
     config: postgres::Config,
+    url: String,
 }
 
 impl PostgresStorage {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`), and
     /// brings its schema up to date.
     pub fn connect(url: &str) -> Result<Self> {
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| Self::connect_here(url))
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    }
+
+    fn connect_here(url: &str) -> Result<Self> {
         let mut config: postgres::Config =
             url.parse()
                 .map_err(|source| StorageError::PostgresConnect {
@@ -79,12 +99,16 @@ impl PostgresStorage {
             })?;
         schema::migrate(&mut client)?;
         drop(client);
-        Ok(PostgresStorage { pool, config })
+        Ok(PostgresStorage {
+            pool: Some(pool),
+            config,
+            url: url.to_string(),
+        })
     }
 
-    /// The connection settings, for a connection of its own (the event listener's).
-    pub fn config(&self) -> &postgres::Config {
-        &self.config
+    /// Locks the database for this server alone (see [`ServerLock`]).
+    pub fn lock_for_this_server(&self) -> Result<ServerLock> {
+        ServerLock::acquire(&self.config, &self.url)
     }
 
     /// Runs `work` in one transaction, committed when it succeeds.
@@ -110,11 +134,19 @@ impl PostgresStorage {
     }
 
     fn connection(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
-        self.pool
-            .get()
+        let pool = self.pool.as_ref().expect("the pool is there until dropped");
+        pool.get()
             .map_err(|error| StorageError::PostgresUnavailable {
                 detail: error.to_string(),
             })
+    }
+}
+
+impl Drop for PostgresStorage {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            let _ = std::thread::spawn(move || drop(pool)).join();
+        }
     }
 }
 
@@ -761,18 +793,6 @@ impl Storage for PostgresStorage {
 
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|t| sessions::remove_expired(t, now_ms))
-    }
-}
-
-/// `url` with its password left out, for messages and logs.
-fn redacted(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let user_info = &url[scheme + 3..at];
-            let user = user_info.split(':').next().unwrap_or_default();
-            format!("{}{user}:…{}", &url[..scheme + 3], &url[at..])
-        }
-        _ => url.to_string(),
     }
 }
 
