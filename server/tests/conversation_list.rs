@@ -1,5 +1,10 @@
 //! The conversation list as storage keeps it: pages newest activity first, search over titles and
-//! message text, titles from the first message, renaming and deleting, each user's own only.
+//! message text, titles from the first message, renaming and deleting, each user's own only. Run
+//! on SQLite and on PostgreSQL (`databases`).
+
+mod databases;
+
+use databases::Database;
 
 use portal_core::{Block, Message, Role, TurnStatus};
 use portal_server::storage::{
@@ -62,32 +67,31 @@ fn search(text: &str) -> ConversationQuery {
     }
 }
 
-#[test]
-fn pages_run_newest_activity_first_and_search_finds_titles_and_message_text() {
-    let storage = SqliteStorage::in_memory().expect("database");
+fn pages_run_newest_activity_first_and_search_finds_titles_and_message_text(db: &Database) {
+    let storage = db.open();
     conversation(
-        &storage,
+        &*storage,
         &alice(),
         "Plan the launch",
         "Start with the press list.",
     );
     std::thread::sleep(std::time::Duration::from_millis(3));
     conversation(
-        &storage,
+        &*storage,
         &alice(),
         "/market-research Size of the Über market",
         "About 12 billion.",
     );
     std::thread::sleep(std::time::Duration::from_millis(3));
-    let newest = conversation(&storage, &alice(), "Hello", "Hi! How can I help?");
+    let newest = conversation(&*storage, &alice(), "Hello", "Hi! How can I help?");
     conversation(
-        &storage,
+        &*storage,
         &Owner::new("acme", "bob"),
         "Bob's launch plan",
         "Bob's answer.",
     );
     conversation(
-        &storage,
+        &*storage,
         &Owner::new("globex", "alice"),
         "Another alice's launch",
         "No.",
@@ -98,39 +102,44 @@ fn pages_run_newest_activity_first_and_search_finds_titles_and_message_text() {
         ..Default::default()
     };
     check(
-        &storage,
+        &*storage,
         all.clone(),
         &["Hello", "Size of the Über market", "Plan the launch"],
         false,
     );
-    check(&storage, search("launch"), &["Plan the launch"], false);
-    check(&storage, search("PRESS LIST"), &["Plan the launch"], false);
+    check(&*storage, search("launch"), &["Plan the launch"], false);
+    check(&*storage, search("PRESS LIST"), &["Plan the launch"], false);
     check(
-        &storage,
+        &*storage,
         search("über"),
         &["Size of the Über market"],
         false,
     );
     check(
-        &storage,
+        &*storage,
         search("billion"),
         &["Size of the Über market"],
         false,
     );
-    check(&storage, search("text"), &[], false);
-    check(&storage, search("type"), &[], false);
-    check(&storage, search("%"), &[], false);
+    check(&*storage, search("text"), &[], false);
+    check(&*storage, search("type"), &[], false);
+    check(&*storage, search("%"), &[], false);
 
     let first = ConversationQuery {
         limit: 2,
         ..Default::default()
     };
     let page = storage.list_conversations(&alice(), &first).expect("lists");
-    check(&storage, first, &["Hello", "Size of the Über market"], true);
+    check(
+        &*storage,
+        first,
+        &["Hello", "Size of the Über market"],
+        true,
+    );
     let next = page.next.expect("a next page");
     assert_eq!(ListCursor::decode(&next.encode()), Some(next.clone()));
     check(
-        &storage,
+        &*storage,
         ConversationQuery {
             after: Some(next),
             limit: 2,
@@ -168,17 +177,18 @@ fn pages_run_newest_activity_first_and_search_finds_titles_and_message_text() {
         .set_turn_status(&newest, turn, TurnStatus::CutOff)
         .expect("cut off");
     check(
-        &storage,
+        &*storage,
         all.clone(),
         &["Greetings", "Size of the Über market", "Plan the launch"],
         false,
     );
 }
 
-#[test]
-fn only_the_owner_renames_or_deletes_and_deleting_takes_turns_and_unshared_attachments() {
+fn only_the_owner_renames_or_deletes_and_deleting_takes_turns_and_unshared_attachments(
+    db: &Database,
+) {
     use portal_core::attachment::{Attachment, Picture};
-    let storage = SqliteStorage::in_memory().expect("database");
+    let storage = db.open();
     let picture = |id: &str| {
         Attachment::Picture(Picture {
             id: id.into(),
@@ -314,3 +324,8 @@ fn cursors_that_were_not_handed_out_are_not_read() {
         assert_eq!(ListCursor::decode(text), None, "{text:?}");
     }
 }
+
+on_every_database!(
+    pages_run_newest_activity_first_and_search_finds_titles_and_message_text,
+    only_the_owner_renames_or_deletes_and_deleting_takes_turns_and_unshared_attachments,
+);
