@@ -25,7 +25,10 @@ use futures_util::Stream;
 use portal_core::stream::TurnEvent;
 use portal_core::turn_state::{call_header, event_text};
 use portal_core::{Awaiting, Block, BlockKind, Role, Turn, TurnStatus};
-use tokio::sync::watch;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, watch};
+
+use crate::storage::TurnRef;
 
 /// How event streams are kept: heartbeats while a turn is quiet, how long a stream waits for a
 /// turn that makes no progress, and how long a turn's log stays in memory once it ended or paused.
@@ -77,6 +80,47 @@ struct State {
     compaction: Option<(usize, usize)>,
     /// For each withdrawal, the place in `entries` from which its events were dropped.
     withdrawals: Vec<usize>,
+    /// Where the log's changes go for other replicas, when it has readers there.
+    publisher: Option<Publisher>,
+}
+
+/// A change to a log, as replicas pass it on: replaying a log's changes in order on an empty
+/// log gives the same events with the same ids.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogChange {
+    Push(TurnEvent),
+    Withdraw { mark: usize, event: TurnEvent },
+    Resume,
+}
+
+/// One change of one turn's log, numbered from 0 in the order it was made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Published {
+    pub at: TurnRef,
+    pub seq: u64,
+    pub change: LogChange,
+}
+
+/// Sends a log's changes, numbered, to a replica's outbox.
+#[derive(Debug)]
+struct Publisher {
+    at: TurnRef,
+    next: u64,
+    outbox: mpsc::UnboundedSender<Published>,
+}
+
+impl Publisher {
+    fn send(&mut self, change: LogChange) {
+        let published = Published {
+            at: self.at.clone(),
+            seq: self.next,
+            change,
+        };
+        self.next += 1;
+        // A closed outbox means the server is stopping: nobody is left to read the change.
+        let _ = self.outbox.send(published);
+    }
 }
 
 /// Where a log stood before a model call published anything, for [`TurnLog::withdraw`].
@@ -329,8 +373,57 @@ impl TurnLog {
 
     /// Appends an event and wakes every reader. An empty delta carries nothing and is left out.
     pub fn push(&self, event: TurnEvent) {
-        self.lock().push(event);
+        let mut state = self.lock();
+        if let Some(publisher) = &mut state.publisher {
+            publisher.send(LogChange::Push(event.clone()));
+        }
+        state.push(event);
+        drop(state);
         self.changed.send_replace(());
+    }
+
+    /// From now on, every change is also sent to `outbox` for other replicas, numbered on from
+    /// `next` (the number of changes this log was replayed from).
+    pub fn publish(&self, at: TurnRef, next: u64, outbox: mpsc::UnboundedSender<Published>) {
+        self.lock().publisher = Some(Publisher { at, next, outbox });
+    }
+
+    /// Publishes the log as it is, each event a change numbered from 0, then every change from
+    /// now on: for a log rebuilt from storage, whose changes were never published.
+    pub fn publish_all(&self, at: TurnRef, outbox: mpsc::UnboundedSender<Published>) {
+        let mut state = self.lock();
+        let mut publisher = Publisher {
+            at,
+            next: 0,
+            outbox,
+        };
+        for entry in &state.entries {
+            publisher.send(LogChange::Push(entry.event.clone()));
+        }
+        state.publisher = Some(publisher);
+    }
+
+    /// Makes a change another replica published, without publishing it again.
+    pub fn apply(&self, change: LogChange) {
+        let mut state = self.lock();
+        match change {
+            LogChange::Push(event) => state.push(event),
+            LogChange::Withdraw { mark, event } => state.withdraw(Mark(mark), event),
+            LogChange::Resume => state.running = true,
+        }
+        drop(state);
+        self.changed.send_replace(());
+    }
+
+    /// Readers at the end stop waiting: nothing more will come (the run writing it is gone).
+    pub fn settle(&self) {
+        self.lock().running = false;
+        self.changed.send_replace(());
+    }
+
+    /// Whether a run still writes to the log, or is expected to.
+    pub fn is_running(&self) -> bool {
+        self.lock().running
     }
 
     /// Where the log stands now: a model call's events start after it.
@@ -341,14 +434,27 @@ impl TurnLog {
     /// Withdraws the events published since `mark`, a model call's output that storage no
     /// longer holds (rule C2), and publishes `withdrawn` in their place.
     pub fn withdraw(&self, mark: Mark, withdrawn: TurnEvent) {
-        self.lock().withdraw(mark, withdrawn);
+        let mut state = self.lock();
+        if let Some(publisher) = &mut state.publisher {
+            publisher.send(LogChange::Withdraw {
+                mark: mark.0,
+                event: withdrawn.clone(),
+            });
+        }
+        state.withdraw(mark, withdrawn);
+        drop(state);
         self.changed.send_replace(());
     }
 
     /// A run starts writing to the log: readers at its end wait for its events. The `turn_end`
     /// the run pushes when it stops or pauses ends that.
     pub fn resume(&self) {
-        self.lock().running = true;
+        let mut state = self.lock();
+        if let Some(publisher) = &mut state.publisher {
+            publisher.send(LogChange::Resume);
+        }
+        state.running = true;
+        drop(state);
         self.changed.send_replace(());
     }
 

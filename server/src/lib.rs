@@ -13,6 +13,7 @@ pub mod limits;
 pub mod model;
 pub mod openai;
 pub mod prompt_preview;
+pub mod replicas;
 pub mod sessions;
 pub mod skills;
 pub mod storage;
@@ -45,6 +46,8 @@ pub struct Config {
     pub http: front::HttpConfig,
     /// Heartbeats, the idle limit and the linger of event streams.
     pub streams: events::StreamLimits,
+    /// How long a replica's lease on a turn it runs lasts unless renewed (PostgreSQL only).
+    pub turn_lease: std::time::Duration,
     /// How long sign-in sessions last, and the portal's public origin.
     pub sessions: sessions::SessionConfig,
 }
@@ -63,6 +66,7 @@ impl Config {
             limits: limits::Limits::DEFAULT,
             http: front::HttpConfig::default(),
             streams: Default::default(),
+            turn_lease: replicas::DEFAULT_LEASE,
             sessions: Default::default(),
         }
     }
@@ -74,30 +78,44 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
     Server::open(&config)?.serve(listener).await
 }
 
-/// A server ready to serve: its database locked for it, recovered, and its API built.
+/// A server ready to serve: its database locked for it (a SQLite data folder) or joined as a
+/// replica (PostgreSQL), recovered, and its API built.
 #[derive(Debug)]
 pub struct Server {
-    _lock: DatabaseLock,
+    _lock: Option<storage::DataLock>,
     app: axum::Router,
     http: front::HttpConfig,
 }
 
 impl Server {
-    /// Locks the database for this server (one server per data folder or PostgreSQL database;
-    /// a second is refused, naming it), opens it, recovers the turns and documents a stopped
-    /// process left running or reading (rule M10), and builds the API and the web app.
+    /// Opens the database: a SQLite data folder is locked for this server (a second is refused,
+    /// naming it); on PostgreSQL this server is one replica of any number. Recovers the turns a
+    /// stopped process left running (rule M10), and builds the API and the web app.
     ///
     /// This runs before anything is served, so its database work blocks nothing else; once
     /// serving, async code reaches the database through [`storage::AsyncStorage`].
     pub fn open(config: &Config) -> anyhow::Result<Server> {
         // Opening and recovering block, and the PostgreSQL client may not block on an async
         // thread, so they run on a thread of their own.
-        let (storage, lock) = std::thread::scope(|scope| {
+        let Opened {
+            storage,
+            lock,
+            shared,
+        } = std::thread::scope(|scope| {
             scope
                 .spawn(|| open_database(&config.database))
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })?;
+        let replica = shared
+            .map(|shared| {
+                tokio::runtime::Handle::try_current().context(
+                    "a replica on PostgreSQL runs its work in the background, so it is opened inside a tokio runtime",
+                )?;
+                replicas::Replica::start(shared, config.turn_lease, config.streams.linger)
+                    .map_err(anyhow::Error::from)
+            })
+            .transpose()?;
         let models = config
             .models
             .clone()
@@ -122,7 +140,7 @@ impl Server {
             config.limits.uploads.clone(),
             config.limits.picture_decodes,
         );
-        let turns = turn::Turns::new(storage, tools, config.streams, pictures);
+        let turns = turn::Turns::new(storage, tools, config.streams, pictures, replica);
         let mode = identity.mode();
         let state = api::AppState::new(
             turns,
@@ -157,19 +175,20 @@ impl Server {
     }
 }
 
-/// What keeps other servers off this server's database while it runs.
-#[derive(Debug)]
-enum DatabaseLock {
-    Folder { _held: storage::DataLock },
-    Postgres { _held: storage::ServerLock },
+/// A database opened for a server.
+struct Opened {
+    storage: Arc<dyn storage::Storage>,
+    /// The data folder's lock, for SQLite.
+    lock: Option<storage::DataLock>,
+    /// The database replicas share, for PostgreSQL.
+    shared: Option<Arc<storage::PostgresStorage>>,
 }
 
-/// Opens the database at `location` for this server alone, and recovers the turns and documents
-/// a stopped process left running or reading (rule M10).
-fn open_database(
-    location: &storage::Location,
-) -> anyhow::Result<(Arc<dyn storage::Storage>, DatabaseLock)> {
-    let (storage, lock): (Arc<dyn storage::Storage>, DatabaseLock) = match location {
+/// Opens the database at `location` and recovers the turns a stopped process left running
+/// (rule M10): on SQLite every running turn, as the folder is this server's alone, and the
+/// documents it left reading; on PostgreSQL the turns whose lease ran out.
+fn open_database(location: &storage::Location) -> anyhow::Result<Opened> {
+    let opened = match location {
         storage::Location::Sqlite(dir) => {
             let lock = storage::DataLock::acquire(dir)?;
             let storage = storage::SqliteStorage::open(dir).with_context(|| {
@@ -178,27 +197,41 @@ fn open_database(
                     dir.display()
                 )
             })?;
-            (Arc::new(storage), DatabaseLock::Folder { _held: lock })
+            let recovered = storage::Storage::recover(&storage)?;
+            if !recovered.is_empty() {
+                tracing::info!(
+                    "{} turn(s) left running by a stopped process are now cut off",
+                    recovered.len()
+                );
+            }
+            for document in storage::Storage::recover_documents(&storage)? {
+                tracing::warn!(
+                    "document {} of organisation {} was being read when a process stopped; it is now failed, and can be uploaded again",
+                    document.attachment_id,
+                    document.org_id
+                );
+            }
+            Opened {
+                storage: Arc::new(storage),
+                lock: Some(lock),
+                shared: None,
+            }
         }
         storage::Location::Postgres(url) => {
-            let storage = storage::PostgresStorage::connect(url)?;
-            let lock = storage.lock_for_this_server()?;
-            (Arc::new(storage), DatabaseLock::Postgres { _held: lock })
+            let storage = Arc::new(storage::PostgresStorage::connect(url)?);
+            let recovered = replicas::Replica::cut_off_expired(&storage)?;
+            if !recovered.is_empty() {
+                tracing::info!(
+                    "{} turn(s) whose replica stopped are now cut off",
+                    recovered.len()
+                );
+            }
+            Opened {
+                storage: Arc::clone(&storage) as Arc<dyn storage::Storage>,
+                lock: None,
+                shared: Some(storage),
+            }
         }
     };
-    let recovered = storage.recover()?;
-    if !recovered.is_empty() {
-        tracing::info!(
-            "{} turn(s) left running by a stopped process are now cut off",
-            recovered.len()
-        );
-    }
-    for document in storage.recover_documents()? {
-        tracing::warn!(
-            "document {} of organisation {} was being read when a process stopped; it is now failed, and can be uploaded again",
-            document.attachment_id,
-            document.org_id
-        );
-    }
-    Ok((storage, lock))
+    Ok(opened)
 }

@@ -82,6 +82,11 @@ enum Command {
         /// is rebuilt from storage when read.
         #[arg(long, default_value_t = 600)]
         stream_linger_seconds: u64,
+        /// Seconds a replica's lease on a turn it runs lasts unless renewed (it renews three
+        /// times a lease); when a replica stops, another records its turns cut off about this
+        /// long after. PostgreSQL only.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+        turn_lease_seconds: u64,
         /// How long a sign-in session lasts after its last use: a number and a unit, `d`, `h`,
         /// `m` or `s` (14d, 12h, 30m).
         #[arg(long, default_value = "14d", value_parser = portal_server::sessions::parse_lifetime)]
@@ -204,6 +209,7 @@ async fn main() -> anyhow::Result<()> {
             stream_heartbeat_seconds,
             stream_idle_seconds,
             stream_linger_seconds,
+            turn_lease_seconds,
             session_lifetime,
             public_url,
         } => {
@@ -256,6 +262,7 @@ async fn main() -> anyhow::Result<()> {
                     idle: Duration::from_secs(stream_idle_seconds),
                     linger: Duration::from_secs(stream_linger_seconds),
                 },
+                turn_lease: Duration::from_secs(turn_lease_seconds),
                 sessions: portal_server::sessions::SessionConfig {
                     lifetime: session_lifetime,
                     public_origin: public_url,

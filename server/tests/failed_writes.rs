@@ -254,6 +254,7 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
         ToolRegistry::standard(),
         Default::default(),
         Default::default(),
+        None,
     );
     let id = storage
         .create_conversation(&Owner::new("local", "local"), "assistant")

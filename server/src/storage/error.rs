@@ -46,10 +46,6 @@ pub enum StorageError {
     )]
     Database(#[from] rusqlite::Error),
     #[error(
-        "the PostgreSQL database {url} is in use by another `portal serve`; stop that server first, or give this one a database of its own (replicas sharing one database are not supported yet)"
-    )]
-    DatabaseInUse { url: String },
-    #[error(
         "the PostgreSQL database failed: {0}; check that the server at --database is running and has room, then retry"
     )]
     Postgres(#[from] postgres::Error),

@@ -33,7 +33,7 @@ pub use location::{Location, LocationError};
 pub use lock::{DataLock, LOCK_FILE};
 pub use off_thread::AsyncStorage;
 pub use postgres::schema::SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION;
-pub use postgres::{PostgresStorage, ServerLock};
+pub use postgres::{LOG_CHANNEL, LeaseHolder, LogOp, PostgresStorage};
 pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 
 /// The data folder used when `--data` is not given.

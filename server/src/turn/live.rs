@@ -42,15 +42,20 @@ impl LiveTurns {
         self.turns.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks the turn running: its log (continued when this process keeps it, rebuilt from
-    /// `stored` when the turn ran before, a new one for a fresh turn) and a fresh cancel signal.
+    /// Marks the turn running: its log (`given`, for a replica's; else continued when this
+    /// process keeps it, rebuilt from `stored` when the turn ran before, a new one for a fresh
+    /// turn) and a fresh cancel signal.
     pub fn running(
         &self,
         at: &TurnRef,
+        given: Option<Arc<TurnLog>>,
         stored: Option<&Turn>,
     ) -> (Arc<TurnLog>, watch::Receiver<bool>) {
         let mut turns = self.lock();
         let live = turns.entry(at.clone()).or_default();
+        if given.is_some() {
+            live.log = given;
+        }
         let log = Arc::clone(
             live.log
                 .get_or_insert_with(|| stored.map_or_else(TurnLog::new, TurnLog::rebuilt)),
@@ -169,7 +174,7 @@ mod tests {
     #[tokio::test]
     async fn the_log_of_a_paused_turn_is_released_after_the_linger_and_its_decisions_kept() {
         let live = LiveTurns::new(Duration::from_millis(50));
-        let (log, _cancel) = live.running(&at(), None);
+        let (log, _cancel) = live.running(&at(), None, None);
         pause(&log);
         live.stopped(&at());
         live.decide(&at(), 3, "call_1", true);
@@ -185,10 +190,10 @@ mod tests {
     #[tokio::test]
     async fn a_turn_that_runs_again_within_the_linger_keeps_its_log() {
         let live = LiveTurns::new(Duration::from_millis(50));
-        let (log, _cancel) = live.running(&at(), None);
+        let (log, _cancel) = live.running(&at(), None, None);
         pause(&log);
         live.stopped(&at());
-        let (again, _cancel) = live.running(&at(), None);
+        let (again, _cancel) = live.running(&at(), None, None);
         assert!(Arc::ptr_eq(&log, &again), "the same log goes on");
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(live.log(&at()).is_some(), "still running");

@@ -26,6 +26,7 @@ use portal_core::{Turn, TurnStatus};
 use crate::attachments::ModelPictures;
 use crate::events::{StreamLimits, TurnLog};
 use crate::model::Model;
+use crate::replicas::Replica;
 use crate::storage::{AsyncStorage, ConversationId, NewTurn, Storage, StorageError, TurnRef};
 use crate::tools::ToolRegistry;
 
@@ -92,23 +93,48 @@ pub struct Turns {
     live: LiveTurns,
     streams: StreamLimits,
     pictures: ModelPictures,
+    /// This server as a replica, when it shares its database with others.
+    replica: Option<Arc<Replica>>,
 }
 
+/// This server as one replica of several: itself, and the cancels others ask of it.
+pub type ReplicaRole = (Arc<Replica>, tokio::sync::mpsc::UnboundedReceiver<TurnRef>);
+
 impl Turns {
+    /// Turns on `storage`; with `replica`, as one of several servers on one database, whose
+    /// logs are published and followed through it (and no log lingers here once its turn stops:
+    /// a later reader follows the published one, which another replica may continue).
     pub fn new(
         storage: Arc<dyn Storage>,
         tools: ToolRegistry,
         streams: StreamLimits,
         pictures: ModelPictures,
+        replica: Option<ReplicaRole>,
     ) -> Arc<Self> {
-        Arc::new(Turns {
+        let linger = if replica.is_some() {
+            std::time::Duration::ZERO
+        } else {
+            streams.linger
+        };
+        let (replica, cancels) = replica.unzip();
+        let turns = Arc::new(Turns {
             storage: AsyncStorage::new(storage),
             tools,
             prompt: PromptConfig::default(),
-            live: LiveTurns::new(streams.linger),
+            live: LiveTurns::new(linger),
             streams,
             pictures,
-        })
+            replica,
+        });
+        if let Some(mut cancels) = cancels {
+            let live = turns.live.clone();
+            tokio::spawn(async move {
+                while let Some(at) = cancels.recv().await {
+                    live.cancel(&at);
+                }
+            });
+        }
+        turns
     }
 
     /// How pictures are encoded for model calls; its decode places are the uploads' too.
@@ -144,7 +170,7 @@ impl Turns {
             conversation: conversation.clone(),
             turn: index,
         };
-        self.spawn(at, setup, run::Resume::Fresh, None);
+        self.spawn(at, setup, run::Resume::Fresh, None).await?;
         Ok(index)
     }
 
@@ -165,10 +191,15 @@ impl Turns {
         }
         let stored = self.stored(org_id, conversation, turn).await?;
         // A run may have started while the turn was read; its log is the one to follow.
-        Ok(self
-            .live
-            .log(&at)
-            .unwrap_or_else(|| TurnLog::rebuilt(&stored)))
+        if let Some(log) = self.live.log(&at) {
+            return Ok(log);
+        }
+        if let Some(replica) = &self.replica
+            && let Some(log) = replica.follow(&at, stored.status).await?
+        {
+            return Ok(log);
+        }
+        Ok(TurnLog::rebuilt(&stored))
     }
 
     /// Cancels a running or paused turn: it is recorded cut off (memory replays what it wrote,
@@ -186,17 +217,27 @@ impl Turns {
         };
         match stored.status {
             TurnStatus::Running if self.live.cancel(&at) => Ok(()),
+            TurnStatus::Running
+                if match &self.replica {
+                    Some(replica) => replica.ask_to_cancel(&at).await?,
+                    None => false,
+                } =>
+            {
+                Ok(())
+            }
             TurnStatus::Running | TurnStatus::Paused => {
-                // Paused, or running in no task of this process: record it cut off here.
+                // Paused, or running in no task of any live process: record it cut off here.
                 self.storage
                     .set_turn_status(conversation, turn, TurnStatus::CutOff)
                     .await?;
-                self.live
-                    .log_or_rebuilt(&at, &stored)
-                    .push(TurnEvent::TurnEnd {
-                        status: TurnStatus::CutOff,
-                        reason: None,
-                    });
+                let log = match &self.replica {
+                    Some(replica) => replica.own_log(&at, &stored).await?,
+                    None => self.live.log_or_rebuilt(&at, &stored),
+                };
+                log.push(TurnEvent::TurnEnd {
+                    status: TurnStatus::CutOff,
+                    reason: None,
+                });
                 self.live.stopped(&at);
                 Ok(())
             }
@@ -235,27 +276,42 @@ impl Turns {
             turn,
         };
         let messages = paused.messages.len();
-        let decisions = self
-            .live
-            .decide(&at, messages, call_id, approve)
-            .ok_or_else(|| TurnError::AlreadyDecided {
-                turn,
-                call_id: call_id.to_string(),
-            })?;
+        let decisions = match &self.replica {
+            Some(replica) => replica.decide(&at, messages, call_id, approve).await?,
+            None => self.live.decide(&at, messages, call_id, approve),
+        }
+        .ok_or_else(|| TurnError::AlreadyDecided {
+            turn,
+            call_id: call_id.to_string(),
+        })?;
         if awaiting
             .approvals
             .iter()
             .all(|id| decisions.contains_key(id))
         {
-            if let Err(error) = self
+            match self
                 .storage
                 .resume_paused(conversation, turn, messages)
                 .await
             {
-                self.live.withdraw(&at, messages, call_id);
-                return Err(error.into());
+                Ok(()) => {}
+                // Replicas that took the last decisions at once both see them all; the one
+                // that claimed the turn runs it with this decision among them.
+                Err(StorageError::AlreadyResumed { .. }) if self.replica.is_some() => {
+                    return Ok(());
+                }
+                Err(error) => {
+                    match &self.replica {
+                        Some(replica) => {
+                            replica.withdraw_decision(&at, messages, call_id).await?;
+                        }
+                        None => self.live.withdraw(&at, messages, call_id),
+                    }
+                    return Err(error.into());
+                }
             }
-            self.spawn(at, setup, run::Resume::Decided(decisions), Some(&paused));
+            self.spawn(at, setup, run::Resume::Decided(decisions), Some(&paused))
+                .await?;
         }
         Ok(())
     }
@@ -293,21 +349,34 @@ impl Turns {
             setup,
             run::Resume::Answered(text.to_string()),
             Some(&paused),
-        );
+        )
+        .await?;
         Ok(())
     }
 
     /// Runs the turn in a task of its own; `stored` is the turn as stored when it resumes, whose
-    /// log is rebuilt when this process keeps none.
-    fn spawn(
+    /// log is rebuilt when this process keeps none. A replica takes the turn's lease first, and
+    /// continues the log the turn published so far.
+    async fn spawn(
         self: &Arc<Self>,
         at: TurnRef,
         setup: TurnSetup,
         resume: run::Resume,
         stored: Option<&Turn>,
-    ) {
-        let (log, cancel) = self.live.running(&at, stored);
+    ) -> Result<(), TurnError> {
+        let given = match (&self.replica, stored) {
+            (Some(replica), stored) => {
+                replica.hold(&at).await?;
+                Some(match stored {
+                    Some(stored) => replica.own_log(&at, stored).await?,
+                    None => replica.fresh_log(&at),
+                })
+            }
+            (None, _) => None,
+        };
+        let (log, cancel) = self.live.running(&at, given, stored);
         tokio::spawn(run::run(Arc::clone(self), at, setup, log, cancel, resume));
+        Ok(())
     }
 
     /// Turn `turn` of the conversation as stored, or why there is none (turn 0 included).

@@ -149,6 +149,8 @@ pub(super) fn delete(
         "messages",
         "trace_entries",
         "usage",
+        "turn_log",
+        "turn_decisions",
         "turns",
     ] {
         t.execute(

@@ -5,12 +5,12 @@
 
 mod conversations;
 mod load;
-mod lock;
+mod replicas;
 mod sessions;
 
 pub mod schema;
 
-pub use lock::ServerLock;
+pub use replicas::{LOG_CHANNEL, LeaseHolder, LogOp};
 
 use std::time::Duration;
 
@@ -51,12 +51,20 @@ type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 /// (`AsyncStorage`). That client runs a small runtime of its own per connection, which must
 /// not be started or dropped on an async thread: [`PostgresStorage::connect`] and the drop of
 /// the connections therefore run on a thread of their own.
-#[derive(Debug)]
 pub struct PostgresStorage {
     /// Always there; taken only when dropped.
     pool: Option<Pool>,
-    config: postgres::Config,
+    /// The URL it connects to, password included.
     url: String,
+}
+
+/// Shown without the password.
+impl std::fmt::Debug for PostgresStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStorage")
+            .field("url", &redacted(&self.url))
+            .finish_non_exhaustive()
+    }
 }
 
 impl PostgresStorage {
@@ -80,7 +88,7 @@ impl PostgresStorage {
                 })?;
         config.connect_timeout(CONNECT_TIMEOUT);
         config.application_name("portal");
-        let manager = PostgresConnectionManager::new(config.clone(), NoTls);
+        let manager = PostgresConnectionManager::new(config, NoTls);
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(1))
@@ -101,14 +109,8 @@ impl PostgresStorage {
         drop(client);
         Ok(PostgresStorage {
             pool: Some(pool),
-            config,
             url: url.to_string(),
         })
-    }
-
-    /// Locks the database for this server alone (see [`ServerLock`]).
-    pub fn lock_for_this_server(&self) -> Result<ServerLock> {
-        ServerLock::acquire(&self.config, &self.url)
     }
 
     /// Runs `work` in one transaction, committed when it succeeds.
@@ -279,13 +281,14 @@ impl Storage for PostgresStorage {
                 None => 1,
             };
             t.execute(
-                "INSERT INTO turns (conversation_id, turn, kind, status, effort)
-                 VALUES ($1, $2, $3, 'running', $4)",
+                "INSERT INTO turns (conversation_id, turn, kind, status, effort, lease_until)
+                 VALUES ($1, $2, $3, 'running', $4, portal_now_ms() + $5)",
                 &[
                     &id,
                     &i64::from(index),
                     &kind_name(turn.kind),
                     &turn.effort.map(|e| e.as_str()),
+                    &replicas::UNCLAIMED_LEASE_MS,
                 ],
             )?;
             for entry in &turn.trace {
@@ -501,7 +504,8 @@ impl Storage for PostgresStorage {
             }
             require_open(conversation, turn, current)?;
             t.execute(
-                "UPDATE turns SET status = $3 WHERE conversation_id = $1 AND turn = $2",
+                "UPDATE turns SET status = $3, changed_at = portal_now_ms()
+                 WHERE conversation_id = $1 AND turn = $2",
                 &[&conversation.as_str(), &i64::from(turn), &status.as_str()],
             )?;
             if status != TurnStatus::Running {
@@ -523,11 +527,17 @@ impl Storage for PostgresStorage {
             // The turn's messages are counted as a transcript loads them: up to its last one with
             // a block (a paused turn has no empty message).
             let claimed = t.execute(
-                "UPDATE turns SET status = 'running'
+                "UPDATE turns SET status = 'running', changed_at = portal_now_ms(),
+                   lease_replica = NULL, lease_until = portal_now_ms() + $4
                  WHERE conversation_id = $1 AND turn = $2 AND status = 'paused'
                    AND (SELECT COALESCE(MAX(message) + 1, 0) FROM blocks
                         WHERE conversation_id = $1 AND turn = $2) = $3",
-                &[&conversation.as_str(), &i64::from(turn), &messages],
+                &[
+                    &conversation.as_str(),
+                    &i64::from(turn),
+                    &messages,
+                    &replicas::UNCLAIMED_LEASE_MS,
+                ],
             )?;
             if claimed == 1 {
                 return conversations::touch(t, conversation);
@@ -727,7 +737,8 @@ impl Storage for PostgresStorage {
     fn recover(&self) -> Result<Vec<TurnRef>> {
         self.write(|t| {
             let rows = t.query(
-                "UPDATE turns SET status = 'cut_off' WHERE status = 'running'
+                "UPDATE turns SET status = 'cut_off', changed_at = portal_now_ms()
+                 WHERE status = 'running'
                  RETURNING conversation_id, turn",
                 &[],
             )?;

@@ -151,6 +151,32 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX sessions_by_user ON sessions (org_id, user_id);
     CREATE INDEX sessions_by_expiry ON sessions (expires_at);
     "#,
+    // Version 2: replicas. A running turn's lease (which replica runs it, until when), the log
+    // of its events as the replica running it publishes them, so a reader on any replica follows
+    // it, and the decisions taken on a paused turn's approvals, wherever they were posted.
+    r#"
+    ALTER TABLE turns ADD COLUMN lease_replica TEXT;
+    ALTER TABLE turns ADD COLUMN lease_until BIGINT;
+    ALTER TABLE turns ADD COLUMN changed_at BIGINT NOT NULL DEFAULT portal_now_ms();
+    CREATE INDEX turns_by_lease ON turns (lease_until) WHERE status = 'running';
+
+    CREATE TABLE turn_log (
+        conversation_id TEXT NOT NULL,
+        turn            BIGINT NOT NULL,
+        seq             BIGINT NOT NULL,
+        op              TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, seq)
+    );
+
+    CREATE TABLE turn_decisions (
+        conversation_id TEXT NOT NULL,
+        turn            BIGINT NOT NULL,
+        messages        BIGINT NOT NULL,
+        call_id         TEXT NOT NULL,
+        approve         BOOLEAN NOT NULL,
+        PRIMARY KEY (conversation_id, turn, messages, call_id)
+    );
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one
