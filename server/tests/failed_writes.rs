@@ -203,6 +203,9 @@ impl Storage for Failing {
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.inner.remove_expired_sessions(now_ms)
     }
+    fn calls_at_once(&self) -> usize {
+        self.inner.calls_at_once()
+    }
 }
 
 /// What one turn came to.

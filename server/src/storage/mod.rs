@@ -239,6 +239,10 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// Removes the sessions that expired before `now_ms`, and returns how many.
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64>;
+
+    /// How many reads, and how many writes, [`AsyncStorage`] runs on the blocking pool at once;
+    /// calls beyond that wait in order as tasks, not as blocked threads.
+    fn calls_at_once(&self) -> usize;
 }
 
 /// A conversation's id: opaque text, unguessable for the SQLite store.

@@ -15,12 +15,6 @@ use super::{
     NewTurn, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, Usage,
 };
 
-/// How many reads, and how many writes, run on the blocking pool at once. **Decision:** 2 each:
-/// SQLite has one writer and one reader connection, so a second call only waits for the first
-/// to finish, ready to start the moment it does. Calls beyond that wait in order as tasks, not
-/// as blocked threads.
-const IN_FLIGHT: usize = 2;
-
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
 ///
 /// A call that has started runs to its end even when the future awaiting it is dropped (a
@@ -42,10 +36,11 @@ enum Lane {
 
 impl AsyncStorage {
     pub fn new(storage: Arc<dyn Storage>) -> Self {
+        let at_once = storage.calls_at_once();
         AsyncStorage {
             storage,
-            reads: Arc::new(Semaphore::new(IN_FLIGHT)),
-            writes: Arc::new(Semaphore::new(IN_FLIGHT)),
+            reads: Arc::new(Semaphore::new(at_once)),
+            writes: Arc::new(Semaphore::new(at_once)),
         }
     }
 

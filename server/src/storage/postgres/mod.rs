@@ -35,8 +35,8 @@ use super::{
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
-/// storage lanes of `AsyncStorage` and the event listener, well under PostgreSQL's default of
-/// 100 connections for a handful of replicas.
+/// storage lanes of `AsyncStorage` (6 + 6) and a replica's own calls, well under PostgreSQL's
+/// default of 100 connections for a handful of replicas (each also keeps one to listen on).
 const POOL_SIZE: u32 = 16;
 
 /// How long a call waits for a free connection, or for the database to answer a connect, before
@@ -804,6 +804,13 @@ impl Storage for PostgresStorage {
 
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|t| sessions::remove_expired(t, now_ms))
+    }
+
+    /// **Decision:** 6 reads and 6 writes: together with a replica's own calls (publishing,
+    /// leases, following) they stay within the pool's connections, and writes to different
+    /// conversations run at once.
+    fn calls_at_once(&self) -> usize {
+        6
     }
 }
 

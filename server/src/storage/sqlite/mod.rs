@@ -749,6 +749,12 @@ impl Storage for SqliteStorage {
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|c| sessions::remove_expired(c, now_ms))
     }
+
+    /// **Decision:** 2 each: SQLite has one writer and one reader connection, so a second call
+    /// only waits for the first to finish, ready to start the moment it does.
+    fn calls_at_once(&self) -> usize {
+        2
+    }
 }
 
 /// Settings every connection needs: foreign keys checked, a wait for locks, and
