@@ -61,8 +61,10 @@ fn apt_packages() -> anyhow::Result<()> {
         .iter()
         .copied()
         .filter(|p| {
+            // The status's last word: "unknown ok not-installed" (a package dpkg knows of but
+            // never installed) also ends in "installed".
             run::first_line("dpkg-query", &["-W", "-f=${Status}", p])
-                .is_none_or(|status| !status.ends_with("installed"))
+                .is_none_or(|status| status.split_whitespace().last() != Some("installed"))
         })
         .collect();
     if missing.is_empty() {
