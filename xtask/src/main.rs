@@ -1,8 +1,10 @@
-//! `cargo xtask setup | test | package | demo | bench | fuzz`: Portal's developer commands.
+//! `cargo xtask setup | test | package | demo | bench | fuzz | postgres`: Portal's developer
+//! commands.
 
 mod bench;
 mod fuzz;
 mod package;
+mod postgres;
 mod run;
 mod setup;
 mod sizes;
@@ -24,7 +26,10 @@ commands:
                      list at 10,000 conversations, then the browser playout bench: prose at 200
                      and 2,000 characters a second, markdown at 2,000 (writes
                      target/bench/playout.json)
-  fuzz [seconds]     every fuzz target for `seconds` each (default 60), seeded from the fixtures";
+  fuzz [seconds]     every fuzz target for `seconds` each (default 60), seeded from the fixtures
+  postgres           install PostgreSQL 15 if missing, start a throwaway cluster for `cargo test`
+                     by hand, print its URL as `export PORTAL_TEST_POSTGRES=...`, and keep it
+                     until Ctrl-C or the end of standard input (Ctrl-D), then stop and delete it";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -43,6 +48,10 @@ fn main() -> anyhow::Result<()> {
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::all(),
         Some("fuzz") => fuzz::all(&args[1..]),
+        Some("postgres") => {
+            setup::postgres()?;
+            postgres::serve()
+        }
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())

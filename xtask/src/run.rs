@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use anyhow::{Context, bail};
@@ -63,6 +63,21 @@ pub fn step_in(what: &str, dir: &str, program: &str, args: &[&str]) -> anyhow::R
         bail!("{what} failed ({program} exited with {status})");
     }
     println!("xtask: {what}: done in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+/// Fails, with what the command printed, unless a command run with `output()` started and
+/// succeeded.
+pub fn checked(what: &str, output: std::io::Result<Output>) -> anyhow::Result<()> {
+    let output = output.with_context(|| format!("cannot start {what}"))?;
+    if !output.status.success() {
+        bail!(
+            "{what} failed ({}):\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
     Ok(())
 }
 
