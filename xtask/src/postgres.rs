@@ -42,8 +42,9 @@ const MIN_MAJOR: u32 = 15;
 const PROGRAMS: &[&str] = &["initdb", "pg_ctl", "postgres", "createdb"];
 /// The database the tests use.
 pub const DATABASE: &str = "portal_test";
-/// The tests' variable with the URL.
+/// The tests' variables: the URL, and that a missing URL fails a test instead of skipping it.
 pub const URL_VAR: &str = "PORTAL_TEST_POSTGRES";
+pub const REQUIRE_VAR: &str = "PORTAL_REQUIRE_POSTGRES";
 /// The longest path a Unix socket may have on Linux (`sun_path` less its terminating zero).
 const MAX_SOCKET_PATH: usize = 107;
 
@@ -208,6 +209,11 @@ impl Cluster {
 
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The tests' environment: the URL, and that tests must not skip for want of it.
+    pub fn test_env(&self) -> [(&'static str, &str); 2] {
+        [(URL_VAR, &self.url), (REQUIRE_VAR, "1")]
     }
 
     /// Starts the watchdog that stops the server if xtask ends without dropping the cluster.

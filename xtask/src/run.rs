@@ -50,10 +50,33 @@ pub fn step(what: &str, program: &str, args: &[&str]) -> anyhow::Result<()> {
 
 /// Runs a command in `dir`, announcing it first; fails if it fails.
 pub fn step_in(what: &str, dir: &str, program: &str, args: &[&str]) -> anyhow::Result<()> {
-    println!("\nxtask: {what}: {program} {}", args.join(" "));
+    step_in_env(what, dir, program, args, &[])
+}
+
+/// Runs a command in the workspace root with these environment variables added, announcing it
+/// (and the variables) first; fails if it fails.
+pub fn step_with_env(
+    what: &str,
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<()> {
+    step_in_env(what, ".", program, args, env)
+}
+
+fn step_in_env(
+    what: &str,
+    dir: &str,
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<()> {
+    let vars: String = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    println!("\nxtask: {what}: {vars}{program} {}", args.join(" "));
     let started = std::time::Instant::now();
     let status = command(program)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .status()
         .with_context(|| {
