@@ -1,9 +1,10 @@
 //! `cargo xtask bench`: performance is measured here, never in timed tests. The criterion benches
 //! of core, the server's load bench (200 conversations streaming at once), the conversation list
-//! at 10,000 conversations, then the browser
-//! playout bench, which writes `target/bench/playout.json` and prints a table (`docs/bench.md`).
+//! at 10,000 conversations (the server's benches are given a throwaway PostgreSQL in
+//! `PORTAL_TEST_POSTGRES`, `postgres.rs`), then the browser playout bench, which writes
+//! `target/bench/playout.json` and prints a table (`docs/bench.md`).
 
-use crate::{build_web, run, setup};
+use crate::{build_web, postgres, run, setup};
 
 pub fn all() -> anyhow::Result<()> {
     setup::all()?;
@@ -23,17 +24,22 @@ pub fn all() -> anyhow::Result<()> {
             "3",
         ],
     )?;
-    run::step(
+    // The server's benches get a throwaway PostgreSQL, stopped when they are done.
+    let postgres = postgres::Cluster::start()?;
+    let postgres_env = postgres.test_env();
+    run::step_with_env(
         "Benchmarking the server under load (200 conversations streaming at once)",
         "cargo",
         &["bench", "-p", "portal-server", "--bench", "load"],
+        &postgres_env,
     )?;
-    run::step(
+    run::step_with_env(
         "Benchmarking a call's prompt from storage (100 and 10,000 turns, rule M1)",
         "cargo",
         &["bench", "-p", "portal-server", "--bench", "prompt_window"],
+        &postgres_env,
     )?;
-    run::step(
+    run::step_with_env(
         "Benchmarking the conversation list (10,000 conversations)",
         "cargo",
         &[
@@ -43,7 +49,9 @@ pub fn all() -> anyhow::Result<()> {
             "--bench",
             "conversation_list",
         ],
+        &postgres_env,
     )?;
+    drop(postgres);
     build_web()?;
     run::step(
         "Building the server for the browser bench",

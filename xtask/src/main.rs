@@ -1,8 +1,10 @@
-//! `cargo xtask setup | test | package | demo | bench | fuzz`: Portal's developer commands.
+//! `cargo xtask setup | test | package | demo | bench | fuzz | postgres`: Portal's developer
+//! commands.
 
 mod bench;
 mod fuzz;
 mod package;
+mod postgres;
 mod run;
 mod setup;
 mod sizes;
@@ -13,18 +15,23 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   setup              install what the build and tests need (idempotent; checks exact versions)
-  test               setup, then fmt, clippy, native tests, wasm tests in headless Chromium,
-                     the npm package (packed, installed into a fresh project and used from Node,
-                     an esbuild page in Chromium and tsc), the Trunk release build, the size
-                     budgets and the browser end-to-end tests
+  test               setup, then fmt, clippy, native tests (given a throwaway PostgreSQL in
+                     PORTAL_TEST_POSTGRES, with PORTAL_REQUIRE_POSTGRES=1), wasm tests in headless
+                     Chromium, the npm package (packed, installed into a fresh project and used
+                     from Node, an esbuild page in Chromium and tsc), the Trunk release build, the
+                     size budgets and the browser end-to-end tests
   package            setup, then build the npm package of portal-wasm into target/npm/portal-wasm,
                      pack target/npm/portal-wasm-<version>.tgz and check its size budgets
   demo [--port N]    setup, build the web app (release) and serve the portal (default port 8080)
-  bench              setup, criterion benchmarks of core, the server's load bench, the conversation
-                     list at 10,000 conversations, then the browser playout bench: prose at 200
-                     and 2,000 characters a second, markdown at 2,000 (writes
+  bench              setup, criterion benchmarks of core, the server's benches (given a throwaway
+                     PostgreSQL in PORTAL_TEST_POSTGRES): the load bench and the conversation list
+                     at 10,000 conversations, then the browser playout bench: prose at 200 and
+                     2,000 characters a second, markdown at 2,000 (writes
                      target/bench/playout.json)
-  fuzz [seconds]     every fuzz target for `seconds` each (default 60), seeded from the fixtures";
+  fuzz [seconds]     every fuzz target for `seconds` each (default 60), seeded from the fixtures
+  postgres           install PostgreSQL 15 if missing, start a throwaway cluster for `cargo test`
+                     by hand, print its URL as `export PORTAL_TEST_POSTGRES=...`, and keep it
+                     until Ctrl-C or the end of standard input (Ctrl-D), then stop and delete it";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -43,6 +50,10 @@ fn main() -> anyhow::Result<()> {
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::all(),
         Some("fuzz") => fuzz::all(&args[1..]),
+        Some("postgres") => {
+            setup::postgres()?;
+            postgres::serve()
+        }
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())
@@ -97,7 +108,11 @@ fn test() -> anyhow::Result<()> {
             "warnings",
         ],
     )?;
-    run::step("Running native tests", "cargo", &["test"])?;
+    // The native tests' PostgreSQL, kept through the end-to-end tests; dropping it stops it, on
+    // the error path too.
+    let postgres = postgres::Cluster::start()?;
+    let postgres_env = postgres.test_env();
+    run::step_with_env("Running native tests", "cargo", &["test"], &postgres_env)?;
     run::step_in(
         "Running wasm tests in headless Chromium",
         "wasm-pkg",
@@ -113,11 +128,13 @@ fn test() -> anyhow::Result<()> {
         "cargo",
         &["build", "-p", "portal-server"],
     )?;
-    run::step(
+    run::step_with_env(
         "Running browser end-to-end tests",
         "node",
         &["--test", "--test-concurrency=1", "tests/e2e/"],
+        &postgres_env,
     )?;
+    drop(postgres);
     println!("xtask: all checks passed");
     Ok(())
 }

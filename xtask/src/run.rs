@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use anyhow::{Context, bail};
@@ -50,10 +50,33 @@ pub fn step(what: &str, program: &str, args: &[&str]) -> anyhow::Result<()> {
 
 /// Runs a command in `dir`, announcing it first; fails if it fails.
 pub fn step_in(what: &str, dir: &str, program: &str, args: &[&str]) -> anyhow::Result<()> {
-    println!("\nxtask: {what}: {program} {}", args.join(" "));
+    step_in_env(what, dir, program, args, &[])
+}
+
+/// Runs a command in the workspace root with these environment variables added, announcing it
+/// (and the variables) first; fails if it fails.
+pub fn step_with_env(
+    what: &str,
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<()> {
+    step_in_env(what, ".", program, args, env)
+}
+
+fn step_in_env(
+    what: &str,
+    dir: &str,
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<()> {
+    let vars: String = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    println!("\nxtask: {what}: {vars}{program} {}", args.join(" "));
     let started = std::time::Instant::now();
     let status = command(program)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .status()
         .with_context(|| {
@@ -63,6 +86,21 @@ pub fn step_in(what: &str, dir: &str, program: &str, args: &[&str]) -> anyhow::R
         bail!("{what} failed ({program} exited with {status})");
     }
     println!("xtask: {what}: done in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+/// Fails, with what the command printed, unless a command run with `output()` started and
+/// succeeded.
+pub fn checked(what: &str, output: std::io::Result<Output>) -> anyhow::Result<()> {
+    let output = output.with_context(|| format!("cannot start {what}"))?;
+    if !output.status.success() {
+        bail!(
+            "{what} failed ({}):\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, bail};
 
-use crate::run;
+use crate::{postgres, run};
 
 /// Debian packages: Chromium and its driver for the browser tests, fonts so screenshots show
 /// emoji, CJK, Thai and Devanagari instead of blanks.
@@ -15,6 +15,10 @@ const APT_PACKAGES: &[&str] = &[
     "fonts-noto-core",
     "fonts-thai-tlwg",
 ];
+
+/// Debian's PostgreSQL 15 server and its client tools, for the throwaway cluster the native tests
+/// use (`postgres.rs`). Their programs live in /usr/lib/postgresql/15/bin, off PATH.
+const POSTGRES_PACKAGES: &[&str] = &["postgresql-15", "postgresql-client-15"];
 
 /// Tools installed with `cargo install`: (crate, binary, version, version line, extra flags).
 /// wasm-bindgen-cli must equal the workspace's `wasm-bindgen = "=0.2.130"`, or Trunk and
@@ -33,7 +37,12 @@ const CARGO_TOOLS: &[(&str, &str, &str, &str, &[&str])] = &[
 
 pub fn all() -> anyhow::Result<()> {
     wasm_target()?;
-    apt_packages()?;
+    let debian: Vec<&str> = [APT_PACKAGES, POSTGRES_PACKAGES].concat();
+    apt_packages(
+        "Chromium, ChromeDriver, fonts and PostgreSQL 15 are installed",
+        &debian,
+    )?;
+    postgres_found()?;
     for (krate, binary, version, line, flags) in CARGO_TOOLS {
         cargo_tool(krate, binary, version, line, flags)?;
     }
@@ -56,17 +65,36 @@ fn wasm_target() -> anyhow::Result<()> {
     )
 }
 
-fn apt_packages() -> anyhow::Result<()> {
-    let missing: Vec<&str> = APT_PACKAGES
+/// Only PostgreSQL, for `cargo xtask postgres`.
+pub fn postgres() -> anyhow::Result<()> {
+    apt_packages("PostgreSQL 15 is installed", POSTGRES_PACKAGES)?;
+    postgres_found()
+}
+
+fn postgres_found() -> anyhow::Result<()> {
+    let bin = postgres::bin_dir()?;
+    println!(
+        "xtask: setup: {} is in {}",
+        postgres::version(&bin).unwrap_or_else(|| "PostgreSQL".to_string()),
+        bin.display()
+    );
+    Ok(())
+}
+
+/// Installs the packages dpkg does not list as installed, with one `apt-get update` first.
+fn apt_packages(installed: &str, packages: &[&str]) -> anyhow::Result<()> {
+    let missing: Vec<&str> = packages
         .iter()
         .copied()
         .filter(|p| {
+            // The status's last word: "unknown ok not-installed" (a package dpkg knows of but
+            // never installed) also ends in "installed".
             run::first_line("dpkg-query", &["-W", "-f=${Status}", p])
-                .is_none_or(|status| !status.ends_with("installed"))
+                .is_none_or(|status| status.split_whitespace().last() != Some("installed"))
         })
         .collect();
     if missing.is_empty() {
-        println!("xtask: setup: Chromium, ChromeDriver and fonts are installed");
+        println!("xtask: setup: {installed}");
         return Ok(());
     }
     if !run::succeeds("apt-get", &["--version"]) {
