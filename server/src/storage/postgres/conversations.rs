@@ -1,8 +1,8 @@
 //! The PostgreSQL queries behind the conversation list: a page of a user's conversations
 //! (searched or not), one conversation's summary, renaming and deleting.
 
+use super::connection::Tx;
 use portal_core::{Message, TurnStatus};
-use postgres::Transaction;
 use postgres::types::ToSql;
 
 use super::super::assemble::{self, SummaryRow, not_found, summary, title_of};
@@ -22,7 +22,7 @@ fn folded(column: &str) -> String {
 }
 
 pub(super) fn page(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     owner: &Owner,
     query: &ConversationQuery,
 ) -> Result<ConversationPage> {
@@ -68,7 +68,7 @@ pub(super) fn page(
 }
 
 pub(super) fn one(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     owner: &Owner,
     conversation: &ConversationId,
 ) -> Result<ConversationSummary> {
@@ -85,7 +85,7 @@ pub(super) fn one(
 }
 
 pub(super) fn rename(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     owner: &Owner,
     conversation: &ConversationId,
     title: &str,
@@ -105,11 +105,7 @@ pub(super) fn rename(
     one(t, owner, conversation)
 }
 
-pub(super) fn delete(
-    t: &mut Transaction<'_>,
-    owner: &Owner,
-    conversation: &ConversationId,
-) -> Result<()> {
+pub(super) fn delete(t: &mut Tx<'_>, owner: &Owner, conversation: &ConversationId) -> Result<()> {
     let id = conversation.as_str();
     let owned = t
         .query_opt(
@@ -180,7 +176,7 @@ pub(super) fn delete(
 }
 
 /// Marks the conversation active now: a turn opened, or changed status.
-pub(super) fn touch(t: &mut Transaction<'_>, conversation: &ConversationId) -> Result<()> {
+pub(super) fn touch(t: &mut Tx<'_>, conversation: &ConversationId) -> Result<()> {
     t.execute(
         "UPDATE conversations SET last_activity = GREATEST(last_activity, portal_now_ms())
          WHERE id = $1",
@@ -192,7 +188,7 @@ pub(super) fn touch(t: &mut Transaction<'_>, conversation: &ConversationId) -> R
 /// Titles an untitled conversation after `message`, its newest user message; a conversation
 /// with a title keeps it.
 pub(super) fn title_after(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     conversation: &ConversationId,
     message: &Message,
 ) -> Result<()> {

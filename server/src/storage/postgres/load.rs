@@ -1,7 +1,7 @@
 //! Reading a transcript's rows from PostgreSQL; `assemble` makes them a transcript.
 
+use super::connection::Tx;
 use portal_core::Transcript;
-use postgres::Transaction;
 
 use super::super::assemble::{self, TurnRows, Turns};
 use super::super::{ConversationId, Result};
@@ -9,7 +9,7 @@ use super::{place_at, turn_number};
 
 /// The conversation's transcript, or the part of it `turns` selects.
 pub(super) fn transcript(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     conversation: &ConversationId,
     turns: Turns,
 ) -> Result<Transcript> {
@@ -17,12 +17,7 @@ pub(super) fn transcript(
 }
 
 /// The rows of turns `from` to `to` of the conversation, each query a range on the primary key.
-fn range(
-    t: &mut Transaction<'_>,
-    conversation: &ConversationId,
-    from: u32,
-    to: u32,
-) -> Result<TurnRows> {
+fn range(t: &mut Tx<'_>, conversation: &ConversationId, from: u32, to: u32) -> Result<TurnRows> {
     let bounds: [&(dyn postgres::types::ToSql + Sync); 3] =
         [&conversation.as_str(), &i64::from(from), &i64::from(to)];
     let mut rows = TurnRows::default();
@@ -96,7 +91,7 @@ fn range(
 /// The streamed text of one turn not yet folded into its blocks, joined per block, in block
 /// order.
 pub(super) fn chunks(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     conversation: &ConversationId,
     turn: u32,
 ) -> Result<Vec<((usize, usize), String)>> {

@@ -3,6 +3,7 @@
 //! serialises everything, here every write that changes a conversation's turns first locks the
 //! conversation's row, so writes to one conversation take turns and writes to others run at once.
 
+mod connection;
 mod conversations;
 mod load;
 mod replicas;
@@ -16,9 +17,10 @@ use std::time::Duration;
 
 use portal_core::attachment::Attachment;
 use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
+use postgres::Row;
 use postgres::types::ToSql;
-use postgres::{GenericClient, NoTls, Row, Transaction};
-use r2d2_postgres::PostgresConnectionManager;
+
+use connection::{Manager, Tx};
 
 use super::assemble::{
     self, Turns, check_user_message, folded, not_found, reading_failed, require_open,
@@ -43,7 +45,7 @@ const POOL_SIZE: u32 = 16;
 /// it fails.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+type Pool = r2d2::Pool<Manager>;
 
 /// Conversations in a PostgreSQL database.
 ///
@@ -88,7 +90,7 @@ impl PostgresStorage {
                 })?;
         config.connect_timeout(CONNECT_TIMEOUT);
         config.application_name("portal");
-        let manager = PostgresConnectionManager::new(config, NoTls);
+        let manager = Manager { config };
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(1))
@@ -114,28 +116,24 @@ impl PostgresStorage {
     }
 
     /// Runs `work` in one transaction, committed when it succeeds.
-    fn write<T>(&self, work: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut client = self.connection()?;
-        let mut transaction = client.transaction()?;
+    fn write<T>(&self, work: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        let mut connection = self.connection()?;
+        let mut transaction = connection.transaction(false)?;
         let value = work(&mut transaction)?;
         transaction.commit()?;
         Ok(value)
     }
 
     /// Runs `work` in one read-only transaction that sees one snapshot of the database.
-    fn read<T>(&self, work: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut client = self.connection()?;
-        let mut transaction = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()?;
+    fn read<T>(&self, work: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        let mut connection = self.connection()?;
+        let mut transaction = connection.transaction(true)?;
         let value = work(&mut transaction)?;
         transaction.commit()?;
         Ok(value)
     }
 
-    fn connection(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
+    fn connection(&self) -> Result<r2d2::PooledConnection<Manager>> {
         let pool = self.pool.as_ref().expect("the pool is there until dropped");
         pool.get()
             .map_err(|error| StorageError::PostgresUnavailable {
@@ -421,12 +419,12 @@ impl Storage for PostgresStorage {
         let at = i64::from(turn);
         let message_at = position("message", message)?;
         let block_at = position("block", block)?;
-        let mut client = self.connection()?;
+        let mut connection = self.connection()?;
         // One statement, so one implicit transaction: it writes the delta only when the block
         // exists, takes streamed text (see `codec::append_text`) and its turn is running. It
         // holds the turn's row for share, so a status change waits for it, and it rereads the
         // status when it had to wait for one: no text lands in a turn that ended.
-        let written = client.execute(
+        let written = connection.execute(
             "INSERT INTO block_chunks (conversation_id, turn, message, block, text)
              SELECT b.conversation_id, b.turn, b.message, b.block, $5
              FROM blocks b JOIN turns t
@@ -440,12 +438,16 @@ impl Storage for PostgresStorage {
         if written == 1 {
             return Ok(());
         }
-        require_running(&mut *client, conversation, turn)?;
-        let kind = client.query_opt(
-            "SELECT kind FROM blocks
-             WHERE conversation_id = $1 AND turn = $2 AND message = $3 AND block = $4",
-            &[&id, &at, &message_at, &block_at],
-        )?;
+        // It was not written: say why, from one snapshot.
+        drop(connection);
+        let kind = self.read(|t| {
+            require_running(t, conversation, turn)?;
+            Ok(t.query_opt(
+                "SELECT kind FROM blocks
+                 WHERE conversation_id = $1 AND turn = $2 AND message = $3 AND block = $4",
+                &[&id, &at, &message_at, &block_at],
+            )?)
+        })?;
         match kind {
             Some(row) => Err(StorageError::NotStreamable {
                 kind: parse_name::<BlockKind>("block kind", row.get(0))?,
@@ -847,7 +849,7 @@ fn unreadable_number(what: &'static str, value: i64) -> StorageError {
 
 /// Locks the conversation's row until the transaction ends, so writes to one conversation take
 /// turns, and returns its organisation.
-fn lock_conversation(t: &mut Transaction<'_>, conversation: &ConversationId) -> Result<String> {
+fn lock_conversation(t: &mut Tx<'_>, conversation: &ConversationId) -> Result<String> {
     Ok(t.query_opt(
         "SELECT org_id FROM conversations WHERE id = $1 FOR UPDATE",
         &[&conversation.as_str()],
@@ -857,11 +859,7 @@ fn lock_conversation(t: &mut Transaction<'_>, conversation: &ConversationId) -> 
 }
 
 /// Fails unless the conversation belongs to `org_id`.
-fn require_conversation(
-    t: &mut Transaction<'_>,
-    org_id: &str,
-    conversation: &ConversationId,
-) -> Result<()> {
+fn require_conversation(t: &mut Tx<'_>, org_id: &str, conversation: &ConversationId) -> Result<()> {
     t.query_opt(
         "SELECT 1 FROM conversations WHERE id = $1 AND org_id = $2",
         &[&conversation.as_str(), &org_id],
@@ -871,11 +869,7 @@ fn require_conversation(
 }
 
 /// The turn's status, or which of the conversation and the turn is missing.
-fn turn_status(
-    c: &mut impl GenericClient,
-    conversation: &ConversationId,
-    turn: u32,
-) -> Result<TurnStatus> {
+fn turn_status(c: &mut Tx<'_>, conversation: &ConversationId, turn: u32) -> Result<TurnStatus> {
     let status: Option<String> = c
         .query_opt(
             "SELECT status FROM turns WHERE conversation_id = $1 AND turn = $2",
@@ -893,16 +887,12 @@ fn turn_status(
 }
 
 /// Fails unless the turn is running: only a running turn takes messages, blocks and text.
-fn require_running(
-    c: &mut impl GenericClient,
-    conversation: &ConversationId,
-    turn: u32,
-) -> Result<()> {
+fn require_running(c: &mut Tx<'_>, conversation: &ConversationId, turn: u32) -> Result<()> {
     assemble::require_running(conversation, turn, turn_status(c, conversation, turn)?)
 }
 
 fn insert_message(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     conversation: &ConversationId,
     turn: u32,
     message: usize,
@@ -921,7 +911,7 @@ fn insert_message(
 }
 
 fn insert_block(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     conversation: &ConversationId,
     turn: u32,
     message: usize,
@@ -944,7 +934,7 @@ fn insert_block(
 }
 
 fn insert_trace(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     conversation: &ConversationId,
     turn: u32,
     entry: &TraceEntry,
@@ -963,7 +953,7 @@ fn insert_trace(
 }
 
 fn update_context_tokens(
-    t: &mut Transaction<'_>,
+    t: &mut Tx<'_>,
     conversation: &ConversationId,
     turn: u32,
     tokens: u64,
@@ -981,7 +971,7 @@ fn update_context_tokens(
 
 /// Moves the turn's streamed text into its blocks, once the turn stops streaming, so that a
 /// finished turn is stored as whole blocks.
-fn fold_chunks(t: &mut Transaction<'_>, conversation: &ConversationId, turn: u32) -> Result<()> {
+fn fold_chunks(t: &mut Tx<'_>, conversation: &ConversationId, turn: u32) -> Result<()> {
     let id = conversation.as_str();
     let at = i64::from(turn);
     for ((message, block), text) in load::chunks(t, conversation, turn)? {

@@ -4,7 +4,7 @@
 //! take turns through an advisory lock, so each migration runs once. A migration is never edited
 //! once released; a change to the schema is a new entry at the end of [`MIGRATIONS`].
 
-use postgres::Client;
+use super::connection::Connection;
 
 use super::super::{Result, StorageError};
 
@@ -181,8 +181,8 @@ const MIGRATIONS: &[&str] = &[
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one
 /// transaction: either all of them land or none.
-pub(super) fn migrate(client: &mut Client) -> Result<()> {
-    let mut transaction = client.transaction()?;
+pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
+    let mut transaction = connection.transaction(false)?;
     transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     transaction.batch_execute(
         "CREATE TABLE IF NOT EXISTS portal_schema (version BIGINT NOT NULL);

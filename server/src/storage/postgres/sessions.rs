@@ -1,10 +1,10 @@
 //! The PostgreSQL queries behind sign-in sessions.
 
-use postgres::Transaction;
+use super::connection::Tx;
 
 use super::super::{Owner, Result, StoredSession};
 
-pub(super) fn create(t: &mut Transaction<'_>, session: &StoredSession) -> Result<()> {
+pub(super) fn create(t: &mut Tx<'_>, session: &StoredSession) -> Result<()> {
     t.execute(
         "INSERT INTO sessions (id_sha256, org_id, user_id, stamp, created_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6)",
@@ -20,7 +20,7 @@ pub(super) fn create(t: &mut Transaction<'_>, session: &StoredSession) -> Result
     Ok(())
 }
 
-pub(super) fn find(t: &mut Transaction<'_>, id_sha256: &str) -> Result<Option<StoredSession>> {
+pub(super) fn find(t: &mut Tx<'_>, id_sha256: &str) -> Result<Option<StoredSession>> {
     Ok(t.query_opt(
         "SELECT id_sha256, org_id, user_id, stamp, created_at, expires_at FROM sessions
              WHERE id_sha256 = $1",
@@ -38,7 +38,7 @@ pub(super) fn find(t: &mut Transaction<'_>, id_sha256: &str) -> Result<Option<St
     }))
 }
 
-pub(super) fn extend(t: &mut Transaction<'_>, id_sha256: &str, expires_at_ms: i64) -> Result<()> {
+pub(super) fn extend(t: &mut Tx<'_>, id_sha256: &str, expires_at_ms: i64) -> Result<()> {
     t.execute(
         "UPDATE sessions SET expires_at = $2 WHERE id_sha256 = $1",
         &[&id_sha256, &expires_at_ms],
@@ -46,11 +46,11 @@ pub(super) fn extend(t: &mut Transaction<'_>, id_sha256: &str, expires_at_ms: i6
     Ok(())
 }
 
-pub(super) fn revoke(t: &mut Transaction<'_>, id_sha256: &str) -> Result<()> {
+pub(super) fn revoke(t: &mut Tx<'_>, id_sha256: &str) -> Result<()> {
     t.execute("DELETE FROM sessions WHERE id_sha256 = $1", &[&id_sha256])?;
     Ok(())
 }
 
-pub(super) fn remove_expired(t: &mut Transaction<'_>, now_ms: i64) -> Result<u64> {
+pub(super) fn remove_expired(t: &mut Tx<'_>, now_ms: i64) -> Result<u64> {
     Ok(t.execute("DELETE FROM sessions WHERE expires_at < $1", &[&now_ms])?)
 }
