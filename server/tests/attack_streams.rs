@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
-use common::{Server, start};
+use common::{Server, assert_same_content, start, texts};
 use futures_util::{StreamExt, stream};
 use portal_core::stream::TurnEvent;
 use portal_core::{Block, TurnStatus};
@@ -279,36 +279,6 @@ async fn a_paused_turn_read_after_its_linger_is_rebuilt_with_the_same_numbering(
             }
         ))
     ));
-}
-
-/// The same turn read twice: every event but the deltas with the same id, and the same text in
-/// every block, however it was split into deltas.
-fn assert_same_content(a: &[(u64, TurnEvent)], b: &[(u64, TurnEvent)]) {
-    let structure = |events: &[(u64, TurnEvent)]| -> Vec<(u64, TurnEvent)> {
-        events
-            .iter()
-            .filter(|(_, e)| !matches!(e, TurnEvent::Delta { .. }))
-            .cloned()
-            .collect()
-    };
-    assert_eq!(structure(a), structure(b));
-    assert_eq!(texts(a), texts(b));
-}
-
-/// The text each block's deltas carry, by message and block.
-fn texts(events: &[(u64, TurnEvent)]) -> std::collections::BTreeMap<(usize, usize), String> {
-    let mut texts = std::collections::BTreeMap::<(usize, usize), String>::new();
-    for (_, event) in events {
-        if let TurnEvent::Delta {
-            message,
-            block,
-            text,
-        } = event
-        {
-            texts.entry((*message, *block)).or_default().push_str(text);
-        }
-    }
-    texts
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -72,15 +73,32 @@ pub async fn start_config(config: portal_server::Config) -> Server {
     Server::at(base)
 }
 
-/// `target/debug/portal serve` on a free loopback port with its data in `data`.
-fn portal_serve(data: &Path, pace: &str) -> Command {
+/// Where a spawned `portal serve` keeps its conversations.
+#[derive(Debug, Clone, Copy)]
+pub enum Store<'a> {
+    /// A SQLite data folder (`--data`).
+    Data(&'a Path),
+    /// A database URL (`--database`), such as a PostgreSQL schema's.
+    Database(&'a str),
+}
+
+/// `target/debug/portal serve` on a free loopback port with its conversations in `store`, the
+/// demo model at `pace`, and `more` flags.
+fn portal_serve(store: Store<'_>, pace: &str, more: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_portal"));
     command
         .args(["serve", "--port", "0", "--demo-pace", pace])
-        .arg("--data")
-        .arg(data)
-        .arg("--dist")
-        .arg(data.join("no-dist"));
+        .args(more);
+    match store {
+        Store::Data(data) => command
+            .arg("--data")
+            .arg(data)
+            .arg("--dist")
+            .arg(data.join("no-dist")),
+        Store::Database(url) => command
+            .args(["--database", url])
+            .args(["--dist", "no-web-app"]),
+    };
     command
 }
 
@@ -110,28 +128,96 @@ pub fn spawn_portal(data: &Path) -> (Child, String) {
 
 /// [`spawn_portal`] with the demo model at `pace`.
 pub fn spawn_portal_at(data: &Path, pace: &str) -> (Child, String) {
-    let mut child = portal_serve(data, pace)
+    let spawned = spawn_portal_with(Store::Data(data), pace, &[])
+        .unwrap_or_else(|output| panic!("portal serve did not start:\n{output}"));
+    (spawned.child, spawned.base)
+}
+
+/// A `portal serve` started by [`spawn_portal_with`].
+pub struct Spawned {
+    pub child: Child,
+    /// Where it serves, `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// What it writes to standard output (its log) and standard error, the latest
+    /// [`OUTPUT_KEPT`] bytes, read on threads of their own for as long as it runs.
+    pub output: Output,
+}
+
+/// How much of a spawned server's output [`Output`] keeps.
+pub const OUTPUT_KEPT: usize = 64 * 1024;
+
+/// The latest output of a spawned server.
+#[derive(Debug, Clone, Default)]
+pub struct Output(Arc<Mutex<String>>);
+
+impl Output {
+    fn push(&self, line: &str) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.push_str(line);
+        kept.push('\n');
+        if kept.len() > OUTPUT_KEPT {
+            let mut cut = kept.len() - OUTPUT_KEPT;
+            while !kept.is_char_boundary(cut) {
+                cut += 1;
+            }
+            kept.drain(..cut);
+        }
+    }
+
+    /// What was kept so far.
+    pub fn text(&self) -> String {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Starts `portal serve` on `store` with the demo model at `pace` and `more` flags; returns it
+/// once it says where it serves, or what it wrote if it stopped before (or said nothing for
+/// 60 s).
+pub fn spawn_portal_with(store: Store<'_>, pace: &str, more: &[&str]) -> Result<Spawned, String> {
+    let mut child = portal_serve(store, pace, more)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("portal starts");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let base = loop {
-        let line = lines
-            .next()
-            .expect("portal says where it serves")
-            .expect("stdout is text");
-        if let Some(url) = line.strip_prefix("Portal is serving on ") {
-            break url.trim().to_string();
+    let output = Output::default();
+    let (serving, base) = mpsc::channel();
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let kept = output.clone();
+    let out = std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("Portal is serving on ") {
+                let _ = serving.send(url.trim().to_string());
+            }
+            kept.push(&line);
         }
-    };
-    (child, base)
+    });
+    let kept = output.clone();
+    let err = std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            kept.push(&line);
+        }
+    });
+    match base.recv_timeout(Duration::from_secs(60)) {
+        Ok(base) => Ok(Spawned {
+            child,
+            base,
+            output,
+        }),
+        Err(_) => {
+            let _ = child.kill();
+            let status = child.wait().expect("reaped");
+            // Its output ends with it: take all of it.
+            let _ = (out.join(), err.join());
+            Err(format!("{status}; its output:\n{}", output.text()))
+        }
+    }
 }
 
 /// Starts `portal serve` on `data` expecting it to refuse: how it exited and what it wrote to
 /// standard error. Fails the test if it is still running after `limit`.
 pub fn refused_portal(data: &Path, limit: Duration) -> (ExitStatus, String) {
-    let mut child = portal_serve(data, "1")
+    let mut child = portal_serve(Store::Data(data), "1", &[])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -283,6 +369,12 @@ pub struct Events {
 impl Events {
     /// The next event, or `None` when the stream ends.
     pub async fn next(&mut self) -> Option<(u64, TurnEvent)> {
+        self.try_next().await.expect("stream chunk")
+    }
+
+    /// The next event, `None` when the stream ends, or the error that broke the connection (its
+    /// server was stopped).
+    pub async fn try_next(&mut self) -> reqwest::Result<Option<(u64, TurnEvent)>> {
         loop {
             if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
                 let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
@@ -290,10 +382,12 @@ impl Events {
                 if !frame.contains("data:") {
                     continue;
                 }
-                return Some(parse(&frame));
+                return Ok(Some(parse(&frame)));
             }
-            let chunk = self.body.next().await?.expect("stream chunk");
-            self.buffer.extend_from_slice(&chunk);
+            let Some(chunk) = self.body.next().await else {
+                return Ok(None);
+            };
+            self.buffer.extend_from_slice(&chunk?);
         }
     }
 }
@@ -326,4 +420,50 @@ pub fn streamed_text(events: &[(u64, TurnEvent)], message: usize, block: usize) 
             _ => None,
         })
         .collect()
+}
+
+/// The same turn read twice: every event but the deltas with the same id, and the same text in
+/// every block, however it was split into deltas.
+pub fn assert_same_content(a: &[(u64, TurnEvent)], b: &[(u64, TurnEvent)]) {
+    let structure = |events: &[(u64, TurnEvent)]| -> Vec<(u64, TurnEvent)> {
+        events
+            .iter()
+            .filter(|(_, e)| !matches!(e, TurnEvent::Delta { .. }))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(structure(a), structure(b));
+    assert_eq!(texts(a), texts(b));
+}
+
+/// The text each block's deltas carry, by message and block.
+pub fn texts(events: &[(u64, TurnEvent)]) -> std::collections::BTreeMap<(usize, usize), String> {
+    let mut texts = std::collections::BTreeMap::<(usize, usize), String>::new();
+    for (_, event) in events {
+        if let TurnEvent::Delta {
+            message,
+            block,
+            text,
+        } = event
+        {
+            texts.entry((*message, *block)).or_default().push_str(text);
+        }
+    }
+    texts
+}
+
+/// Asks `probe` every 50 ms until it answers something, and returns that and how long it took;
+/// fails the test, naming `what`, if it has not after `limit`.
+pub async fn until<T, F>(what: &str, limit: Duration, mut probe: impl FnMut() -> F) -> (T, Duration)
+where
+    F: std::future::Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(found) = probe().await {
+            return (found, started.elapsed());
+        }
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
