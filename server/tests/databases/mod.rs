@@ -44,9 +44,11 @@ impl Database {
             "test_{}",
             bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
         );
-        client(&server)
-            .batch_execute(&format!("CREATE SCHEMA {schema}"))
-            .expect("the test schema is made");
+        with_client(&server, |client| {
+            client
+                .batch_execute(&format!("CREATE SCHEMA {schema}"))
+                .expect("the test schema is made")
+        });
         let separator = if server.contains('?') { '&' } else { '?' };
         let url = format!("{server}{separator}options=-c%20search_path%3D{schema}");
         Some(Database::Postgres {
@@ -54,6 +56,14 @@ impl Database {
             url,
             schema,
         })
+    }
+
+    /// The URL `portal serve --database` takes for this database.
+    pub fn url(&self) -> String {
+        match self {
+            Database::Sqlite(dir) => format!("sqlite://{}", dir.path().display()),
+            Database::Postgres { url, .. } => url.clone(),
+        }
     }
 
     /// Which database this is, for messages.
@@ -88,13 +98,12 @@ impl Database {
                     .query_row(sql, [], |row| row.get(0))
                     .expect("the count")
             }
-            Database::Postgres { server, schema, .. } => {
-                let mut client = client(server);
+            Database::Postgres { server, schema, .. } => with_client(server, |client| {
                 client
                     .batch_execute(&format!("SET search_path = {schema}"))
                     .expect("search path");
                 client.query_one(sql, &[]).expect("the count").get(0)
-            }
+            }),
         }
     }
 
@@ -115,13 +124,13 @@ impl Database {
                     .pragma_update(None, "user_version", version)
                     .expect("the version is set");
             }
-            Database::Postgres { server, schema, .. } => {
-                client(server)
+            Database::Postgres { server, schema, .. } => with_client(server, |client| {
+                client
                     .batch_execute(&format!(
                         "UPDATE {schema}.portal_schema SET version = {version}"
                     ))
-                    .expect("the version is set");
-            }
+                    .expect("the version is set")
+            }),
         }
     }
 }
@@ -129,13 +138,32 @@ impl Database {
 impl Drop for Database {
     fn drop(&mut self) {
         if let Database::Postgres { server, schema, .. } = self {
-            let _ = client(server).batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+            let _ = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        postgres::Client::connect(server, postgres::NoTls)?
+                            .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+                    })
+                    .join()
+            });
         }
     }
 }
 
-fn client(url: &str) -> postgres::Client {
-    postgres::Client::connect(url, postgres::NoTls).expect("the test PostgreSQL answers")
+/// Runs `work` with a connection of the harness's own to the server at `url`. The blocking
+/// client runs a runtime of its own, which may not start on an async test's thread, so `work`
+/// runs on a thread of its own.
+fn with_client<T: Send>(url: &str, work: impl FnOnce(&mut postgres::Client) -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let mut client = postgres::Client::connect(url, postgres::NoTls)
+                    .expect("the test PostgreSQL answers");
+                work(&mut client)
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 /// Makes each named test function (`fn name(db: &Database)`) a test on SQLite (`sqlite::name`)
