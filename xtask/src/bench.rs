@@ -1,5 +1,6 @@
 //! `cargo xtask bench`: performance is measured here, never in timed tests. The criterion benches
-//! of core, the server's load bench (200 conversations streaming at once), the conversation list
+//! of core, the server's load bench (200 conversations streaming at once), two replicas on
+//! PostgreSQL under 2 × 500 streams next to one on SQLite, the conversation list
 //! at 10,000 conversations (the server's benches are given a throwaway PostgreSQL in
 //! `PORTAL_TEST_POSTGRES`, `postgres.rs`), then the browser playout bench, which writes
 //! `target/bench/playout.json` and prints a table (`docs/bench.md`).
@@ -31,6 +32,12 @@ pub fn all() -> anyhow::Result<()> {
         "Benchmarking the server under load (200 conversations streaming at once)",
         "cargo",
         &["bench", "-p", "portal-server", "--bench", "load"],
+        &postgres_env,
+    )?;
+    run::step_with_env(
+        "Benchmarking replicas (2 replicas on PostgreSQL × 500 streams, next to 1 on SQLite)",
+        "cargo",
+        &["bench", "-p", "portal-server", "--bench", "replicas"],
         &postgres_env,
     )?;
     run::step_with_env(
