@@ -20,6 +20,10 @@ const APT_PACKAGES: &[&str] = &[
 /// use (`postgres.rs`). Their programs live in /usr/lib/postgresql/15/bin, off PATH.
 const POSTGRES_PACKAGES: &[&str] = &["postgresql-15", "postgresql-client-15"];
 
+/// Debian's nginx, which `server/tests/proxy.rs` runs in front of two replicas with the shipped
+/// `docs/deploy/nginx.conf`. Its program is /usr/sbin/nginx.
+const PROXY_PACKAGES: &[&str] = &["nginx"];
+
 /// Tools installed with `cargo install`: (crate, binary, version, version line, extra flags).
 /// wasm-bindgen-cli must equal the workspace's `wasm-bindgen = "=0.2.130"`, or Trunk and
 /// wasm-pack try to download their own, which fails here.
@@ -37,9 +41,9 @@ const CARGO_TOOLS: &[(&str, &str, &str, &str, &[&str])] = &[
 
 pub fn all() -> anyhow::Result<()> {
     wasm_target()?;
-    let debian: Vec<&str> = [APT_PACKAGES, POSTGRES_PACKAGES].concat();
+    let debian: Vec<&str> = [APT_PACKAGES, POSTGRES_PACKAGES, PROXY_PACKAGES].concat();
     apt_packages(
-        "Chromium, ChromeDriver, fonts and PostgreSQL 15 are installed",
+        "Chromium, ChromeDriver, fonts, PostgreSQL 15 and nginx are installed",
         &debian,
     )?;
     postgres_found()?;

@@ -36,6 +36,8 @@ pub struct Replica {
     earlier: String,
     url: String,
     pace: String,
+    /// The flags it was started with beyond the lease.
+    more: Vec<String>,
 }
 
 impl Replica {
@@ -43,15 +45,20 @@ impl Replica {
     /// model at `pace` and the lease [`LEASE`]; fails the test, with its output, if it does not
     /// start serving.
     pub fn start(name: &'static str, url: &str, pace: &str) -> Replica {
+        Replica::start_with(name, url, pace, &[])
+    }
+
+    /// [`Replica::start`] with `more` flags, such as `--config DIR`.
+    pub fn start_with(name: &'static str, url: &str, pace: &str, more: &[&str]) -> Replica {
         let lease = LEASE.as_secs().to_string();
-        let spawned = spawn_portal_with(
-            Store::Database(url),
-            pace,
-            &["--turn-lease-seconds", &lease],
-        )
-        .unwrap_or_else(|output| {
-            panic!("replica {name} did not start on the shared database: {output}")
-        });
+        let flags: Vec<&str> = ["--turn-lease-seconds", &lease]
+            .into_iter()
+            .chain(more.iter().copied())
+            .collect();
+        let spawned =
+            spawn_portal_with(Store::Database(url), pace, &flags).unwrap_or_else(|output| {
+                panic!("replica {name} did not start on the shared database: {output}")
+            });
         Replica {
             name,
             server: Server::at(spawned.base),
@@ -60,6 +67,7 @@ impl Replica {
             earlier: String::new(),
             url: url.to_string(),
             pace: pace.to_string(),
+            more: more.iter().map(|flag| flag.to_string()).collect(),
         }
     }
 
@@ -81,7 +89,8 @@ impl Replica {
     pub fn restart(&mut self) {
         self.kill();
         let earlier = format!("{}{}--- restarted ---\n", self.earlier, self.output.text());
-        let mut restarted = Replica::start(self.name, &self.url, &self.pace);
+        let more: Vec<&str> = self.more.iter().map(String::as_str).collect();
+        let mut restarted = Replica::start_with(self.name, &self.url, &self.pace, &more);
         restarted.earlier = earlier;
         *self = restarted;
     }
@@ -119,10 +128,15 @@ impl Pair {
     /// Starts both with the demo model at `pace`; `None` (with a note) when the tests have no
     /// PostgreSQL (`PORTAL_TEST_POSTGRES`), unless `PORTAL_REQUIRE_POSTGRES` is set, which fails.
     pub fn start(pace: &str) -> Option<Pair> {
+        Pair::start_with(pace, &[])
+    }
+
+    /// [`Pair::start`] with `more` flags for both replicas.
+    pub fn start_with(pace: &str, more: &[&str]) -> Option<Pair> {
         let database = Database::postgres()?;
         let url = database.url();
-        let a = Replica::start("A", &url, pace);
-        let b = Replica::start("B", &url, pace);
+        let a = Replica::start_with("A", &url, pace, more);
+        let b = Replica::start_with("B", &url, pace, more);
         Some(Pair { a, b, database })
     }
 }
