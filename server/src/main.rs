@@ -96,6 +96,11 @@ enum Command {
         /// change state must come from this origin.
         #[arg(long, value_parser = portal_server::sessions::parse_public_url)]
         public_url: Option<String>,
+        /// A proxy in front of the portal (an address, or a network such as 10.0.0.0/24; give
+        /// it once per proxy): failed sign-ins from its connections are counted against the
+        /// client its `X-Forwarded-For` names, not against the proxy (docs/deploy.md).
+        #[arg(long = "trusted-proxy", value_name = "ADDRESS", value_parser = portal_server::sessions::parse_trusted_proxy)]
+        trusted_proxies: Vec<ipnet::IpNet>,
     },
     /// Add users and set their passwords in a configuration directory (docs/identity.md).
     User {
@@ -212,6 +217,7 @@ async fn main() -> anyhow::Result<()> {
             turn_lease_seconds,
             session_lifetime,
             public_url,
+            trusted_proxies,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -266,6 +272,7 @@ async fn main() -> anyhow::Result<()> {
                 sessions: portal_server::sessions::SessionConfig {
                     lifetime: session_lifetime,
                     public_origin: public_url,
+                    trusted_proxies,
                 },
             };
             let server = portal_server::Server::open(&config)?;

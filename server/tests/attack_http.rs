@@ -214,6 +214,15 @@ async fn security_headers_are_on_api_static_error_refusal_and_event_stream_answe
     for (what, response, status) in answers {
         assert_eq!(response.status().as_u16(), status, "{what}");
         assert_security_headers(what, response.headers());
+        // Only the event stream asks proxies not to buffer it (docs/deploy.md).
+        assert_eq!(
+            response
+                .headers()
+                .get("x-accel-buffering")
+                .map(|v| v.as_bytes()),
+            (what == "event stream").then_some(b"no".as_slice()),
+            "{what}"
+        );
     }
 }
 

@@ -12,7 +12,7 @@ mod common;
 mod databases;
 mod replica_support;
 
-use std::net::TcpListener;
+use std::net::{IpAddr, Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,6 +28,9 @@ use serde_json::json;
 const SHIPPED: &str = include_str!("../../docs/deploy/nginx.conf");
 
 const PASSWORD: &str = "correct horse battery";
+/// Where the tests' clients connect to nginx from: not 127.0.0.1, which is nginx's own address
+/// towards the replicas.
+const CLIENT: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3));
 
 /// How long nginx may take to log a request it answered.
 const LOGGED: Duration = Duration::from_secs(5);
@@ -211,7 +214,12 @@ impl Deployment {
         std::fs::write(agents.join("assistant.toml"), "name = \"Assistant\"\n")
             .expect("agent written");
         let config_dir = config.path().to_str().expect("a UTF-8 path");
-        let pair = Pair::start_with(pace, &["--config", config_dir])?;
+        // nginx reaches the replicas from 127.0.0.1; the tests' clients connect to it from
+        // other loopback addresses, so the replicas can tell the proxy from its clients.
+        let pair = Pair::start_with(
+            pace,
+            &["--config", config_dir, "--trusted-proxy", "127.0.0.1"],
+        )?;
         let nginx = Nginx::start(&program, &[&pair.a.server.base, &pair.b.server.base]).await;
         Some(Deployment {
             nginx,
@@ -222,10 +230,18 @@ impl Deployment {
 
     /// Signs alice in through nginx as the portal's page does, and returns the answer.
     async fn sign_in(&self, password: &str) -> reqwest::Response {
-        reqwest::Client::new()
+        self.sign_in_from(CLIENT, "alice", password).await
+    }
+
+    /// Signs `user` of acme in through nginx from the client at `client`.
+    async fn sign_in_from(&self, client: IpAddr, user: &str, password: &str) -> reqwest::Response {
+        reqwest::Client::builder()
+            .local_address(client)
+            .build()
+            .expect("a client")
             .post(format!("{}/api/session", self.nginx.base))
             .header(ORIGIN, &self.nginx.base)
-            .json(&json!({ "organisation": "acme", "user": "alice", "password": password }))
+            .json(&json!({ "organisation": "acme", "user": user, "password": password }))
             .send()
             .await
             .expect("answered")
@@ -476,5 +492,53 @@ async fn a_sign_in_cookie_works_through_the_proxy_on_either_replica() {
     }
     deployment
         .assert_both_answered("GET /api/conversations 401", 2)
+        .await;
+}
+
+// Behind nginx every connection to a replica comes from nginx. Trusting it (`--trusted-proxy`),
+// the replicas count failed sign-ins against the client nginx names in `X-Forwarded-For`: a
+// guesser waits, and everyone else signs in, on both replicas; what the guesser writes into
+// `X-Forwarded-For` itself does not free it.
+#[tokio::test]
+async fn a_guesser_behind_the_proxy_waits_and_does_not_lock_out_anyone_else() {
+    let Some(deployment) = Deployment::start("0").await else {
+        return;
+    };
+    let guesser: IpAddr = "127.0.0.2".parse().expect("an address");
+    // Five failures on each replica (nginx alternates), for a user who does not exist.
+    for _ in 0..10 {
+        let answer = deployment.sign_in_from(guesser, "nobody", "guess").await;
+        assert_eq!(answer.status(), StatusCode::UNAUTHORIZED);
+    }
+    for _ in 0..2 {
+        let answer = deployment.sign_in_from(guesser, "alice", PASSWORD).await;
+        assert_eq!(
+            answer.status(),
+            StatusCode::TOO_MANY_REQUESTS,
+            "the guesser waits"
+        );
+        let spoofed = reqwest::Client::builder()
+            .local_address(guesser)
+            .build()
+            .expect("a client")
+            .post(format!("{}/api/session", deployment.nginx.base))
+            .header(ORIGIN, &deployment.nginx.base)
+            .header("X-Forwarded-For", "198.51.100.1")
+            .json(&json!({ "organisation": "acme", "user": "alice", "password": PASSWORD }))
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(
+            spoofed.status(),
+            StatusCode::TOO_MANY_REQUESTS,
+            "naming another address does not free the guesser"
+        );
+    }
+    for _ in 0..2 {
+        let answer = deployment.sign_in_from(CLIENT, "alice", PASSWORD).await;
+        assert_eq!(answer.status(), StatusCode::OK, "another client signs in");
+    }
+    deployment
+        .assert_both_answered("POST /api/session 200", 2)
         .await;
 }

@@ -763,3 +763,70 @@ async fn guesses_sent_all_at_once_are_throttled_like_guesses_one_after_another()
         "{checked} guesses were checked: {answers:?}"
     );
 }
+
+/// Signs `user` of acme in with `password`, through a proxy that says the client is `client`.
+async fn sign_in_forwarded_for(
+    portal: &Portal,
+    client: &str,
+    user: &str,
+    password: &str,
+) -> StatusCode {
+    portal
+        .client
+        .post(portal.url("/api/session"))
+        .header(ORIGIN, portal.origin())
+        .header("X-Forwarded-For", client)
+        .json(&json!({ "organisation": "acme", "user": user, "password": password }))
+        .send()
+        .await
+        .expect("answer")
+        .status()
+}
+
+// Behind a trusted proxy (`--trusted-proxy`), failed sign-ins count against the client the proxy
+// names, so one guesser cannot lock out everyone else behind the same proxy; a connection that is
+// not from a trusted proxy cannot name another address to escape its own count.
+#[tokio::test]
+async fn behind_a_trusted_proxy_failures_count_against_the_client_it_names() {
+    let behind_proxy = start(portal_server::sessions::SessionConfig {
+        trusted_proxies: vec![portal_server::sessions::parse_trusted_proxy("127.0.0.1").unwrap()],
+        ..Default::default()
+    })
+    .await;
+    for _ in 0..5 {
+        let status = sign_in_forwarded_for(&behind_proxy, "198.51.100.1", "nobody", "guess").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(
+        sign_in_forwarded_for(&behind_proxy, "198.51.100.1", "bob", PASSWORD).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the guesser's address waits"
+    );
+    assert_eq!(
+        sign_in_forwarded_for(&behind_proxy, "198.51.100.2", "bob", PASSWORD).await,
+        StatusCode::OK,
+        "another client behind the same proxy signs in"
+    );
+    assert_eq!(
+        sign_in_forwarded_for(
+            &behind_proxy,
+            "198.51.100.2, 198.51.100.1",
+            "alice",
+            PASSWORD
+        )
+        .await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "what a client writes into the header is left of the address the proxy adds"
+    );
+
+    let direct = start(Default::default()).await;
+    for _ in 0..5 {
+        let status = sign_in_forwarded_for(&direct, "198.51.100.1", "nobody", "guess").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(
+        sign_in_forwarded_for(&direct, "198.51.100.2", "bob", PASSWORD).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "without trusted proxies the header names nobody"
+    );
+}

@@ -62,10 +62,17 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Resp
     if origin::from_another_site(request.headers(), public_origin) {
         return Err(ApiError::cross_site());
     }
-    let client = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(address)| address.ip());
+    let client =
+        request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(address)| {
+                sessions::client_address(
+                    address.ip(),
+                    request.headers(),
+                    &state.sessions.config().trusted_proxies,
+                )
+            });
     let body = axum::body::to_bytes(request.into_body(), 64 * 1024)
         .await
         .unwrap_or_else(|_| Bytes::new());

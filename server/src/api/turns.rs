@@ -7,10 +7,11 @@ use std::convert::Infallible;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 use portal_core::effort::Effort;
 use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
 use serde::{Deserialize, Serialize};
@@ -134,7 +135,7 @@ async fn events(
     headers: HeaderMap,
     TurnPath { id, turn }: TurnPath,
     Query(after): Query<After>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+) -> Result<impl IntoResponse, ApiError> {
     let conversation = state.conversation(&caller, &id).await?;
     let seen = last_seen(&headers, after.after.as_deref())?;
     let log = state
@@ -156,12 +157,18 @@ async fn events(
     let stream = log.read_from(seen, streams.idle).map(move |(id, event)| {
         let _open = &open;
         let data = serde_json::to_string(&event).unwrap_or_default();
-        Ok(Event::default()
-            .id(id.to_string())
-            .event(event.name())
-            .data(data))
+        Ok::<_, Infallible>(
+            Event::default()
+                .id(id.to_string())
+                .event(event.name())
+                .data(data),
+        )
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(streams.heartbeat)))
+    // A proxy that buffers answers (nginx does by default) would hold the events back.
+    Ok((
+        [("x-accel-buffering", "no")],
+        Sse::new(stream).keep_alive(KeepAlive::new().interval(streams.heartbeat)),
+    ))
 }
 
 /// The id of the last event the reader has: `Last-Event-ID` (what a browser sends when it

@@ -7,6 +7,7 @@
 //! passwords beyond asking [`Identity::check_password`], so another way of proving who someone
 //! is (single sign-on) can start a session through [`Sessions::start`] later.
 
+mod forwarded;
 pub mod origin;
 mod throttle;
 
@@ -23,6 +24,7 @@ use tokio::sync::Semaphore;
 use crate::identity::{Caller, Identity};
 use crate::storage::{AsyncStorage, Owner, StorageError, StoredSession};
 
+pub use forwarded::{client_address, parse_trusted_proxy};
 pub use throttle::{FAILURES, Throttle, WINDOW};
 
 /// The session cookie's name.
@@ -44,6 +46,9 @@ pub struct SessionConfig {
     /// The origin the portal is served at (`--public-url`), when known: cross-site checks compare
     /// with it, and an `https` origin makes the cookie `Secure`.
     pub public_origin: Option<String>,
+    /// The proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`), for the failed
+    /// sign-in counts.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl Default for SessionConfig {
@@ -51,6 +56,7 @@ impl Default for SessionConfig {
         SessionConfig {
             lifetime: DEFAULT_LIFETIME,
             public_origin: None,
+            trusted_proxies: Vec::new(),
         }
     }
 }
