@@ -93,6 +93,8 @@ struct Measured {
     firsts: Vec<Duration>,
     /// Each replica's resident memory idle and at its peak, in KiB.
     memory: Vec<(u64, u64)>,
+    /// The CPU time each replica used for the run.
+    cpu: Vec<Duration>,
     problems: Vec<String>,
 }
 
@@ -105,6 +107,7 @@ fn measure(
     routes: Vec<Route>,
 ) -> Measured {
     let idle: Vec<u64> = servers.iter().map(|s| s.memory().0).collect();
+    let cpu_before: Vec<Duration> = servers.iter().map(Server::cpu).collect();
     let started = Instant::now();
     let outcomes = runtime.block_on(converse_all(routes));
     let run = started.elapsed();
@@ -113,12 +116,18 @@ fn measure(
         .zip(idle)
         .map(|(server, idle)| (idle, server.memory().1))
         .collect();
+    let cpu = servers
+        .iter()
+        .zip(cpu_before)
+        .map(|(server, before)| server.cpu().saturating_sub(before))
+        .collect();
     Measured {
         label: label.to_string(),
         streams,
         run,
         firsts: first_events(&outcomes),
         memory,
+        cpu,
         problems: outcomes.into_iter().flat_map(|o| o.problems).collect(),
     }
 }
@@ -219,6 +228,13 @@ fn report(options: &Options, measured: &[Measured]) {
         m.memory
             .iter()
             .map(|(idle, peak)| format!("{:.1} → {:.1} MiB", mib(*idle), mib(*peak)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    row("CPU time per replica", &|m| {
+        m.cpu
+            .iter()
+            .map(|cpu| format!("{:.1} s", cpu.as_secs_f64()))
             .collect::<Vec<_>>()
             .join(", ")
     });

@@ -103,6 +103,23 @@ impl Server {
     }
 }
 
+impl Server {
+    /// The CPU time the server has used so far (user and system), from `/proc`.
+    pub fn cpu(&self) -> Duration {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // The fields after the command's name, which ends with the last `)`, start with the
+        // state (field 3); utime and stime are fields 14 and 15, in clock ticks (100 a second).
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+        let ticks = field(14).unwrap_or(0) + field(15).unwrap_or(0);
+        Duration::from_millis(ticks * 10)
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
