@@ -708,6 +708,37 @@ fn a_database_from_a_newer_build_is_refused(db: &Database) {
     }
 }
 
+// Replicas started at once on an empty PostgreSQL database migrate it once between them: the
+// migrations take turns through an advisory lock, so none fails on a table another just made.
+#[test]
+fn replicas_starting_at_once_on_an_empty_postgres_database_migrate_it_once() {
+    let Some(db) = Database::postgres() else {
+        return;
+    };
+    let Database::Postgres { url, .. } = &db else {
+        unreachable!("Database::postgres makes a PostgreSQL database");
+    };
+    let starts = std::sync::Barrier::new(4);
+    std::thread::scope(|scope| {
+        let opened: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    starts.wait();
+                    portal_server::storage::PostgresStorage::connect(url).map(drop)
+                })
+            })
+            .collect();
+        for start in opened {
+            start
+                .join()
+                .expect("no panic")
+                .expect("every replica opens");
+        }
+    });
+    assert_eq!(db.schema_version(), 2);
+    assert_eq!(db.count("SELECT count(*) FROM portal_schema"), 1);
+}
+
 #[test]
 fn open_creates_the_data_folder() {
     let dir = TempDir::new().expect("temporary folder");
