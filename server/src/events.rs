@@ -373,13 +373,7 @@ impl TurnLog {
 
     /// Appends an event and wakes every reader. An empty delta carries nothing and is left out.
     pub fn push(&self, event: TurnEvent) {
-        let mut state = self.lock();
-        if let Some(publisher) = &mut state.publisher {
-            publisher.send(LogChange::Push(event.clone()));
-        }
-        state.push(event);
-        drop(state);
-        self.changed.send_replace(());
+        self.change(LogChange::Push(event), true);
     }
 
     /// From now on, every change is also sent to `outbox` for other replicas, numbered on from
@@ -403,9 +397,27 @@ impl TurnLog {
         state.publisher = Some(publisher);
     }
 
+    /// A log made of the changes another replica published, in order, from the first.
+    pub fn replayed(changes: Vec<LogChange>) -> Arc<Self> {
+        let log = TurnLog::new();
+        for change in changes {
+            log.apply(change);
+        }
+        log
+    }
+
     /// Makes a change another replica published, without publishing it again.
     pub fn apply(&self, change: LogChange) {
+        self.change(change, false);
+    }
+
+    /// Makes `change`, publishes it first when `publish` and the log is published, and wakes
+    /// every reader.
+    fn change(&self, change: LogChange, publish: bool) {
         let mut state = self.lock();
+        if publish && let Some(publisher) = &mut state.publisher {
+            publisher.send(change.clone());
+        }
         match change {
             LogChange::Push(event) => state.push(event),
             LogChange::Withdraw { mark, event } => state.withdraw(Mark(mark), event),
@@ -434,28 +446,17 @@ impl TurnLog {
     /// Withdraws the events published since `mark`, a model call's output that storage no
     /// longer holds (rule C2), and publishes `withdrawn` in their place.
     pub fn withdraw(&self, mark: Mark, withdrawn: TurnEvent) {
-        let mut state = self.lock();
-        if let Some(publisher) = &mut state.publisher {
-            publisher.send(LogChange::Withdraw {
-                mark: mark.0,
-                event: withdrawn.clone(),
-            });
-        }
-        state.withdraw(mark, withdrawn);
-        drop(state);
-        self.changed.send_replace(());
+        let change = LogChange::Withdraw {
+            mark: mark.0,
+            event: withdrawn,
+        };
+        self.change(change, true);
     }
 
     /// A run starts writing to the log: readers at its end wait for its events. The `turn_end`
     /// the run pushes when it stops or pauses ends that.
     pub fn resume(&self) {
-        let mut state = self.lock();
-        if let Some(publisher) = &mut state.publisher {
-            publisher.send(LogChange::Resume);
-        }
-        state.running = true;
-        drop(state);
-        self.changed.send_replace(());
+        self.change(LogChange::Resume, true);
     }
 
     /// The events after id `after`, as `(id, event)`. A delta read in part comes as the rest of

@@ -39,11 +39,8 @@ impl Replica {
         if let Some((log, _)) = mirrors.get(at) {
             return Ok(Some(Arc::clone(log)));
         }
-        let log = TurnLog::new();
         let next = changes.len() as u64;
-        for change in changes {
-            log.apply(change);
-        }
+        let log = TurnLog::replayed(changes);
         if next == 0 {
             // Running, with nothing published yet: its readers wait for its first changes.
             log.apply(crate::events::LogChange::Resume);

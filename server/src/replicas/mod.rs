@@ -123,11 +123,8 @@ impl Replica {
             log.publish_all(at.clone(), self.outbox.clone());
             return Ok(log);
         }
-        let log = TurnLog::new();
         let next = changes.len() as u64;
-        for change in changes {
-            log.apply(change);
-        }
+        let log = TurnLog::replayed(changes);
         log.publish(at.clone(), next, self.outbox.clone());
         Ok(log)
     }

@@ -364,15 +364,15 @@ impl Turns {
         resume: run::Resume,
         stored: Option<&Turn>,
     ) -> Result<(), TurnError> {
-        let given = match (&self.replica, stored) {
-            (Some(replica), stored) => {
+        let given = match &self.replica {
+            Some(replica) => {
                 replica.hold(&at).await?;
                 Some(match stored {
                     Some(stored) => replica.own_log(&at, stored).await?,
                     None => replica.fresh_log(&at),
                 })
             }
-            (None, _) => None,
+            None => None,
         };
         let (log, cancel) = self.live.running(&at, given, stored);
         tokio::spawn(run::run(Arc::clone(self), at, setup, log, cancel, resume));
