@@ -11,15 +11,18 @@
 //! memory idle and at its peak.
 //!
 //! Needs `PORTAL_TEST_POSTGRES` (`cargo xtask bench` gives it a throwaway PostgreSQL); it makes
-//! a schema of its own there and drops it at the end.
+//! a schema of its own there as the storage tests do (`tests/databases`), dropped at the end.
 //!
 //! `cargo bench -p portal-server --bench replicas [-- --streams-per-replica N --pace F]`; run by
 //! `cargo xtask bench`, never by CI.
 
 use std::time::{Duration, Instant};
 
+#[path = "../tests/databases/mod.rs"]
+mod databases;
 mod streams;
 
+use databases::Database;
 use streams::{Route, Server, converse_all, first_events, percentile};
 
 /// The replicas' turn lease: short, so a bench that dies leaves nothing running for long.
@@ -49,40 +52,6 @@ fn options() -> Options {
         }
     }
     options
-}
-
-/// A schema of its own on the PostgreSQL at `server`, dropped with it.
-struct Schema {
-    server: String,
-    name: String,
-    url: String,
-}
-
-impl Schema {
-    fn make(server: &str) -> Schema {
-        let name = format!("bench_replicas_{}", std::process::id());
-        let mut client = postgres::Client::connect(server, postgres::NoTls)
-            .expect("the bench's PostgreSQL answers");
-        client
-            .batch_execute(&format!(
-                "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
-            ))
-            .expect("the bench's schema is made");
-        let separator = if server.contains('?') { '&' } else { '?' };
-        Schema {
-            server: server.to_string(),
-            url: format!("{server}{separator}options=-c%20search_path%3D{name}"),
-            name,
-        }
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        if let Ok(mut client) = postgres::Client::connect(&self.server, postgres::NoTls) {
-            let _ = client.batch_execute(&format!("DROP SCHEMA {} CASCADE", self.name));
-        }
-    }
 }
 
 /// What one setup measured.
@@ -134,13 +103,6 @@ fn measure(
 
 fn main() {
     let options = options();
-    let Ok(postgres) = std::env::var("PORTAL_TEST_POSTGRES") else {
-        eprintln!(
-            "replicas: PORTAL_TEST_POSTGRES is not set; run `cargo xtask bench`, or \
-             `cargo xtask postgres` and export what it prints"
-        );
-        std::process::exit(1);
-    };
     let per_replica = options.streams_per_replica;
     let total = per_replica * 2;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -160,12 +122,18 @@ fn main() {
         )
     };
 
-    let schema = Schema::make(&postgres);
+    let Some(database) = Database::postgres() else {
+        eprintln!(
+            "replicas: run `cargo xtask bench`, or `cargo xtask postgres` and export what it prints"
+        );
+        std::process::exit(1);
+    };
+    let url = database.url();
     let replicas = {
         let flags = ["--turn-lease-seconds", LEASE_SECONDS];
         let start = || {
             Server::start_on_database(
-                &schema.url,
+                &url,
                 options.pace,
                 per_replica.saturating_mul(2).max(1),
                 &flags,
@@ -192,7 +160,7 @@ fn main() {
             routes,
         )
     };
-    drop(schema);
+    drop(database);
 
     report(&options, &[sqlite, replicas]);
 }

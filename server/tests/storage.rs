@@ -715,16 +715,14 @@ fn replicas_starting_at_once_on_an_empty_postgres_database_migrate_it_once() {
     let Some(db) = Database::postgres() else {
         return;
     };
-    let Database::Postgres { url, .. } = &db else {
-        unreachable!("Database::postgres makes a PostgreSQL database");
-    };
+    let url = db.url();
     let starts = std::sync::Barrier::new(4);
     std::thread::scope(|scope| {
         let opened: Vec<_> = (0..4)
             .map(|_| {
                 scope.spawn(|| {
                     starts.wait();
-                    portal_server::storage::PostgresStorage::connect(url).map(drop)
+                    portal_server::storage::PostgresStorage::connect(&url).map(drop)
                 })
             })
             .collect();
