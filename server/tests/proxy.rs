@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Server, assert_same_content, until};
+use common::{Server, assert_same_content, session_cookie, until};
 use portal_core::TurnStatus;
 use replica_support::{HUNG, Pair, Timed, end_status, read_to_end, read_until_text, untimed};
-use reqwest::StatusCode;
-use reqwest::header::{COOKIE, HeaderMap, HeaderValue, ORIGIN, SET_COOKIE};
+use reqwest::header::{COOKIE, HeaderMap, HeaderValue, ORIGIN};
+use reqwest::{RequestBuilder, StatusCode};
 use serde_json::json;
 
 /// The configuration under test.
@@ -235,6 +235,14 @@ impl Deployment {
 
     /// Signs `user` of acme in through nginx from the client at `client`.
     async fn sign_in_from(&self, client: IpAddr, user: &str, password: &str) -> reqwest::Response {
+        self.sign_in_request(client, user, password)
+            .send()
+            .await
+            .expect("answered")
+    }
+
+    /// A sign-in as the portal's page sends it, through nginx from the client at `client`.
+    fn sign_in_request(&self, client: IpAddr, user: &str, password: &str) -> RequestBuilder {
         reqwest::Client::builder()
             .local_address(client)
             .build()
@@ -242,9 +250,6 @@ impl Deployment {
             .post(format!("{}/api/session", self.nginx.base))
             .header(ORIGIN, &self.nginx.base)
             .json(&json!({ "organisation": "acme", "user": user, "password": password }))
-            .send()
-            .await
-            .expect("answered")
     }
 
     /// A browser signed in through nginx: every request carries the session cookie and the
@@ -252,7 +257,10 @@ impl Deployment {
     async fn browser(&self) -> Server {
         let answer = self.sign_in(PASSWORD).await;
         assert_eq!(answer.status(), StatusCode::OK, "alice signs in");
-        let cookie = session_cookie(answer.headers()).expect("a session cookie");
+        let cookie = format!(
+            "portal_session={}",
+            session_cookie(answer.headers()).expect("a session cookie")
+        );
         let mut headers = HeaderMap::new();
         headers.insert(COOKIE, HeaderValue::from_str(&cookie).expect("a header"));
         headers.insert(
@@ -303,20 +311,6 @@ impl Deployment {
         }
     }
 }
-/// `portal_session=<id>` from a sign-in's `Set-Cookie`.
-fn session_cookie(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find_map(|v| {
-            v.split(';')
-                .next()
-                .filter(|pair| pair.starts_with("portal_session="))
-        })
-        .map(str::to_string)
-}
-
 // Through nginx a turn's events arrive as the turn streams, not when it ends: the first event is
 // read while most of the turn is still to come. A reader that drops the stream mid-turn and
 // reconnects with its Last-Event-ID (through nginx, so possibly to the other replica) gets the
@@ -517,14 +511,9 @@ async fn a_guesser_behind_the_proxy_waits_and_does_not_lock_out_anyone_else() {
             StatusCode::TOO_MANY_REQUESTS,
             "the guesser waits"
         );
-        let spoofed = reqwest::Client::builder()
-            .local_address(guesser)
-            .build()
-            .expect("a client")
-            .post(format!("{}/api/session", deployment.nginx.base))
-            .header(ORIGIN, &deployment.nginx.base)
+        let spoofed = deployment
+            .sign_in_request(guesser, "alice", PASSWORD)
             .header("X-Forwarded-For", "198.51.100.1")
-            .json(&json!({ "organisation": "acme", "user": "alice", "password": PASSWORD }))
             .send()
             .await
             .expect("answered");

@@ -10,8 +10,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{COOKIE, HeaderMap, ORIGIN, SET_COOKIE};
+use reqwest::header::{COOKIE, ORIGIN, SET_COOKIE};
 use serde_json::{Value, json};
+
+use common::session_cookie;
 
 const PASSWORD: &str = "correct horse battery";
 
@@ -79,13 +81,23 @@ impl Portal {
         user: &str,
         password: &str,
     ) -> reqwest::Response {
+        self.sign_in_request(organisation, user, password)
+            .send()
+            .await
+            .expect("answer")
+    }
+
+    /// A sign-in as the portal's page sends it.
+    fn sign_in_request(
+        &self,
+        organisation: &str,
+        user: &str,
+        password: &str,
+    ) -> reqwest::RequestBuilder {
         self.client
             .post(self.url("/api/session"))
             .header(ORIGIN, self.origin())
             .json(&json!({ "organisation": organisation, "user": user, "password": password }))
-            .send()
-            .await
-            .expect("answer")
     }
 
     async fn browser(&self, organisation: &str, user: &str) -> Browser<'_> {
@@ -149,17 +161,6 @@ impl Browser<'_> {
         }
         panic!("the turn did not end");
     }
-}
-
-/// The session id a response's `Set-Cookie` sets.
-fn session_cookie(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find_map(|v| v.strip_prefix("portal_session="))
-        .map(|v| v.split(';').next().unwrap_or_default().to_string())
-        .filter(|v| !v.is_empty())
 }
 
 fn set_cookie(response: &reqwest::Response) -> String {
@@ -772,11 +773,8 @@ async fn sign_in_forwarded_for(
     password: &str,
 ) -> StatusCode {
     portal
-        .client
-        .post(portal.url("/api/session"))
-        .header(ORIGIN, portal.origin())
+        .sign_in_request("acme", user, password)
         .header("X-Forwarded-For", client)
-        .json(&json!({ "organisation": "acme", "user": user, "password": password }))
         .send()
         .await
         .expect("answer")

@@ -467,3 +467,14 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The session id a response's `Set-Cookie` sets.
+pub fn session_cookie(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    headers
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|v| v.strip_prefix("portal_session="))
+        .map(|v| v.split(';').next().unwrap_or_default().to_string())
+        .filter(|v| !v.is_empty())
+}

@@ -149,11 +149,6 @@ pub fn untimed(events: &[Timed]) -> Vec<(u64, TurnEvent)> {
     events.iter().map(|(id, e, _)| (*id, e.clone())).collect()
 }
 
-/// Whether `event` is a turn's end with `status`.
-pub fn is_end(event: &TurnEvent, status: TurnStatus) -> bool {
-    matches!(event, TurnEvent::TurnEnd { status: s, .. } if *s == status)
-}
-
 /// The status a read ended with; fails the test if it did not end with a `turn_end`.
 pub fn end_status(events: &[(u64, TurnEvent)]) -> TurnStatus {
     match events.last() {
@@ -167,13 +162,11 @@ pub fn end_status(events: &[(u64, TurnEvent)]) -> TurnStatus {
 pub async fn read_to_end(server: &Server, id: &str, turn: u32, after: Option<u64>) -> Vec<Timed> {
     let mut stream = server.stream(id, turn, after).await;
     let mut read = Vec::new();
-    tokio::time::timeout(HUNG, async {
-        while let Some((at, event)) = stream.next().await {
-            read.push((at, event, Instant::now()));
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("the stream of turn {turn} did not end within {HUNG:?}: {read:?}"));
+    tokio::time::timeout(HUNG, read_rest(&mut stream, &mut read))
+        .await
+        .unwrap_or_else(|_| {
+            panic!("the stream of turn {turn} did not end within {HUNG:?}: {read:?}")
+        });
     read
 }
 
