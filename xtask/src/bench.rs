@@ -1,9 +1,9 @@
 //! `cargo xtask bench`: performance is measured here, never in timed tests. The criterion benches
 //! of core, the server's load bench (200 conversations streaming at once), two replicas on
-//! PostgreSQL under 2 × 500 streams next to one on SQLite, the conversation list
-//! at 10,000 conversations (the server's benches are given a throwaway PostgreSQL in
-//! `PORTAL_TEST_POSTGRES`, `postgres.rs`), then the browser playout bench, which writes
-//! `target/bench/playout.json` and prints a table (`docs/bench.md`).
+//! PostgreSQL under 2 × 500 streams next to one on SQLite (given a throwaway PostgreSQL in
+//! `PORTAL_TEST_POSTGRES`, `postgres.rs`), a call's prompt from storage, the conversation list at
+//! 10,000 conversations, then the browser playout bench, which writes `target/bench/playout.json`
+//! and prints a table (`docs/bench.md`).
 
 use crate::{build_web, postgres, run, setup};
 
@@ -25,28 +25,26 @@ pub fn all() -> anyhow::Result<()> {
             "3",
         ],
     )?;
-    // The server's benches get a throwaway PostgreSQL, stopped when they are done.
-    let postgres = postgres::Cluster::start()?;
-    let postgres_env = postgres.test_env();
-    run::step_with_env(
+    run::step(
         "Benchmarking the server under load (200 conversations streaming at once)",
         "cargo",
         &["bench", "-p", "portal-server", "--bench", "load"],
-        &postgres_env,
     )?;
+    // The replicas bench gets a throwaway PostgreSQL, stopped when it is done, failed or not.
+    let postgres = postgres::Cluster::start()?;
     run::step_with_env(
         "Benchmarking replicas (2 replicas on PostgreSQL × 500 streams, next to 1 on SQLite)",
         "cargo",
         &["bench", "-p", "portal-server", "--bench", "replicas"],
-        &postgres_env,
+        &postgres.test_env(),
     )?;
-    run::step_with_env(
+    drop(postgres);
+    run::step(
         "Benchmarking a call's prompt from storage (100 and 10,000 turns, rule M1)",
         "cargo",
         &["bench", "-p", "portal-server", "--bench", "prompt_window"],
-        &postgres_env,
     )?;
-    run::step_with_env(
+    run::step(
         "Benchmarking the conversation list (10,000 conversations)",
         "cargo",
         &[
@@ -56,9 +54,7 @@ pub fn all() -> anyhow::Result<()> {
             "--bench",
             "conversation_list",
         ],
-        &postgres_env,
     )?;
-    drop(postgres);
     build_web()?;
     run::step(
         "Building the server for the browser bench",

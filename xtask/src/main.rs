@@ -23,9 +23,10 @@ commands:
   package            setup, then build the npm package of portal-wasm into target/npm/portal-wasm,
                      pack target/npm/portal-wasm-<version>.tgz and check its size budgets
   demo [--port N]    setup, build the web app (release) and serve the portal (default port 8080)
-  bench              setup, criterion benchmarks of core, the server's benches (given a throwaway
-                     PostgreSQL in PORTAL_TEST_POSTGRES): the load bench and the conversation list
-                     at 10,000 conversations, then the browser playout bench: prose at 200 and
+  bench              setup, criterion benchmarks of core, the server's benches: the load bench,
+                     two replicas on a throwaway PostgreSQL (PORTAL_TEST_POSTGRES) next to one on
+                     SQLite, a call's prompt and the conversation list at 10,000 conversations,
+                     then the browser playout bench: prose at 200 and
                      2,000 characters a second, markdown at 2,000 (writes
                      target/bench/playout.json)
   fuzz [seconds]     every fuzz target for `seconds` each (default 60), seeded from the fixtures
@@ -108,11 +109,15 @@ fn test() -> anyhow::Result<()> {
             "warnings",
         ],
     )?;
-    // The native tests' PostgreSQL, kept through the end-to-end tests; dropping it stops it, on
-    // the error path too.
+    // The native tests' PostgreSQL; dropping it stops it, on the error path too.
     let postgres = postgres::Cluster::start()?;
-    let postgres_env = postgres.test_env();
-    run::step_with_env("Running native tests", "cargo", &["test"], &postgres_env)?;
+    run::step_with_env(
+        "Running native tests",
+        "cargo",
+        &["test"],
+        &postgres.test_env(),
+    )?;
+    drop(postgres);
     run::step_in(
         "Running wasm tests in headless Chromium",
         "wasm-pkg",
@@ -128,13 +133,11 @@ fn test() -> anyhow::Result<()> {
         "cargo",
         &["build", "-p", "portal-server"],
     )?;
-    run::step_with_env(
+    run::step(
         "Running browser end-to-end tests",
         "node",
         &["--test", "--test-concurrency=1", "tests/e2e/"],
-        &postgres_env,
     )?;
-    drop(postgres);
     println!("xtask: all checks passed");
     Ok(())
 }

@@ -236,13 +236,7 @@ impl Cluster {
         let started = Instant::now();
         let data = self.dir.join("data");
         if data.join("postmaster.pid").exists() {
-            self.runner.run(
-                "pg_ctl stop",
-                self.runner
-                    .command("pg_ctl")
-                    .args(["stop", "-m", "immediate", "-s", "-D"])
-                    .arg(&data),
-            )?;
+            self.runner.stop(&data)?;
         }
         fs::remove_dir_all(&data).with_context(|| format!("cannot remove {}", data.display()))?;
         println!(
@@ -275,6 +269,16 @@ struct Runner {
 }
 
 impl Runner {
+    /// Stops the cluster in `data` at once: it holds nothing worth a clean shutdown.
+    fn stop(&self, data: &Path) -> anyhow::Result<()> {
+        self.run(
+            "pg_ctl stop",
+            self.command("pg_ctl")
+                .args(["stop", "-m", "immediate", "-s", "-D"])
+                .arg(data),
+        )
+    }
+
     fn new() -> anyhow::Result<Runner> {
         let bin = bin_dir()?;
         let uid = run::first_line("id", &["-u"]).context("`id -u` failed")?;
@@ -414,14 +418,7 @@ fn remove_stale(base: &Path, runner: &Runner) {
                 "xtask: stopping the test PostgreSQL an earlier run left in {}",
                 data.display()
             );
-            let stopped = runner.run(
-                "pg_ctl stop",
-                runner
-                    .command("pg_ctl")
-                    .args(["stop", "-m", "immediate", "-s", "-D"])
-                    .arg(&data),
-            );
-            if let Err(e) = stopped {
+            if let Err(e) = runner.stop(&data) {
                 eprintln!("xtask: warning: {e:#}");
             }
         }
