@@ -9,13 +9,15 @@
 // the default is 200 2000 markdown:2000. Each run is repeated PORTAL_BENCH_REPEATS times (default
 // 3), each time in a fresh page, and judged on the median of each number across its repeats: one
 // run's slowest frames and its 1,000-character windows (16–30 frames each) vary too much on a
-// shared machine to judge a target on.
-// Needs the server (PORTAL_BIN, default target/debug/portal) and the Trunk build (PORTAL_DIST,
+// shared machine to judge a target on. PORTAL_BENCH_CHARS shortens the reply, and
+// PORTAL_BENCH_PROFILE=1 profiles each run's first repeat (tests/bench/profile.mjs), for work in
+// progress. Needs the server (PORTAL_BIN, default target/debug/portal) and the Trunk build (PORTAL_DIST,
 // default dist/).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPortal, launchBrowser, root } from '../e2e/portal.mjs';
+import { startProfile, topSelfTime } from './profile.mjs';
 import { markdownReply, proseReply } from './reply.mjs';
 
 const asked = process.argv.slice(2).map((arg) => {
@@ -26,6 +28,8 @@ const asked = process.argv.slice(2).map((arg) => {
 const planned = asked.length > 0 ? asked
   : [{ rate: 200, markdown: false }, { rate: 2000, markdown: false }, { rate: 2000, markdown: true }];
 const REPEATS = Math.max(1, Number(process.env.PORTAL_BENCH_REPEATS ?? 3) || 1);
+/** Profile each run's first repeat (tests/bench/profile.mjs). */
+const PROFILE = Boolean(process.env.PORTAL_BENCH_PROFILE);
 const label = ({ rate, markdown }) => `${markdown ? 'markdown ' : ''}${rate} chars/s`;
 /** How many characters (grapheme clusters) the first and the last window hold. */
 const WINDOW_CHARS = 1000;
@@ -38,8 +42,9 @@ const FRAME_JITTER_MS = 1;
 const DOM_EVERY_FRAMES = 120;
 /** The recorder scrolls the live end into view this often, as a reader follows it. */
 const SCROLL_EVERY_MS = 250;
-/** The reply's length in characters (grapheme clusters). */
-const REPLY_CHARS = 50_000;
+/** The reply's length in characters (grapheme clusters). PORTAL_BENCH_CHARS shortens it for a
+ * quick comparison while working; the targets are judged on the whole 50,000. */
+const REPLY_CHARS = Math.max(5_000, Number(process.env.PORTAL_BENCH_CHARS ?? 50_000) || 50_000);
 /** How many times over the stream the main thread's times are sampled, for the cost over the reply. */
 const SERIES_POINTS = 25;
 
@@ -225,7 +230,7 @@ function readMetrics({ metrics }) {
   };
 }
 
-async function benchRun(browser, url, { rate, markdown }) {
+async function benchRun(browser, url, { rate, markdown }, profile) {
   const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
   page.on('console', (message) => { if (message.type() === 'error') console.error(`page: ${message.text()}`); });
   page.on('pageerror', (error) => console.error(`page: ${error}`));
@@ -249,6 +254,7 @@ async function benchRun(browser, url, { rate, markdown }) {
   await page.addInitScript((text) => { window.portalBenchReply = text; }, reply);
   await page.goto(`${url}/?bench=${rate}${markdown ? '&reply=markdown' : ''}`);
   await page.waitForFunction(() => window.__benchRecorder?.thresholds);
+  const stopProfile = profile ? await startProfile(cdp) : null;
   samples.start = readMetrics(await cdp.send('Performance.getMetrics'));
   if (await page.evaluate(() => window.portalBench.arrivals.length > 0)) {
     throw new Error('the stream started before the first measurement; raise START_DELAY_MS in web/src/bench.rs');
@@ -274,6 +280,14 @@ async function benchRun(browser, url, { rate, markdown }) {
   } finally {
     clearTimeout(timer);
     clearInterval(sampler);
+  }
+  if (stopProfile) {
+    const written = await stopProfile();
+    const out = join(root, 'target', 'bench');
+    mkdirSync(out, { recursive: true });
+    const file = join(out, `${label({ rate, markdown }).replaceAll(' ', '-').replace('/', '')}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(written));
+    console.log([`bench: profiled into ${file}`, ...topSelfTime(written)].join('\n'));
   }
   await page.waitForTimeout(500);
   const result = await page.evaluate((markdown) => {
@@ -560,11 +574,11 @@ try {
   browser = await launchBrowser();
   const runs = [];
   for (const plan of planned) {
-    console.log(`bench: streaming 50,000 characters of ${plan.markdown ? 'markdown' : 'prose'} at ${plan.rate} characters a second…`);
+    console.log(`bench: streaming ${REPLY_CHARS.toLocaleString('en')} characters of ${plan.markdown ? 'markdown' : 'prose'} at ${plan.rate} characters a second…`);
     const repeats = [];
     for (let repeat = 0; repeat < REPEATS; repeat += 1) {
       const before = cpuTimes();
-      const run = await benchRun(browser, portal.url, plan);
+      const run = await benchRun(browser, portal.url, plan, PROFILE && repeat === 0);
       const after = cpuTimes();
       run.machineBusy = round((after.busy - before.busy) / (after.total - before.total), 3);
       repeats.push(run);
@@ -585,6 +599,7 @@ try {
   if (runs.some((r) => r.machineBusy > BUSY_MACHINE)) {
     console.log('note: other work competed for the CPU; frame times and intervals may be inflated\n');
   }
+  if (REPLY_CHARS !== 50_000) console.log('note: a shortened reply (PORTAL_BENCH_CHARS); the targets are for 50,000 characters\n');
   for (const { target, run, met } of report.targets) {
     console.log(`${met ? 'met   ' : 'MISSED'}  ${target} (${run})`);
   }
