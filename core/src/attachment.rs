@@ -386,9 +386,14 @@ fn progress(doc: &Document) -> String {
 
 /// Page numbers as sorted ranges: `3, 7–9, 12`.
 fn page_ranges(pages: &[u32]) -> String {
-    let mut sorted = pages.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
+    // Each page put in its place as it comes: the lists are short, and a sort would bring the
+    // standard library's sorting code into the web app (3 KB) for them alone.
+    let mut sorted: Vec<u32> = Vec::with_capacity(pages.len());
+    for &page in pages {
+        if let Err(at) = sorted.binary_search(&page) {
+            sorted.insert(at, page);
+        }
+    }
     let mut ranges: Vec<String> = Vec::new();
     let mut i = 0;
     while i < sorted.len() {
