@@ -32,7 +32,8 @@ test('r7_r8_r10 a sent message plays out, settles to plain text and reloads iden
     }, answer);
     assert.equal(blur, 'inline', 'word elements stay inline');
     // The newest word is still blurred and faint (R7), and the caret's ink changes as it breathes
-    // (R8): both are drawn frame by frame, not by CSS animations.
+    // (R8): the word's steps are drawn frame by frame, and the caret breathes by a compositor
+    // animation at reading speed or by a breath written on each drawn frame when faster.
     const motion = [];
     for (let look = 0; look < 6; look++) {
       motion.push(await page.evaluate((sel) => {

@@ -10,9 +10,11 @@
 //! differs from [`draw_reply`](crate::markdown_view::draw_reply)'s are patched, so a settled
 //! reply is the DOM a reloaded one is (R10) without drawing it all again.
 //!
-//! Live text is drawn on every other frame of the screen, and the page asks for none in between:
-//! text at reading speed reads the same, and every frame costs style, layout, paint and a commit.
-//! The words' blur and the caret's breath are set on the frames drawn (web/src/motion.rs).
+//! Live text is drawn on every other frame of the screen, or every third at reading speed, and
+//! the page asks for none in between: every frame costs style, layout, paint and a commit. The
+//! words' blur is set on the frames drawn (web/src/motion.rs). The caret breathes on the
+//! compositor at reading speed and while the stream pauses (when no frame is drawn), and by a
+//! breath written on each drawn frame when faster text moves it from item to item.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -31,10 +33,26 @@ use crate::page::{document, element, now_ms};
 /// after new text arrived) is let go.
 const DRAW_INTERVAL_MS: f64 = 20.0;
 /// After a drawn frame, the next is asked for this much later, so the page has no frame in
-/// between: with a 60 Hz screen the next frame is then the one 33.3 ms after the drawn one, even
-/// when the timer is 5 ms late; a browser that makes frames on demand (headless Chromium) draws
-/// about 29 ms after.
+/// between: with a 60 Hz screen the next frame is the one 33.3 ms after the drawn one, even when
+/// the timer is 5 ms late (a browser that makes frames on demand, as headless Chromium does,
+/// draws about 29 ms after)...
 const NEXT_FRAME_AFTER_MS: i32 = 28;
+/// ...or, while text plays out at reading speed (below [`READING_SPEED_CPS`] characters a
+/// second), the one 50 ms after: a drawn frame then shows one or two words more, and every frame
+/// costs the page style, layout, paint and a commit whatever it shows (docs/bench.md).
+const NEXT_FRAME_AFTER_READING_MS: i32 = 45;
+const READING_SPEED_CPS: f64 = 400.0;
+/// Text that arrives this long before the next frame is due asks for it.
+const DUE_EARLY_MS: i32 = 5;
+
+/// A top-level block as drawn.
+struct DrawnBlock {
+    element: web_sys::Node,
+    /// What it was drawn from.
+    node: Node,
+    /// It was drawn from a settled block with every word resolved: as a reloaded reply draws it.
+    done: bool,
+}
 
 /// A live block: feed it with [`LiveText::push`] and [`LiveText::finish`]; it draws itself.
 #[derive(Clone)]
@@ -55,21 +73,31 @@ struct Live {
     reveals: Reveals,
     body: Element,
     groups: Vec<Element>,
-    /// Each drawn top-level block: its element and what it was drawn from.
-    drawn: Vec<(web_sys::Node, Node)>,
+    /// Each drawn top-level block.
+    drawn: Vec<DrawnBlock>,
     /// Drawn blocks with pieces still resolving, and when the last of them will have resolved.
     resolving: Vec<(usize, f64)>,
     /// The resolving words drawn, with when each was revealed and the step it is drawn in.
     words: Vec<(Element, f64, u8)>,
     caret: Element,
+    /// The caret breathes by a CSS animation: at reading speed, where it seldom moves, and in a
+    /// pause; faster text moves it from item to item, and each move would begin the animation
+    /// again, so there its breath is written on each drawn frame.
+    caret_resting: bool,
     frame: Option<Closure<dyn FnMut(f64)>>,
     /// Asks for the next frame, [`NEXT_FRAME_AFTER_MS`] after a drawn one.
     wake: Option<Closure<dyn FnMut()>>,
+    /// The timer that will ask for the next frame, and from when text that arrives asks instead.
+    wake_timer: Option<(i32, f64)>,
     /// A frame, or the timer that asks for one, is on its way.
     frame_requested: bool,
     last_now: f64,
     /// When the last frame was drawn (when its callback ran).
     drawn_at: f64,
+    /// The last drawn frame's time, and the clusters visible after it.
+    last_drawn: (f64, usize),
+    /// Text plays out at reading speed, so frames are drawn further apart.
+    reading_speed: bool,
     settled: bool,
     on_settle: Option<Box<dyn FnOnce(String)>>,
 }
@@ -81,7 +109,6 @@ impl LiveText {
         let caret = element(&document, "span");
         caret.set_class_name("caret");
         let _ = caret.set_attribute("aria-hidden", "true");
-        let _ = caret.set_attribute("style", &motion::breathing(now_ms()));
         let _ = body.append_child(&caret);
         let live = Rc::new(RefCell::new(Live {
             playout: Playout::default(),
@@ -94,11 +121,15 @@ impl LiveText {
             resolving: Vec::new(),
             words: Vec::new(),
             caret,
+            caret_resting: false,
             frame: None,
             wake: None,
+            wake_timer: None,
             frame_requested: false,
             last_now: 0.0,
             drawn_at: f64::NEG_INFINITY,
+            last_drawn: (0.0, 0),
+            reading_speed: false,
             settled: false,
             on_settle: Some(Box::new(on_settle)),
         }));
@@ -112,6 +143,7 @@ impl LiveText {
         let wake = Closure::<dyn FnMut()>::new(move || {
             if let Some(live) = weak.upgrade() {
                 let mut live = live.borrow_mut();
+                live.wake_timer = None;
                 live.frame_requested = false;
                 live.request_frame();
             }
@@ -134,6 +166,17 @@ impl LiveText {
         let mut live = self.0.borrow_mut();
         let now = live.now();
         live.playout.push(text, now);
+        // Text that arrives when the next frame is nearly due asks for it, and the timer that
+        // would have asked is let go: a timer's task costs the page as much as a small frame.
+        if let Some((handle, due)) = live.wake_timer
+            && now >= due
+        {
+            if let Some(window) = web_sys::window() {
+                window.clear_timeout_with_handle(handle);
+            }
+            live.wake_timer = None;
+            live.frame_requested = false;
+        }
         live.request_frame();
     }
 
@@ -159,6 +202,33 @@ impl LiveText {
     }
 }
 
+/// A short reply with every kind of block live text draws, played out by [`warm_up`].
+const WARM_UP: &str = "# A\n\n**b** *c* `d` ~~e~~ [f](https://g.h)\n\n- i\n- [x] j\n\n1. k\n\n> l\n\n\
+    ```m\nn\n```\n\n| o | p |\n|---|--:|\n| q | r |\n\n---\n\ns";
+/// The clock [`warm_up`] plays [`WARM_UP`] out by moves on this much a frame, and gives up after
+/// [`WARM_UP_FRAMES`].
+const WARM_UP_FRAME_MS: f64 = 100.0;
+const WARM_UP_FRAMES: usize = 200;
+
+/// Plays [`WARM_UP`] out, frame by frame on a clock of its own, into an element that is not in
+/// the page, and settles it. A browser compiles a module's functions the first time they are
+/// called, so without this a session's first reply compiles the drawing code in its first frames
+/// (5–10 ms each, docs/bench.md); the app calls it once, when the page is first idle.
+pub fn warm_up() {
+    let live = LiveText::new(element(&document(), "div"), |_| {});
+    let mut live = live.0.borrow_mut();
+    live.playout.push(WARM_UP, 0.0);
+    live.playout.finish(0.0);
+    let mut now = 0.0;
+    for _ in 0..WARM_UP_FRAMES {
+        now += WARM_UP_FRAME_MS;
+        if live.play(now).done && live.resolving.is_empty() {
+            break;
+        }
+    }
+    live.settle();
+}
+
 fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
     let settled_text = {
         let mut live = live.borrow_mut();
@@ -177,16 +247,18 @@ fn on_frame(live: &Rc<RefCell<Live>>, now: f64) {
         // Frame timestamps can trail the push times taken from performance.now() slightly.
         let now = now.max(live.last_now);
         live.last_now = now;
-        let frame = live.playout.tick(now);
-        live.draw(&frame, now);
+        let frame = live.play(now);
         let resolving = !live.resolving.is_empty();
         if frame.done && !resolving {
             live.settle();
             Some((live.markdown.reply().to_string(), live.on_settle.take()))
         } else {
-            // The caret breathes while more is coming, so frames go on while it is shown.
-            if frame.next_wake_ms.is_some() || resolving || frame.caret {
+            // Frames go on while text waits to be revealed or words to resolve; in a pause the
+            // caret rests, breathing without them, until text that arrives asks for one.
+            if frame.next_wake_ms.is_some() || resolving {
                 live.request_next_frame();
+            } else if frame.caret {
+                live.rest_caret(now);
             }
             None
         }
@@ -213,19 +285,46 @@ impl Live {
         }
     }
 
-    /// Asks for the frame after the next one, by a timer, as the page draws every other frame.
+    /// Asks for the frame after the next one (or the one after that at reading speed), by a
+    /// timer, as the page draws every other frame (or every third).
     fn request_next_frame(&mut self) {
         if self.frame_requested || self.settled {
             return;
         }
-        if let (Some(window), Some(wake)) = (web_sys::window(), self.wake.as_ref()) {
-            self.frame_requested = window
-                .set_timeout_with_callback_and_timeout_and_arguments_0(
-                    wake.as_ref().unchecked_ref(),
-                    NEXT_FRAME_AFTER_MS,
-                )
-                .is_ok();
+        let after = if self.reading_speed {
+            NEXT_FRAME_AFTER_READING_MS
+        } else {
+            NEXT_FRAME_AFTER_MS
+        };
+        if let (Some(window), Some(wake)) = (web_sys::window(), self.wake.as_ref())
+            && let Ok(handle) = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+                wake.as_ref().unchecked_ref(),
+                after,
+            )
+        {
+            self.frame_requested = true;
+            self.wake_timer = Some((handle, self.drawn_at + f64::from(after - DUE_EARLY_MS)));
         }
+    }
+
+    /// Plays out and draws the frame at `now`.
+    fn play(&mut self, now: f64) -> Frame {
+        let frame = self.playout.tick(now);
+        self.draw(&frame, now);
+        self.measure_speed(&frame, now);
+        frame
+    }
+
+    /// Judges from a drawn frame whether text plays out at reading speed; a frame that revealed
+    /// nothing leaves the judgement as it was.
+    fn measure_speed(&mut self, frame: &Frame, now: f64) {
+        let (then, clusters) = self.last_drawn;
+        let revealed = frame.visible_clusters.saturating_sub(clusters);
+        if revealed > 0 && now > then {
+            let per_second = revealed as f64 * 1000.0 / (now - then);
+            self.reading_speed = per_second < READING_SPEED_CPS;
+        }
+        self.last_drawn = (now, frame.visible_clusters);
     }
 
     /// Draws `text` resolved, as already seen, ahead of what the playout reveals.
@@ -264,9 +363,8 @@ impl Live {
             redrawn: Vec::new(),
             settled: self.markdown.settled(),
         });
-        self.redraw(&update, now);
         // Each word still resolving is drawn as far resolved as it is old; a block whose words
-        // have all resolved was drawn again without them.
+        // have all resolved is drawn again without them.
         self.words.retain_mut(|(word, revealed_ms, drawn_step)| {
             let step = motion::resolving_step(now - *revealed_ms);
             if step != *drawn_step {
@@ -275,10 +373,15 @@ impl Live {
             }
             step < motion::RESOLVE_STEPS
         });
-        if frame.caret {
-            let _ = self.caret.set_attribute("style", &motion::breathing(now));
-        } else {
+        self.redraw(&update, now);
+        if !frame.caret {
             self.caret.remove();
+        } else if self.reading_speed {
+            self.rest_caret(now);
+        } else {
+            self.caret_resting = false;
+            self.caret.set_class_name("caret");
+            let _ = self.caret.set_attribute("style", &motion::breathing(now));
         }
     }
 
@@ -306,11 +409,15 @@ impl Live {
         self.place_caret();
     }
 
-    /// The reply settled: every block drawn as a reloaded reply's is, and the caret gone.
+    /// The reply settled: every block drawn as a reloaded reply's is, and the caret gone. Blocks
+    /// already drawn so are left alone, so settling a long reply costs its last blocks only.
     fn settle(&mut self) {
         self.settled = true;
         let now = self.now();
-        self.draw_blocks(0..self.markdown.blocks().len(), false, now);
+        let undone: Vec<usize> = (0..self.markdown.blocks().len())
+            .filter(|&index| !self.drawn.get(index).is_some_and(|block| block.done))
+            .collect();
+        self.draw_blocks(undone.into_iter(), false, now);
         self.caret.remove();
     }
 
@@ -328,12 +435,9 @@ impl Live {
             words,
             ..
         } = self;
-        let mut drawer = Drawer {
-            document: &document,
-            now,
-            words,
-        };
+        let mut drawer = Drawer::new(&document, now, words);
         let blocks = markdown.blocks();
+        let settled = markdown.settled();
         let drawing = Drawing {
             reply: markdown.reply(),
             resolving: resolving.then_some((&*reveals, now)),
@@ -347,27 +451,45 @@ impl Live {
             if let Some(until) = described.resolved_by {
                 unresolved.push((index, until));
             }
+            // Drawn with no word resolving, a description is what a reloaded reply draws.
+            let done = index < settled && described.resolved_by.is_none();
             match drawn.get_mut(index) {
-                Some((_, old)) if *old == described.node => {}
-                Some((element, old)) => {
-                    if let Some(fresh) = drawer.patch(element, old, &described.node) {
-                        *element = fresh;
+                Some(old) if old.node == described.node => old.done = done,
+                Some(old) => {
+                    if let Some(fresh) = drawer.patch(&old.element, &old.node, &described.node) {
+                        old.element = fresh;
                     }
-                    *old = described.node;
+                    old.node = described.node;
+                    old.done = done;
                 }
                 None => {
-                    let fresh = drawer.render(&described.node);
-                    let _ = group(&document, body, groups, index).append_child(&fresh);
-                    drawn.push((fresh, described.node));
+                    let element = drawer.render(&described.node);
+                    let _ = group(&document, body, groups, index).append_child(&element);
+                    drawn.push(DrawnBlock {
+                        element,
+                        node: described.node,
+                        done,
+                    });
                 }
             }
         }
-        for (element, _) in drawn.drain(blocks.len().min(drawn.len())..) {
-            if let Some(parent) = element.parent_node() {
-                let _ = parent.remove_child(&element);
+        for block in drawn.drain(blocks.len().min(drawn.len())..) {
+            if let Some(parent) = block.element.parent_node() {
+                let _ = parent.remove_child(&block.element);
             }
         }
+        drawer.finish();
         unresolved.retain(|&(index, _)| index < blocks.len());
+    }
+
+    /// Lets the caret breathe by itself (style.css's `.caret.resting`), in its phase at `now`.
+    fn rest_caret(&mut self, now: f64) {
+        if self.caret_resting {
+            return;
+        }
+        self.caret_resting = true;
+        self.caret.set_class_name("caret resting");
+        let _ = self.caret.set_attribute("style", &motion::resting(now));
     }
 
     /// Puts the caret after the last drawn text.
@@ -375,13 +497,19 @@ impl Live {
         let home = self
             .drawn
             .last()
-            .and_then(|(element, _)| element.dyn_ref::<Element>())
+            .and_then(|block| block.element.dyn_ref::<Element>())
             .map_or(self.body.clone(), caret_home);
         let caret: &web_sys::Node = &self.caret;
         if caret.parent_node().as_ref() == Some(&home) && caret.next_sibling().is_none() {
             return;
         }
         let _ = home.append_child(&self.caret);
+        // A moved element's animation begins again: a resting caret breathes on in its phase.
+        if self.caret_resting {
+            let _ = self
+                .caret
+                .set_attribute("style", &motion::resting(now_ms()));
+        }
     }
 }
 

@@ -47,6 +47,8 @@ fn main() {
             leptos::mount::mount_to_body(app::App)
         }
     }
+    // After the page's first tasks, before any reply can have started.
+    leptos::prelude::set_timeout(live::warm_up, std::time::Duration::ZERO);
 }
 
 /// Sends Rust panics to the browser console instead of an opaque `unreachable` trap.

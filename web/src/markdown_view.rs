@@ -62,11 +62,8 @@ pub fn draw_reply(body: &Element, reply: &str) {
         resolving: None,
     };
     let mut groups = Vec::new();
-    let mut drawer = Drawer {
-        document: &document,
-        now: 0.0,
-        words: &mut Vec::new(),
-    };
+    let mut words = Vec::new();
+    let mut drawer = Drawer::new(&document, 0.0, &mut words);
     for (index, block) in portal_core::markdown::parse(reply).iter().enumerate() {
         let described = describe(block, drawing);
         let _ = group(&document, body, &mut groups, index)
@@ -110,9 +107,32 @@ pub struct Drawer<'a> {
     /// The resolving words drawn (`.w` pieces), each with when it was revealed and its step:
     /// the live text moves them on as they age, frame by frame.
     pub words: &'a mut Vec<(Element, f64, u8)>,
+    /// Text that grew, appended by [`Drawer::finish`] once everything else is changed. Chromium
+    /// shapes a paragraph again on the spot when text is appended to a page with no other change
+    /// waiting, and again at layout once the frame's pieces moved; appended last, it is shaped
+    /// once, at layout.
+    pub appended: Vec<(web_sys::Node, String)>,
 }
 
-impl Drawer<'_> {
+impl<'a> Drawer<'a> {
+    /// A drawer that draws into `document` at `now`, keeping the resolving words it draws in
+    /// `words`.
+    pub fn new(document: &'a Document, now: f64, words: &'a mut Vec<(Element, f64, u8)>) -> Self {
+        Drawer {
+            document,
+            now,
+            words,
+            appended: Vec::new(),
+        }
+    }
+
+    /// Appends the text that grew.
+    pub fn finish(self) {
+        for (node, more) in self.appended {
+            let _ = node.unchecked_ref::<CharacterData>().append_data(&more);
+        }
+    }
+
     /// Draws a description; resolving pieces are drawn as far resolved as they are old.
     pub fn render(&mut self, node: &Node) -> web_sys::Node {
         match node {
@@ -161,11 +181,11 @@ impl Drawer<'_> {
             (Node::Text(was), Node::Text(is)) => {
                 // Text that grew is appended to, so the browser can keep the shaping of what
                 // was there. A text description is always drawn as a text node.
+                // Text that grew is appended to, after the frame's other changes (see
+                // `Drawer::appended`). A text description is always drawn as a text node.
                 match is.strip_prefix(was.as_str()) {
                     Some("") => {}
-                    Some(more) => {
-                        let _ = drawn.unchecked_ref::<CharacterData>().append_data(more);
-                    }
+                    Some(more) => self.appended.push((drawn.clone(), more.to_string())),
                     None => drawn.set_node_value(Some(is)),
                 }
             }
