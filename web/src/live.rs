@@ -379,8 +379,10 @@ impl Live {
         } else if self.reading_speed {
             self.rest_caret(now);
         } else {
-            self.caret_resting = false;
-            self.caret.set_class_name("caret");
+            if self.caret_resting {
+                self.caret_resting = false;
+                self.caret.set_class_name("caret");
+            }
             let _ = self.caret.set_attribute("style", &motion::breathing(now));
         }
     }
