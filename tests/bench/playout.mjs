@@ -10,14 +10,15 @@
 // 3), each time in a fresh page, and judged on the median of each number across its repeats: one
 // run's slowest frames and its 1,000-character windows (16–30 frames each) vary too much on a
 // shared machine to judge a target on. PORTAL_BENCH_CHARS shortens the reply, and
-// PORTAL_BENCH_PROFILE=1 profiles each run's first repeat (tests/bench/profile.mjs), for work in
-// progress. Needs the server (PORTAL_BIN, default target/debug/portal) and the Trunk build (PORTAL_DIST,
-// default dist/).
+// PORTAL_BENCH_PROFILE=1 profiles each run's first repeat (tests/bench/profile.mjs) and
+// PORTAL_BENCH_TRACE=1 traces it (tests/bench/trace.mjs), for work in progress. Needs the server
+// (PORTAL_BIN, default target/debug/portal) and the Trunk build (PORTAL_DIST, default dist/).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPortal, launchBrowser, root } from '../e2e/portal.mjs';
 import { startProfile, topSelfTime } from './profile.mjs';
+import { startTrace, topSelfThreadTime } from './trace.mjs';
 import { markdownReply, proseReply } from './reply.mjs';
 
 const asked = process.argv.slice(2).map((arg) => {
@@ -30,6 +31,9 @@ const planned = asked.length > 0 ? asked
 const REPEATS = Math.max(1, Number(process.env.PORTAL_BENCH_REPEATS ?? 3) || 1);
 /** Profile each run's first repeat (tests/bench/profile.mjs). */
 const PROFILE = Boolean(process.env.PORTAL_BENCH_PROFILE);
+/** Trace each run's first repeat (tests/bench/trace.mjs), over TRACE_SECONDS from the stream's middle. */
+const TRACE = Boolean(process.env.PORTAL_BENCH_TRACE);
+const TRACE_SECONDS = 20;
 const label = ({ rate, markdown }) => `${markdown ? 'markdown ' : ''}${rate} chars/s`;
 /** How many characters (grapheme clusters) the first and the last window hold. */
 const WINDOW_CHARS = 1000;
@@ -115,7 +119,7 @@ function recorder({ windowChars, domEvery, scrollEveryMs, markdown }) {
   };
   const streaming = () => {
     const bench = window.portalBench;
-    return bench && body && rec.thresholds && bench.arrivals.length > 0 && !rec.marked.settled;
+    return bench && body && rec.thresholds && bench.started && !rec.marked.settled;
   };
   /** Records what frame `time` shows so far; returns the visible offset. */
   const observe = (time) => {
@@ -230,7 +234,7 @@ function readMetrics({ metrics }) {
   };
 }
 
-async function benchRun(browser, url, { rate, markdown }, profile) {
+async function benchRun(browser, url, { rate, markdown }, { profile, trace }) {
   const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
   page.on('console', (message) => { if (message.type() === 'error') console.error(`page: ${message.text()}`); });
   page.on('pageerror', (error) => console.error(`page: ${error}`));
@@ -256,12 +260,26 @@ async function benchRun(browser, url, { rate, markdown }, profile) {
   await page.waitForFunction(() => window.__benchRecorder?.thresholds);
   const stopProfile = profile ? await startProfile(cdp) : null;
   samples.start = readMetrics(await cdp.send('Performance.getMetrics'));
-  if (await page.evaluate(() => window.portalBench.arrivals.length > 0)) {
+  if (await page.evaluate(() => window.portalBench.started)) {
     throw new Error('the stream started before the first measurement; raise START_DELAY_MS in web/src/bench.rs');
   }
   const clusters = await page.evaluate(() => window.__benchRecorder.thresholds.clusters);
   const streamMs = (clusters / rate) * 1000;
   const series = [];
+  let traced = null;
+  if (trace) {
+    const traceMs = Math.min(TRACE_SECONDS * 1000, streamMs / 2);
+    traced = new Promise((resolve, reject) => setTimeout(async () => {
+      try {
+        const stop = await startTrace(cdp);
+        await new Promise((wait) => setTimeout(wait, traceMs));
+        console.log(topSelfThreadTime(await stop(), traceMs / 1000).join('\n'));
+        resolve();
+      } catch (error) {
+        reject(error);
+      }
+    }, (streamMs - traceMs) / 2));
+  }
   const sampler = setInterval(async () => {
     series.push(readMetrics(await cdp.send('Performance.getMetrics')));
   }, streamMs / SERIES_POINTS);
@@ -281,6 +299,7 @@ async function benchRun(browser, url, { rate, markdown }, profile) {
     clearTimeout(timer);
     clearInterval(sampler);
   }
+  await traced;
   if (stopProfile) {
     const written = await stopProfile();
     const out = join(root, 'target', 'bench');
@@ -578,7 +597,9 @@ try {
     const repeats = [];
     for (let repeat = 0; repeat < REPEATS; repeat += 1) {
       const before = cpuTimes();
-      const run = await benchRun(browser, portal.url, plan, PROFILE && repeat === 0);
+      const run = await benchRun(browser, portal.url, plan, {
+        profile: PROFILE && repeat === 0, trace: TRACE && repeat === 0,
+      });
       const after = cpuTimes();
       run.machineBusy = round((after.busy - before.busy) / (after.total - before.total), 3);
       repeats.push(run);

@@ -5,8 +5,10 @@
 //! `docs/bench.md` explains the numbers.
 //!
 //! The page tells the measurement what it did through `window.portalBench`:
-//! `text` (the whole reply), `arrivals` (`[performance.now(), UTF-16 length received so far]`
-//! for each chunk), `measureDrawn()` (sets `drawn`, the UTF-16 length of the reply drawn so far),
+//! `text` (the whole reply), `started` (the first chunk was pushed), `arrivals`
+//! (`[performance.now(), UTF-16 length received so far]` for each chunk, set with `finished`: the
+//! page keeps them until then, so recording them costs the stream no call into JavaScript),
+//! `measureDrawn()` (sets `drawn`, the UTF-16 length of the reply drawn so far),
 //! `finished` (the last chunk was pushed) and `settled` with `settledAt` (the block settled, and
 //! when).
 
@@ -225,22 +227,25 @@ impl Source {
 #[derive(Clone)]
 struct Report {
     global: Object,
-    arrivals: Array,
+    /// Each chunk's arrival time and the UTF-16 length received by then.
+    arrivals: Rc<RefCell<Vec<(f64, usize)>>>,
 }
 
 impl Report {
     fn new(text: &str, cps: f64) -> Self {
         let global = Object::new();
-        let arrivals = Array::new();
         set(&global, "cps", &cps.into());
         set(&global, "text", &text.into());
-        set(&global, "arrivals", &arrivals);
+        set(&global, "started", &false.into());
         set(&global, "finished", &false.into());
         set(&global, "settled", &false.into());
         if let Some(window) = web_sys::window() {
             set(&window, "portalBench", &global);
         }
-        Report { global, arrivals }
+        Report {
+            global,
+            arrivals: Rc::default(),
+        }
     }
 
     /// `measureDrawn()`: sets `drawn` to the UTF-16 length of the reply `live` has drawn, counted
@@ -265,11 +270,21 @@ impl Report {
     }
 
     fn arrived(&self, at: f64, utf16_end: usize) {
-        let arrival = Array::of2(&at.into(), &(utf16_end as f64).into());
-        self.arrivals.push(&arrival);
+        let mut arrivals = self.arrivals.borrow_mut();
+        if arrivals.is_empty() {
+            set(&self.global, "started", &true.into());
+        }
+        arrivals.push((at, utf16_end));
     }
 
     fn finished(&self) {
+        let arrivals: Array = self
+            .arrivals
+            .borrow()
+            .iter()
+            .map(|&(at, utf16_end)| Array::of2(&at.into(), &(utf16_end as f64).into()))
+            .collect();
+        set(&self.global, "arrivals", &arrivals);
         set(&self.global, "finished", &true.into());
     }
 
