@@ -10,7 +10,7 @@
 //! differs from [`draw_reply`](crate::markdown_view::draw_reply)'s are patched, so a settled
 //! reply is the DOM a reloaded one is (R10) without drawing it all again.
 //!
-//! Live text is drawn on every other frame of the screen, or every third at reading speed, and
+//! Live text is drawn on every other frame of the screen, or every fourth at reading speed, and
 //! the page asks for none in between: every frame costs style, layout, paint and a commit. The
 //! words' blur is set on the frames drawn (web/src/motion.rs). The caret breathes on the
 //! compositor at reading speed and while the stream pauses (when no frame is drawn), and by a
@@ -38,9 +38,10 @@ const DRAW_INTERVAL_MS: f64 = 20.0;
 /// draws about 29 ms after)...
 const NEXT_FRAME_AFTER_MS: i32 = 28;
 /// ...or, while text plays out at reading speed (below [`READING_SPEED_CPS`] characters a
-/// second), the one 50 ms after: a drawn frame then shows one or two words more, and every frame
-/// costs the page style, layout, paint and a commit whatever it shows (docs/bench.md).
-const NEXT_FRAME_AFTER_READING_MS: i32 = 45;
+/// second), the one 66.7 ms after: a drawn frame then shows about two words more, each
+/// resolving word moves on one of its 75 ms steps a drawn frame, and every frame costs the page
+/// style, layout, paint and a commit whatever it shows (docs/bench.md).
+const NEXT_FRAME_AFTER_READING_MS: i32 = 62;
 const READING_SPEED_CPS: f64 = 400.0;
 /// Text that arrives this long before the next frame is due asks for it.
 const DUE_EARLY_MS: i32 = 5;
@@ -285,8 +286,8 @@ impl Live {
         }
     }
 
-    /// Asks for the frame after the next one (or the one after that at reading speed), by a
-    /// timer, as the page draws every other frame (or every third).
+    /// Asks for the frame after the next one (or the fourth from now at reading speed), by a
+    /// timer, as the page draws every other frame (or every fourth).
     fn request_next_frame(&mut self) {
         if self.frame_requested || self.settled {
             return;

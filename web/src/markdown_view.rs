@@ -179,8 +179,6 @@ impl<'a> Drawer<'a> {
         }
         match (old, new) {
             (Node::Text(was), Node::Text(is)) => {
-                // Text that grew is appended to, so the browser can keep the shaping of what
-                // was there. A text description is always drawn as a text node.
                 // Text that grew is appended to, after the frame's other changes (see
                 // `Drawer::appended`). A text description is always drawn as a text node.
                 match is.strip_prefix(was.as_str()) {
