@@ -35,8 +35,7 @@ pub fn resolving_class(step: u8) -> &'static str {
 /// phase): how far into its swell it is, 0 to 100, as `--breath`, from which style.css makes its
 /// ink and size. It swells and fades once every [`BREATH_MS`], easing in and out.
 pub fn breathing(now: f64) -> String {
-    // Whole milliseconds, so no float remainder is needed.
-    let phase = ((now.max(0.0) as u64) % BREATH_MS) as f64 / BREATH_MS as f64;
+    let phase = into_breath(now) as f64 / BREATH_MS as f64;
     let rise = 1.0 - (2.0 * phase - 1.0).abs();
     let swell = rise * rise * (3.0 - 2.0 * rise);
     format!("--breath:{}", (swell * 100.0 + 0.5) as u32)
@@ -46,7 +45,13 @@ pub fn breathing(now: f64) -> String {
 /// breath as style.css's animation (`.caret.resting`), begun as long ago as [`breathing`] is into
 /// one, so it breathes on in its phase with no work for the page.
 pub fn resting(now: f64) -> String {
-    format!("animation-delay:-{}ms", (now.max(0.0) as u64) % BREATH_MS)
+    format!("animation-delay:-{}ms", into_breath(now))
+}
+
+/// How far into its breath the caret is at `now`, in whole milliseconds (so no float remainder
+/// is needed).
+fn into_breath(now: f64) -> u64 {
+    (now.max(0.0) as u64) % BREATH_MS
 }
 
 #[cfg(test)]
