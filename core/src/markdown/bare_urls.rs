@@ -37,7 +37,7 @@ pub(super) fn split_bare_urls(text: &Text, reply_end: Option<usize>) -> Option<V
         let href = if growing {
             None
         } else if prefix == "www." {
-            safe_href(&format!("http://{url}"), false)
+            safe_href(&["http://", url].concat(), false)
         } else {
             safe_href(url, false)
         };

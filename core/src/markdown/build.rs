@@ -178,7 +178,7 @@ impl Builder<'_> {
             }),
             Event::InlineMath(text) => self.math(text.into_string(), false, &range),
             Event::DisplayMath(text) => self.math(text.into_string(), true, &range),
-            Event::FootnoteReference(label) => self.text(&format!("[^{label}]"), &range),
+            Event::FootnoteReference(label) => self.text(&["[^", &label, "]"].concat(), &range),
             Event::SoftBreak => self.leaf(Inline::SoftBreak),
             Event::HardBreak => self.leaf(Inline::HardBreak),
             Event::Rule => self.finish(Built::Block(Block::Rule)),

@@ -9,7 +9,7 @@ const SAFE_STARTS: [&str; 3] = ["http://", "https://", "mailto:"];
 /// (`<me@example.com>`) opens as mailto.
 pub(super) fn safe_href(destination: &str, email: bool) -> Option<String> {
     if email {
-        return Some(format!("mailto:{destination}"));
+        return Some(["mailto:", destination].concat());
     }
     SAFE_STARTS
         .iter()

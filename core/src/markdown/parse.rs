@@ -76,7 +76,7 @@ pub(super) fn parse(source: Source<'_>, known: &References) -> Parsed {
         .iter()
         .map(|(text, definition)| Definition {
             label: label(text),
-            destination: definition.dest.to_string(),
+            destination: (*definition.dest).to_owned(),
             source: source.base + definition.span.start..source.base + definition.span.end,
         })
         .collect();

@@ -90,13 +90,13 @@ enum Part {
 }
 
 impl Destination {
-    fn closers(&self) -> String {
-        let parens = ")".repeat(self.parens + 1);
+    fn closers(&self, closer: &mut String) {
         match self.part {
-            Part::Angle => format!(">{parens}"),
-            Part::Title(quote) => format!("{}{parens}", quote as char),
-            _ => parens,
+            Part::Angle => closer.push('>'),
+            Part::Title(quote) => closer.push(quote as char),
+            _ => {}
         }
+        repeat(closer, ')', self.parens + 1);
     }
 }
 
@@ -539,22 +539,24 @@ impl Scan {
     /// The closers of everything open, innermost first.
     pub fn closers(&self, text: &str) -> String {
         let mut closers = String::new();
+        let mut closer = String::new();
         for open in self.open.iter().rev().take(MAX_CLOSED) {
-            let closer: String = match open {
+            closer.clear();
+            match open {
                 // `[text][label`: the label closes as a reference still arriving; an empty one
                 // gets a character, since `[text][]` would take the text as its label.
                 Open::Bracket { image: false, at } if text[..*at].ends_with(']') => {
-                    if *at + 1 == text.len() { "?]" } else { "]" }.to_string()
+                    closer.push_str(if *at + 1 == text.len() { "?]" } else { "]" })
                 }
                 Open::Delimiter { byte, count, .. } => {
-                    (*byte as char).to_string().repeat((*count).min(MAX_CLOSED))
+                    repeat(&mut closer, *byte as char, (*count).min(MAX_CLOSED))
                 }
-                Open::Bracket { .. } => "]()".to_string(),
-                Open::Destination(destination) => destination.closers(),
-                Open::Code { run, .. } => "`".repeat(*run),
-                Open::Autolink { .. } => ">".to_string(),
-                Open::Math { .. } => String::new(),
-            };
+                Open::Bracket { .. } => closer.push_str("]()"),
+                Open::Destination(destination) => destination.closers(&mut closer),
+                Open::Code { run, .. } => repeat(&mut closer, '`', *run),
+                Open::Autolink { .. } => closer.push('>'),
+                Open::Math { .. } => {}
+            }
             // Two runs of one character would read as one longer run, the text's last run too.
             let last = closers.chars().last().or_else(|| text.chars().last());
             if let (Some(last), Some(first)) = (last, closer.chars().next())
@@ -578,6 +580,10 @@ fn char_before(text: &str, i: usize) -> Option<char> {
         Some(c @ ('\n' | '\r')) => Some(c),
         _ => text[..i].chars().next_back(),
     }
+}
+
+fn repeat(out: &mut String, c: char, times: usize) {
+    out.extend(std::iter::repeat_n(c, times));
 }
 
 fn run_length(bytes: &[u8], i: usize) -> usize {

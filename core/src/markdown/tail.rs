@@ -73,7 +73,7 @@ pub(super) fn draw_open(
         if keep == end && closing.closers.is_empty() {
             return parsed;
         }
-        let repaired = format!("{}{}", &tail[..keep], closing.closers);
+        let repaired = [&tail[..keep], &closing.closers].concat();
         let source = Source {
             text: &repaired,
             base: from,
