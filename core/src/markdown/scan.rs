@@ -25,7 +25,7 @@ pub(super) fn is_email_byte(b: u8) -> bool {
 }
 
 /// An open construct.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Open {
     /// A delimiter run of `*`, `_` or `~` that can still open: `count` of its `run` characters
     /// are unmatched; `both` when it could close as well.
@@ -52,17 +52,15 @@ enum Open {
 }
 
 /// A link destination being read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Destination {
     /// Where the link's text opens.
     at: usize,
     part: Part,
     /// Parentheses open in the destination.
     parens: usize,
-    /// What was open before the link's `]`, the bracket left out, and where the link's text
-    /// ends: if this is no destination after all, the brackets are text and reading goes on
-    /// from there.
-    before: Vec<Open>,
+    /// Where the link's text ends: if this is no destination after all, the brackets are text
+    /// and reading goes on from there, with what was open before them (`Scan::before_link`).
     resume: usize,
     /// The first delimiter inside the link's text left unmatched, or bracket before it: it is
     /// text if this is a link, and may still match if it is not, so it is held back until the
@@ -118,6 +116,10 @@ impl Open {
 #[derive(Debug, Default)]
 pub(super) struct Scan {
     open: Vec<Open>,
+    /// While a link destination is read: what was open before the link's `]`, the bracket left
+    /// out. Keeping it here rather than in the destination keeps [`Open`] plain data, copied
+    /// without cloning code of its own.
+    before_link: Vec<Open>,
     /// Runs of one and two dollar signs that no longer open math: one of them was left open,
     /// so no later one can close.
     no_math: [bool; 2],
@@ -327,8 +329,8 @@ impl Scan {
         let bracket = self.open[at].at();
         match bytes.get(i + 1) {
             Some(b'(') => {
-                let mut before = self.open.clone();
-                before.remove(at);
+                self.before_link = self.open.clone();
+                self.before_link.remove(at);
                 let inner_delimiter = self.open[at + 1..].iter().find_map(|o| match o {
                     Open::Delimiter { at, .. } => Some(*at),
                     _ => None,
@@ -344,7 +346,6 @@ impl Scan {
                     at: bracket,
                     part: Part::Start,
                     parens: 0,
-                    before,
                     resume: i + 1,
                     unmatched,
                 }));
@@ -436,7 +437,7 @@ impl Scan {
             }
             Some(Part::Invalid) => {
                 let resume = destination.resume;
-                self.open = std::mem::take(&mut destination.before);
+                self.open = std::mem::take(&mut self.before_link);
                 resume
             }
             Some(part) => {
