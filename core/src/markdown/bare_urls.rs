@@ -86,7 +86,7 @@ fn trimmed(mut url: &str) -> &str {
     loop {
         let before = url.len();
         url = url.trim_end_matches(['?', '!', '.', ',', ':', '*', '_', '~', '\'', '"'].as_slice());
-        if url.ends_with(')') && url.matches(')').count() > url.matches('(').count() {
+        if url.ends_with(')') && count(url, b')') > count(url, b'(') {
             url = &url[..url.len() - 1];
         }
         if let Some(body) = url.strip_suffix(';') {
@@ -102,21 +102,34 @@ fn trimmed(mut url: &str) -> &str {
 }
 
 /// Whether the address (after its `https://` or `www.`) has a domain: segments of letters,
-/// digits, `-` and `_`, with no `_` in the last two.
+/// digits, `-` and `_`, with no `_` in the last two. It is read from its end, counting the
+/// dots passed.
 fn has_domain(rest: &str) -> bool {
     let domain = rest
         .split(['/', '?', '#', ':'].as_slice())
         .next()
         .unwrap_or_default();
-    let segments: Vec<&str> = domain.split('.').collect();
-    let valid = segments.iter().all(|segment| {
-        !segment.is_empty()
-            && segment
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
-    });
-    let last_two_clean = segments.iter().rev().take(2).all(|s| !s.contains('_'));
-    valid && last_two_clean
+    let mut dots = 0;
+    let mut segment_empty = true;
+    for c in domain.chars().rev() {
+        if c == '.' {
+            if segment_empty {
+                return false;
+            }
+            dots += 1;
+            segment_empty = true;
+        } else if c.is_alphanumeric() || c == '-' || c == '_' && dots >= 2 {
+            segment_empty = false;
+        } else {
+            return false;
+        }
+    }
+    !segment_empty
+}
+
+/// How many times `byte` occurs in `text`.
+fn count(text: &str, byte: u8) -> usize {
+    text.bytes().filter(|&b| b == byte).count()
 }
 
 /// Part of a verbatim text, by byte offsets into it.
