@@ -54,7 +54,7 @@ impl StreamingMarkdown {
         #[wasm_bindgen(js_name = revealedText)] revealed: &str,
     ) -> Result<JsValue, JsValue> {
         self.length += convert::utf16_length(revealed);
-        convert::to_js(&self.inner.push(revealed))
+        convert::markdown::update(&self.inner.push(revealed))
     }
 
     /// The reply is whole (the playout's frame is `done`, or the stream ended): everything is
@@ -62,7 +62,7 @@ impl StreamingMarkdown {
     /// whole reply gives it.
     #[wasm_bindgen(unchecked_return_type = "MarkdownUpdate")]
     pub fn finish(&mut self) -> Result<JsValue, JsValue> {
-        convert::to_js(&self.inner.finish())
+        convert::markdown::update(&self.inner.finish())
     }
 
     /// The reply's blocks from index `from` on (all of them without it): the settled ones first,

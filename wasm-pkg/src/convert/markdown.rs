@@ -2,11 +2,12 @@
 //!
 //! The tree is written as JSON text by hand, in core's serde format (`kind`-tagged camelCase
 //! objects, fields in their declared order), each range converted as it is written: 1.0 KB
-//! gzipped smaller in the wasm than serde's code for the tree and a converted copy of it.
+//! gzipped smaller in the wasm than serde's code for the tree and a converted copy of it. An
+//! update is written by the same hand, which leaves serde's code for it out of the wasm too.
 
 use std::ops::Range;
 
-use portal_core::markdown::{Alignment, Block, Cell, Inline, ListItem, Text};
+use portal_core::markdown::{Alignment, Block, Cell, Inline, ListItem, Text, Update};
 use wasm_bindgen::JsValue;
 
 use super::utf16_length;
@@ -25,6 +26,24 @@ pub fn blocks(blocks: &[Block], reply: &str, reply_length: usize) -> Result<JsVa
 pub fn block(block: &Block, reply: &str, reply_length: usize) -> Result<JsValue, JsValue> {
     let mut json = Json::new(reply, reply_length);
     json.block(block);
+    json.parse()
+}
+
+/// An update as a `MarkdownUpdate` object.
+pub fn update(update: &Update) -> Result<JsValue, JsValue> {
+    let mut json = Json::new("", 0);
+    json.raw("{\"unchanged\":");
+    json.number(update.unchanged as u64);
+    json.key("redrawn");
+    json.raw("[");
+    for &index in &update.redrawn {
+        json.comma();
+        json.number(index as u64);
+    }
+    json.raw("]");
+    json.key("settled");
+    json.number(update.settled as u64);
+    json.raw("}");
     json.parse()
 }
 
