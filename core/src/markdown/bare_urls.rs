@@ -8,11 +8,11 @@ use super::tree::{Inline, Text};
 /// How the addresses that are drawn as links begin, lowercase.
 const STARTS: [&str; 3] = ["https://", "http://", "www."];
 
-/// The text with its bare addresses as links, or `None` when it has none. `reply_end` is where
-/// the reply received so far ends while it may still grow: an address that reaches it may go
-/// on, so it is a link still arriving, drawn whole.
-pub(super) fn split_bare_urls(text: &Text, reply_end: Option<usize>) -> Option<Vec<Inline>> {
-    let mut parts = Vec::new();
+/// Adds the text to `out`, with its bare addresses as links. `reply_end` is where the reply
+/// received so far ends while it may still grow: an address that reaches it may go on, so it is
+/// a link still arriving, drawn whole.
+pub(super) fn split_bare_urls(text: Text, reply_end: Option<usize>, out: &mut Vec<Inline>) {
+    let before = out.len();
     let mut written = 0;
     let mut from = 0;
     while let Some((start, prefix)) = next_start(&text.text, from) {
@@ -32,7 +32,7 @@ pub(super) fn split_bare_urls(text: &Text, reply_end: Option<usize>) -> Option<V
             continue;
         }
         if start > written {
-            parts.push(piece(text, written, start));
+            out.push(piece(&text, written, start));
         }
         let href = if growing {
             None
@@ -41,21 +41,19 @@ pub(super) fn split_bare_urls(text: &Text, reply_end: Option<usize>) -> Option<V
         } else {
             safe_href(url, false)
         };
-        parts.push(Inline::Link {
+        out.push(Inline::Link {
             href,
             pending: growing,
             image: false,
-            content: vec![piece(text, start, end)],
+            content: vec![piece(&text, start, end)],
         });
         written = end;
     }
-    if parts.is_empty() {
-        return None;
+    if out.len() == before {
+        out.push(Inline::Text(text));
+    } else if written < text.text.len() {
+        out.push(piece(&text, written, text.text.len()));
     }
-    if written < text.text.len() {
-        parts.push(piece(text, written, text.text.len()));
-    }
-    Some(parts)
 }
 
 /// Where the next address begins at or after `from`, and how it begins: at the text's start,

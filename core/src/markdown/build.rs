@@ -44,13 +44,6 @@ impl Source<'_> {
     }
 }
 
-/// A top-level block with the byte range of the reply it covers.
-#[derive(Debug, Clone)]
-pub(super) struct Placed {
-    pub block: Block,
-    pub source: Range<usize>,
-}
-
 /// An element being built.
 #[derive(Debug)]
 enum Frame {
@@ -95,7 +88,9 @@ enum Built {
 /// What the events build.
 #[derive(Debug)]
 pub(super) struct Tree {
-    pub blocks: Vec<Placed>,
+    /// The top-level blocks, and the byte range of the reply each covers.
+    pub blocks: Vec<Block>,
+    pub sources: Vec<Range<usize>>,
     /// Whether some closer was read as text rather than closing a construct.
     pub closers_as_text: bool,
 }
@@ -114,7 +109,8 @@ pub(super) fn build<'a>(
             reply_end: source.growing.then_some(source.base + source.real),
             raw_html: Vec::new(),
         },
-        top: Vec::new(),
+        blocks: Vec::new(),
+        sources: Vec::new(),
         top_range: 0..0,
         verbatim_end: None,
         closers_as_text: false,
@@ -128,7 +124,8 @@ pub(super) fn build<'a>(
         builder.end();
     }
     Tree {
-        blocks: builder.top,
+        blocks: builder.blocks,
+        sources: builder.sources,
         closers_as_text: builder.closers_as_text,
     }
 }
@@ -144,7 +141,8 @@ struct Builder<'s> {
     links: usize,
     closers_as_text: bool,
     bare_urls: BareUrls,
-    top: Vec<Placed>,
+    blocks: Vec<Block>,
+    sources: Vec<Range<usize>>,
     /// Where the top-level block being built lies in the parsed text.
     top_range: Range<usize>,
     /// Where the last text added ends in the reply, if it was verbatim: text that follows it
@@ -383,8 +381,8 @@ impl Builder<'_> {
         let parent = self.stack.last_mut();
         match (parent, built) {
             (None, Built::Block(block)) => {
-                let source = self.source.reply_range(&self.top_range);
-                self.top.push(Placed { block, source });
+                self.blocks.push(block);
+                self.sources.push(self.source.reply_range(&self.top_range));
             }
             (Some(Frame::Container { blocks, loose, .. }), Built::Block(block)) => {
                 self.bare_urls.link(loose);
@@ -508,15 +506,11 @@ impl BareUrls {
         }
         let mut linked = Vec::with_capacity(content.len());
         for inline in content.drain(..) {
-            let parts = match &inline {
+            match inline {
                 Inline::Text(text) if self.raw_html.binary_search(&text.source.start).is_err() => {
-                    split_bare_urls(text, self.reply_end)
+                    split_bare_urls(text, self.reply_end, &mut linked)
                 }
-                _ => None,
-            };
-            match parts {
-                Some(parts) => linked.extend(parts),
-                None => linked.push(inline),
+                inline => linked.push(inline),
             }
         }
         *content = linked;

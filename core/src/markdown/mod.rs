@@ -31,9 +31,5 @@ pub fn parse(reply: &str) -> Vec<Block> {
         real: reply.len(),
         growing: false,
     };
-    parse::parse(source, &references::References::default())
-        .blocks
-        .into_iter()
-        .map(|placed| placed.block)
-        .collect()
+    parse::parse(source, &references::References::default()).blocks
 }

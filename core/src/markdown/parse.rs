@@ -5,9 +5,10 @@ use std::ops::Range;
 
 use pulldown_cmark::{BrokenLink, CowStr, Event, Options, Parser, Tag, TagEnd};
 
-use super::build::{Placed, Source, build};
+use super::build::{Source, build};
 use super::hold::BLANKS;
 use super::references::{Label, References, label};
+use super::tree::Block;
 
 /// CommonMark with GFM tables, strikethrough and task lists, and math spans.
 fn options() -> Options {
@@ -20,7 +21,9 @@ fn options() -> Options {
 /// What one run found.
 #[derive(Debug, Default)]
 pub(super) struct Parsed {
-    pub blocks: Vec<Placed>,
+    pub blocks: Vec<Block>,
+    /// The byte range of the reply each block covers.
+    pub sources: Vec<Range<usize>>,
     /// The link reference definitions, with where each lies in the reply.
     pub definitions: Vec<Definition>,
     /// References that no definition answered: their label and where they start in
@@ -109,6 +112,7 @@ pub(super) fn parse(source: Source<'_>, known: &References) -> Parsed {
     let tree = build(source, events);
     Parsed {
         blocks: tree.blocks,
+        sources: tree.sources,
         closers_as_text: tree.closers_as_text,
         definitions,
         unresolved,

@@ -97,19 +97,15 @@ impl StreamingMarkdown {
         } else {
             from + decided_end(&self.reply[from..])
         };
-        let mut parsed = if whole {
-            parse(
-                Source {
-                    text: &self.reply[from..],
-                    base: from,
-                    real: self.reply.len() - from,
-                    growing: false,
-                },
-                &self.references,
-            )
-        } else {
-            parse_decided(&self.reply, from, decided, &self.references)
-        };
+        let mut parsed = parse(
+            Source {
+                text: &self.reply[from..decided],
+                base: from,
+                real: decided - from,
+                growing: !whole,
+            },
+            &self.references,
+        );
         // Every block but the last is settled: nothing after it can change it. Which blocks
         // settle depends on the decided text alone, never on what is held back of the open one.
         let settling = if whole {
@@ -120,34 +116,28 @@ impl StreamingMarkdown {
         let defined = self.define(&parsed);
         self.blocks.truncate(self.settled);
         self.sources.truncate(self.settled);
-        let open = parsed.blocks.split_off(settling);
-        for placed in parsed.blocks.drain(..) {
-            let index = self.blocks.len();
+        for (offset, source) in parsed.sources[..settling].iter().enumerate() {
+            let index = self.blocks.len() + offset;
             self.unresolved.extend(
                 parsed
                     .unresolved
                     .iter()
-                    .filter(|(_, at)| placed.source.contains(at))
+                    .filter(|(_, at)| source.contains(at))
                     .map(|(label, _)| (label.clone(), index)),
             );
-            self.blocks.push(placed.block);
-            self.sources.push(placed.source);
         }
+        self.blocks.extend(parsed.blocks.drain(..settling));
+        self.sources.extend(parsed.sources.drain(..settling));
         self.settled += settling;
-        self.settled_end = match open.first() {
+        self.settled_end = match parsed.sources.first() {
             _ if whole => self.reply.len(),
-            Some(first) if settling > 0 => line_start(&self.reply, first.source.start).max(from),
+            Some(first) if settling > 0 => line_start(&self.reply, first.start).max(from),
             _ => from,
         };
         if !whole {
-            let parsed = if settling == 0 {
-                Parsed {
-                    blocks: open,
-                    ..parsed
-                }
-            } else {
-                parse_decided(&self.reply, self.settled_end, decided, &self.references)
-            };
+            if settling > 0 {
+                parsed = parse_decided(&self.reply, self.settled_end, decided, &self.references);
+            }
             let open = draw_open(
                 &self.reply,
                 self.settled_end,
@@ -155,10 +145,8 @@ impl StreamingMarkdown {
                 parsed,
                 &self.references,
             );
-            for placed in open.blocks {
-                self.blocks.push(placed.block);
-                self.sources.push(placed.source);
-            }
+            self.blocks.extend(open.blocks);
+            self.sources.extend(open.sources);
         }
         let redrawn = self.resolve(&defined, unchanged);
         Update {
@@ -218,8 +206,8 @@ impl StreamingMarkdown {
                     .into_iter()
                     .map(|(label, _)| (label, index)),
             );
-            if let Ok([placed]) = <[_; 1]>::try_from(parsed.blocks) {
-                self.blocks[index] = placed.block;
+            if let Ok([block]) = <[_; 1]>::try_from(parsed.blocks) {
+                self.blocks[index] = block;
             }
         }
         indices

@@ -165,9 +165,5 @@ fn draws_as_text(parsed: &Parsed, syntax: &[usize]) -> bool {
             _ => false,
         })
     }
-    !syntax.is_empty()
-        && parsed
-            .blocks
-            .iter()
-            .any(|placed| blocks(std::slice::from_ref(&placed.block), syntax))
+    !syntax.is_empty() && blocks(&parsed.blocks, syntax)
 }
