@@ -44,44 +44,23 @@ impl Source<'_> {
     }
 }
 
-/// An element being built.
+/// An element being built, as the node it becomes, its content filled in as it arrives; once
+/// finished, it is added to the element around it as it is.
 #[derive(Debug)]
 enum Frame {
-    /// A quote or a list item: blocks, and the text of a tight item not yet in a paragraph.
+    /// A quote (without `task`) or a list item: blocks, and the text of a tight item not yet in
+    /// a paragraph.
     Container {
         task: Option<Option<bool>>,
         blocks: Vec<Block>,
         loose: Vec<Inline>,
     },
-    List {
-        start: Option<u64>,
-        tight: bool,
-        items: Vec<ListItem>,
-    },
-    Paragraph(Vec<Inline>),
-    Heading(u8, Vec<Inline>),
-    Code(Option<String>, Vec<Text>),
-    Html(Vec<Text>),
-    Table(Vec<Alignment>, Vec<Cell>, Vec<Vec<Cell>>),
-    Row(bool, Vec<Cell>),
-    Cell(Vec<Inline>),
-    Emphasis(Vec<Inline>),
-    Strong(Vec<Inline>),
-    Strikethrough(Vec<Inline>),
-    Link {
-        href: Option<String>,
-        pending: bool,
-        image: bool,
-        content: Vec<Inline>,
-    },
-}
-
-/// An element finished: what it adds to the element around it.
-enum Built {
+    /// A paragraph, heading, list, code, raw HTML or table.
     Block(Block),
-    Item(ListItem),
+    /// Emphasis, strong, strikethrough or a link.
     Inline(Inline),
-    Cells(bool, Vec<Cell>),
+    /// A table's head (`true`) or one of its rows.
+    Row(bool, Vec<Cell>),
     Cell(Vec<Inline>),
 }
 
@@ -179,7 +158,7 @@ impl Builder<'_> {
             Event::FootnoteReference(label) => self.text(&["[^", &label, "]"].concat(), &range),
             Event::SoftBreak => self.leaf(Inline::SoftBreak),
             Event::HardBreak => self.leaf(Inline::HardBreak),
-            Event::Rule => self.finish(Built::Block(Block::Rule)),
+            Event::Rule => self.finish(Frame::Block(Block::Rule)),
             Event::TaskListMarker(checked) => self.task(checked),
         }
     }
@@ -188,48 +167,64 @@ impl Builder<'_> {
         let frame = match tag {
             Tag::Paragraph => {
                 self.loosen_list();
-                Frame::Paragraph(Vec::new())
+                Frame::Block(Block::Paragraph {
+                    content: Vec::new(),
+                })
             }
-            Tag::Heading { level, .. } => Frame::Heading(level as u8, Vec::new()),
+            Tag::Heading { level, .. } => Frame::Block(Block::Heading {
+                level: level as u8,
+                content: Vec::new(),
+            }),
             Tag::BlockQuote(_) if self.block_depth < MAX_BLOCK_DEPTH => {
                 self.block_depth += 1;
                 container(None)
             }
             Tag::List(start) if self.block_depth < MAX_BLOCK_DEPTH => {
                 self.block_depth += 1;
-                Frame::List {
+                Frame::Block(Block::List {
                     start,
                     tight: true,
                     items: Vec::new(),
-                }
+                })
             }
             Tag::Item
                 if self.flattened.last() == Some(&0)
-                    && matches!(self.stack.last(), Some(Frame::List { .. })) =>
+                    && matches!(self.stack.last(), Some(Frame::Block(Block::List { .. }))) =>
             {
                 container(Some(None))
             }
-            Tag::CodeBlock(kind) => Frame::Code(language(&kind), Vec::new()),
-            Tag::HtmlBlock => Frame::Html(Vec::new()),
-            Tag::Table(alignments) => Frame::Table(
-                alignments.into_iter().map(alignment).collect(),
-                Vec::new(),
-                Vec::new(),
-            ),
+            Tag::CodeBlock(kind) => Frame::Block(Block::Code {
+                language: language(&kind),
+                content: Vec::new(),
+            }),
+            Tag::HtmlBlock => Frame::Block(Block::Html {
+                content: Vec::new(),
+            }),
+            Tag::Table(alignments) => Frame::Block(Block::Table {
+                alignments: alignments.into_iter().map(alignment).collect(),
+                head: Vec::new(),
+                rows: Vec::new(),
+            }),
             Tag::TableHead => Frame::Row(true, Vec::new()),
             Tag::TableRow => Frame::Row(false, Vec::new()),
             Tag::TableCell => Frame::Cell(Vec::new()),
             Tag::Emphasis if self.inline_depth < MAX_INLINE_DEPTH => {
                 self.inline_depth += 1;
-                Frame::Emphasis(Vec::new())
+                Frame::Inline(Inline::Emphasis {
+                    content: Vec::new(),
+                })
             }
             Tag::Strong if self.inline_depth < MAX_INLINE_DEPTH => {
                 self.inline_depth += 1;
-                Frame::Strong(Vec::new())
+                Frame::Inline(Inline::Strong {
+                    content: Vec::new(),
+                })
             }
             Tag::Strikethrough if self.inline_depth < MAX_INLINE_DEPTH => {
                 self.inline_depth += 1;
-                Frame::Strikethrough(Vec::new())
+                Frame::Inline(Inline::Strikethrough {
+                    content: Vec::new(),
+                })
             }
             Tag::Link {
                 link_type,
@@ -272,77 +267,19 @@ impl Builder<'_> {
         {
             self.bare_urls.link(content);
         }
-        let built = match frame {
-            Frame::Container {
-                task: None,
-                blocks,
-                loose,
-            } => {
+        match &frame {
+            Frame::Container { task: None, .. } | Frame::Block(Block::List { .. }) => {
                 self.block_depth -= 1;
-                Built::Block(Block::Quote {
-                    blocks: with_loose(blocks, loose),
-                })
             }
-            Frame::Container {
-                task: Some(task),
-                blocks,
-                loose,
-            } => Built::Item(ListItem {
-                task,
-                blocks: with_loose(blocks, loose),
-            }),
-            Frame::List {
-                start,
-                tight,
-                items,
-            } => {
-                self.block_depth -= 1;
-                Built::Block(Block::List {
-                    start,
-                    tight,
-                    items,
-                })
-            }
-            Frame::Paragraph(content) => Built::Block(Block::Paragraph { content }),
-            Frame::Heading(level, content) => Built::Block(Block::Heading { level, content }),
-            Frame::Code(language, content) => Built::Block(Block::Code { language, content }),
-            Frame::Html(content) => Built::Block(Block::Html { content }),
-            Frame::Table(alignments, head, rows) => Built::Block(Block::Table {
-                alignments,
-                head,
-                rows,
-            }),
-            Frame::Row(head, cells) => Built::Cells(head, cells),
-            Frame::Cell(content) => Built::Cell(content),
-            Frame::Emphasis(content) => {
+            Frame::Inline(inline) => {
                 self.inline_depth -= 1;
-                Built::Inline(Inline::Emphasis { content })
+                if let Inline::Link { .. } = inline {
+                    self.links -= 1;
+                }
             }
-            Frame::Strong(content) => {
-                self.inline_depth -= 1;
-                Built::Inline(Inline::Strong { content })
-            }
-            Frame::Strikethrough(content) => {
-                self.inline_depth -= 1;
-                Built::Inline(Inline::Strikethrough { content })
-            }
-            Frame::Link {
-                href,
-                pending,
-                image,
-                content,
-            } => {
-                self.inline_depth -= 1;
-                self.links -= 1;
-                Built::Inline(Inline::Link {
-                    href,
-                    pending,
-                    image,
-                    content,
-                })
-            }
-        };
-        self.finish(built);
+            _ => {}
+        }
+        self.finish(frame);
     }
 
     fn link(
@@ -355,7 +292,7 @@ impl Builder<'_> {
         self.inline_depth += 1;
         self.links += 1;
         let pending = self.source.open(range);
-        Frame::Link {
+        Frame::Inline(Inline::Link {
             href: if pending {
                 None
             } else {
@@ -364,7 +301,7 @@ impl Builder<'_> {
             pending,
             image,
             content: Vec::new(),
-        }
+        })
     }
 
     fn math(&mut self, text: String, display: bool, range: &Range<usize>) {
@@ -377,28 +314,47 @@ impl Builder<'_> {
     }
 
     /// Adds a finished element to the element around it, or to the top level.
-    fn finish(&mut self, built: Built) {
-        let parent = self.stack.last_mut();
-        match (parent, built) {
-            (None, Built::Block(block)) => {
+    fn finish(&mut self, built: Frame) {
+        let built = match built {
+            Frame::Container {
+                task: None,
+                blocks,
+                loose,
+            } => Frame::Block(Block::Quote {
+                blocks: with_loose(blocks, loose),
+            }),
+            built => built,
+        };
+        match (self.stack.last_mut(), built) {
+            (None, Frame::Block(block)) => {
                 self.blocks.push(block);
                 self.sources.push(self.source.reply_range(&self.top_range));
             }
-            (Some(Frame::Container { blocks, loose, .. }), Built::Block(block)) => {
+            (Some(Frame::Container { blocks, loose, .. }), Frame::Block(block)) => {
                 self.bare_urls.link(loose);
                 flush_loose(blocks, loose);
                 blocks.push(block);
             }
-            (Some(Frame::List { items, .. }), Built::Item(item)) => items.push(item),
-            (Some(Frame::Table(_, head, rows)), Built::Cells(is_head, cells)) => {
+            (
+                Some(Frame::Block(Block::List { items, .. })),
+                Frame::Container {
+                    task: Some(task),
+                    blocks,
+                    loose,
+                },
+            ) => items.push(ListItem {
+                task,
+                blocks: with_loose(blocks, loose),
+            }),
+            (Some(Frame::Block(Block::Table { head, rows, .. })), Frame::Row(is_head, cells)) => {
                 if is_head {
                     *head = cells;
                 } else {
                     rows.push(cells);
                 }
             }
-            (Some(Frame::Row(_, cells)), Built::Cell(content)) => cells.push(content),
-            (Some(parent), Built::Inline(inline)) => {
+            (Some(Frame::Row(_, cells)), Frame::Cell(content)) => cells.push(content),
+            (Some(parent), Frame::Inline(inline)) => {
                 if let Some(content) = inlines(parent) {
                     content.push(inline);
                 }
@@ -410,7 +366,7 @@ impl Builder<'_> {
     /// Adds an inline leaf where inline content goes.
     fn leaf(&mut self, inline: Inline) {
         self.verbatim_end = None;
-        self.finish(Built::Inline(inline));
+        self.finish(Frame::Inline(inline));
     }
 
     /// Adds text at `range` of the parsed text, without any part of it taken from closers.
@@ -442,7 +398,9 @@ impl Builder<'_> {
             return;
         };
         match parent {
-            Frame::Code(_, content) | Frame::Html(content) => match content.last_mut() {
+            Frame::Block(Block::Code { content, .. } | Block::Html { content }) => match content
+                .last_mut()
+            {
                 Some(last) if joins && last.source.end == leaf.source.start => join(last, &leaf),
                 _ => content.push(leaf),
             },
@@ -477,7 +435,7 @@ impl Builder<'_> {
     fn loosen_list(&mut self) {
         let [
             ..,
-            Frame::List { tight, .. },
+            Frame::Block(Block::List { tight, .. }),
             Frame::Container { task: Some(_), .. },
         ] = self.stack.as_mut_slice()
         else {
@@ -529,13 +487,14 @@ fn container(task: Option<Option<bool>>) -> Frame {
 fn inlines(frame: &mut Frame) -> Option<&mut Vec<Inline>> {
     match frame {
         Frame::Container { loose, .. } => Some(loose),
-        Frame::Paragraph(content)
-        | Frame::Heading(_, content)
+        Frame::Block(Block::Paragraph { content } | Block::Heading { content, .. })
         | Frame::Cell(content)
-        | Frame::Emphasis(content)
-        | Frame::Strong(content)
-        | Frame::Strikethrough(content)
-        | Frame::Link { content, .. } => Some(content),
+        | Frame::Inline(
+            Inline::Emphasis { content }
+            | Inline::Strong { content }
+            | Inline::Strikethrough { content }
+            | Inline::Link { content, .. },
+        ) => Some(content),
         _ => None,
     }
 }
