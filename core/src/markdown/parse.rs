@@ -74,15 +74,14 @@ pub(super) fn parse(source: Source<'_>, known: &References) -> Parsed {
         }
     };
     let parser = Parser::new_with_broken_link_callback(source.text, options(), Some(&mut callback));
-    let definitions = parser
-        .reference_definitions()
-        .iter()
-        .map(|(text, definition)| Definition {
+    let mut definitions = Vec::new();
+    for (text, definition) in parser.reference_definitions().iter() {
+        definitions.push(Definition {
             label: label(text),
             destination: (*definition.dest).to_owned(),
             source: source.base + definition.span.start..source.base + definition.span.end,
-        })
-        .collect();
+        });
+    }
     let mut open_blocks: Vec<Option<(Leaf, usize)>> = Vec::new();
     let mut run_start = None;
     let events = parser

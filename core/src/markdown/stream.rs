@@ -117,14 +117,12 @@ impl StreamingMarkdown {
         self.blocks.truncate(self.settled);
         self.sources.truncate(self.settled);
         for (offset, source) in parsed.sources[..settling].iter().enumerate() {
-            let index = self.blocks.len() + offset;
-            self.unresolved.extend(
-                parsed
-                    .unresolved
-                    .iter()
-                    .filter(|(_, at)| source.contains(at))
-                    .map(|(label, _)| (label.clone(), index)),
-            );
+            for (label, at) in &parsed.unresolved {
+                if source.contains(at) {
+                    self.unresolved
+                        .push((label.clone(), self.blocks.len() + offset));
+                }
+            }
         }
         self.blocks.extend(parsed.blocks.drain(..settling));
         self.sources.extend(parsed.sources.drain(..settling));
@@ -160,18 +158,17 @@ impl StreamingMarkdown {
     /// nothing after it changes its destination); returns the labels that were not defined
     /// before.
     fn define(&mut self, parsed: &Parsed) -> Vec<Label> {
-        parsed
-            .definitions
-            .iter()
-            .filter(|definition| {
-                self.references.define(
-                    &definition.label,
-                    definition.source.start,
-                    &definition.destination,
-                )
-            })
-            .map(|definition| definition.label.clone())
-            .collect()
+        let mut defined = Vec::new();
+        for definition in &parsed.definitions {
+            let label = &definition.label;
+            if self
+                .references
+                .define(label, definition.source.start, &definition.destination)
+            {
+                defined.push(label.clone());
+            }
+        }
+        defined
     }
 
     /// Parses again the settled blocks with references to labels just defined; returns those
@@ -200,20 +197,15 @@ impl StreamingMarkdown {
                 &self.references,
             );
             self.unresolved.retain(|(_, block)| *block != index);
-            self.unresolved.extend(
-                parsed
-                    .unresolved
-                    .into_iter()
-                    .map(|(label, _)| (label, index)),
-            );
+            for (label, _) in parsed.unresolved {
+                self.unresolved.push((label, index));
+            }
             if let Ok([block]) = <[_; 1]>::try_from(parsed.blocks) {
                 self.blocks[index] = block;
             }
         }
+        indices.retain(|&index| index < before);
         indices
-            .into_iter()
-            .filter(|&index| index < before)
-            .collect()
     }
 
     /// The last block may go on: it is open again.

@@ -81,12 +81,9 @@ pub(super) fn draw_open(
             growing: true,
         };
         let closed = parse(source, known);
-        let open_syntax: Vec<usize> = closing
-            .open_syntax
-            .iter()
-            .map(|&at| from + range.start + at)
-            .collect();
-        if !closed.closers_as_text && !draws_as_text(&closed, &open_syntax) {
+        if !closed.closers_as_text
+            && !draws_as_text(&closed, &closing.open_syntax, from + range.start)
+        {
             return closed;
         }
         limit = if attempt + 1 < CLOSING_ATTEMPTS {
@@ -139,31 +136,34 @@ fn without_closing_sequence(heading: &str) -> &str {
     }
 }
 
-/// Whether any of the reply's bytes `syntax` is drawn as text.
-fn draws_as_text(parsed: &Parsed, syntax: &[usize]) -> bool {
-    fn inlines(content: &[Inline], syntax: &[usize]) -> bool {
+/// Whether any of the bytes `syntax` of the leaf's text, which starts at the reply's byte
+/// `leaf_start`, is drawn as text.
+fn draws_as_text(parsed: &Parsed, syntax: &[usize], leaf_start: usize) -> bool {
+    fn inlines(content: &[Inline], syntax: &[usize], start: usize) -> bool {
         content.iter().any(|inline| match inline {
-            Inline::Text(text) => syntax.iter().any(|at| text.source.contains(at)),
+            Inline::Text(text) => syntax.iter().any(|at| text.source.contains(&(start + at))),
             Inline::Emphasis { content }
             | Inline::Strong { content }
             | Inline::Strikethrough { content }
-            | Inline::Link { content, .. } => inlines(content, syntax),
+            | Inline::Link { content, .. } => inlines(content, syntax, start),
             _ => false,
         })
     }
-    fn blocks(list: &[Block], syntax: &[usize]) -> bool {
+    fn blocks(list: &[Block], syntax: &[usize], start: usize) -> bool {
         list.iter().any(|block| match block {
             Block::Paragraph { content } | Block::Heading { content, .. } => {
-                inlines(content, syntax)
+                inlines(content, syntax, start)
             }
-            Block::Quote { blocks: inner } => blocks(inner, syntax),
-            Block::List { items, .. } => items.iter().any(|item| blocks(&item.blocks, syntax)),
+            Block::Quote { blocks: inner } => blocks(inner, syntax, start),
+            Block::List { items, .. } => {
+                items.iter().any(|item| blocks(&item.blocks, syntax, start))
+            }
             Block::Table { head, rows, .. } => std::iter::once(head)
                 .chain(rows)
                 .flatten()
-                .any(|cell| inlines(cell, syntax)),
+                .any(|cell| inlines(cell, syntax, start)),
             _ => false,
         })
     }
-    !syntax.is_empty() && blocks(&parsed.blocks, syntax)
+    !syntax.is_empty() && blocks(&parsed.blocks, syntax, leaf_start)
 }
