@@ -201,7 +201,7 @@ impl Builder<'_> {
                 content: Vec::new(),
             }),
             Tag::Table(alignments) => Frame::Block(Block::Table {
-                alignments: alignments.into_iter().map(alignment).collect(),
+                alignments: alignments.iter().map(alignment).collect(),
                 head: Vec::new(),
                 rows: Vec::new(),
             }),
@@ -526,7 +526,7 @@ fn language(kind: &CodeBlockKind<'_>) -> Option<String> {
     }
 }
 
-fn alignment(alignment: pulldown_cmark::Alignment) -> Alignment {
+fn alignment(alignment: &pulldown_cmark::Alignment) -> Alignment {
     match alignment {
         pulldown_cmark::Alignment::None => Alignment::None,
         pulldown_cmark::Alignment::Left => Alignment::Left,

@@ -340,7 +340,7 @@ impl Scan {
                     Open::Bracket { image: false, at } if !image => Some(*at),
                     _ => None,
                 });
-                let unmatched = inner_delimiter.into_iter().chain(outer_bracket).min();
+                let unmatched = earliest(inner_delimiter, outer_bracket);
                 self.link_text_closed(at);
                 self.open.push(Open::Destination(Destination {
                     at: bracket,
@@ -378,10 +378,7 @@ impl Scan {
             Some(Open::Autolink { syntax, .. }) => *syntax,
             _ => None,
         };
-        [self.undecided, self.nested_link_text(), unmatched]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest(earliest(self.undecided, self.nested_link_text()), unmatched)
     }
 
     /// Where a link's text opens inside another link's text still open: which of the two
@@ -585,6 +582,14 @@ fn char_before(text: &str, i: usize) -> Option<char> {
 
 fn repeat(out: &mut String, c: char, times: usize) {
     out.extend(std::iter::repeat_n(c, times));
+}
+
+/// The earlier of two places, either of which may be missing.
+fn earliest(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        _ => a.or(b),
+    }
 }
 
 fn run_length(bytes: &[u8], i: usize) -> usize {
