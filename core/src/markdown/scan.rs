@@ -556,10 +556,11 @@ impl Scan {
                 Open::Math { .. } => {}
             }
             // Two runs of one character would read as one longer run, the text's last run too.
-            let last = closers.chars().last().or_else(|| text.chars().last());
-            if let (Some(last), Some(first)) = (last, closer.chars().next())
+            // Closers are ASCII, so comparing last bytes is comparing characters.
+            let last = closers.as_bytes().last().or(text.as_bytes().last());
+            if let (Some(last), Some(first)) = (last, closer.as_bytes().first())
                 && last == first
-                && matches!(first, '*' | '_' | '~' | '`')
+                && matches!(first, b'*' | b'_' | b'~' | b'`')
             {
                 closers.push(SEPARATOR);
             }
