@@ -4,20 +4,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { openPortal, shots } from './portal.mjs';
 
 test('two approvals in one turn are each answered from the browser', async () => {
-  const portal = await startPortal(['--demo-pace', '0.3']);
-  let browser;
+  const { page, close } = await openPortal(['--demo-pace', '0.3']);
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
     const decisions = [];
     page.on('request', (request) => {
       if (request.url().endsWith('/decision')) decisions.push(JSON.parse(request.postData()));
     });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
     await page.getByLabel('Message').fill('Please publish two notes on the herons');
     await page.keyboard.press('Enter');
 
@@ -43,7 +38,6 @@ test('two approvals in one turn are each answered from the browser', async () =>
     assert.equal(await page.locator('.problem').count(), 0, 'no refusal was shown');
     assert.equal(await page.getByTestId('approve').count(), 0, 'a completed turn has no controls');
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });

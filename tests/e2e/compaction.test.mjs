@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { openPortal, shots } from './portal.mjs';
 
 // The demo model's window, in tokens: small enough that a few long messages reach 85 % of it.
 const WINDOW = '6000';
@@ -29,14 +29,10 @@ async function settled(page, turn) {
 }
 
 test('r11_r12_r13_c7 compaction is written with a clock, drawn as a divider over dimmed history, and /compact as a pill', async () => {
-  const portal = await startPortal(['--demo-pace', '0.2', '--demo-window', WINDOW]);
-  let browser;
+  const { portal, page, close } = await openPortal(['--demo-pace', '0.2', '--demo-window', WINDOW], {
+    viewport: { width: 900, height: 1000 },
+  });
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 1000 } });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
-
     // C1: long messages until the agent compacts before a call.
     const summarising = page.getByTestId('summarising');
     let turn = 0;
@@ -144,19 +140,13 @@ test('r11_r12_r13_c7 compaction is written with a clock, drawn as a divider over
     assert.equal(await page.getByTestId('compact-pill').count(), 1);
     assert.equal(await page.getByTestId('divider').count(), 2);
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });
 
 test('r14 reduced motion: the summary being written neither shimmers nor draws in', async () => {
-  const portal = await startPortal(['--demo-pace', '0', '--demo-window', WINDOW]);
-  let browser;
+  const { page, close } = await openPortal(['--demo-pace', '0', '--demo-window', WINDOW], { reducedMotion: 'reduce' });
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 900 }, reducedMotion: 'reduce' });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
     await send(page, 'Plan the Lisbon budget');
     await settled(page, 1);
     await send(page, '/compact');
@@ -171,7 +161,6 @@ test('r14 reduced motion: the summary being written neither shimmers nor draws i
     });
     assert.equal(label, 'none');
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });

@@ -5,23 +5,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { openPortal, shots } from './portal.mjs';
 
 const status = (page, turn, wanted, timeout = 60000) =>
   page.locator(`[data-turn="${turn}"][data-turn-status="${wanted}"]`).waitFor({ timeout });
 
 test('e1 a one-off effort applies to its message alone and resets', { timeout: 120000 }, async () => {
-  const portal = await startPortal(['--demo-pace', '0']);
-  let browser;
+  const { page, close } = await openPortal(['--demo-pace', '0']);
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
     const sent = [];
     page.on('request', (request) => {
       if (request.url().endsWith('/messages')) sent.push(JSON.parse(request.postData()).effort);
     });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
     const effort = page.getByLabel('Effort');
     assert.equal(await effort.inputValue(), '');
     assert.equal(await effort.locator('option:checked').innerText(), "Agent's effort (medium)");
@@ -53,7 +48,6 @@ test('e1 a one-off effort applies to its message alone and resets', { timeout: 1
     assert.deepEqual(await page.getByTestId('effort').allInnerTexts(), ['Effort: low', 'Effort: medium', 'Effort: high']);
     await page.screenshot({ path: join(shots, 'effort-e1.png'), fullPage: true });
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });

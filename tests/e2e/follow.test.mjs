@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { openPortal, shots } from './portal.mjs';
 
 const status = (page, turn, wanted, timeout = 90000) =>
   page.locator(`[data-turn="${turn}"][data-turn-status="${wanted}"]`).waitFor({ timeout });
@@ -16,13 +16,8 @@ const fromEnd = (page) => page.evaluate(() => document.documentElement.scrollHei
 const height = (page) => page.evaluate(() => document.documentElement.scrollHeight);
 
 test('the page follows the reply, stops when the reader scrolls up, and jumps to the latest', { timeout: 240000 }, async () => {
-  const portal = await startPortal(['--demo-pace', '0.6']);
-  let browser;
+  const { page, close } = await openPortal(['--demo-pace', '0.6'], { viewport: { width: 900, height: 560 } });
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 560 } });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
     await page.getByLabel('Message').fill('Tell me about writing systems');
     await page.keyboard.press('Enter');
 
@@ -71,7 +66,6 @@ test('the page follows the reply, stops when the reader scrolls up, and jumps to
     assert.ok(box.y >= 0 && box.y + box.height <= dock.y, `Approve is in view above the composer: ${JSON.stringify([box, dock])}`);
     await page.screenshot({ path: join(shots, 'follow-approval-in-view.png') });
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });

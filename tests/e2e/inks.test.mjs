@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { openPortal, shots } from './portal.mjs';
 
 /** The computed font size (px) and colour of the first block of `role` in turn 1. */
 const look = (page, role) => page.locator(`[data-turn="1"] .block.${role}`).first().evaluate((block) => {
@@ -22,13 +22,8 @@ const ink = (page, name) => page.evaluate((name) => {
 }, name);
 
 test('r1_r2 narration is one size below the answer, thinking smaller still in the faintest ink', { timeout: 120000 }, async () => {
-  const portal = await startPortal(['--demo-pace', '0.2']);
-  let browser;
+  const { page, close } = await openPortal(['--demo-pace', '0.2']);
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
     await page.getByLabel('Message').fill('Tell me about writing systems');
     await page.keyboard.press('Enter');
     await page.locator('[data-turn="1"][data-turn-status="completed"][data-settled="true"]').waitFor({ timeout: 60000 });
@@ -46,7 +41,6 @@ test('r1_r2 narration is one size below the answer, thinking smaller still in th
       await page.screenshot({ path: join(shots, `inks-${theme}.png`) });
     }
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { openPortal, shots } from './portal.mjs';
 
 const status = (page, turn, wanted, timeout = 60000) =>
   page.locator(`[data-turn="${turn}"][data-turn-status="${wanted}"]`).waitFor({ timeout });
@@ -12,13 +12,8 @@ const status = (page, turn, wanted, timeout = 60000) =>
 const focused = (page) => page.evaluate(() => document.activeElement?.getAttribute('aria-label'));
 
 test('IME Enter does not send, Shift+Enter breaks the line, Esc stops, and the focus shows', { timeout: 180000 }, async () => {
-  const portal = await startPortal(['--demo-pace', '0.5']);
-  let browser;
+  const { browser, page, close } = await openPortal(['--demo-pace', '0.5']);
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
     await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Message');
 
     // An input method composing にほんご: its Enter confirms the candidate, as the browser reports
@@ -77,7 +72,6 @@ test('IME Enter does not send, Shift+Enter breaks the line, Esc stops, and the f
     assert.deepEqual(hidden, [], `every focused element shows its focus: ${JSON.stringify(seen)}`);
     await page.screenshot({ path: join(shots, 'keyboard-focus.png') });
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });

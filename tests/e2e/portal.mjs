@@ -51,6 +51,30 @@ export async function launchBrowser() {
   });
 }
 
+/**
+ * Starts the server with `args`, opens a page on it (900 by 900 unless `pageOptions` say
+ * otherwise) and waits for the app. Resolves to { portal, browser, page, close }; `close` closes
+ * the browser and stops the server.
+ */
+export async function openPortal(args = [], pageOptions = {}) {
+  const portal = await startPortal(args);
+  let browser;
+  const close = async () => {
+    await browser?.close();
+    portal.stop();
+  };
+  try {
+    browser = await launchBrowser();
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 }, ...pageOptions });
+    await page.goto(portal.url);
+    await page.getByTestId('model-label').waitFor();
+    return { portal, browser, page, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
 /** The people of the users-mode configuration `usersConfig` writes. */
 export const people = {
   alice: { organisation: 'acme', user: 'alice', name: 'Alice Example', password: 'alice-heron-lake-7' },

@@ -3,19 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { openPortal, shots } from './portal.mjs';
 
 const answer = '.turn .block.answer .body';
 
 test('r14 reduced motion: no blur or breathing, text in order, one announcement when settled', async () => {
-  const portal = await startPortal(['--demo-pace', '0.5']);
-  let browser;
+  const { page, close } = await openPortal(['--demo-pace', '0.5'], { reducedMotion: 'reduce' });
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 900 }, reducedMotion: 'reduce' });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
-
     // Every change of the live region's text, recorded from the start, so that an announcement fed
     // piece by piece would show up as many changes.
     await page.evaluate(() => {
@@ -65,7 +59,6 @@ test('r14 reduced motion: no blur or breathing, text in order, one announcement 
     assert.equal(announcements.length, 1, `the reply is announced once: ${JSON.stringify(announcements)}`);
     assert.equal(announcements[0].replace(/\s+/g, ' ').trim(), reply.replace(/\s+/g, ' ').trim());
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });

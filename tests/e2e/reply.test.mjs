@@ -3,18 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { openPortal, shots } from './portal.mjs';
 
 const answer = '.turn .block.answer .body';
 
 test('r7_r8_r10 a sent message plays out, settles to plain text and reloads identically', async () => {
-  const portal = await startPortal(['--demo-pace', '0.5']);
-  let browser;
+  const { page, close } = await openPortal(['--demo-pace', '0.5']);
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
     assert.match(await page.getByTestId('model-label').innerText(), /demo/);
     // Local mode: no sign-in page, no Sign out.
     assert.equal(await page.getByLabel('Password').count(), 0);
@@ -105,7 +100,6 @@ test('r7_r8_r10 a sent message plays out, settles to plain text and reloads iden
     await listed.waitFor();
     assert.equal(await listed.locator('.title').innerText(), 'Tell me about writing systems');
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });

@@ -4,23 +4,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { openPortal, shots } from './portal.mjs';
 
 const status = (page, turn, wanted, timeout = 60000) =>
   page.locator(`[data-turn="${turn}"][data-turn-status="${wanted}"]`).waitFor({ timeout });
 
 test('tool calls are cards with their state, arguments and result; approvals name the action', { timeout: 180000 }, async () => {
-  const portal = await startPortal(['--demo-pace', '0.3']);
-  let browser;
+  const { page, close } = await openPortal(['--demo-pace', '0.3']);
   try {
-    browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
     const decisions = [];
     page.on('request', (request) => {
       if (request.url().endsWith('/decision')) decisions.push(JSON.parse(request.postData()));
     });
-    await page.goto(portal.url);
-    await page.getByTestId('model-label').waitFor();
 
     await page.getByLabel('Message').fill('Tell me about writing systems');
     await page.keyboard.press('Enter');
@@ -77,7 +72,6 @@ test('tool calls are cards with their state, arguments and result; approvals nam
       ['done', 'declined', 'done'],
     );
   } finally {
-    await browser?.close();
-    portal.stop();
+    await close();
   }
 });
