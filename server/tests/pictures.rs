@@ -1,6 +1,6 @@
 //! Pictures reach a model that can see (rules A4, A8): a real JPEG from a phone, stored with an
-//! EXIF rotation, is sent through the turn loop to a fake OpenAI-compatible upstream upright and
-//! reduced to the model's largest picture.
+//! EXIF rotation, is sent through the turn loop to a fake upstream, OpenAI-compatible and
+//! Anthropic, upright and reduced to the model's largest picture, in each wire format.
 
 mod common;
 
@@ -39,18 +39,18 @@ fn phone_photo() -> Vec<u8> {
     photo
 }
 
-/// A fake OpenAI-compatible upstream that answers every call with a short text reply and keeps
-/// the request bodies.
-async fn upstream() -> (String, Arc<Mutex<Vec<Value>>>) {
+/// A fake upstream that answers every call at `path` with the short text reply in `fixture`
+/// (under tests/fixtures/) and keeps the request bodies; its base URL and the bodies.
+async fn upstream(path: &'static str, fixture: &str) -> (String, Arc<Mutex<Vec<Value>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let kept = Arc::clone(&seen);
-    let reply = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/openai/openai-text.sse"
+    let reply = std::fs::read(format!(
+        "{}/../tests/fixtures/{fixture}",
+        env!("CARGO_MANIFEST_DIR")
     ))
     .expect("fixture");
     let app = axum::Router::new().route(
-        "/v1/chat/completions",
+        path,
         axum::routing::post(move |body: axum::Json<Value>| {
             let kept = Arc::clone(&kept);
             let reply = reply.clone();
@@ -71,15 +71,16 @@ async fn upstream() -> (String, Arc<Mutex<Vec<Value>>>) {
     (base, seen)
 }
 
-#[tokio::test]
-async fn a4_a8_a_rotated_phone_photo_reaches_the_model_upright_and_reduced() {
-    let (base, seen) = upstream().await;
+/// The models file of one model of `kind` at `base` that sees pictures up to 400 pixels on the
+/// long edge.
+fn seeing_model(kind: &str, base: &str) -> portal_server::model::ModelRegistry {
     let models = format!(
         r#"
 [[models]]
 name = "seer"
-kind = "openai"
+kind = "{kind}"
 base_url = "{base}"
+api_key = {{ env = "SEER_API_KEY" }}
 model = "seer-1"
 [models.capabilities]
 context_window = 128000
@@ -89,11 +90,20 @@ can_see = true
 largest_picture = {{ long_edge = 400 }}
 "#
     );
-    let registry =
-        portal_server::model::ModelRegistry::from_toml(&models, 0.0, |_| None).expect("models");
+    portal_server::model::ModelRegistry::from_toml(&models, 0.0, |var| {
+        (var == "SEER_API_KEY").then(|| "sk-test".to_string())
+    })
+    .expect("models")
+}
+
+/// Uploads the phone photo, sends it with a message to `registry`'s model and waits for the
+/// turn's end; the first request the upstream got.
+async fn send_phone_photo(
+    registry: portal_server::model::ModelRegistry,
+    seen: &Mutex<Vec<Value>>,
+) -> Value {
     let data = tempfile::tempdir().expect("tempdir");
     let server = common::start_with(data.path(), 0.0, Some(registry)).await;
-
     let uploaded: Value = server
         .client
         .post(server.url("/api/attachments?filename=IMG_0001.jpg"))
@@ -119,20 +129,13 @@ largest_picture = {{ long_edge = 400 }}
         .expect("answer");
     assert_eq!(sent.status().as_u16(), 202);
     server.events(&id, 1, None).await;
-
     let requests = seen.lock().expect("lock").clone();
-    let request = requests.first().expect("the model was called");
-    let url = request["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .flat_map(|m| m["content"].as_array().into_iter().flatten())
-        .find_map(|part| part["image_url"]["url"].as_str())
-        .expect("A4: the picture is in the request, not a could-not-be-loaded line")
-        .to_string();
-    let base64 = url
-        .strip_prefix("data:image/jpeg;base64,")
-        .expect("A4: a JPEG stays JPEG");
+    requests.first().expect("the model was called").clone()
+}
+
+/// Checks the picture a request carried, as base64 JPEG: reduced to a long edge of 400 and
+/// upright (red above blue), with the message naming the size sent.
+fn check_reduced_and_upright(request: &Value, base64: &str) {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(base64)
         .expect("base64");
@@ -150,4 +153,39 @@ largest_picture = {{ long_edge = 400 }}
         request.to_string().contains("200×400"),
         "A4: the message names the size sent"
     );
+}
+
+/// Every part of every message's content in a request.
+fn content_parts(request: &Value) -> impl Iterator<Item = &Value> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+}
+
+#[tokio::test]
+async fn a4_a8_a_rotated_phone_photo_reaches_the_model_upright_and_reduced() {
+    let (base, seen) = upstream("/v1/chat/completions", "openai/openai-text.sse").await;
+    let request = send_phone_photo(seeing_model("openai", &base), &seen).await;
+    let url = content_parts(&request)
+        .find_map(|part| part["image_url"]["url"].as_str())
+        .expect("A4: the picture is in the request, not a could-not-be-loaded line");
+    let base64 = url
+        .strip_prefix("data:image/jpeg;base64,")
+        .expect("A4: a JPEG stays JPEG");
+    check_reduced_and_upright(&request, base64);
+}
+
+#[tokio::test]
+async fn a4_a8_a_rotated_phone_photo_reaches_an_anthropic_model_upright_and_reduced() {
+    let (base, seen) = upstream("/v1/messages", "anthropic/text.sse").await;
+    let request = send_phone_photo(seeing_model("anthropic", &base), &seen).await;
+    let source = content_parts(&request)
+        .find(|part| part["type"] == "image")
+        .map(|part| &part["source"])
+        .expect("A4: the picture is in the request, not a could-not-be-loaded line");
+    assert_eq!(source["type"], "base64");
+    assert_eq!(source["media_type"], "image/jpeg", "A4: a JPEG stays JPEG");
+    check_reduced_and_upright(&request, source["data"].as_str().expect("data"));
 }
