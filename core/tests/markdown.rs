@@ -200,3 +200,15 @@ fn an_update_names_what_a_renderer_draws_again() {
     assert_eq!(update.settled, 3);
     assert_eq!(markdown.blocks(), parse(markdown.reply()).as_slice());
 }
+
+#[test]
+fn a_definition_counts_only_once_its_line_has_ended() {
+    // Played out up to `https://x`, the first two lines are a definition; the rest of the line
+    // makes them none, so `[a b]` stays text, as in the whole reply.
+    let reply = "[a\nb]: https://x and more\n\n[a b]\n";
+    let mut markdown = StreamingMarkdown::new();
+    markdown.push("[a\nb]: https://x");
+    markdown.push(" and more\n\n[a b]\n");
+    markdown.finish();
+    assert_eq!(markdown.blocks(), parse(reply).as_slice());
+}

@@ -113,7 +113,7 @@ impl StreamingMarkdown {
         } else {
             parsed.blocks.len().saturating_sub(1)
         };
-        let defined = self.define(&parsed);
+        let defined = self.define(&parsed, decided, whole);
         self.blocks.truncate(self.settled);
         self.sources.truncate(self.settled);
         for (offset, source) in parsed.sources[..settling].iter().enumerate() {
@@ -154,16 +154,25 @@ impl StreamingMarkdown {
         }
     }
 
-    /// Keeps the definitions drawn so far (a definition's line is drawn only once whole, and
-    /// nothing after it changes its destination); returns the labels that were not defined
-    /// before.
-    fn define(&mut self, parsed: &Parsed) -> Vec<Label> {
+    /// Keeps the definitions whose line has ended in the reply's text up to `decided`, or every
+    /// one once the reply is `whole`: a line still arriving may go on into text that makes it no
+    /// definition (`b]: https://x` followed by ` and more`), and nothing after an ended line
+    /// changes its destination. Returns the labels that were not defined before.
+    fn define(&mut self, parsed: &Parsed, decided: usize, whole: bool) -> Vec<Label> {
         let mut defined = Vec::new();
         for definition in &parsed.definitions {
+            let last = definition.source.end.saturating_sub(1);
+            let ended = whole
+                || self
+                    .reply
+                    .as_bytes()
+                    .get(last..decided)
+                    .is_some_and(|after| after.contains(&b'\n'));
             let label = &definition.label;
-            if self
-                .references
-                .define(label, definition.source.start, &definition.destination)
+            if ended
+                && self
+                    .references
+                    .define(label, definition.source.start, &definition.destination)
             {
                 defined.push(label.clone());
             }
