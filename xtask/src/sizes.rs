@@ -85,7 +85,7 @@ fn kb(bytes: u64) -> String {
 }
 
 /// The web app's budget, wasm and JavaScript together: issue 17's 300 KB for the app, plus 84 KB
-/// for markdown until its layer is within issue 15's 80 KB (the app is 383.3 KB with it;
+/// for markdown until its layer is within issue 15's 80 KB (the app is 383.4 KB with it;
 /// pulldown-cmark's table of entity names is the remaining lever, docs/bench.md). Sign-in, the sidebar and the chat's comfort took
 /// the app to 357 KB; Leptos' erased components (`.cargo/config.toml`), no resources, one request
 /// function for every answer type and no float printing brought it back to 297 KB.
