@@ -35,6 +35,9 @@ pub struct Document {
     pub pages_read: u32,
     #[serde(default)]
     pub pages_total: u32,
+    /// The host's limit that stopped reading before the end, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<ReadingLimit>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable_pages: Vec<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -51,6 +54,29 @@ pub enum ReadingStatus {
     Reading,
     Finished,
     Failed,
+}
+
+/// Which of its host's limits stopped reading a document before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadingLimit {
+    /// The pages a document is read to.
+    Pages,
+    /// The time a document is read for.
+    Time,
+    /// The memory reading may take: a stream, a page or the document grew past it.
+    Memory,
+}
+
+impl ReadingLimit {
+    /// The limit in the words a progress note uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadingLimit::Pages => "page limit",
+            ReadingLimit::Time => "time limit",
+            ReadingLimit::Memory => "memory limit",
+        }
+    }
 }
 
 /// A picture as stored: its original size; the reduced size is computed per model.
@@ -372,10 +398,15 @@ fn progress(doc: &Document) -> String {
     match (doc.status, total) {
         (ReadingStatus::Reading, 0) => "in progress".to_string(),
         (ReadingStatus::Reading, _) => format!("in progress, {read} of {total} pages read"),
-        (ReadingStatus::Finished, 0) => "finished".to_string(),
-        // The host stopped reading at its page or time limit: the rest was never read.
-        (ReadingStatus::Finished, _) if read < total => {
-            format!("stopped at the reading limit, {read} of {total} pages read")
+        (ReadingStatus::Finished, 0) => match doc.stopped_by {
+            Some(limit) => format!("stopped at the {} before any page was read", limit.name()),
+            None => "finished".to_string(),
+        },
+        // The host stopped reading at one of its limits: the rest was never read. A document
+        // stored before the limit was recorded names none.
+        (ReadingStatus::Finished, _) if read < total || doc.stopped_by.is_some() => {
+            let limit = doc.stopped_by.map_or("reading limit", ReadingLimit::name);
+            format!("stopped at the {limit}, {read} of {total} pages read")
         }
         (ReadingStatus::Finished, 1) => "finished, 1 page".to_string(),
         (ReadingStatus::Finished, _) => format!("finished, {total} pages"),

@@ -4,8 +4,8 @@ mod prompt_support;
 
 use portal_core::TurnStatus;
 use portal_core::attachment::{
-    Attachment, AttachmentConfig, AttachmentError, Document, DocumentBody, ReadingStatus,
-    check_can_see, document_entry, reduced_size,
+    Attachment, AttachmentConfig, AttachmentError, Document, DocumentBody, ReadingLimit,
+    ReadingStatus, check_can_see, document_entry, reduced_size,
 };
 use portal_core::memory::{CompactionHint, MemoryConfig, rebuild};
 use portal_core::model::PictureLimit;
@@ -58,6 +58,7 @@ fn a2_a_document_appears_as_its_manifest() {
         status: ReadingStatus::Reading,
         pages_read: 12,
         pages_total: 40,
+        stopped_by: None,
         unreadable_pages: vec![9, 3, 4, 5, 12],
         headings: (1..=25).map(|i| format!("Heading {i}")).collect(),
         text: Some("partial".into()),
@@ -86,6 +87,7 @@ fn a2_the_composer_shows_a_documents_progress_in_the_manifests_words() {
         status: ReadingStatus::Reading,
         pages_read: 2,
         pages_total: 5,
+        stopped_by: None,
         unreadable_pages: vec![2],
         headings: Vec::new(),
         text: None,
@@ -110,6 +112,7 @@ fn a2_the_composer_shows_a_documents_progress_in_the_manifests_words() {
         status: ReadingStatus::Finished,
         pages_read: 2000,
         pages_total: 100_000,
+        stopped_by: None,
         unreadable_pages: Vec::new(),
         headings: Vec::new(),
         text: None,
@@ -122,6 +125,62 @@ fn a2_the_composer_shows_a_documents_progress_in_the_manifests_words() {
     let photo = picture("photo", 10, 10);
     assert_eq!(photo.progress_note(), None);
     assert!(!photo.is_reading());
+}
+
+#[test]
+fn a2_a_document_stopped_by_a_limit_names_the_limit_in_its_progress() {
+    let stopped = |limit, pages_read, pages_total| {
+        Attachment::Document(Document {
+            id: "doc_9".into(),
+            filename: "bomb.pdf".into(),
+            media_type: "application/pdf".into(),
+            status: ReadingStatus::Finished,
+            pages_read,
+            pages_total,
+            stopped_by: Some(limit),
+            unreadable_pages: Vec::new(),
+            headings: Vec::new(),
+            text: None,
+        })
+        .progress_note()
+    };
+    let cases = [
+        (
+            ReadingLimit::Pages,
+            2000,
+            100_000,
+            "Reading: stopped at the page limit, 2000 of 100000 pages read",
+        ),
+        (
+            ReadingLimit::Time,
+            7,
+            9,
+            "Reading: stopped at the time limit, 7 of 9 pages read",
+        ),
+        (
+            ReadingLimit::Memory,
+            0,
+            1,
+            "Reading: stopped at the memory limit, 0 of 1 pages read",
+        ),
+        // The last page's text passed the limit after it was read: every page was read but not
+        // all of its text kept.
+        (
+            ReadingLimit::Memory,
+            3,
+            3,
+            "Reading: stopped at the memory limit, 3 of 3 pages read",
+        ),
+        (
+            ReadingLimit::Memory,
+            0,
+            0,
+            "Reading: stopped at the memory limit before any page was read",
+        ),
+    ];
+    for (limit, read, total, note) in cases {
+        assert_eq!(stopped(limit, read, total).as_deref(), Some(note));
+    }
 }
 
 #[test]

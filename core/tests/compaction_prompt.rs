@@ -37,6 +37,7 @@ fn tool_work() -> Transcript {
         status: ReadingStatus::Finished,
         pages_read: 12,
         pages_total: 12,
+        stopped_by: None,
         unreadable_pages: vec![],
         headings: vec!["Offer A".into(), "Offer B".into()],
         text: Some("…".into()),

@@ -50,6 +50,9 @@ pub struct Config {
     pub turn_lease: std::time::Duration,
     /// How long sign-in sessions last, and the portal's public origin.
     pub sessions: sessions::SessionConfig,
+    /// The `portal` program that reads PDFs in reader processes (`portal read-pdf`); this
+    /// process's own program when `None`.
+    pub pdf_reader: Option<PathBuf>,
 }
 
 impl Config {
@@ -68,6 +71,7 @@ impl Config {
             streams: Default::default(),
             turn_lease: replicas::DEFAULT_LEASE,
             sessions: Default::default(),
+            pdf_reader: None,
         }
     }
 }
@@ -149,6 +153,10 @@ impl Server {
             skills,
             config.limits.clone(),
             config.sessions.clone(),
+            config
+                .pdf_reader
+                .clone()
+                .unwrap_or_else(attachments::this_program),
         );
         let app = api::router(state, &config.dist);
         Ok(Server {

@@ -3,11 +3,12 @@
 //! that enforce the "at once" ones. A refusal names the limit and its value.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Semaphore;
 
-use crate::attachments::UploadConfig;
+use crate::attachments::{PdfReaders, UploadConfig};
 use crate::identity::Caller;
 
 /// What one request and one user may take. [`Limits::DEFAULT`] holds every default; `portal
@@ -48,6 +49,14 @@ pub struct Limits {
         value_parser = at_least_one
     )]
     pub picture_decodes: usize,
+    /// PDFs read at once, over all users, each in a reader process of its own; others wait
+    /// their turn. Together they take at most this many times `--pdf-reader-memory-bytes`.
+    #[arg(
+        long = "pdf-readers",
+        default_value_t = Limits::DEFAULT.pdf_readers,
+        value_parser = at_least_one
+    )]
+    pub pdf_readers: usize,
     #[command(flatten)]
     pub uploads: UploadConfig,
 }
@@ -58,7 +67,8 @@ impl Limits {
     /// tokens, well inside a context window); 4 uploads in flight a user; 1 GiB of uploads a
     /// user; 16 event streams a user (a browser tab reads one at a time); 2 picture decodes at
     /// once (the development machine's cores; each may take 160 MB, see
-    /// [`UploadConfig::max_picture_pixels`]).
+    /// [`UploadConfig::max_picture_pixels`]); 2 PDFs read at once (the cores again; together at
+    /// most 1 GiB, see [`UploadConfig::pdf_memory_bytes`]).
     pub const DEFAULT: Limits = Limits {
         attachments_per_message: 20,
         message_chars: 100_000,
@@ -67,6 +77,7 @@ impl Limits {
         upload_quota_bytes: 1024 * 1024 * 1024,
         streams_per_user: 16,
         picture_decodes: 2,
+        pdf_readers: 2,
         uploads: UploadConfig::DEFAULT,
     };
 }
@@ -95,15 +106,23 @@ pub struct Gates {
     pub streams: PerUser,
     /// Picture decodes running, over all users.
     pub decodes: Arc<Semaphore>,
+    /// PDF reader processes, over all users.
+    pub pdf_readers: PdfReaders,
 }
 
 impl Gates {
-    /// The counters for `limits`; picture decodes share `decodes` with the turn loop's.
-    pub fn new(limits: &Limits, decodes: Arc<Semaphore>) -> Self {
+    /// The counters for `limits`; picture decodes share `decodes` with the turn loop's, and PDFs
+    /// are read by running `pdf_reader` (the `portal` program).
+    pub fn new(limits: &Limits, decodes: Arc<Semaphore>, pdf_reader: PathBuf) -> Self {
         Gates {
             uploads: PerUser::new(limits.uploads_in_flight),
             streams: PerUser::new(limits.streams_per_user),
             decodes,
+            pdf_readers: PdfReaders::new(
+                pdf_reader,
+                limits.uploads.pdf_limits(),
+                limits.pdf_readers,
+            ),
         }
     }
 }

@@ -134,6 +134,14 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<prompt_preview::Format>,
     },
+    /// Read a PDF from standard input within the limits given, reporting each page on standard
+    /// output: how `portal serve` reads an upload, in a process of its own.
+    #[command(hide = true)]
+    ReadPdf {
+        /// The limits, as `portal serve` writes them.
+        #[arg(long)]
+        limits: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -187,15 +195,27 @@ fn parse_effort(text: &str) -> Result<portal_core::effort::Effort, String> {
         .map_err(|_| format!("`{text}` is not an effort level; use low, medium or high"))
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // A PDF reader runs on this thread alone, without the async runtime's threads.
+    if let Command::ReadPdf { limits } = &cli.command {
+        return Ok(portal_server::attachments::run_reader(limits)?);
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("the async runtime could not start")?
+        .block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "portal_server=info".into()),
         )
         .init();
-    match Cli::parse().command {
+    match cli.command {
         Command::Serve {
             host,
             port,
@@ -274,6 +294,7 @@ async fn main() -> anyhow::Result<()> {
                     public_origin: public_url,
                     trusted_proxies,
                 },
+                pdf_reader: None,
             };
             let server = portal_server::Server::open(&config)?;
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
@@ -318,6 +339,7 @@ async fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Command::ReadPdf { .. } => unreachable!("a PDF reader runs before the runtime starts"),
         Command::Prompt {
             transcript,
             agent,

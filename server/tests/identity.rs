@@ -116,6 +116,7 @@ async fn start() -> Server {
     let config = portal_server::Config {
         models: Some(ModelRegistry::from_toml(MODELS, 0.0, |_| None).expect("models")),
         identity: Some(Identity::load(&config_dir).expect("identity")),
+        pdf_reader: Some(env!("CARGO_BIN_EXE_portal").into()),
         ..portal_server::Config::local(dir.path().join("data"))
     };
     tokio::spawn(async move {

@@ -13,6 +13,7 @@ fn reading(id: &str) -> Document {
     Document {
         pages_read: 3,
         pages_total: 10,
+        stopped_by: None,
         text: Some("The first three pages.".into()),
         ..pdf_reading(id, "report.pdf")
     }

@@ -921,6 +921,7 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with(db: &Database) {
         status: ReadingStatus::Reading,
         pages_read: 1,
         pages_total: 3,
+        stopped_by: None,
         unreadable_pages: Vec::new(),
         headings: Vec::new(),
         text: None,

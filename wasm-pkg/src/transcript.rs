@@ -34,7 +34,8 @@ export type Block =
   | { type: "compaction"; summary: string; trigger: "AUTO" | "MANUAL"; covers: { first: number; last: number }; kept_messages?: number };
 export type Attachment =
   | { kind: "document"; id: string; filename: string; media_type: string; status: "reading" | "finished" | "failed";
-      pages_read?: number; pages_total?: number; unreadable_pages?: number[]; headings?: string[]; text?: string }
+      pages_read?: number; pages_total?: number; stopped_by?: "pages" | "time" | "memory"; unreadable_pages?: number[];
+      headings?: string[]; text?: string }
   | { kind: "picture"; id: string; filename: string; media_type: string; width: number; height: number };
 /**
  * Thrown by validateTranscript, and by rebuildMemory and buildPrompt for the transcript they are

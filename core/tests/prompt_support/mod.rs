@@ -165,6 +165,7 @@ pub fn document(id: &str, text_chars: usize) -> Attachment {
         status: ReadingStatus::Finished,
         pages_read: 2,
         pages_total: 2,
+        stopped_by: None,
         unreadable_pages: Vec::new(),
         headings: vec!["Introduction".into(), "Findings".into()],
         text: Some("d".repeat(text_chars)),

@@ -4,23 +4,25 @@
 //!
 //! An upload holds one of its user's places for uploads in flight from before its body is read
 //! until it is stored and, for a PDF, read; a picture waits for one of the server's decode
-//! places before it is decoded (docs/security.md, "Limits").
+//! places before it is decoded, and a PDF for one of its reader places before it is read
+//! (docs/security.md, "Limits").
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Query, State};
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use futures_util::StreamExt;
 use portal_core::attachment::Attachment;
 use serde::Deserialize;
 
 use crate::attachments::{
-    UploadConfig, UploadError, UploadFailed, read_stored, sniff, store_upload,
+    UploadError, UploadFailed, check_declared_size, clean_filename, read_stored, sniff,
+    store_upload,
 };
 use crate::identity::Caller;
 use crate::limits::Held;
@@ -31,12 +33,9 @@ use super::{ApiError, AppState, owner_of};
 /// Where files are uploaded; uploads have their own, longer request timeout.
 pub(crate) const UPLOADS: &str = "/api/attachments";
 
-pub(super) fn router(config: &UploadConfig) -> Router<AppState> {
+pub(super) fn router() -> Router<AppState> {
     Router::new()
-        .route(
-            UPLOADS,
-            post(upload).layer(DefaultBodyLimit::max(config.max_bytes.saturating_add(1))),
-        )
+        .route(UPLOADS, post(upload))
         .route("/api/attachments/{id}", get(show))
 }
 
@@ -55,6 +54,8 @@ struct Upload {
     caller: Caller,
     filename: String,
     in_flight: Held,
+    /// The length the request declares, to receive the file into a buffer of its size.
+    length: Option<usize>,
 }
 
 impl FromRequestParts<AppState> for Upload {
@@ -103,10 +104,15 @@ impl FromRequestParts<AppState> for Upload {
             )
             .into_response()
         })?;
+        let length = parts
+            .headers
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok()?.parse().ok());
         Ok(Upload {
             caller,
             filename,
             in_flight,
+            length,
         })
     }
 }
@@ -114,32 +120,31 @@ impl FromRequestParts<AppState> for Upload {
 async fn upload(
     State(state): State<AppState>,
     upload: Upload,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Result<(StatusCode, Json<Attachment>), ApiError> {
     let config = state.limits.uploads.clone();
-    let body = body.map_err(|rejection| match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the file is more than the {} bytes an attachment may be; send a smaller file",
-                config.max_bytes
-            ),
-        ),
-        status => ApiError(
-            status,
-            format!(
-                "the file could not be received ({}); send it again",
-                rejection.body_text()
-            ),
-        ),
-    })?;
+    let body = receive(body, upload.length, config.max_bytes).await?;
     let Upload {
         caller,
         filename,
         in_flight,
+        ..
     } = upload;
-    // A picture waits for a decode place, so only so many are decoded at once.
+    // A picture's header is checked first, so a picture refused by its declared size or its
+    // metadata never holds a decode place; then it waits for one, so only so many are decoded at
+    // once.
     let decoding = if sniff(&body).is_picture() {
+        let (bytes, checking) = (body.clone(), config.clone());
+        tokio::task::spawn_blocking(move || check_declared_size(&bytes, &checking))
+            .await
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+            .map_err(|source| {
+                let filename = clean_filename(&filename, &config);
+                ApiError(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    UploadError::Picture { filename, source }.to_string(),
+                )
+            })?;
         Some(
             Arc::clone(&state.gates.decodes)
                 .acquire_owned()
@@ -180,15 +185,57 @@ async fn upload(
         let storage = Arc::clone(state.turns.storage().blocking());
         let org_id = caller.organisation.clone();
         let document = document.clone();
-        tokio::task::spawn_blocking(move || {
-            if let Err(error) = read_stored(storage.as_ref(), &org_id, &document, &config) {
-                tracing::warn!("reading document {} stopped: {error}", document.id);
-            }
-            // The upload is in flight until its reading ends.
-            drop(in_flight);
+        let readers = state.gates.pdf_readers.clone();
+        // The document waits for one of the server's reader places, then is read off the async
+        // threads.
+        tokio::spawn(async move {
+            let place = readers.place().await;
+            let _ = tokio::task::spawn_blocking(move || {
+                let read = |document: &_, bytes: &_, progress: &mut dyn FnMut(&_)| {
+                    place.read(document, bytes, progress)
+                };
+                if let Err(error) = read_stored(storage.as_ref(), &org_id, &document, read) {
+                    tracing::warn!("reading document {} stopped: {error}", document.id);
+                }
+                // The upload is in flight until its reading ends.
+                drop(in_flight);
+            })
+            .await;
         });
     }
     Ok((StatusCode::CREATED, Json(stored)))
+}
+
+/// The uploaded file, refused past `limit` bytes. It is received into one buffer of the length
+/// the request declares (within the limit), so a file takes its size in memory once, not the
+/// twice that gathering its pieces and joining them would take.
+async fn receive(body: Body, length: Option<usize>, limit: usize) -> Result<Bytes, ApiError> {
+    let too_large = || {
+        ApiError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the file is more than the {limit} bytes an attachment may be; send a smaller file"
+            ),
+        )
+    };
+    if length.is_some_and(|length| length > limit) {
+        return Err(too_large());
+    }
+    let mut file = Vec::with_capacity(length.unwrap_or(0));
+    let mut pieces = body.into_data_stream();
+    while let Some(piece) = pieces.next().await {
+        let piece = piece.map_err(|error| {
+            ApiError(
+                StatusCode::BAD_REQUEST,
+                format!("the file could not be received ({error}); send it again"),
+            )
+        })?;
+        if file.len() + piece.len() > limit {
+            return Err(too_large());
+        }
+        file.extend_from_slice(&piece);
+    }
+    Ok(Bytes::from(file))
 }
 
 async fn show(

@@ -12,7 +12,7 @@ mod session;
 mod skills;
 mod turns;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::Json;
@@ -76,6 +76,7 @@ impl AppState {
         skills: Arc<SkillLibrary>,
         limits: Limits,
         sessions: SessionConfig,
+        pdf_reader: PathBuf,
     ) -> Self {
         let decodes = turns.pictures().decodes();
         AppState {
@@ -84,7 +85,7 @@ impl AppState {
             models,
             identity,
             skills,
-            gates: Gates::new(&limits, decodes),
+            gates: Gates::new(&limits, decodes, pdf_reader),
             limits,
         }
     }
@@ -236,7 +237,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(session::router())
         .merge(agents::router())
         .merge(skills::router())
-        .merge(attachments::router(&state.limits.uploads))
+        .merge(attachments::router())
         .merge(conversations::router())
         .merge(turns::router())
         .route("/api", any(unknown))

@@ -5,7 +5,9 @@
 //! `search_attachments` tools read the documents a conversation's transcript holds.
 
 mod document;
+mod pdf;
 mod picture;
+mod reader;
 mod registered;
 mod sniff;
 mod tools;
@@ -15,8 +17,12 @@ use portal_core::attachment::{Attachment, Document};
 use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
 
-pub use document::{PdfLimits, pdf_reading, read_pdf, read_text};
-pub use picture::{ModelPictures, PictureError, encode_for_model, read_picture};
+pub use document::{pdf_reading, read_text};
+pub use pdf::{PdfLimits, Reading, read_pages, read_pdf};
+pub use picture::{
+    ModelPictures, PictureError, check_declared_size, encode_for_model, read_picture,
+};
+pub use reader::{PdfReaders, ReaderError, ReaderPlace, run_reader, this_program};
 pub use registered::{ReadDocument, SearchAttachments, register};
 pub use sniff::{Sniffed, named_markdown, sniff};
 pub use tools::{DocumentToolConfig, ToolError, read_document, search_attachments};
@@ -56,13 +62,35 @@ pub struct UploadConfig {
         default_value_t = UploadConfig::DEFAULT.pdf_seconds
     )]
     pub pdf_seconds: u64,
+    /// The memory one PDF's reader process may take, in bytes: its data segment (the parsed file,
+    /// a page's content and its text); an allocation past it ends the reader, and the document
+    /// keeps the pages read before.
+    #[arg(
+        long = "pdf-reader-memory-bytes",
+        default_value_t = UploadConfig::DEFAULT.pdf_memory_bytes
+    )]
+    pub pdf_memory_bytes: u64,
+    /// The most one stream of a PDF may decompress to, in bytes, and one page's content with its
+    /// fonts' encodings; reading stops at a stream or page past it.
+    #[arg(
+        long = "max-pdf-stream-bytes",
+        default_value_t = UploadConfig::DEFAULT.pdf_stream_bytes
+    )]
+    pub pdf_stream_bytes: usize,
+    /// The most text a document keeps, in bytes; reading stops at a page that would pass it.
+    #[arg(skip = UploadConfig::DEFAULT.pdf_text_bytes)]
+    pub pdf_text_bytes: usize,
 }
 
 impl UploadConfig {
     /// **Decisions:** 20 MiB an upload; 12,000 pixels a side and 40,000,000 pixels a picture
     /// (an 8K frame is 33 million; a picture of 40 million takes 160 MB decoded as RGBA); 256 MiB
     /// decoded; names cut to 255 characters and refused past 1,024 bytes (no file system makes a
-    /// longer one); 2,000 pages and 60 seconds of reading a PDF.
+    /// longer one); 2,000 pages and 60 seconds of reading a PDF; 512 MiB for a PDF's reader
+    /// process (a 16 MB file of 100,000 pages parses in about 350 MB); 4 MiB a decompressed stream
+    /// or page content (a page of dense text is tens of kilobytes, a detailed vector map a few
+    /// megabytes; lopdf's parsed content takes about 32 times its bytes, so 128 MB); 16 MiB of text
+    /// a document (a 2,000-page book of dense text is about 6 MB).
     pub const DEFAULT: UploadConfig = UploadConfig {
         max_bytes: 20 * 1024 * 1024,
         max_picture_side: 12_000,
@@ -72,6 +100,9 @@ impl UploadConfig {
         filename_bytes: 1024,
         pdf_pages: 2_000,
         pdf_seconds: 60,
+        pdf_memory_bytes: 512 * 1024 * 1024,
+        pdf_stream_bytes: 4 * 1024 * 1024,
+        pdf_text_bytes: 16 * 1024 * 1024,
     };
 
     /// How far a PDF is read.
@@ -79,6 +110,9 @@ impl UploadConfig {
         PdfLimits {
             pages: self.pdf_pages,
             time: std::time::Duration::from_secs(self.pdf_seconds),
+            stream_bytes: self.pdf_stream_bytes,
+            text_bytes: self.pdf_text_bytes,
+            memory_bytes: self.pdf_memory_bytes,
         }
     }
 }
@@ -115,7 +149,7 @@ pub enum UploadError {
 }
 
 /// An accepted upload, as core's attachment. A PDF comes back `Reading`; finish it with
-/// [`read_pdf`], which reports each page read.
+/// [`read_stored`].
 pub fn accept(
     id: &str,
     filename: &str,

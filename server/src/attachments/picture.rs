@@ -38,12 +38,28 @@ pub enum PictureError {
     },
 }
 
-/// Checks the size a picture's header declares against the limits, before anything is decoded:
-/// a small file may declare a picture that takes gigabytes decoded.
-fn check_declared_size(bytes: &[u8], config: &UploadConfig) -> Result<(), PictureError> {
-    let (width, height) = ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()?
-        .into_dimensions()?;
+/// The most a picture's metadata may take while its header is read, in bytes: a PNG's ICC
+/// profile is decompressed as its header is read, and one of 1 MB can inflate to a gigabyte.
+/// **Decision:** 16 MiB, far above real profiles (a few kilobytes to a few megabytes). PNG's
+/// decoder leaves out a profile past it and decodes the pixels; the profile is not used anyway,
+/// as pictures are sent to models without one.
+const METADATA_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A reader of `bytes` whose decoder, made from it, holds the picture's metadata to
+/// [`METADATA_BYTES`].
+fn reader(bytes: &[u8]) -> Result<ImageReader<Cursor<&[u8]>>, PictureError> {
+    let mut reader = ImageReader::new(Cursor::new(bytes)).with_guessed_format()?;
+    let mut limits = Limits::default();
+    limits.max_alloc = Some(METADATA_BYTES);
+    reader.limits(limits);
+    Ok(reader)
+}
+
+/// Checks the size a picture's header declares against the limits, before anything is decoded
+/// (and before the upload waits for a decode place): a small file may declare a picture that
+/// takes gigabytes decoded.
+pub fn check_declared_size(bytes: &[u8], config: &UploadConfig) -> Result<(), PictureError> {
+    let (width, height) = reader(bytes)?.into_dimensions()?;
     if width.max(height) > config.max_picture_side {
         return Err(PictureError::TooWide {
             width,
@@ -71,9 +87,7 @@ fn decode(bytes: &[u8], config: &UploadConfig) -> Result<DynamicImage, PictureEr
     limits.max_image_width = Some(config.max_picture_side);
     limits.max_image_height = Some(config.max_picture_side);
     limits.max_alloc = Some(config.max_decoded_bytes);
-    let mut decoder = ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()?
-        .into_decoder()?;
+    let mut decoder = reader(bytes)?.into_decoder()?;
     let orientation = decoder.orientation()?;
     decoder.set_limits(limits.clone())?;
     // The decoded pixels count against the memory limit before they are allocated, as
@@ -86,9 +100,7 @@ fn decode(bytes: &[u8], config: &UploadConfig) -> Result<DynamicImage, PictureEr
 
 /// Whether the picture's pixels must be turned or flipped to stand upright.
 fn needs_turning(bytes: &[u8]) -> Result<bool, PictureError> {
-    let mut decoder = ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()?
-        .into_decoder()?;
+    let mut decoder = reader(bytes)?.into_decoder()?;
     Ok(decoder.orientation()? != Orientation::NoTransforms)
 }
 

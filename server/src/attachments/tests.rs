@@ -314,7 +314,7 @@ fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
     );
     let reading = document_of(accept("d7", "survey.pdf", &bytes, &config()).expect("accepted"));
     let mut seen = Vec::new();
-    let doc = read_pdf(&reading, &bytes, config().pdf_limits(), |d| {
+    let doc = read_pdf(&reading, &bytes, &config().pdf_limits(), |d| {
         seen.push((
             d.status,
             d.pages_read,
@@ -538,7 +538,7 @@ fn a3_a_document_still_being_read_is_read_as_far_as_it_is() {
     let bytes = pdf(&[Some("First page words"), Some("Second page words")], &[]);
     let reading = pdf_reading("d1", "slow.pdf");
     let mut snapshots = Vec::new();
-    read_pdf(&reading, &bytes, config().pdf_limits(), |d| {
+    read_pdf(&reading, &bytes, &config().pdf_limits(), |d| {
         snapshots.push(d.clone())
     });
     let transcript = conversation(vec![snapshots[0].clone()]);
@@ -607,7 +607,11 @@ fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
         stored,
         "stored while reading"
     );
-    let finished = read_stored(&storage, "acme", reading, &config()).expect("read");
+    let limits = config().pdf_limits();
+    let finished = read_stored(&storage, "acme", reading, |document, bytes, progress| {
+        read_pdf(document, bytes, &limits, progress)
+    })
+    .expect("read");
     assert_eq!(finished.status, ReadingStatus::Finished);
     assert_eq!(finished.unreadable_pages, [2]);
     assert_eq!(
@@ -654,27 +658,32 @@ fn a2_a_pdf_is_read_up_to_its_page_limit_and_its_progress_says_so() {
     let bytes = pdf(&pages, &[]);
     let limits = PdfLimits {
         pages: 2,
-        time: std::time::Duration::from_secs(60),
+        ..config().pdf_limits()
     };
-    let doc = read_pdf(&pdf_reading("d1", "long.pdf"), &bytes, limits, |_| {});
+    let doc = read_pdf(&pdf_reading("d1", "long.pdf"), &bytes, &limits, |_| {});
     assert_eq!(doc.status, ReadingStatus::Finished);
     assert_eq!((doc.pages_read, doc.pages_total), (2, 3));
     assert_eq!(doc.text.as_deref(), Some("Page one\n\nPage two"));
     assert_eq!(
         Attachment::Document(doc).progress_note().as_deref(),
-        Some("Reading: stopped at the reading limit, 2 of 3 pages read")
+        Some("Reading: stopped at the page limit, 2 of 3 pages read")
     );
 
     let no_time = PdfLimits {
         pages: 2,
         time: std::time::Duration::ZERO,
+        ..config().pdf_limits()
     };
-    let doc = read_pdf(&pdf_reading("d2", "long.pdf"), &bytes, no_time, |_| {});
+    let doc = read_pdf(&pdf_reading("d2", "long.pdf"), &bytes, &no_time, |_| {});
     assert_eq!(
         (doc.status, doc.pages_read, doc.pages_total),
         (ReadingStatus::Finished, 0, 3)
     );
     assert_eq!(doc.text, None);
+    assert_eq!(
+        Attachment::Document(doc).progress_note().as_deref(),
+        Some("Reading: stopped at the time limit, 0 of 3 pages read")
+    );
 }
 
 #[test]
@@ -687,7 +696,7 @@ fn a2_a_pdfs_progress_is_handed_over_at_powers_of_two_in_work_linear_in_its_page
     let doc = read_pdf(
         &pdf_reading("d1", "hundred.pdf"),
         &bytes,
-        config().pdf_limits(),
+        &config().pdf_limits(),
         |d| {
             handed.push(d.pages_read);
             text_handed += d.text.as_deref().map_or(0, str::len);

@@ -5,7 +5,7 @@
 use portal_core::attachment::{Attachment, Document};
 use thiserror::Error;
 
-use super::{UploadConfig, UploadError, accept, needs_reading, read_pdf};
+use super::{UploadConfig, UploadError, accept, needs_reading};
 use crate::storage::{Owner, Storage, StorageError};
 
 /// Why an upload was not stored.
@@ -54,21 +54,23 @@ pub fn store_upload(
     Ok(attachment)
 }
 
-/// Reads a stored document that is still `Reading` from its stored bytes, as far as `config`'s
-/// PDF limits let it, writing its progress as [`read_pdf`] hands it over and its end, and returns
-/// it finished (or failed). Others come back as they are. Blocking: run it off the async threads.
+/// Reads a stored document that is still `Reading` from its stored bytes with `read` (a reader
+/// process, [`super::ReaderPlace::read`], in the server), writing its progress as `read` hands
+/// it over and its end, and returns it finished (or failed). Others come back as they are. The
+/// bytes are loaded only now, once the server holds a reader place for the document, so
+/// documents waiting for one hold no memory. Blocking: run it off the async threads.
 pub fn read_stored(
     storage: &dyn Storage,
     org_id: &str,
     document: &Document,
-    config: &UploadConfig,
+    read: impl FnOnce(&Document, &[u8], &mut dyn FnMut(&Document)) -> Document,
 ) -> Result<Document, StorageError> {
     if !needs_reading(document) {
         return Ok(document.clone());
     }
     let bytes = storage.attachment_bytes(org_id, &document.id)?;
     let mut failed = None;
-    let finished = read_pdf(document, &bytes, config.pdf_limits(), |progress| {
+    let finished = read(document, &bytes, &mut |progress| {
         if failed.is_none()
             && let Err(error) =
                 storage.update_attachment(org_id, &Attachment::Document(progress.clone()))
@@ -76,6 +78,7 @@ pub fn read_stored(
             failed = Some(error);
         }
     });
+    drop(bytes);
     if let Some(error) = failed {
         return Err(error);
     }

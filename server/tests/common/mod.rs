@@ -46,7 +46,8 @@ pub async fn start_limited(
     .await
 }
 
-/// Local mode with `models` at demo `pace`, its data in `data`, no web app, the default limits.
+/// Local mode with `models` at demo `pace`, its data in `data`, no web app, the default limits,
+/// PDFs read by the `portal` binary this package builds (this test binary is not one).
 pub fn config(
     data: &Path,
     pace: f64,
@@ -55,6 +56,7 @@ pub fn config(
     portal_server::Config {
         demo_pace: pace,
         models,
+        pdf_reader: Some(env!("CARGO_BIN_EXE_portal").into()),
         ..portal_server::Config::local(data)
     }
 }
