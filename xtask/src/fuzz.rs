@@ -1,5 +1,5 @@
-//! `cargo xtask fuzz [seconds]`: every fuzz target under `fuzz/` for `seconds` each (default 60),
-//! seeded from the project's fixtures. The targets are cargo-fuzz targets (libFuzzer); xtask
+//! `cargo xtask fuzz [seconds] [target...]`: every fuzz target under `fuzz/` (or the ones named)
+//! for `seconds` each (default 60), seeded from the project's fixtures. The targets are cargo-fuzz targets (libFuzzer); xtask
 //! builds them on the stable toolchain with the coverage instrumentation cargo-fuzz would add,
 //! so no nightly toolchain is needed. A crash stops the run and leaves its input in
 //! `target/fuzz/artifacts/<target>/`.
@@ -24,6 +24,8 @@ const TARGETS: &[(&str, &[&str])] = &[
     ("provider_sse", &["tests/fixtures/openai"]),
     ("request_parameters", &[]),
     ("markdown", &["tests/markdown"]),
+    ("pdf_reading", &["tests/fixtures/fuzz/pdf"]),
+    ("picture_decoding", &["tests/fixtures/fuzz/pictures"]),
 ];
 
 /// The flags cargo-fuzz passes to rustc for libFuzzer's coverage, without a sanitizer.
@@ -35,13 +37,25 @@ const COVERAGE_FLAGS: &str = "-Cpasses=sancov-module -Cllvm-args=-sanitizer-cove
 const HOST: &str = "x86_64-unknown-linux-gnu";
 
 pub fn all(args: &[String]) -> anyhow::Result<()> {
-    let seconds: u64 = match args {
-        [] => 60,
-        [seconds] => seconds
-            .parse()
-            .with_context(|| format!("`{seconds}` is not a number of seconds"))?,
-        _ => bail!("usage: cargo xtask fuzz [seconds]"),
+    let (seconds, chosen): (u64, &[String]) = match args {
+        [] => (60, &[]),
+        [seconds, chosen @ ..] => (
+            seconds
+                .parse()
+                .with_context(|| format!("`{seconds}` is not a number of seconds"))?,
+            chosen,
+        ),
     };
+    if let Some(unknown) = chosen
+        .iter()
+        .find(|name| !TARGETS.iter().any(|(target, _)| target == name))
+    {
+        let names: Vec<&str> = TARGETS.iter().map(|(target, _)| *target).collect();
+        bail!(
+            "`{unknown}` is not a fuzz target; usage: cargo xtask fuzz [seconds] [{}]...",
+            names.join("|")
+        );
+    }
     let root = run::workspace_root()?;
     let target_dir = root.join("target").join("fuzz");
     println!("\nxtask: Building the fuzz targets (libFuzzer, coverage only)");
@@ -57,7 +71,10 @@ pub fn all(args: &[String]) -> anyhow::Result<()> {
         bail!("building the fuzz targets failed ({status})");
     }
     let max_time = format!("-max_total_time={seconds}");
-    for (target, seeds) in TARGETS {
+    let targets = TARGETS
+        .iter()
+        .filter(|(target, _)| chosen.is_empty() || chosen.iter().any(|name| name == target));
+    for (target, seeds) in targets {
         let corpus = target_dir.join("corpus").join(target);
         let artifacts = target_dir.join("artifacts").join(target);
         std::fs::create_dir_all(&corpus)?;

@@ -29,7 +29,9 @@ commands:
                      then the browser playout bench: prose at 200 and
                      2,000 characters a second, markdown at 2,000 (writes
                      target/bench/playout.json)
-  fuzz [seconds]     every fuzz target for `seconds` each (default 60), seeded from the fixtures
+  fuzz [seconds] [target...]
+                     every fuzz target (or those named) for `seconds` each (default 60), seeded
+                     from the fixtures
   postgres           install PostgreSQL 15 if missing, start a throwaway cluster for `cargo test`
                      by hand, print its URL as `export PORTAL_TEST_POSTGRES=...`, and keep it
                      until Ctrl-C or the end of standard input (Ctrl-D), then stop and delete it";

@@ -18,7 +18,7 @@ use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
 
 pub use document::{pdf_reading, read_text};
-pub use pdf::{PdfLimits, Reading, read_pages, read_pdf};
+pub use pdf::{PdfLimits, read_pdf};
 pub use picture::{
     ModelPictures, PictureError, check_declared_size, encode_for_model, read_picture,
 };

@@ -31,24 +31,24 @@ pub fn reset_peak() {
 
 /// The CPU time the process has used so far, on every thread.
 pub fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
-    // The fields after the command's closing parenthesis; utime and stime are the 14th and
-    // 15th of the line, in clock ticks of 1/100 s.
-    let after = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: u64 =
-        fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
-    Duration::from_millis(ticks * 10)
+    // utime and stime are the 14th and 15th fields of `/proc/self/stat`.
+    stat_ticks(11)
 }
 
 /// The CPU time this process's reader processes have used, on every thread, once they ended.
 pub fn children_cpu_time() -> Duration {
+    // cutime and cstime are the 16th and 17th fields.
+    stat_ticks(13)
+}
+
+/// The sum of the two fields from `first` on of `/proc/self/stat`, counted after the command's
+/// closing parenthesis, in clock ticks of 1/100 s.
+fn stat_ticks(first: usize) -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
-    // cutime and cstime are the 16th and 17th fields of the line.
     let after = &stat[stat.rfind(')').expect("comm") + 2..];
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: u64 =
-        fields[13].parse::<u64>().expect("cutime") + fields[14].parse::<u64>().expect("cstime");
+    let ticks: u64 = fields[first].parse::<u64>().expect("ticks")
+        + fields[first + 1].parse::<u64>().expect("ticks");
     Duration::from_millis(ticks * 10)
 }
 
