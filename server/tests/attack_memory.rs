@@ -117,7 +117,7 @@ async fn a_reader_past_its_memory_ends_alone_and_the_document_says_so() {
     let _measuring = MEASURING.lock().await;
     let data = tempfile::tempdir().expect("tempdir");
     let mut limits = Limits::DEFAULT;
-    // The 100,000-page file parses to about 350 MB in a reader; 64 MiB cannot hold it.
+    // A reader of the 100,000-page file peaks at about 136 MiB; 64 MiB cannot hold it.
     limits.uploads.pdf_memory_bytes = 64 * MIB;
     let server = start_limited(data.path(), 0.0, None, limits).await;
     let (document, growth) = peak_growth(async {

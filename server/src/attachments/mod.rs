@@ -87,10 +87,10 @@ impl UploadConfig {
     /// (an 8K frame is 33 million; a picture of 40 million takes 160 MB decoded as RGBA); 256 MiB
     /// decoded; names cut to 255 characters and refused past 1,024 bytes (no file system makes a
     /// longer one); 2,000 pages and 60 seconds of reading a PDF; 512 MiB for a PDF's reader
-    /// process (a 16 MB file of 100,000 pages parses in about 350 MB); 4 MiB a decompressed stream
-    /// or page content (a page of dense text is tens of kilobytes, a detailed vector map a few
-    /// megabytes; lopdf's parsed content takes about 32 times its bytes, so 128 MB); 16 MiB of text
-    /// a document (a 2,000-page book of dense text is about 6 MB).
+    /// process (the reader of a 16 MB file of 100,000 pages peaks at 136 MiB); 4 MiB a
+    /// decompressed stream or page content (a page of dense text is tens of kilobytes, a detailed
+    /// vector map a few megabytes; lopdf's parsed content takes about 32 times its bytes, so 128
+    /// MB); 16 MiB of text a document (a 2,000-page book of dense text is about 6 MB).
     pub const DEFAULT: UploadConfig = UploadConfig {
         max_bytes: 20 * 1024 * 1024,
         max_picture_side: 12_000,

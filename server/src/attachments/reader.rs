@@ -11,7 +11,7 @@
 //! page by page, so a reader that ends early leaves the pages it read.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -101,6 +101,7 @@ impl ReaderPlace {
         let mut folded = Progress::new(document, &self.limits);
         let limits = serde_json::to_string(&self.limits).expect("limits serialise");
         let child = Command::new(&self.program)
+            .arg0("portal")
             .args(["read-pdf", "--limits", &limits])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
