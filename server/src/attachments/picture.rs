@@ -36,6 +36,10 @@ pub enum PictureError {
         pixels: u64,
         limit: u64,
     },
+    #[error(
+        "the picture is {width} × {height} pixels, so it has nothing to show; send a picture with pixels"
+    )]
+    Empty { width: u32, height: u32 },
 }
 
 /// The most a picture's metadata may take while its header is read, in bytes: a PNG's ICC
@@ -60,6 +64,9 @@ fn reader(bytes: &[u8]) -> Result<ImageReader<Cursor<&[u8]>>, PictureError> {
 /// takes gigabytes decoded.
 pub fn check_declared_size(bytes: &[u8], config: &UploadConfig) -> Result<(), PictureError> {
     let (width, height) = reader(bytes)?.into_dimensions()?;
+    if width == 0 || height == 0 {
+        return Err(PictureError::Empty { width, height });
+    }
     if width.max(height) > config.max_picture_side {
         return Err(PictureError::TooWide {
             width,

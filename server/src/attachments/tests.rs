@@ -215,6 +215,27 @@ fn a_broken_or_oversized_picture_is_refused_at_upload() {
 }
 
 #[test]
+fn a_picture_declaring_no_width_is_refused_at_upload() {
+    // Found by the picture_decoding fuzz target: a GIF whose screen is 0 × 3 pixels decoded to
+    // an empty picture, which could not be sent to a model.
+    let gif = include_bytes!("../../../tests/fixtures/fuzz/pictures/zero-width.gif");
+    let error = accept("p", "empty.gif", gif, &config()).expect_err("no pixels");
+    assert!(
+        matches!(
+            error,
+            UploadError::Picture {
+                source: PictureError::Empty {
+                    width: 0,
+                    height: 3
+                },
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_picture_past_the_decoded_memory_limit_is_refused_while_decoding() {
     let small = UploadConfig {
         max_decoded_bytes: 299,
