@@ -41,7 +41,12 @@ fn portal() -> &'static Portal {
             .build()
             .expect("a runtime");
         let data = tempfile::tempdir().expect("a data folder");
-        let config = portal_server::Config::local(data.path());
+        // PDFs are read by their own target, `pdf_reading`; here an upload sniffed as one is
+        // handed to a reader that cannot start, and its document fails at once.
+        let config = portal_server::Config {
+            pdf_reader: Some(data.path().join("no-reader")),
+            ..portal_server::Config::local(data.path())
+        };
         let router = runtime.block_on(async {
             portal_server::Server::open(&config)
                 .expect("the server opens")
