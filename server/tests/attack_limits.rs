@@ -264,6 +264,77 @@ async fn of_two_answers_to_one_question_sent_at_once_exactly_one_is_recorded_50_
     }
 }
 
+// The server's handlers run on several threads, as in `portal serve`, so the requests race.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cancel_and_an_approval_sent_at_once_to_a_paused_turn_end_it_once_30_times() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = start(data.path(), 0.0).await;
+    // Rounds where the cancel claimed the paused turn, where the approval did, and where the
+    // approval did and the cancel then stopped the run it started.
+    let (mut cancel_won, mut approval_won, mut approved_then_cancelled) = (0, 0, 0);
+    for round in 0..30 {
+        let id = server.conversation().await;
+        let (turn, streamed) = paused_turn(&server, &id, "Please publish a note on emoji").await;
+        let awaited = server.transcript(&id).await.turns[0].awaiting();
+        let [call_id] = awaited.approvals.as_slice() else {
+            panic!("one approval awaited: {awaited:?}");
+        };
+        let turn_path = format!("/api/conversations/{id}/turns/{turn}");
+        let (cancel, decision) = tokio::join!(
+            post(&server, format!("{turn_path}/cancel"), json!({})),
+            post(
+                &server,
+                format!("{turn_path}/decision"),
+                json!({ "call_id": call_id, "approve": true }),
+            ),
+        );
+        // Read the turn to its end, then once more when whatever else was to run has run.
+        server.events(&id, turn, Some(streamed)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let rest = server.events(&id, turn, Some(streamed)).await;
+        let stored = server.transcript(&id).await.turns[0].status;
+        let expected = match (cancel.0, decision.0) {
+            (202, 409) => {
+                cancel_won += 1;
+                TurnStatus::CutOff
+            }
+            (409, 202) => {
+                approval_won += 1;
+                TurnStatus::Completed
+            }
+            // Both taken one after the other: the approval resumed the turn, then the cancel
+            // found it running and stopped it.
+            (202, 202) => {
+                approved_then_cancelled += 1;
+                TurnStatus::CutOff
+            }
+            _ => panic!("round {round}: {cancel:?} {decision:?}"),
+        };
+        for (status, body) in [&cancel, &decision] {
+            assert!(
+                *status == 202
+                    || ["already answered or decided", "cut off", "has ended"]
+                        .iter()
+                        .any(|why| error(body).contains(why)),
+                "round {round}: {body}"
+            );
+        }
+        assert_eq!(stored, expected, "round {round}: {cancel:?} {decision:?}");
+        let ends: Vec<&TurnStatus> = rest
+            .iter()
+            .filter_map(|(_, e)| match e {
+                portal_core::stream::TurnEvent::TurnEnd { status, .. } => Some(status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ends, [&expected], "round {round}: one end: {rest:?}");
+    }
+    eprintln!(
+        "30 rounds of a cancel and an approval at once: the cancel won {cancel_won}, the \
+         approval {approval_won}, the approval then the cancel {approved_then_cancelled}"
+    );
+}
+
 #[tokio::test]
 async fn pictures_declaring_8000_by_8000_pixels_are_refused_before_decoding_16_at_once() {
     let _measuring = MEASURING.lock().await;

@@ -15,8 +15,8 @@ use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnStatus};
 use portal_server::model::ModelRegistry;
 use portal_server::storage::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, NewTurn, Owner, RecentTurns, Result, SqliteStorage, Storage, StorageError,
-    StoredSession, TurnRef, Usage, UsageRecord,
+    ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result, SqliteStorage, Storage,
+    StorageError, StoredSession, TurnRef, Usage, UsageRecord,
 };
 use portal_server::tools::ToolRegistry;
 use portal_server::turn::{TurnSetup, Turns};
@@ -145,9 +145,15 @@ impl Storage for Failing {
         }
         self.inner.set_turn_status(id, turn, status)
     }
-    fn resume_paused(&self, id: &ConversationId, turn: u32, messages: usize) -> Result<()> {
+    fn claim_paused(
+        &self,
+        id: &ConversationId,
+        turn: u32,
+        messages: usize,
+        claim: PausedClaim,
+    ) -> Result<()> {
         self.write()?;
-        self.inner.resume_paused(id, turn, messages)
+        self.inner.claim_paused(id, turn, messages, claim)
     }
     fn set_context_tokens(&self, id: &ConversationId, turn: u32, tokens: u64) -> Result<()> {
         self.write()?;

@@ -16,8 +16,8 @@ use portal_core::{
     Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, validate,
 };
 use portal_server::storage::{
-    CallPurpose, ConversationId, DATABASE_FILE, NewTurn, Owner, SCHEMA_VERSION, SqliteStorage,
-    Storage, StorageError, TurnRef, Usage,
+    CallPurpose, ConversationId, DATABASE_FILE, NewTurn, Owner, PausedClaim, SCHEMA_VERSION,
+    SqliteStorage, Storage, StorageError, TurnRef, Usage,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -1106,7 +1106,7 @@ fn of_many_claims_on_a_paused_turn_at_once_exactly_one_resumes_it(db: &Database)
                 .map(|_| {
                     scope.spawn(|| {
                         start.wait();
-                        storage.resume_paused(&id, turn, 2)
+                        storage.claim_paused(&id, turn, 2, PausedClaim::Resume)
                     })
                 })
                 .collect();
@@ -1129,14 +1129,78 @@ fn of_many_claims_on_a_paused_turn_at_once_exactly_one_resumes_it(db: &Database)
     }
 }
 
+fn of_a_cancel_and_resumes_claiming_a_paused_turn_at_once_exactly_one_wins(db: &Database) {
+    let storage = db.open();
+    let mut cut_off = 0;
+    for round in 0..20 {
+        let id = storage
+            .create_conversation(&owner(), "agent_1")
+            .expect("conversation");
+        let turn = write_paused_turn(&*storage, &id);
+        let start = std::sync::Barrier::new(4);
+        let claims = [
+            PausedClaim::CutOff,
+            PausedClaim::Resume,
+            PausedClaim::Resume,
+            PausedClaim::Resume,
+        ];
+        let outcomes: Vec<(PausedClaim, Result<(), StorageError>)> = std::thread::scope(|scope| {
+            let running: Vec<_> = claims
+                .iter()
+                .map(|&claim| {
+                    let (storage, id, start) = (&storage, &id, &start);
+                    scope.spawn(move || {
+                        start.wait();
+                        (claim, storage.claim_paused(id, turn, 2, claim))
+                    })
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|c| c.join().expect("claim"))
+                .collect()
+        });
+        let won: Vec<PausedClaim> = outcomes
+            .iter()
+            .filter(|(_, o)| o.is_ok())
+            .map(|(claim, _)| *claim)
+            .collect();
+        let [won] = won.as_slice() else {
+            panic!("round {round}: {outcomes:?}");
+        };
+        let loaded = storage.load_transcript("org_a", &id).expect("loads");
+        assert_eq!(loaded.turns[0].status, won.status(), "round {round}");
+        for (_, outcome) in &outcomes {
+            match (won, outcome) {
+                (_, Ok(())) => {}
+                (PausedClaim::Resume, Err(StorageError::AlreadyResumed { .. }))
+                | (
+                    PausedClaim::CutOff,
+                    Err(StorageError::TurnEnded {
+                        status: TurnStatus::CutOff,
+                        ..
+                    }),
+                ) => {}
+                _ => panic!("round {round}: {outcomes:?}"),
+            }
+        }
+        cut_off += usize::from(*won == PausedClaim::CutOff);
+    }
+    eprintln!("the cancel won {cut_off} of 20 rounds");
+}
+
 fn a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused(db: &Database) {
     let storage = db.open();
     let id = storage
         .create_conversation(&owner(), "agent_1")
         .expect("conversation");
     let turn = write_paused_turn(&*storage, &id);
-    storage.resume_paused(&id, turn, 2).expect("claimed");
-    let error = storage.resume_paused(&id, turn, 2).expect_err("running");
+    storage
+        .claim_paused(&id, turn, 2, PausedClaim::Resume)
+        .expect("claimed");
+    let error = storage
+        .claim_paused(&id, turn, 2, PausedClaim::Resume)
+        .expect_err("running");
     assert!(
         error.to_string().contains("already answered or decided"),
         "{error}"
@@ -1175,24 +1239,24 @@ fn a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused(db: &Data
         .set_turn_status(&id, turn, TurnStatus::Paused)
         .expect("pauses again");
     assert!(matches!(
-        storage.resume_paused(&id, turn, 2),
+        storage.claim_paused(&id, turn, 2, PausedClaim::Resume),
         Err(StorageError::AlreadyResumed { .. })
     ));
     storage
-        .resume_paused(&id, turn, 4)
+        .claim_paused(&id, turn, 4, PausedClaim::Resume)
         .expect("a claim on the pause it has now");
     storage
         .set_turn_status(&id, turn, TurnStatus::CutOff)
         .expect("cut off");
     assert!(matches!(
-        storage.resume_paused(&id, turn, 4),
+        storage.claim_paused(&id, turn, 4, PausedClaim::Resume),
         Err(StorageError::TurnEnded {
             status: TurnStatus::CutOff,
             ..
         })
     ));
     assert!(matches!(
-        storage.resume_paused(&id, turn + 1, 1),
+        storage.claim_paused(&id, turn + 1, 1, PausedClaim::Resume),
         Err(StorageError::TurnNotFound { .. })
     ));
 }
@@ -1494,6 +1558,7 @@ on_every_database!(
     an_ended_turn_is_never_rewritten,
     a_paused_turn_takes_no_blocks_until_it_runs_again_and_a_new_turn_may_follow_it,
     of_many_claims_on_a_paused_turn_at_once_exactly_one_resumes_it,
+    of_a_cancel_and_resumes_claiming_a_paused_turn_at_once_exactly_one_wins,
     a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused,
     an_upload_is_stored_only_within_its_owners_quota,
     writes_name_what_is_missing_or_wrong,

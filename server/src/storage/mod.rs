@@ -157,16 +157,19 @@ pub trait Storage: Send + Sync + fmt::Debug {
         status: TurnStatus,
     ) -> Result<()>;
 
-    /// Claims a paused turn for the one run that resumes it after an answer or its decisions:
-    /// sets it `running` only if it is still `paused` with the `messages` messages it had when the
-    /// caller read what it awaits, in one conditional update. Of any number of claims at once,
-    /// exactly one succeeds; the others get [`StorageError::AlreadyResumed`] (it resumed, and
-    /// perhaps paused again further on) or [`StorageError::TurnEnded`] (it was cut off).
-    fn resume_paused(
+    /// Claims a paused turn for the one request that moves it on: the run that resumes it after
+    /// an answer or its decisions ([`PausedClaim::Resume`]), or a cancel
+    /// ([`PausedClaim::CutOff`]). Sets its status only if it is still `paused` with the
+    /// `messages` messages it had when the caller read it, in one conditional update. Of any
+    /// number of claims at once, resumes and cancels alike, exactly one succeeds; the others get
+    /// [`StorageError::AlreadyResumed`] (it resumed, and perhaps paused again further on) or
+    /// [`StorageError::TurnEnded`] (it was cut off).
+    fn claim_paused(
         &self,
         conversation: &ConversationId,
         turn: u32,
         messages: usize,
+        claim: PausedClaim,
     ) -> Result<()>;
 
     /// Overwrites an open turn's context size (rule C11). [`Storage::record_usage`] already does
@@ -398,6 +401,25 @@ impl NewTurn {
             effort: None,
             trace: Vec::new(),
             message,
+        }
+    }
+}
+
+/// What a claim on a paused turn ([`Storage::claim_paused`]) makes of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PausedClaim {
+    /// Sets it `running`, for the one run that resumes it.
+    Resume,
+    /// Records it `cut_off`, for a cancel.
+    CutOff,
+}
+
+impl PausedClaim {
+    /// The status the claimed turn is given.
+    pub fn status(self) -> TurnStatus {
+        match self {
+            PausedClaim::Resume => TurnStatus::Running,
+            PausedClaim::CutOff => TurnStatus::CutOff,
         }
     }
 }

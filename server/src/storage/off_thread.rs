@@ -12,7 +12,7 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    NewTurn, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, Usage,
+    NewTurn, Owner, PausedClaim, RecentTurns, Result, Storage, StorageError, StoredSession, Usage,
 };
 
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
@@ -245,16 +245,17 @@ impl AsyncStorage {
         .await
     }
 
-    /// See [`Storage::resume_paused`].
-    pub async fn resume_paused(
+    /// See [`Storage::claim_paused`].
+    pub async fn claim_paused(
         &self,
         conversation: &ConversationId,
         turn: u32,
         messages: usize,
+        claim: PausedClaim,
     ) -> Result<()> {
         let conversation = conversation.clone();
         self.run(Lane::Write, move |s| {
-            s.resume_paused(&conversation, turn, messages)
+            s.claim_paused(&conversation, turn, messages, claim)
         })
         .await
     }

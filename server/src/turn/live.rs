@@ -20,6 +20,11 @@ struct Live {
     decided_at: usize,
     /// Bumped each time the turn runs, so a lingering release spares a resumed turn.
     generation: u64,
+    /// Requests between their claim on the turn in storage and its run being marked running
+    /// here ([`LiveTurns::starting`]).
+    starting: usize,
+    /// A cancel that arrived while a run was starting: the run starts cancelled.
+    cancelled_early: bool,
 }
 
 /// Live turns by conversation and index.
@@ -61,7 +66,7 @@ impl LiveTurns {
                 .get_or_insert_with(|| stored.map_or_else(TurnLog::new, TurnLog::rebuilt)),
         );
         log.resume();
-        let (sender, receiver) = watch::channel(false);
+        let (sender, receiver) = watch::channel(std::mem::take(&mut live.cancelled_early));
         live.cancel = Some(sender);
         live.generation += 1;
         (log, receiver)
@@ -79,12 +84,32 @@ impl LiveTurns {
         Arc::clone(live.log.get_or_insert_with(|| TurnLog::rebuilt(stored)))
     }
 
-    /// Signals the running turn to stop. False when no task of this process runs it.
+    /// Marks a run of the turn about to start, from before its claim in storage to the end of
+    /// the returned guard, so that a cancel which finds the turn running in storage in between
+    /// reaches the run ([`LiveTurns::cancel`]) instead of taking the turn as one no task runs.
+    pub fn starting(&self, at: &TurnRef) -> Starting {
+        self.lock().entry(at.clone()).or_default().starting += 1;
+        Starting {
+            live: self.clone(),
+            at: at.clone(),
+        }
+    }
+
+    /// Signals the running turn to stop, or the run about to start to start cancelled. False
+    /// when no task of this process runs it or is starting it.
     pub fn cancel(&self, at: &TurnRef) -> bool {
-        self.lock()
-            .get(at)
-            .and_then(|l| l.cancel.as_ref())
-            .is_some_and(|c| c.send(true).is_ok())
+        let mut turns = self.lock();
+        let Some(live) = turns.get_mut(at) else {
+            return false;
+        };
+        if live.cancel.as_ref().is_some_and(|c| c.send(true).is_ok()) {
+            return true;
+        }
+        if live.starting > 0 {
+            live.cancelled_early = true;
+            return true;
+        }
+        false
     }
 
     /// Records a decision on the pause the turn has with `messages` messages, and returns every
@@ -141,11 +166,30 @@ impl LiveTurns {
             let mut map = turns.lock();
             if let Some(live) = map.get_mut(&at).filter(|l| l.generation == generation) {
                 live.log = None;
-                if live.decisions.is_empty() {
+                if live.decisions.is_empty() && live.starting == 0 {
                     map.remove(&at);
                 }
             }
         });
+    }
+}
+
+/// A run about to start ([`LiveTurns::starting`]), until dropped.
+#[derive(Debug)]
+pub(super) struct Starting {
+    live: LiveTurns,
+    at: TurnRef,
+}
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        if let Some(live) = self.live.lock().get_mut(&self.at) {
+            live.starting -= 1;
+            // No run took the cancel: the claims failed, and the turn was moved on by another.
+            if live.starting == 0 {
+                live.cancelled_early = false;
+            }
+        }
     }
 }
 

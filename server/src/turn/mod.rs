@@ -27,7 +27,9 @@ use crate::attachments::ModelPictures;
 use crate::events::{StreamLimits, TurnLog};
 use crate::model::Model;
 use crate::replicas::Replica;
-use crate::storage::{AsyncStorage, ConversationId, NewTurn, Storage, StorageError, TurnRef};
+use crate::storage::{
+    AsyncStorage, ConversationId, NewTurn, PausedClaim, Storage, StorageError, TurnRef,
+};
 use crate::tools::ToolRegistry;
 
 use live::LiveTurns;
@@ -226,10 +228,23 @@ impl Turns {
                 Ok(())
             }
             TurnStatus::Running | TurnStatus::Paused => {
-                // Paused, or running in no task of any live process: record it cut off here.
-                self.storage
-                    .set_turn_status(conversation, turn, TurnStatus::CutOff)
-                    .await?;
+                if stored.status == TurnStatus::Paused {
+                    // Claimed like a resume, so of a cancel and an answer or decision at once
+                    // exactly one moves the turn on.
+                    self.storage
+                        .claim_paused(
+                            conversation,
+                            turn,
+                            stored.messages.len(),
+                            PausedClaim::CutOff,
+                        )
+                        .await?;
+                } else {
+                    // Running in no task of any live process: record it cut off here.
+                    self.storage
+                        .set_turn_status(conversation, turn, TurnStatus::CutOff)
+                        .await?;
+                }
                 let log = match &self.replica {
                     Some(replica) => replica.own_log(&at, &stored).await?,
                     None => self.live.log_or_rebuilt(&at, &stored),
@@ -289,9 +304,10 @@ impl Turns {
             .iter()
             .all(|id| decisions.contains_key(id))
         {
+            let _starting = self.live.starting(&at);
             match self
                 .storage
-                .resume_paused(conversation, turn, messages)
+                .claim_paused(conversation, turn, messages, PausedClaim::Resume)
                 .await
             {
                 Ok(()) => {}
@@ -337,13 +353,19 @@ impl Turns {
                 call_id: awaiting.approvals.first().cloned().unwrap_or_default(),
             });
         }
-        self.storage
-            .resume_paused(conversation, turn, paused.messages.len())
-            .await?;
         let at = TurnRef {
             conversation: conversation.clone(),
             turn,
         };
+        let _starting = self.live.starting(&at);
+        self.storage
+            .claim_paused(
+                conversation,
+                turn,
+                paused.messages.len(),
+                PausedClaim::Resume,
+            )
+            .await?;
         self.spawn(
             at,
             setup,

@@ -32,8 +32,8 @@ use super::codec::{
 use super::location::redacted;
 use super::{
     AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
-    ConversationQuery, ConversationSummary, NewTurn, Owner, RecentTurns, Result, Storage,
-    StorageError, StoredSession, TurnRef, Usage, UsageRecord,
+    ConversationQuery, ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result,
+    Storage, StorageError, StoredSession, TurnRef, Usage, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -517,31 +517,44 @@ impl Storage for PostgresStorage {
         })
     }
 
-    fn resume_paused(
+    fn claim_paused(
         &self,
         conversation: &ConversationId,
         turn: u32,
         messages: usize,
+        claim: PausedClaim,
     ) -> Result<()> {
         let messages = position("message count", messages)?;
         self.write(|t| {
             lock_conversation(t, conversation)?;
             // The turn's messages are counted as a transcript loads them: up to its last one with
             // a block (a paused turn has no empty message).
-            let claimed = t.execute(
-                "UPDATE turns SET status = 'running', changed_at = portal_now_ms(),
-                   lease_replica = NULL, lease_until = portal_now_ms() + $4
-                 WHERE conversation_id = $1 AND turn = $2 AND status = 'paused'
-                   AND (SELECT COALESCE(MAX(message) + 1, 0) FROM blocks
-                        WHERE conversation_id = $1 AND turn = $2) = $3",
-                &[
-                    &conversation.as_str(),
-                    &i64::from(turn),
-                    &messages,
-                    &replicas::UNCLAIMED_LEASE_MS,
-                ],
-            )?;
+            let paused = "conversation_id = $1 AND turn = $2 AND status = 'paused'
+                AND (SELECT COALESCE(MAX(message) + 1, 0) FROM blocks
+                     WHERE conversation_id = $1 AND turn = $2) = $3";
+            let (id, turn_at) = (conversation.as_str(), i64::from(turn));
+            let claimed = match claim {
+                // The resumed turn waits for its run's lease.
+                PausedClaim::Resume => t.execute(
+                    &format!(
+                        "UPDATE turns SET status = 'running', changed_at = portal_now_ms(),
+                           lease_replica = NULL, lease_until = portal_now_ms() + $4
+                         WHERE {paused}"
+                    ),
+                    &[&id, &turn_at, &messages, &replicas::UNCLAIMED_LEASE_MS],
+                )?,
+                PausedClaim::CutOff => t.execute(
+                    &format!(
+                        "UPDATE turns SET status = 'cut_off', changed_at = portal_now_ms()
+                         WHERE {paused}"
+                    ),
+                    &[&id, &turn_at, &messages],
+                )?,
+            };
             if claimed == 1 {
+                if claim == PausedClaim::CutOff {
+                    fold_chunks(t, conversation, turn)?;
+                }
                 return conversations::touch(t, conversation);
             }
             let status = turn_status(t, conversation, turn)?;

@@ -17,8 +17,8 @@ use super::codec::{
 };
 use super::{
     AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
-    ConversationQuery, ConversationSummary, NewTurn, Owner, RecentTurns, Result, Storage,
-    StorageError, StoredSession, TurnRef, Usage, UsageRecord,
+    ConversationQuery, ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result,
+    Storage, StorageError, StoredSession, TurnRef, Usage, UsageRecord,
 };
 
 mod conversations;
@@ -465,11 +465,12 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn resume_paused(
+    fn claim_paused(
         &self,
         conversation: &ConversationId,
         turn: u32,
         messages: usize,
+        claim: PausedClaim,
     ) -> Result<()> {
         let messages = position("message count", messages)?;
         self.write(|c| {
@@ -477,13 +478,21 @@ impl Storage for SqliteStorage {
             // a block (a paused turn has no empty message).
             let claimed = c
                 .prepare_cached(
-                    "UPDATE turns SET status = 'running'
+                    "UPDATE turns SET status = ?4
                      WHERE conversation_id = ?1 AND turn = ?2 AND status = 'paused'
                        AND (SELECT COALESCE(MAX(message) + 1, 0) FROM blocks
                             WHERE conversation_id = ?1 AND turn = ?2) = ?3",
                 )?
-                .execute(params![conversation.as_str(), turn, messages])?;
+                .execute(params![
+                    conversation.as_str(),
+                    turn,
+                    messages,
+                    claim.status().as_str()
+                ])?;
             if claimed == 1 {
+                if claim == PausedClaim::CutOff {
+                    fold_chunks(c, conversation, turn)?;
+                }
                 return conversations::touch(c, conversation);
             }
             let status = turn_status(c, conversation, turn)?;
