@@ -25,7 +25,7 @@ use crate::identity::{Caller, Identity};
 use crate::storage::{AsyncStorage, Owner, StorageError, StoredSession};
 
 pub use forwarded::{client_address, parse_trusted_proxy};
-pub use throttle::{FAILURES, Throttle, WINDOW};
+pub use throttle::{FAILURES, Guess, Throttle, WINDOW};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "portal_session";
@@ -116,8 +116,8 @@ impl Sessions {
 
     /// Checks a password sign-in and starts a session; returns the caller and the `Set-Cookie`
     /// value. Refused without checking while the user or the client address failed too often;
-    /// that is asked again once the check's turn comes, so guesses sent at once are counted
-    /// before most of them are checked.
+    /// the sign-in takes its place among the failures before it waits for its check, so guesses
+    /// sent at once are counted before any of them is checked.
     pub async fn sign_in(
         &self,
         organisation: &str,
@@ -129,16 +129,14 @@ impl Sessions {
             .identity
             .user(organisation, user)
             .map(|u| format!("{}/{}", u.organisation, u.id));
-        if let Some(wait) = self.throttle.wait(known.as_deref(), client, Instant::now()) {
-            return Err(SignInError::TooMany { wait });
-        }
+        let guess = self
+            .throttle
+            .guess(known.as_deref(), client, Instant::now())
+            .map_err(|wait| SignInError::TooMany { wait })?;
         let _turn = Arc::clone(&self.checks)
             .acquire_owned()
             .await
             .map_err(|e| SignInError::Storage(e.to_string()))?;
-        if let Some(wait) = self.throttle.wait(known.as_deref(), client, Instant::now()) {
-            return Err(SignInError::TooMany { wait });
-        }
         let identity = Arc::clone(&self.identity);
         let (organisation, user, password) = (
             organisation.to_string(),
@@ -151,13 +149,10 @@ impl Sessions {
         .await
         .map_err(|e| SignInError::Storage(e.to_string()))?;
         let Some(caller) = checked else {
-            self.throttle
-                .failed(known.as_deref(), client, Instant::now());
+            guess.wrong();
             return Err(SignInError::Wrong);
         };
-        if let Some(known) = &known {
-            self.throttle.succeeded(known);
-        }
+        guess.right();
         let cookie = self
             .start(&caller)
             .await

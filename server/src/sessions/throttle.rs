@@ -1,11 +1,12 @@
 //! Failed sign-ins, counted per user and per client address, so that guessing passwords is slow:
 //! after [`FAILURES`] failures within [`WINDOW`], sign-ins for that user, or from that address,
-//! are refused until the oldest failure is a window old. Time is an argument, so tests drive a
-//! virtual clock.
+//! are refused until the oldest failure is a window old. A sign-in counts as a failure from
+//! before its password is checked until it proves right, so guesses at once are counted like
+//! guesses one after another. Time is an argument, so tests drive a virtual clock.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Failures allowed within [`WINDOW`]. **Decision:** 5 a minute; the sixth is refused.
@@ -29,47 +30,112 @@ struct Counts {
 }
 
 impl Throttle {
-    /// How long until a sign-in for `user` (a user who exists) from `client` may be tried, or
-    /// `None` when it may be tried now.
-    pub fn wait(
-        &self,
+    /// Takes a place for one sign-in for `user` (a user who exists) from `client`, before its
+    /// password is checked: it counts as a failure from `now` until it is known to be right, so
+    /// guesses sent at once cannot pass the limit together. Refused with how long until a
+    /// sign-in may be tried when the user or the address has [`FAILURES`] in the window, places
+    /// taken included.
+    pub fn guess(
+        self: &Arc<Self>,
         user: Option<&str>,
         client: Option<IpAddr>,
         now: Instant,
-    ) -> Option<Duration> {
-        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        let user = user.and_then(|u| counts.users.get(u));
-        let client = client.map(network).and_then(|c| counts.clients.get(&c));
-        [user, client]
-            .into_iter()
-            .flatten()
-            .filter_map(|failures| wait_for(failures, now))
-            .max()
-    }
-
-    /// Counts a failed sign-in.
-    pub fn failed(&self, user: Option<&str>, client: Option<IpAddr>, now: Instant) {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+    ) -> Result<Guess, Duration> {
+        let mut counts = self.lock();
+        let client = client.map(network);
+        let wait = [
+            user.and_then(|u| counts.users.get(u)),
+            client.and_then(|c| counts.clients.get(&c)),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|failures| wait_for(failures, now))
+        .max();
+        if let Some(wait) = wait {
+            return Err(wait);
+        }
         if let Some(user) = user {
             record(counts.users.entry(user.to_string()).or_default(), now);
         }
-        if let Some(client) = client.map(network) {
+        let client = client.filter(|&client| {
             if counts.clients.len() >= CLIENTS && !counts.clients.contains_key(&client) {
                 counts
                     .clients
                     .retain(|_, failures| wait_for(failures, now).is_some());
             }
-            if counts.clients.len() < CLIENTS || counts.clients.contains_key(&client) {
-                record(counts.clients.entry(client).or_default(), now);
-            }
+            counts.clients.len() < CLIENTS || counts.clients.contains_key(&client)
+        });
+        if let Some(client) = client {
+            record(counts.clients.entry(client).or_default(), now);
         }
+        Ok(Guess {
+            throttle: Arc::clone(self),
+            user: user.map(str::to_string),
+            client,
+            at: now,
+            settled: false,
+        })
     }
 
-    /// A right password: the user's failures are forgotten (their address's are not, so one
-    /// account an attacker holds does not let them guess others').
-    pub fn succeeded(&self, user: &str) {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        counts.users.remove(user);
+    fn lock(&self) -> MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A sign-in's place among the failures, taken by [`Throttle::guess`]. Dropped without being
+/// settled (the check could not be made, or the request was abandoned), it is given back.
+#[derive(Debug)]
+pub struct Guess {
+    throttle: Arc<Throttle>,
+    user: Option<String>,
+    /// The client's network, when its failures are remembered.
+    client: Option<IpAddr>,
+    at: Instant,
+    settled: bool,
+}
+
+impl Guess {
+    /// A wrong password: the place stays, a failure.
+    pub fn wrong(mut self) {
+        self.settled = true;
+    }
+
+    /// A right password: the user's failures are forgotten and the address's place is given
+    /// back (its earlier failures are not forgotten, so one account an attacker holds does not
+    /// let them guess others').
+    pub fn right(mut self) {
+        self.settled = true;
+        let mut counts = self.throttle.lock();
+        if let Some(user) = &self.user {
+            counts.users.remove(user);
+        }
+        if let Some(client) = self.client {
+            release(counts.clients.get_mut(&client), self.at);
+        }
+    }
+}
+
+impl Drop for Guess {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let mut counts = self.throttle.lock();
+        if let Some(user) = &self.user {
+            release(counts.users.get_mut(user), self.at);
+        }
+        if let Some(client) = self.client {
+            release(counts.clients.get_mut(&client), self.at);
+        }
+    }
+}
+
+/// Gives back a place taken at `at`, if it is still counted.
+fn release(failures: Option<&mut VecDeque<Instant>>, at: Instant) {
+    if let Some(failures) = failures
+        && let Some(place) = failures.iter().rposition(|taken| *taken == at)
+    {
+        failures.remove(place);
     }
 }
 
@@ -122,87 +188,141 @@ mod tests {
         start + Duration::from_secs(seconds)
     }
 
+    /// A wrong password tried at `now`.
+    fn fail(throttle: &Arc<Throttle>, user: Option<&str>, client: Option<IpAddr>, now: Instant) {
+        throttle
+            .guess(user, client, now)
+            .expect("may be tried")
+            .wrong();
+    }
+
+    /// How long until a sign-in may be tried at `now`, asked without trying one.
+    fn wait(
+        throttle: &Arc<Throttle>,
+        user: Option<&str>,
+        client: Option<IpAddr>,
+        now: Instant,
+    ) -> Option<Duration> {
+        throttle.guess(user, client, now).err()
+    }
+
     #[test]
     fn the_sixth_quick_failure_waits_until_the_first_is_a_minute_old() {
-        let throttle = Throttle::default();
+        let throttle = Arc::new(Throttle::default());
         let start = Instant::now();
         let client = Some(IpAddr::from([203, 0, 113, 7]));
         for second in 0..5 {
             assert_eq!(
-                throttle.wait(Some("acme/alice"), client, at(start, second)),
+                wait(&throttle, Some("acme/alice"), client, at(start, second)),
                 None
             );
-            throttle.failed(Some("acme/alice"), client, at(start, second));
+            fail(&throttle, Some("acme/alice"), client, at(start, second));
         }
         assert_eq!(
-            throttle.wait(Some("acme/alice"), client, at(start, 10)),
+            wait(&throttle, Some("acme/alice"), client, at(start, 10)),
             Some(Duration::from_secs(50))
         );
         assert_eq!(
-            throttle.wait(Some("acme/alice"), client, at(start, 60)),
+            wait(&throttle, Some("acme/alice"), client, at(start, 60)),
             None
         );
     }
 
     #[test]
+    fn guesses_being_checked_count_so_a_sixth_at_once_waits_and_a_dropped_one_gives_its_place_back()
+    {
+        let throttle = Arc::new(Throttle::default());
+        let start = Instant::now();
+        let address = IpAddr::from([203, 0, 113, 8]);
+        let client = Some(address);
+        let checking: Vec<Guess> = (0..5)
+            .map(|_| {
+                throttle
+                    .guess(Some("acme/alice"), client, start)
+                    .expect("a place")
+            })
+            .collect();
+        assert_eq!(
+            wait(&throttle, Some("acme/alice"), client, start),
+            Some(WINDOW)
+        );
+        assert!(
+            wait(&throttle, Some("acme/bob"), client, start).is_some(),
+            "the address is full too"
+        );
+        let mut checking = checking.into_iter();
+        checking.next().expect("a guess").right();
+        assert_eq!(
+            wait(&throttle, Some("acme/alice"), client, start),
+            None,
+            "a right password forgets the user's failures"
+        );
+        assert_eq!(
+            wait(&throttle, Some("acme/bob"), client, start),
+            None,
+            "and gives its address's place back"
+        );
+        drop(checking.next());
+        let wrong = checking.next().expect("a guess");
+        wrong.wrong();
+        assert_eq!(
+            throttle.lock().clients.get(&address).map(VecDeque::len),
+            Some(3),
+            "of the four left, a dropped guess gave its place back and a wrong one kept it"
+        );
+    }
+
+    #[test]
     fn another_address_is_still_held_back_by_the_users_count_and_the_reverse() {
-        let throttle = Throttle::default();
+        let throttle = Arc::new(Throttle::default());
         let start = Instant::now();
         for second in 0..5 {
-            throttle.failed(
+            fail(
+                &throttle,
                 Some("acme/alice"),
                 Some(IpAddr::from([10, 0, 0, second as u8])),
                 at(start, second),
             );
         }
         let fresh = Some(IpAddr::from([10, 0, 1, 1]));
-        assert!(
-            throttle
-                .wait(Some("acme/alice"), fresh, at(start, 5))
-                .is_some()
-        );
-        assert_eq!(throttle.wait(Some("acme/bob"), fresh, at(start, 5)), None);
+        assert!(wait(&throttle, Some("acme/alice"), fresh, at(start, 5)).is_some());
+        assert_eq!(wait(&throttle, Some("acme/bob"), fresh, at(start, 5)), None);
 
         let guesser = Some(IpAddr::from([198, 51, 100, 1]));
         for second in 0..5 {
-            throttle.failed(None, guesser, at(start, second));
+            fail(&throttle, None, guesser, at(start, second));
         }
-        assert!(
-            throttle
-                .wait(Some("acme/bob"), guesser, at(start, 5))
-                .is_some()
-        );
+        assert!(wait(&throttle, Some("acme/bob"), guesser, at(start, 5)).is_some());
     }
 
     #[test]
     fn a_right_password_forgets_the_users_failures_but_not_the_addresss() {
-        let throttle = Throttle::default();
+        let throttle = Arc::new(Throttle::default());
         let start = Instant::now();
         let client = Some(IpAddr::from([192, 0, 2, 1]));
         for second in 0..4 {
-            throttle.failed(Some("acme/alice"), client, at(start, second));
+            fail(&throttle, Some("acme/alice"), client, at(start, second));
         }
-        throttle.succeeded("acme/alice");
-        throttle.failed(Some("acme/alice"), client, at(start, 5));
-        assert!(
-            throttle
-                .wait(Some("acme/alice"), None, at(start, 6))
-                .is_none()
-        );
-        assert!(throttle.wait(None, client, at(start, 6)).is_some());
+        throttle
+            .guess(Some("acme/alice"), client, at(start, 4))
+            .expect("a place")
+            .right();
+        fail(&throttle, Some("acme/alice"), client, at(start, 5));
+        assert!(wait(&throttle, Some("acme/alice"), None, at(start, 6)).is_none());
+        assert!(wait(&throttle, None, client, at(start, 6)).is_some());
     }
 
     #[test]
     fn ipv6_addresses_in_one_64_count_as_one_client() {
-        let throttle = Throttle::default();
+        let throttle = Arc::new(Throttle::default());
         let start = Instant::now();
         for n in 0..5u16 {
             let address: IpAddr = std::net::Ipv6Addr::new(0x2001, 0xdb8, 1, 2, n, n, n, n).into();
-            throttle.failed(None, Some(address), at(start, 0));
+            fail(&throttle, None, Some(address), at(start, 0));
         }
         let sibling: IpAddr = std::net::Ipv6Addr::new(0x2001, 0xdb8, 1, 2, 9, 9, 9, 9).into();
         let stranger: IpAddr = std::net::Ipv6Addr::new(0x2001, 0xdb8, 1, 3, 9, 9, 9, 9).into();
-        assert!(throttle.wait(None, Some(sibling), at(start, 1)).is_some());
-        assert!(throttle.wait(None, Some(stranger), at(start, 1)).is_none());
+        assert!(wait(&throttle, None, Some(sibling), at(start, 1)).is_some());
+        assert!(wait(&throttle, None, Some(stranger), at(start, 1)).is_none());
     }
 }
