@@ -212,7 +212,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "portal_server=info".into()),
+                // Targets match by prefix: this binary's own (`portal`) and the library's.
+                .unwrap_or_else(|_| "portal=info".into()),
         )
         .init();
     match cli.command {
@@ -265,10 +266,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let mode = identity
                 .as_ref()
                 .map_or(portal_server::identity::Mode::Local, |i| i.mode());
+            // On standard error, as a refusal would be, whatever the log's filter keeps.
             if let Some(warning) =
                 front::check_listen_address(host, mode, allow_remote_without_sign_in)?
             {
-                tracing::warn!("{warning}");
+                eprintln!("Warning: {warning}");
             }
             let config = portal_server::Config {
                 dist,

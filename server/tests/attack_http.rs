@@ -715,3 +715,45 @@ fn a_non_loopback_address_without_users_is_refused_at_start_unless_allowed() {
     );
     assert!(stderr.contains("--config"), "{stderr}");
 }
+
+#[test]
+fn allowed_on_a_non_loopback_address_without_users_the_binary_warns_on_standard_error() {
+    use std::io::BufRead;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_portal"))
+        .args(["serve", "--host", "0.0.0.0", "--port", "0"])
+        .arg("--allow-remote-without-sign-in")
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .arg("--dist")
+        .arg(dir.path().join("dist"))
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("portal starts");
+    let stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let (lines, read) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let warning = loop {
+        match read.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) if line.contains("no sign-in") => break Some(line),
+            Ok(line) => seen.push(line),
+            Err(_) => break None,
+        }
+    };
+    child.kill().expect("stopped");
+    child.wait().expect("reaped");
+    let warning = warning.unwrap_or_else(|| panic!("no warning on standard error: {seen:?}"));
+    assert!(
+        warning.contains("anyone who can reach this address can read and write every conversation"),
+        "{warning}"
+    );
+}
