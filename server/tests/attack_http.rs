@@ -593,11 +593,14 @@ async fn a_cross_origin_text_plain_post_is_refused_and_creates_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = local(dir.path(), HttpConfig::default()).await;
     let id = server.conversation().await;
+    // The portal's own address with the wrong scheme: a page served over https elsewhere.
+    let https = format!("Origin: https://{}", address(&server));
     let attempts = [
         (
             "/api/conversations".to_string(),
             vec!["Origin: http://evil.example", "Sec-Fetch-Site: cross-site"],
         ),
+        ("/api/conversations".to_string(), vec![https.as_str()]),
         (
             "/api/attachments?filename=note.txt".to_string(),
             vec!["Origin: http://evil.example"],

@@ -13,6 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::identity::Mode;
+use crate::sessions::origin::is_origin_of_host;
 
 /// Why `portal serve` refuses to start: local mode would serve its API, which has no sign-in,
 /// beyond this machine.
@@ -98,11 +99,7 @@ impl LocalOnly {
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or_default();
-            let same = origin
-                .strip_prefix("http://")
-                .or_else(|| origin.strip_prefix("https://"))
-                .is_some_and(|authority| authority.eq_ignore_ascii_case(host));
-            if !same {
+            if !is_origin_of_host(origin, host) {
                 return Err(Refused::CrossOrigin {
                     from: format!("the page at {}", shown(origin, "an unnamed origin")),
                 });
@@ -251,6 +248,8 @@ mod tests {
             "http://evil.example",
             "http://localhost:8080",
             "http://127.0.0.1:8081",
+            "https://127.0.0.1:8080",
+            "http://127.0.0.1",
             "null",
         ] {
             assert!(

@@ -20,15 +20,39 @@ pub fn same_origin(headers: &HeaderMap, public_origin: Option<&str>) -> bool {
         return false;
     };
     match public_origin {
-        Some(public) => origin.eq_ignore_ascii_case(public),
-        None => {
-            let authority = origin
-                .strip_prefix("https://")
-                .or_else(|| origin.strip_prefix("http://"));
-            let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-            matches!((authority, host), (Some(a), Some(h)) if a.eq_ignore_ascii_case(h))
+        Some(public) => is_origin(origin, public),
+        None => headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|host| is_origin_of_host(origin, host)),
+    }
+}
+
+/// Whether `origin` (an `Origin` header) is the origin of the portal reached at `host` (a `Host`
+/// header) when it is served directly: `http://` and that host, whose port is 80 when it names
+/// none. `portal serve` speaks plain http; served over https, through a proxy, it is told its
+/// address with `--public-url`.
+pub fn is_origin_of_host(origin: &str, host: &str) -> bool {
+    is_origin(origin, &format!("http://{host}"))
+}
+
+/// Whether two origins are one: the same scheme, host and port, letters in either case and a
+/// scheme's default port (80 for http, 443 for https) written or not.
+fn is_origin(origin: &str, expected: &str) -> bool {
+    canonical(origin) == canonical(expected)
+}
+
+/// `origin` in lower case, without a trailing `/` and without its scheme's default port.
+fn canonical(origin: &str) -> String {
+    let origin = origin.trim_end_matches('/').to_ascii_lowercase();
+    for (scheme, port) in [("http://", ":80"), ("https://", ":443")] {
+        if origin.starts_with(scheme)
+            && let Some(without) = origin.strip_suffix(port)
+        {
+            return without.to_string();
         }
     }
+    origin
 }
 
 /// Whether the request says it comes from another site (an `Origin` or `Sec-Fetch-Site` that is
@@ -108,6 +132,48 @@ mod tests {
             Some("https://chat.example.com"),
             false,
         );
+    }
+
+    #[test]
+    fn an_origin_matches_only_with_its_scheme_and_port() {
+        check(
+            &[
+                ("origin", "https://127.0.0.1:8080"),
+                ("host", "127.0.0.1:8080"),
+            ],
+            None,
+            false,
+        );
+        check(
+            &[
+                ("origin", "http://127.0.0.1:8081"),
+                ("host", "127.0.0.1:8080"),
+            ],
+            None,
+            false,
+        );
+        check(
+            &[("origin", "http://127.0.0.1"), ("host", "127.0.0.1:8080")],
+            None,
+            false,
+        );
+        check(
+            &[("origin", "HTTP://LocalHost:80"), ("host", "localhost")],
+            None,
+            true,
+        );
+        check(
+            &[("origin", "https://chat.example.com:443")],
+            Some("https://chat.example.com"),
+            true,
+        );
+        check(
+            &[("origin", "https://chat.example.com:8443")],
+            Some("https://chat.example.com"),
+            false,
+        );
+        assert!(is_origin_of_host("http://[::1]:80", "[::1]"));
+        assert!(!is_origin_of_host("https://[::1]", "[::1]"));
     }
 
     #[test]
