@@ -459,6 +459,77 @@ async fn malformed_requests_without_sign_in_are_401_not_400_413_415_or_422() {
 }
 
 #[tokio::test]
+async fn bodies_refused_by_size_type_or_shape_are_answered_in_json_sentences() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = local(dir.path(), HttpConfig::default()).await;
+    let id = server.conversation().await;
+    let messages = format!("/api/conversations/{id}/messages");
+    let big = format!("{{\"text\": \"{}\"}}", "a".repeat(3 * 1024 * 1024));
+    let json = "application/json";
+    for (path, kind, body, status, says) in [
+        (
+            messages.as_str(),
+            json,
+            big.clone(),
+            413,
+            "larger than the 2 MiB",
+        ),
+        (
+            "/api/conversations",
+            json,
+            big,
+            413,
+            "larger than the 2 MiB",
+        ),
+        (
+            messages.as_str(),
+            json,
+            "{not json".into(),
+            400,
+            "could not be read",
+        ),
+        (
+            messages.as_str(),
+            "text/plain",
+            "{\"text\": \"hi\"}".into(),
+            415,
+            "must be JSON",
+        ),
+        (
+            messages.as_str(),
+            json,
+            "{\"bad\": 1}".into(),
+            422,
+            "not what this request takes",
+        ),
+    ] {
+        let response = server
+            .client
+            .post(server.url(path))
+            .header("content-type", kind)
+            .body(body)
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(response.status().as_u16(), status, "{path} {kind}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/json",
+            "{path} {kind}"
+        );
+        let answer: serde_json::Value = response.json().await.expect("json");
+        let error = answer["error"].as_str().expect("an error sentence");
+        eprintln!("{status}: {error}");
+        assert!(error.contains(says), "{path} {kind}: {error}");
+        assert!(error.contains("; "), "what to do: {error}");
+    }
+    assert!(
+        server.transcript(&id).await.turns.is_empty(),
+        "nothing sent"
+    );
+}
+
+#[tokio::test]
 async fn api_info_needs_sign_in_in_users_mode() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = signed(dir.path()).await;

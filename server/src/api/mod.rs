@@ -245,7 +245,69 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .method_not_allowed_fallback(wrong_method)
         .fallback_service(app)
         .layer(from_fn_with_state(state.clone(), sign_in))
+        .layer(axum::middleware::from_fn(api_answers))
         .with_state(state)
+}
+
+/// The most of a plain-text refusal [`api_answers`] reads to quote it.
+const REFUSAL_READ: usize = 4096;
+
+/// Every `/api` answer leaves in the API's shape: a refusal axum's extractors wrote as plain
+/// text (a body too large, not JSON, not the JSON the request takes, a path or query that does
+/// not parse) is rewritten as `{"error"}` with a sentence saying what was wrong and what to do,
+/// keeping its status and its other headers.
+async fn api_answers(request: Request, next: Next) -> Response {
+    if !is_api(request.uri().path()) {
+        return next.run(request).await;
+    }
+    let response = next.run(request).await;
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
+    if json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let detail = axum::body::to_bytes(body, REFUSAL_READ)
+        .await
+        .map(|text| String::from_utf8_lossy(&text).trim().to_string())
+        .unwrap_or_default();
+    let mut answer = ApiError(status, refusal(status, &detail)).into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            answer.headers_mut().append(name, value.clone());
+        }
+    }
+    answer
+}
+
+/// What a refusal with `status` says, quoting axum's `detail` when it has one.
+fn refusal(status: StatusCode, detail: &str) -> String {
+    let (what, todo) = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => (
+            "the request body is larger than the 2 MiB the API reads",
+            "send a shorter one, and files through POST /api/attachments",
+        ),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+            "the request body must be JSON",
+            "send it with Content-Type: application/json",
+        ),
+        StatusCode::UNPROCESSABLE_ENTITY => (
+            "the request body is not what this request takes",
+            "send the fields docs/identity.md (\"Over HTTP\") lists for it",
+        ),
+        _ => (
+            "the request could not be read",
+            "check its JSON, path and query against docs/identity.md (\"Over HTTP\") and send it again",
+        ),
+    };
+    if detail.is_empty() {
+        format!("{what}; {todo}")
+    } else {
+        format!("{what} ({detail}); {todo}")
+    }
 }
 
 /// Whether `path` is the API's.
