@@ -166,7 +166,8 @@ fn assert_security_headers(what: &str, headers: &reqwest::header::HeaderMap) {
 }
 
 #[tokio::test]
-async fn security_headers_are_on_api_static_error_refusal_and_event_stream_answers() {
+async fn security_headers_are_on_api_static_error_refusal_and_event_stream_answers_and_api_ones_are_not_stored()
+ {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = local(dir.path(), HttpConfig::default()).await;
     let id = server.conversation().await;
@@ -210,10 +211,32 @@ async fn security_headers_are_on_api_static_error_refusal_and_event_stream_answe
                 .expect("refused"),
             403,
         ),
+        (
+            "body refusal",
+            server
+                .client
+                .post(server.url(&format!("/api/conversations/{id}/messages")))
+                .header("content-type", "text/plain")
+                .body("hi")
+                .send()
+                .await
+                .expect("refused"),
+            415,
+        ),
     ];
     for (what, response, status) in answers {
         assert_eq!(response.status().as_u16(), status, "{what}");
         assert_security_headers(what, response.headers());
+        // API answers, refusals and streams included, are for no cache; the app's files are.
+        let api = !matches!(what, "page" | "script" | "client route");
+        assert_eq!(
+            response
+                .headers()
+                .get("cache-control")
+                .map(|v| v.as_bytes()),
+            api.then_some(b"no-store".as_slice()),
+            "{what}"
+        );
         // Only the event stream asks proxies not to buffer it (docs/deploy.md).
         assert_eq!(
             response

@@ -311,7 +311,7 @@ fn refusal(status: StatusCode, detail: &str) -> String {
 }
 
 /// Whether `path` is the API's.
-fn is_api(path: &str) -> bool {
+pub(crate) fn is_api(path: &str) -> bool {
     path == "/api" || path.starts_with("/api/")
 }
 

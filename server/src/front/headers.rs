@@ -96,15 +96,23 @@ pub fn inline_script_digests(html: &str) -> Vec<String> {
     digests
 }
 
-/// Adds the security headers to the response, replacing any of the same name.
+/// Adds the security headers to the response, replacing any of the same name, and to every
+/// answer under `/api` (refusals and event streams included) `Cache-Control: no-store`: they are
+/// one person's conversations, for no cache to keep. The web app's files keep their own caching.
 pub async fn add(
     State(security): State<Arc<SecurityHeaders>>,
     request: Request,
     next: Next,
 ) -> Response {
+    let api = crate::api::is_api(request.uri().path());
     let mut response = next.run(request).await;
     for (name, value) in &security.headers {
         response.headers_mut().insert(name.clone(), value.clone());
+    }
+    if api {
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     response
 }
