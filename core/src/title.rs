@@ -1,4 +1,5 @@
-//! A conversation's title before anyone renames it: the opening words of its first message.
+//! A conversation's title before anyone renames it: the opening words of its first message; and
+//! what any name shown to people (a title, an attachment's file name) is cleaned of.
 
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -12,7 +13,8 @@ pub const TITLE_LENGTH: usize = 60;
 /// that fits in [`TITLE_LENGTH`] with `…` after it. Empty when the message has no words (a
 /// message of only skills or attachments), so the next message may title the conversation.
 pub fn title_from_message(text: &str) -> String {
-    let selection = parse_selection(text);
+    let text = shown_name(text);
+    let selection = parse_selection(&text);
     let words: Vec<&str> = selection.text.split_whitespace().collect();
     let whole = words.join(" ");
     if whole.graphemes(true).count() <= TITLE_LENGTH {
@@ -41,6 +43,55 @@ pub fn title_from_message(text: &str) -> String {
     title
 }
 
+/// `text` as a name may be shown (a conversation's title, an attachment's file name): without
+/// control characters (NUL, escapes; a line break or a tab becomes a space) and bidirectional
+/// controls (which can show `invoice_\u{202E}fdp.exe` as `invoice_exe.pdf`), trimmed. Empty
+/// when nothing visible is left: a name of only spaces and zero-width characters is no name.
+pub fn shown_name(text: &str) -> String {
+    let kept: String = text
+        .chars()
+        .filter_map(|c| match c {
+            c if c.is_control() && c.is_whitespace() => Some(' '),
+            c if c.is_control() || is_bidi_control(c) => None,
+            c => Some(c),
+        })
+        .collect();
+    let kept = kept.trim();
+    if kept.chars().all(is_invisible) {
+        String::new()
+    } else {
+        kept.to_string()
+    }
+}
+
+/// The characters that change the direction text is shown in: the embeddings, overrides and
+/// isolates (U+202A–U+202E, U+2066–U+2069) and the directional marks (U+200E, U+200F, U+061C).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Whether `c` shows nothing of its own: whitespace, the zero-width space, joiners and word
+/// joiner, invisible operators, the soft hyphen, the byte-order mark, variation selectors and
+/// the Hangul fillers. They may stand in a name beside visible characters (a joiner inside an
+/// emoji), never alone.
+fn is_invisible(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200D}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,6 +117,37 @@ mod tests {
         );
         check(&"a".repeat(100), &format!("{}…", "a".repeat(59)));
         check(&"👩‍👩‍👧".repeat(70), &format!("{}…", "👩‍👩‍👧".repeat(59)));
+        check("\u{202E}Plan\u{0} the\u{200F} launch", "Plan the launch");
+        check("\u{200B}\u{200D}\u{FEFF} \u{2060}", "");
+    }
+
+    #[test]
+    fn a_shown_name_keeps_no_controls_and_is_empty_when_nothing_visible_is_left() {
+        assert_eq!(shown_name("invoice_\u{202E}fdp.exe"), "invoice_fdp.exe");
+        assert_eq!(shown_name("bad\u{7}name\u{0}.txt"), "badname.txt");
+        assert_eq!(shown_name(" two\nlines\t"), "two lines");
+        let every_bidi_control: String = [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+            '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}',
+        ]
+        .iter()
+        .flat_map(|c| [*c, 'x'])
+        .collect();
+        assert_eq!(shown_name(&every_bidi_control), "xxxxxxxxxxxx");
+        for nothing in [
+            "",
+            "  ",
+            "\u{202E}\u{200F}",
+            "\u{200B}\u{200C}",
+            "\u{FEFF}\u{0}",
+            "\u{3164}",
+        ] {
+            assert_eq!(shown_name(nothing), "", "{nothing:?}");
+        }
+        assert_eq!(
+            shown_name("👨\u{200D}👩\u{200D}👧"),
+            "👨\u{200D}👩\u{200D}👧"
+        );
     }
 
     proptest::proptest! {
@@ -74,6 +156,7 @@ mod tests {
             let title = title_from_message(&message);
             proptest::prop_assert!(title.graphemes(true).count() <= TITLE_LENGTH);
             proptest::prop_assert!(!title.contains('\n'));
+            proptest::prop_assert!(!title.chars().any(|c| c.is_control() || is_bidi_control(c)));
             proptest::prop_assert_eq!(title.trim(), title.as_str());
         }
     }

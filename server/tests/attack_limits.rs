@@ -683,3 +683,69 @@ async fn a_file_name_with_a_right_to_left_override_is_stored_without_it() {
     let id = body["id"].as_str().expect("id");
     assert_eq!(attachment(&server, id).await.filename(), "invoice_fdp.txt");
 }
+
+#[tokio::test]
+async fn titles_are_cleaned_like_file_names_and_one_with_nothing_visible_is_no_title() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = start(data.path(), 0.0).await;
+    let title_of = |id: String| {
+        let server = &server;
+        async move {
+            let page: Value = server
+                .client
+                .get(server.url("/api/conversations"))
+                .send()
+                .await
+                .expect("list")
+                .json()
+                .await
+                .expect("json");
+            page["conversations"]
+                .as_array()
+                .expect("conversations")
+                .iter()
+                .find(|c| c["id"] == id.as_str())
+                .map(|c| c["title"].as_str().expect("a title").to_string())
+                .expect("listed")
+        }
+    };
+    // A first message of only invisible characters gives no title; the next one titles it,
+    // without the controls.
+    let id = server.conversation().await;
+    let turn = server.send(&id, "\u{200B}\u{202E}\u{FEFF}").await;
+    server.events(&id, turn, None).await;
+    assert_eq!(title_of(id.clone()).await, "");
+    server
+        .send(&id, "Pay the \u{202E}fdp.exe\u{0} invoice")
+        .await;
+    assert_eq!(title_of(id.clone()).await, "Pay the fdp.exe invoice");
+
+    let rename = |title: &'static str| {
+        let server = &server;
+        let path = format!("/api/conversations/{id}");
+        async move {
+            let response = server
+                .client
+                .patch(server.url(&path))
+                .json(&json!({ "title": title }))
+                .send()
+                .await
+                .expect("renamed");
+            let status = response.status().as_u16();
+            (status, response.json::<Value>().await.expect("json"))
+        }
+    };
+    let (status, body) = rename("invoice_\u{202E}fdp.exe\u{0}").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["title"], "invoice_fdp.exe");
+    for nothing in [
+        "\u{200B}\u{200C}\u{200D}",
+        "\u{202E}\u{0}",
+        "\u{FEFF} \u{2060}",
+    ] {
+        let (status, body) = rename(nothing).await;
+        assert_eq!(status, 422, "{nothing:?}: {body}");
+        assert!(error(&body).contains("this one has 0"), "{body}");
+    }
+    assert_eq!(title_of(id.clone()).await, "invoice_fdp.exe", "kept");
+}

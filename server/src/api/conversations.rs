@@ -8,6 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
+use portal_core::title::shown_name;
 use serde::{Deserialize, Serialize};
 
 use crate::identity::{Caller, DEFAULT_AGENT};
@@ -240,12 +241,20 @@ async fn rename(
             "send {\"title\": \"<the new title>\"} to rename a conversation".into(),
         )
     })?;
-    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Cleaned as every shown name is; one left with nothing visible is an empty title.
+    let title = shown_name(&title)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let length = title.chars().count();
     if length == 0 || length > TITLE_LIMIT {
         return Err(ApiError(
             StatusCode::UNPROCESSABLE_ENTITY,
-            format!("a title has 1 to {TITLE_LIMIT} characters; this one has {length}"),
+            format!(
+                "a title has 1 to {TITLE_LIMIT} characters, not counting the control and \
+                 bidirectional characters left out; this one has {length}; write a title of \
+                 that length"
+            ),
         ));
     }
     let summary = state

@@ -14,6 +14,7 @@ mod tools;
 mod upload;
 
 use portal_core::attachment::{Attachment, Document};
+use portal_core::title::shown_name;
 use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -191,28 +192,18 @@ pub fn needs_reading(document: &Document) -> bool {
     document.status == portal_core::attachment::ReadingStatus::Reading
 }
 
-/// The name shown for an upload: its last path component, without control characters and
-/// bidirectional controls (which can show `invoice_\u{202E}fdp.exe` as `invoice_exe.pdf`), cut to
-/// the configured length; `attachment` when nothing is left.
+/// The name shown for an upload: its last path component, cleaned as every shown name is
+/// (`portal_core::title::shown_name`: no control or bidirectional characters), cut to the
+/// configured length; `attachment` when nothing visible is left.
 pub fn clean_filename(filename: &str, config: &UploadConfig) -> String {
     let last = filename.rsplit(['/', '\\']).next().unwrap_or(filename);
-    let cleaned: String = last
-        .chars()
-        .filter(|&c| !c.is_control() && !is_bidi_control(c))
-        .collect();
-    let cleaned = cleaned.trim();
-    let cut = first_chars(cleaned, config.filename_chars);
+    let cleaned = shown_name(last);
+    let cut = first_chars(&cleaned, config.filename_chars);
     if cut.is_empty() || cut == "." || cut == ".." {
         "attachment".to_string()
     } else {
         cut.to_string()
     }
-}
-
-/// The characters that change the direction text is shown in: the embeddings, overrides and
-/// isolates (U+202A–U+202E, U+2066–U+2069) and the directional marks (U+200E, U+200F, U+061C).
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 /// The first `count` user-perceived characters of `text` (never splitting a grapheme cluster).
