@@ -26,7 +26,7 @@ use portal_core::stream::TurnEvent;
 use portal_core::tools::ToolDefinition;
 use portal_core::{Transcript, TurnStatus};
 use portal_server::anthropic::{AnthropicConfig, AnthropicModel, StreamDecoder};
-use portal_server::endpoint::{ApiKey, EndpointError, EventStream, classify};
+use portal_server::endpoint::{AnswerLimits, ApiKey, EndpointError, EventStream, classify};
 use portal_server::model::{Model, ModelError, ModelEvent, ModelRegistry};
 use serde_json::{Value, json};
 use stream_support::{Decoded, render};
@@ -200,6 +200,48 @@ fn a_stream_cut_before_the_stop_reason_is_truncated_and_one_cut_after_it_finishe
     let (events, error) = decode(&[without_stop.as_bytes()]);
     assert_eq!(error, None);
     assert_eq!(events, decode(&[text.as_bytes()]).0);
+}
+
+// The reply cap counts characters of thinking and text together, whichever block they come in
+// (a block's opening text too): a model of one output token may stream 16. The delta that passes
+// the cap is not passed on, and the answer ends with the cap named.
+#[test]
+fn a_reply_past_its_cap_of_thinking_and_text_ends_the_answer_at_the_cap() {
+    let event = |data: Value| {
+        format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap_or("")
+        )
+    };
+    let stream = [
+        event(json!({"type": "message_start", "message": {"usage": {"input_tokens": 5}}})),
+        event(json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "thinking", "thinking": ""}})),
+        event(json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": "Ich denke"}})),
+        event(json!({"type": "content_block_stop", "index": 0})),
+        event(json!({"type": "content_block_start", "index": 1,
+            "content_block": {"type": "text", "text": "Grüße"}})),
+        event(json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "text_delta", "text": "!!"}})),
+        event(json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "text_delta", "text": "x"}})),
+        event(json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "text_delta", "text": "never read"}})),
+    ]
+    .concat();
+    let mut decoder = StreamDecoder::with_limits(&AnswerLimits::for_output_tokens(1));
+    let mut out = Vec::new();
+    let error = decoder.push(stream.as_bytes(), &mut out).unwrap_err();
+    assert_eq!(
+        out,
+        [
+            ModelEvent::ThinkingDelta("Ich denke".into()),
+            ModelEvent::TextDelta("Grüße".into()),
+            ModelEvent::TextDelta("!!".into()),
+        ]
+    );
+    assert_eq!(error, EndpointError::ReplyTooLong { max: 16 });
 }
 
 #[test]

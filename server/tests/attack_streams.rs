@@ -438,6 +438,11 @@ fn logged() -> String {
 /// The models file offering one OpenAI-compatible model at `base_url`, called with [`KEY`],
 /// with one-second timeouts and `extra` lines (which may override them).
 fn models(base_url: &str, extra: &str) -> ModelRegistry {
+    ModelRegistry::from_toml(&models_file(base_url, extra), 0.0, |_| None).expect("models file")
+}
+
+/// The text of [`models`]'s file: the model writes at most 1,024 tokens.
+fn models_file(base_url: &str, extra: &str) -> String {
     let mut fields = vec![
         ("connect_timeout_seconds", "1"),
         ("first_byte_timeout_seconds", "1"),
@@ -451,7 +456,7 @@ fn models(base_url: &str, extra: &str) -> ModelRegistry {
     fields.retain(|(k, _)| !extra.iter().any(|(e, _)| e == k));
     fields.extend(extra);
     let fields: String = fields.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
-    let text = format!(
+    format!(
         r#"default = "upstream"
 
 [[models]]
@@ -467,8 +472,7 @@ max_output_tokens = 1024
 can_reason = false
 can_see = false
 "#
-    );
-    ModelRegistry::from_toml(&text, 0.0, |_| None).expect("models file")
+    )
 }
 
 /// A fake endpoint answering its `n`-th request (from 0) with `answer(n, headers)`; its base
@@ -664,12 +668,13 @@ async fn an_endpoint_that_sends_only_keep_alives_fails_the_turn_at_its_timeouts(
     );
 }
 
-/// Runs `scenario` alone among the tests that measure memory, with the process's peak resident
-/// memory reset first; returns its output and how far the peak rose above the resident memory
-/// before, in MiB.
+/// Held by each test that measures memory for all it does, its setup too, so that they run one
+/// at a time: the peak is the whole process's.
+static MEMORY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Runs `scenario` with the process's peak resident memory reset first; returns its output and
+/// how far the peak rose above the resident memory before, in MiB. The caller holds [`MEMORY`].
 async fn peak_growth_mib<T>(scenario: impl std::future::Future<Output = T>) -> (T, u64) {
-    static MEMORY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    let _alone = MEMORY.lock().await;
     let status = |field: &str| -> u64 {
         std::fs::read_to_string("/proc/self/status")
             .expect("/proc/self/status")
@@ -693,6 +698,7 @@ const MEMORY_BOUND_MIB: u64 = 48;
 // the server grew to 2 GB.
 #[tokio::test]
 async fn an_endless_line_fails_the_turn_at_the_line_cap_with_bounded_memory() {
+    let _alone = MEMORY.lock().await;
     let piece = Bytes::from(vec![b'a'; 64 * 1024]);
     let (base_url, _) = upstream(move |_, _| {
         event_stream(endless(
@@ -718,6 +724,7 @@ async fn an_endless_line_fails_the_turn_at_the_line_cap_with_bounded_memory() {
 // 64 KiB are read, and the log quotes it cut short. Before the cap it peaked at 2.35 GB.
 #[tokio::test]
 async fn a_600_mib_error_body_is_read_only_to_its_cap_with_bounded_memory() {
+    let _alone = MEMORY.lock().await;
     const MIB: usize = 1024 * 1024;
     const OPENING: &[u8] = b"{\"error\":{\"message\":\"";
     let (base_url, _) = upstream(|_, _| {
@@ -909,4 +916,131 @@ async fn too_many_tool_calls_or_too_long_arguments_fail_the_turn_with_the_cap() 
         Duration::ZERO,
         Duration::from_secs(1),
     );
+}
+
+/// The CPU time this process has used so far, user and system, in seconds (Linux counts it in
+/// hundredths).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // The fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+    let after = stat.rsplit_once(')').expect("a command").1;
+    let ticks: u64 = after
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|t| t.parse::<u64>().expect("ticks"))
+        .sum();
+    ticks as f64 / 100.0
+}
+
+/// Ordinary text deltas: one word each, as models stream them.
+const WORDS: [&str; 8] = [
+    "The ", "quick ", "brown ", "fox ", "jumps ", "over ", "lazy ", "dogs. ",
+];
+
+/// How far the peak may rise while a 64 MiB reply is refused at a reply cap of 131,072
+/// characters: the reply up to the cap as deltas in the turn's log, in storage and in the test's
+/// own reader, and the server, the endpoint and the test at work.
+const REPLY_BOUND_MIB: u64 = 64;
+
+/// How far the peak may rise while a conversation whose reply was cut at the cap is searched.
+const SEARCH_BOUND_MIB: u64 = 16;
+
+// A reply of 64 MiB of ordinary text deltas (a word each) from a model of 8,192 output tokens:
+// the call fails at the reply cap, 16 characters a token (131,072 characters), with the reason;
+// what came before the cap stays in the turn, and memory is bounded. A search by that user
+// afterwards, which reads the stored reply, is bounded too. Before the cap such a reply completed
+// at +569 MB and 12 s of CPU, and every later search by that user cost +320 MB.
+#[tokio::test]
+async fn a_64_mib_reply_fails_the_turn_at_the_reply_cap_and_later_searches_stay_bounded() {
+    let _alone = MEMORY.lock().await;
+    const MIB: usize = 1024 * 1024;
+    let events: String = WORDS
+        .iter()
+        .cycle()
+        .take(64)
+        .map(|word| {
+            format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{word}\"}}}}]}}\n\n"
+            )
+        })
+        .collect();
+    let piece_chars: usize = WORDS.iter().map(|w| w.len()).sum::<usize>() * 8;
+    let pieces = 64 * MIB / piece_chars;
+    let piece = Bytes::from(events);
+    let (base_url, _) = upstream(move |_, _| {
+        let finish = Bytes::from_static(
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+        );
+        let body = stream::iter(std::iter::repeat_n(piece.clone(), pieces))
+            .chain(stream::iter([finish]))
+            .map(Ok::<_, Infallible>);
+        event_stream(Body::from_stream(body))
+    })
+    .await;
+    let file =
+        models_file(&base_url, "").replace("max_output_tokens = 1024", "max_output_tokens = 8192");
+    let models = ModelRegistry::from_toml(&file, 0.0, |_| None).expect("models file");
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = common::start_with(data.path(), 0.0, Some(models)).await;
+    let id = server.conversation().await;
+
+    let cpu = cpu_seconds();
+    let (events, growth) = peak_growth_mib(async {
+        let turn = server.send(&id, "Hello?").await;
+        tokio::time::timeout(Duration::from_secs(60), server.events(&id, turn, None))
+            .await
+            .expect("the turn ends within a minute")
+    })
+    .await;
+    let cpu = cpu_seconds() - cpu;
+    eprintln!("a 64 MiB reply: the peak rose {growth} MiB, {cpu:.2} s of CPU");
+    let Some((_, TurnEvent::TurnEnd { status, reason })) = events.last().cloned() else {
+        panic!("no end: {:?}", events.last());
+    };
+    assert_eq!(status, TurnStatus::Failed);
+    assert_eq!(
+        reason.as_deref(),
+        Some(
+            "The model wrote more than 131072 characters in one reply, more than the server \
+             accepts from it; send the message again, perhaps asking for a shorter answer, and \
+             tell an administrator if it keeps happening."
+        )
+    );
+    let transcript = server.transcript(&id).await;
+    let stored = transcript.turns.last().expect("the turn");
+    let text: usize = stored
+        .messages
+        .iter()
+        .filter(|m| m.role == portal_core::Role::Assistant)
+        .flat_map(|m| &m.blocks)
+        .map(|b| match b {
+            Block::Text { text } => text.chars().count(),
+            _ => 0,
+        })
+        .sum();
+    assert!(
+        text > 131_000 && text <= 131_072,
+        "what came before the cap stays, and nothing past it: {text} characters"
+    );
+    assert!(growth < REPLY_BOUND_MIB, "grew {growth} MiB");
+
+    for q in ["lazy%20dogs", "zebra"] {
+        let (found, growth) = peak_growth_mib(async {
+            let page: serde_json::Value = server
+                .client
+                .get(server.url(&format!("/api/conversations?q={q}")))
+                .send()
+                .await
+                .expect("searched")
+                .json()
+                .await
+                .expect("json");
+            page["conversations"].as_array().expect("a page").len()
+        })
+        .await;
+        eprintln!("a search for {q}: the peak rose {growth} MiB");
+        assert_eq!(found, usize::from(q != "zebra"), "{q}");
+        assert!(growth < SEARCH_BOUND_MIB, "{q}: grew {growth} MiB");
+    }
 }

@@ -21,7 +21,7 @@ use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 use portal_core::prompt::{EncodedPicture, PictureSource, Prompt, PromptConfig, PromptInput};
 use portal_core::tools::ToolDefinition;
 use portal_server::anthropic::AnthropicConfig;
-use portal_server::endpoint::{ApiKey, EndpointError, EventStream, classify, redact};
+use portal_server::endpoint::{AnswerLimits, ApiKey, EndpointError, EventStream, classify, redact};
 use portal_server::model::{FinishReason, ModelError, ModelEvent};
 use portal_server::openai::{OpenAiConfig, OpenAiModel, StreamDecoder, events};
 use proptest::prelude::*;
@@ -183,6 +183,49 @@ fn openrouter_keepalive_comments_are_skipped() {
             usage: 11 in, 96 out
             finished: Stop
         "##]],
+    );
+}
+
+// The reply cap counts characters (not bytes) of reasoning and text together: a model of one
+// output token may stream 16. The delta that passes the cap is not passed on, and the answer
+// ends with the cap named; what came before it stays.
+#[test]
+fn a_reply_past_its_cap_of_text_and_reasoning_ends_the_answer_at_the_cap() {
+    let chunk = |delta: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": delta}]})
+        )
+    };
+    let stream = [
+        chunk(json!({"reasoning_content": "Ich denke"})),
+        chunk(json!({"content": "Grüße"})),
+        chunk(json!({"content": "!!"})),
+        chunk(json!({"content": "x"})),
+        chunk(json!({"content": "never read"})),
+    ]
+    .concat();
+    let limits = AnswerLimits::for_output_tokens(1);
+    assert_eq!(limits.max_reply_chars, 16);
+    let mut decoder = StreamDecoder::with_limits(&limits);
+    let mut out = Vec::new();
+    let error = decoder.push(stream.as_bytes(), &mut out).unwrap_err();
+    assert_eq!(
+        out,
+        [
+            ModelEvent::ThinkingDelta("Ich denke".into()),
+            ModelEvent::TextDelta("Grüße".into()),
+            ModelEvent::TextDelta("!!".into()),
+        ]
+    );
+    assert_eq!(error, EndpointError::ReplyTooLong { max: 16 });
+    assert!(error.to_string().contains("max_reply_chars"), "{error}");
+    assert!(
+        error
+            .reason()
+            .contains("more than 16 characters in one reply"),
+        "{}",
+        error.reason()
     );
 }
 
@@ -594,6 +637,34 @@ fn a_configuration_names_the_model_once_and_keeps_the_key_out_of_debug_output() 
     assert!(!format!("{model:?}").contains("sk-secret-123"));
 }
 
+// The reply cap is 16 characters for each of the model's output tokens unless the table sets
+// `max_reply_chars`, and it cannot be 0.
+#[test]
+fn the_reply_cap_follows_max_output_tokens_unless_configured() {
+    let table = |extra: &str| {
+        format!(
+            "base_url = \"http://h/v1\"\nmodel = \"m\"\n{extra}\n[capabilities]\n\
+             context_window = 32768\nmax_output_tokens = 8192\ncan_reason = false\ncan_see = false\n"
+        )
+    };
+    let config: OpenAiConfig = toml::from_str(&table("")).expect("config");
+    assert_eq!(config.endpoint.limits.max_reply_chars, 8192 * 16);
+    let config: OpenAiConfig = toml::from_str(&table("max_reply_chars = 500")).expect("config");
+    assert_eq!(config.endpoint.limits.max_reply_chars, 500);
+    let made = OpenAiConfig::new("http://h/v1", ApiKey::None, capabilities(false, false));
+    assert_eq!(
+        made.endpoint.limits.max_reply_chars,
+        made.capabilities.max_output_tokens as usize * 16
+    );
+    let refused = toml::from_str::<OpenAiConfig>(&table("max_reply_chars = 0"))
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        refused.contains("`max_reply_chars` must be at least 1"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn a_configuration_with_mistakes_is_refused_with_the_reason() {
     let refused = |text: &str| {
@@ -981,9 +1052,12 @@ async fn the_stream_function_reads_any_byte_stream() {
         .chunks(3)
         .map(|piece| Ok(Bytes::copy_from_slice(piece)))
         .collect();
-    let items: Vec<_> = events(futures_util::stream::iter(pieces), &Default::default())
-        .collect()
-        .await;
+    let items: Vec<_> = events(
+        futures_util::stream::iter(pieces),
+        &AnswerLimits::for_output_tokens(8_192),
+    )
+    .collect()
+    .await;
     let got: Vec<ModelEvent> = items.into_iter().map(|item| item.expect("event")).collect();
     assert_eq!((got, None), decode(&[&bytes]));
 
@@ -991,9 +1065,12 @@ async fn the_stream_function_reads_any_byte_stream() {
         Ok(Bytes::copy_from_slice(&bytes[..200])),
         Err("connection reset by peer".into()),
     ];
-    let items: Vec<_> = events(futures_util::stream::iter(broken), &Default::default())
-        .collect()
-        .await;
+    let items: Vec<_> = events(
+        futures_util::stream::iter(broken),
+        &AnswerLimits::for_output_tokens(8_192),
+    )
+    .collect()
+    .await;
     assert_eq!(
         items.last(),
         Some(&Err(EndpointError::Interrupted {

@@ -39,14 +39,15 @@ pub struct AnthropicConfig {
 }
 
 impl AnthropicConfig {
-    /// A configuration with the default timeouts, limits, retries and thinking budgets.
+    /// A configuration with the default timeouts, limits, retries and thinking budgets; the reply
+    /// cap is derived from the capabilities' `max_output_tokens`.
     pub fn new(
         base_url: &str,
         api_key: ApiKey,
         capabilities: ModelCapabilities,
     ) -> AnthropicConfig {
         AnthropicConfig {
-            endpoint: EndpointConfig::new(base_url, api_key),
+            endpoint: EndpointConfig::new(base_url, api_key, capabilities.max_output_tokens),
             capabilities,
             thinking_budget: EffortConfig::default(),
         }

@@ -34,15 +34,16 @@ pub struct EndpointConfig {
 }
 
 impl EndpointConfig {
-    /// An endpoint at `base_url` with the default timeouts, limits and retries.
-    pub fn new(base_url: &str, api_key: ApiKey) -> EndpointConfig {
+    /// An endpoint at `base_url` with the default timeouts, limits and retries, for a model that
+    /// writes at most `max_output_tokens` tokens (the reply cap is derived from it).
+    pub fn new(base_url: &str, api_key: ApiKey, max_output_tokens: u32) -> EndpointConfig {
         EndpointConfig {
             base_url: base_url.trim().trim_end_matches('/').to_string(),
             api_key,
             connect_timeout: Duration::from_secs(DEFAULT_CONNECT_TIMEOUT_SECONDS),
             first_byte_timeout: Duration::from_secs(DEFAULT_FIRST_BYTE_TIMEOUT_SECONDS),
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECONDS),
-            limits: AnswerLimits::default(),
+            limits: AnswerLimits::for_output_tokens(max_output_tokens),
             retry: RetryPolicy::default(),
         }
     }
@@ -60,17 +61,30 @@ pub struct AnswerLimits {
     pub max_tool_calls: usize,
     /// The longest arguments of one tool call, in bytes.
     pub max_arguments_bytes: usize,
+    /// The most characters of text and thinking one call may stream, together.
+    pub max_reply_chars: usize,
 }
 
-impl Default for AnswerLimits {
-    fn default() -> Self {
+impl AnswerLimits {
+    /// The default caps, for a model that writes at most `max_output_tokens` tokens: the reply
+    /// cap is [`REPLY_CHARS_PER_TOKEN`] characters for each of them.
+    pub fn for_output_tokens(max_output_tokens: u32) -> AnswerLimits {
         AnswerLimits {
             max_line_bytes: kib(DEFAULT_MAX_LINE_KIB),
             max_error_body_bytes: kib(DEFAULT_MAX_ERROR_BODY_KIB),
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             max_arguments_bytes: kib(DEFAULT_MAX_ARGUMENTS_KIB),
+            max_reply_chars: default_max_reply_chars(max_output_tokens),
         }
     }
+}
+
+/// The reply cap of a model that writes at most `max_output_tokens` tokens when none is
+/// configured: [`REPLY_CHARS_PER_TOKEN`] characters a token.
+pub fn default_max_reply_chars(max_output_tokens: u32) -> usize {
+    usize::try_from(max_output_tokens)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(REPLY_CHARS_PER_TOKEN)
 }
 
 /// How a call the endpoint refused (HTTP 429 or 5xx, or an overloaded or rate-limit error opening
@@ -207,6 +221,15 @@ pub const DEFAULT_MAX_ERROR_BODY_KIB: usize = 64;
 pub const DEFAULT_MAX_TOOL_CALLS: usize = 64;
 /// The longest arguments of one call when not configured. **Decision:** 1 MiB.
 pub const DEFAULT_MAX_ARGUMENTS_KIB: usize = 1024;
+/// How many characters of text and thinking a call may stream for each token of the model's
+/// `max_output_tokens` when `max_reply_chars` is not configured. **Decision:** 16. A token is
+/// about 4 characters of English prose and rarely above 8 (long words, code, a run of spaces or
+/// dashes), and a character of Chinese or Japanese is a token or more, so a model that keeps to
+/// its own limit stays well inside the cap; an endpoint that sends more is not that model
+/// writing (a 32,768-token model may stream 512 Ki characters, at most 2 MiB of UTF-8). Text and
+/// thinking count together, as a provider's output limit counts them; tool calls have their own
+/// caps.
+pub const REPLY_CHARS_PER_TOKEN: usize = 16;
 
 fn default_connect_timeout() -> u64 {
     DEFAULT_CONNECT_TIMEOUT_SECONDS
@@ -273,6 +296,8 @@ pub(crate) struct RawConfig {
     max_tool_calls: usize,
     #[serde(default = "default_max_arguments")]
     max_arguments_kib: usize,
+    #[serde(default)]
+    max_reply_chars: Option<usize>,
     #[serde(default)]
     thinking_budget: Option<EffortConfig>,
 }
@@ -342,6 +367,9 @@ impl RawConfig {
                 return Err(ConfigError::Zero(field));
             }
         }
+        if self.max_reply_chars == Some(0) {
+            return Err(ConfigError::Zero("max_reply_chars"));
+        }
         if let Some(budgets) = &self.thinking_budget {
             for (level, budget) in [
                 ("low", budgets.low_budget),
@@ -353,7 +381,8 @@ impl RawConfig {
                 }
             }
         }
-        let mut endpoint = EndpointConfig::new(base_url, self.api_key);
+        let mut endpoint =
+            EndpointConfig::new(base_url, self.api_key, capabilities.max_output_tokens);
         endpoint.connect_timeout = Duration::from_secs(self.connect_timeout_seconds);
         endpoint.first_byte_timeout = Duration::from_secs(self.first_byte_timeout_seconds);
         endpoint.idle_timeout = Duration::from_secs(self.idle_timeout_seconds);
@@ -366,6 +395,9 @@ impl RawConfig {
             max_error_body_bytes: kib(self.max_error_body_kib),
             max_tool_calls: self.max_tool_calls,
             max_arguments_bytes: kib(self.max_arguments_kib),
+            max_reply_chars: self
+                .max_reply_chars
+                .unwrap_or_else(|| default_max_reply_chars(capabilities.max_output_tokens)),
         };
         Ok(ReadConfig {
             endpoint,

@@ -1,5 +1,7 @@
 //! A streamed answer's bytes into [`ModelEvent`]s, with or without HTTP: server-sent events
-//! ([`SseDecoder`]) whose data an adapter's [`AnswerReader`] reads.
+//! ([`SseDecoder`]) whose data an adapter's [`AnswerReader`] reads. The reply cap is kept here,
+//! for both adapters: the characters of text and thinking the reader passes on are counted, and
+//! the delta that would pass the cap ends the answer instead.
 
 use std::collections::VecDeque;
 use std::fmt::Display;
@@ -33,6 +35,10 @@ pub trait AnswerReader: Send + 'static {
 pub struct Decoder<R> {
     sse: SseDecoder,
     reader: R,
+    /// The most characters of text and thinking the answer may hold.
+    max_reply_chars: usize,
+    /// The characters of text and thinking read so far.
+    reply_chars: usize,
 }
 
 impl<R: AnswerReader> Default for Decoder<R> {
@@ -42,16 +48,20 @@ impl<R: AnswerReader> Default for Decoder<R> {
 }
 
 impl<R: AnswerReader> Decoder<R> {
-    /// A decoder at the start of a stream, with the default caps.
+    /// A decoder at the start of a stream, with the default caps for a model whose output
+    /// limit is the largest there is (`u32::MAX` tokens).
     pub fn new() -> Decoder<R> {
-        Decoder::with_limits(&AnswerLimits::default())
+        Decoder::with_limits(&AnswerLimits::for_output_tokens(u32::MAX))
     }
 
-    /// A decoder at the start of a stream, refusing lines, calls and arguments over `limits`.
+    /// A decoder at the start of a stream, refusing lines, calls, arguments and replies over
+    /// `limits`.
     pub fn with_limits(limits: &AnswerLimits) -> Decoder<R> {
         Decoder {
             sse: SseDecoder::new(limits.max_line_bytes),
             reader: R::new(limits),
+            max_reply_chars: limits.max_reply_chars,
+            reply_chars: 0,
         }
     }
 
@@ -87,7 +97,27 @@ impl<R: AnswerReader> Decoder<R> {
             if self.reader.is_finished() {
                 break;
             }
+            let from = out.len();
             self.reader.data(&data, out)?;
+            self.count(out, from)?;
+        }
+        Ok(())
+    }
+
+    /// Counts the text and thinking of the events from `from` on; the first that passes the
+    /// reply cap is dropped with the events after it, and the answer fails.
+    fn count(&mut self, out: &mut Vec<ModelEvent>, from: usize) -> Result<(), EndpointError> {
+        for at in from..out.len() {
+            let (ModelEvent::TextDelta(text) | ModelEvent::ThinkingDelta(text)) = &out[at] else {
+                continue;
+            };
+            self.reply_chars = self.reply_chars.saturating_add(text.chars().count());
+            if self.reply_chars > self.max_reply_chars {
+                out.truncate(at);
+                return Err(EndpointError::ReplyTooLong {
+                    max: self.max_reply_chars,
+                });
+            }
         }
         Ok(())
     }

@@ -88,6 +88,11 @@ pub enum EndpointError {
         "the arguments of the answer's tool call {index} are longer than {kib} KiB (max_arguments_kib)"
     )]
     ArgumentsTooLong { index: u32, kib: usize },
+    /// The reply's text and thinking together are longer than the cap.
+    #[error(
+        "the answer streams more than {max} characters of text and thinking (max_reply_chars, by default 16 for each of the model's max_output_tokens); check that the endpoint serves the model configured, or raise the cap"
+    )]
+    ReplyTooLong { max: usize },
     /// The key is to come from an environment variable that is not set.
     #[error(
         "the API key is to come from the environment variable `{var}`, which is not set; set it, or put the key in the model's api_key"
@@ -161,6 +166,7 @@ impl EndpointError {
             | EndpointError::LineTooLong { .. }
             | EndpointError::TooManyCalls { .. }
             | EndpointError::ArgumentsTooLong { .. }
+            | EndpointError::ReplyTooLong { .. }
             | EndpointError::MissingKey { .. }
             | EndpointError::UnusableKey) => other,
         }
@@ -230,6 +236,11 @@ impl EndpointError {
             EndpointError::ArgumentsTooLong { kib, .. } => format!(
                 "the model wrote more than {kib} KiB of arguments for one tool call; send the \
                  message again, perhaps asking for less at once"
+            ),
+            EndpointError::ReplyTooLong { max } => format!(
+                "the model wrote more than {max} characters in one reply, more than the server \
+                 accepts from it; send the message again, perhaps asking for a shorter answer, \
+                 and tell an administrator if it keeps happening"
             ),
             EndpointError::MissingKey { var } => format!(
                 "the model's API key is to come from the environment variable `{var}`, which is \

@@ -33,10 +33,11 @@ pub struct OpenAiConfig {
 }
 
 impl OpenAiConfig {
-    /// A configuration with the default timeouts, limits and retries.
+    /// A configuration with the default timeouts, limits and retries; the reply cap is derived
+    /// from the capabilities' `max_output_tokens`.
     pub fn new(base_url: &str, api_key: ApiKey, capabilities: ModelCapabilities) -> OpenAiConfig {
         OpenAiConfig {
-            endpoint: EndpointConfig::new(base_url, api_key),
+            endpoint: EndpointConfig::new(base_url, api_key, capabilities.max_output_tokens),
             capabilities,
         }
     }
