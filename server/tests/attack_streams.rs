@@ -1044,3 +1044,65 @@ async fn a_64_mib_reply_fails_the_turn_at_the_reply_cap_and_later_searches_stay_
         assert!(growth < SEARCH_BOUND_MIB, "{q}: grew {growth} MiB");
     }
 }
+
+/// How far the peak may rise while a conversation with a 64 MiB reply stored is searched: SQLite
+/// reads the reply's row whole (64 MiB); the search itself makes nothing of the reply's size.
+const STORED_SEARCH_BOUND_MIB: u64 = 96;
+
+// A reply of 64 MiB stored (as one streamed before the reply cap could be): a search by its owner
+// through all of it holds SQLite's row and no copy of the text. Before, the text was extracted
+// from the row, copied, folded whole and copied back, and such a search cost +326 MiB.
+#[tokio::test]
+async fn a_search_through_a_64_mib_stored_reply_holds_no_copy_of_it() {
+    use portal_core::{Message, Role};
+    use portal_server::storage::{ConversationQuery, NewTurn, Owner, SqliteStorage, Storage};
+    const MIB: usize = 1024 * 1024;
+    let _alone = MEMORY.lock().await;
+    let data = tempfile::tempdir().expect("tempdir");
+    let storage = SqliteStorage::open(data.path()).expect("the database opens");
+    let owner = Owner::new("acme", "alice");
+    let id = storage
+        .create_conversation(&owner, "assistant")
+        .expect("opens");
+    let question = Message::new(Role::User, vec![Block::text("Hello?")]);
+    let turn = storage
+        .open_turn(&id, NewTurn::chat(question))
+        .expect("turn");
+    let message = storage
+        .append_message(&id, turn, Role::Assistant)
+        .expect("message");
+    let block = storage
+        .append_block(&id, turn, message, &Block::text(""))
+        .expect("block");
+    let lines = "A line of the reply, \"quoted\", as models write them.\n".repeat(16 * 1024);
+    for _ in 0..64 * MIB / lines.len() {
+        storage
+            .append_block_text(&id, turn, message, block, &lines)
+            .expect("text");
+    }
+    storage
+        .set_turn_status(&id, turn, TurnStatus::Failed)
+        .expect("ends");
+    for q in ["as models write them", "zebra"] {
+        let query = ConversationQuery {
+            search: Some(q.into()),
+            limit: 50,
+            ..Default::default()
+        };
+        let cpu = cpu_seconds();
+        let (found, growth) = peak_growth_mib(async {
+            storage
+                .list_conversations(&owner, &query)
+                .expect("searched")
+                .conversations
+                .len()
+        })
+        .await;
+        let cpu = cpu_seconds() - cpu;
+        eprintln!(
+            "a search for {q} through a 64 MiB reply: the peak rose {growth} MiB, {cpu:.2} s of CPU"
+        );
+        assert_eq!(found, usize::from(q != "zebra"), "{q}");
+        assert!(growth < STORED_SEARCH_BOUND_MIB, "{q}: grew {growth} MiB");
+    }
+}

@@ -307,6 +307,46 @@ fn a_version_1_database_gets_titles_from_first_messages_when_it_migrates() {
     assert!(page.conversations[0].last_activity_ms >= page.conversations[0].created_at_ms);
 }
 
+// Search reads a reply's text as it was written, whatever its stored JSON escapes (quotes, a
+// backslash, line breaks, tabs, control characters), and folds it to lowercase in every script.
+fn search_reads_escaped_text_as_written_and_folds_every_script(db: &Database) {
+    let storage = db.open();
+    conversation(
+        &*storage,
+        &alice(),
+        "Escapes",
+        "She said \"Hi\tthere\" \\ ok\nΟΔΟΣ 😀 \u{1}end",
+    );
+    for found in [
+        "said \"hi\tthere\"",
+        "\\ ok\n",
+        "οδος",
+        "ΟΔΟΣ",
+        "😀 \u{1}end",
+        "e",
+    ] {
+        check(&*storage, search(found), &["Escapes"], false);
+    }
+    for missed in ["ok n", "hi\\tthere", "said hi", "text\":", "endx"] {
+        check(&*storage, search(missed), &[], false);
+    }
+
+    // Long text is searched a piece at a time (16 KiB on SQLite): a match across two pieces, in
+    // plain text, in escapes and in characters of two bytes, is found all the same.
+    for (title, answer, found) in [
+        ("Plain", format!("{}Needle", "x".repeat(16_380)), "needle"),
+        (
+            "Escaped",
+            format!("{}Thread", "\n".repeat(16_380)),
+            "\nthread",
+        ),
+        ("Accented", format!("{}ÜBER", "é".repeat(8_190)), "éüber"),
+    ] {
+        conversation(&*storage, &alice(), title, &answer);
+        check(&*storage, search(found), &[title], false);
+    }
+}
+
 #[test]
 fn cursors_that_were_not_handed_out_are_not_read() {
     for text in [
@@ -327,5 +367,6 @@ fn cursors_that_were_not_handed_out_are_not_read() {
 
 on_every_database!(
     pages_run_newest_activity_first_and_search_finds_titles_and_message_text,
+    search_reads_escaped_text_as_written_and_folds_every_script,
     only_the_owner_renames_or_deletes_and_deleting_takes_turns_and_unshared_attachments,
 );

@@ -3,7 +3,6 @@
 
 use portal_core::TurnStatus;
 use portal_core::{Block, Message};
-use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::super::assemble::{self, SummaryRow, not_found, summary, title_of};
@@ -12,23 +11,7 @@ use super::super::{
     ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
     StorageError,
 };
-
-/// The SQL function search compares with: text in Unicode lowercase, so that "Über" finds
-/// "über" (SQLite's own `lower` folds ASCII only).
-const FOLD: &str = "portal_fold";
-
-/// Adds [`FOLD`] to a connection.
-pub(super) fn register_functions(connection: &Connection) -> rusqlite::Result<()> {
-    connection.create_scalar_function(
-        FOLD,
-        1,
-        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
-        |context| {
-            let text: Option<String> = context.get(0)?;
-            Ok(text.map(|t| t.to_lowercase()))
-        },
-    )
-}
+use super::search::{FINDS, FINDS_IN_TEXT_BLOCK};
 
 /// The columns of a [`ConversationSummary`], for `c` a conversations row.
 const SUMMARY: &str = "c.id, c.title, c.created_at, c.last_activity,
@@ -46,9 +29,9 @@ pub(super) fn page(
     }
     if query.search.is_some() {
         sql.push_str(&format!(
-            " AND (instr({FOLD}(c.title), ?5) > 0 OR EXISTS (
+            " AND ({FINDS}(c.title, ?5) OR EXISTS (
                 SELECT 1 FROM blocks b WHERE b.conversation_id = c.id AND b.kind = 'text'
-                AND instr({FOLD}(json_extract(b.body, '$.text')), ?5) > 0))"
+                AND {FINDS_IN_TEXT_BLOCK}(b.body, ?5)))"
         ));
     }
     sql.push_str(" ORDER BY c.last_activity DESC, c.id DESC LIMIT ?6");

@@ -24,6 +24,7 @@ use super::{
 mod conversations;
 mod load;
 mod schema;
+mod search;
 mod sessions;
 
 pub use schema::SCHEMA_VERSION;
@@ -773,7 +774,7 @@ fn configure(connection: &Connection) -> rusqlite::Result<()> {
     connection.busy_timeout(BUSY_TIMEOUT)?;
     connection.pragma_update(None, "foreign_keys", true)?;
     connection.pragma_update(None, "synchronous", "NORMAL")?;
-    conversations::register_functions(connection)
+    search::register_functions(connection)
 }
 
 /// Locks a connection. A panic while it was held rolled its transaction back, so the connection
