@@ -691,15 +691,7 @@ async fn titles_are_cleaned_like_file_names_and_one_with_nothing_visible_is_no_t
     let title_of = |id: String| {
         let server = &server;
         async move {
-            let page: Value = server
-                .client
-                .get(server.url("/api/conversations"))
-                .send()
-                .await
-                .expect("list")
-                .json()
-                .await
-                .expect("json");
+            let page = server.conversation_page().await;
             page["conversations"]
                 .as_array()
                 .expect("conversations")

@@ -271,18 +271,21 @@ impl Server {
         created["id"].as_str().expect("id").to_string()
     }
 
-    /// Posts the message `text` and returns the answer's status and JSON body.
-    /// The ids on the first page of the conversation list.
-    pub async fn conversation_ids(&self) -> Vec<String> {
-        let page: serde_json::Value = self
-            .client
+    /// The first page of the conversation list, as the API answers it.
+    pub async fn conversation_page(&self) -> serde_json::Value {
+        self.client
             .get(self.url("/api/conversations"))
             .send()
             .await
             .expect("list")
             .json()
             .await
-            .expect("json");
+            .expect("json")
+    }
+
+    /// The ids on the first page of the conversation list.
+    pub async fn conversation_ids(&self) -> Vec<String> {
+        let page = self.conversation_page().await;
         page["conversations"]
             .as_array()
             .expect("a page of conversations")
@@ -291,6 +294,7 @@ impl Server {
             .collect()
     }
 
+    /// Posts the message `text` and returns the answer's status and JSON body.
     pub async fn post_message(&self, id: &str, text: &str) -> (u16, serde_json::Value) {
         let response = self
             .client
