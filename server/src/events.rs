@@ -317,7 +317,7 @@ impl TurnLog {
 
     /// The log a stored turn's runs published, numbered alike: each message after the one that
     /// opened the turn, each block whole, a `turn_end` where the turn paused, and its end once it
-    /// ended. A failed turn's reason is not stored; its end says so.
+    /// ended, with the reason its note kept (a failed turn without one says so).
     pub fn rebuilt(turn: &Turn) -> Arc<Self> {
         let log = TurnLog::new();
         {
@@ -358,8 +358,11 @@ impl TurnLog {
                 TurnStatus::Paused if paused_last => {}
                 status => state.push(TurnEvent::TurnEnd {
                     status,
-                    reason: (status == TurnStatus::Failed)
-                        .then(|| turn.failure().unwrap_or(REBUILT_FAILURE).to_string()),
+                    reason: match (status, turn.end_reason()) {
+                        (_, Some(reason)) => Some(reason.to_string()),
+                        (TurnStatus::Failed, None) => Some(REBUILT_FAILURE.to_string()),
+                        _ => None,
+                    },
                 }),
             }
             state.running = false;

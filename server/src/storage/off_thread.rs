@@ -76,6 +76,11 @@ impl AsyncStorage {
         .map_err(|error| interrupted(error.to_string()))?
     }
 
+    /// See [`Storage::reachable`].
+    pub async fn reachable(&self) -> Result<()> {
+        self.run(Lane::Read, |s| s.reachable()).await
+    }
+
     /// See [`Storage::create_conversation`].
     pub async fn create_conversation(
         &self,

@@ -271,7 +271,6 @@ impl Server {
         created["id"].as_str().expect("id").to_string()
     }
 
-    /// Posts the message `text` and returns the answer's status and JSON body.
     /// The ids on the first page of the conversation list.
     pub async fn conversation_ids(&self) -> Vec<String> {
         let page: serde_json::Value = self
@@ -291,6 +290,7 @@ impl Server {
             .collect()
     }
 
+    /// Posts the message `text` and returns the answer's status and JSON body.
     pub async fn post_message(&self, id: &str, text: &str) -> (u16, serde_json::Value) {
         let response = self
             .client
@@ -345,6 +345,7 @@ impl Server {
         Events {
             body: Box::pin(response.bytes_stream()),
             buffer: Vec::new(),
+            reconnect: None,
         }
     }
 
@@ -366,6 +367,8 @@ type Body =
 pub struct Events {
     body: Body,
     buffer: Vec<u8>,
+    /// The `retry` of the `reconnect` event a stopping server ended the stream with, once read.
+    pub reconnect: Option<Duration>,
 }
 
 impl Events {
@@ -382,6 +385,15 @@ impl Events {
                 let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
                 let frame = String::from_utf8(frame).expect("utf-8 frames");
                 if !frame.contains("data:") {
+                    continue;
+                }
+                if frame.lines().any(|l| l == "event: reconnect") {
+                    let retry = frame
+                        .lines()
+                        .find_map(|l| l.strip_prefix("retry:"))
+                        .expect("a reconnect hint says when");
+                    let millis = retry.trim().parse().expect("retry in milliseconds");
+                    self.reconnect = Some(Duration::from_millis(millis));
                     continue;
                 }
                 return Ok(Some(parse(&frame)));
