@@ -430,6 +430,32 @@ impl TurnLog {
         self.changed.send_replace(());
     }
 
+    /// Publishes what `stored` (the same turn, read from storage) holds beyond this log, and
+    /// ends its open block: a run cut off between writing a piece and publishing it left the
+    /// piece stored only, and its readers must get what a reload shows. False, publishing
+    /// nothing, when the log withdrew events: its ids then run past the stored turn's.
+    pub fn catch_up(&self, stored: &Turn) -> bool {
+        let tail: Vec<TurnEvent> = {
+            let state = self.lock();
+            if !state.withdrawals.is_empty() {
+                return false;
+            }
+            let rebuilt = TurnLog::rebuilt(stored);
+            let rebuilt = rebuilt.lock();
+            rebuilt
+                .entries
+                .iter()
+                .skip_while(|entry| entry.end <= state.end)
+                .filter(|entry| !matches!(entry.event, TurnEvent::TurnEnd { .. }))
+                .map(|entry| entry.rest(state.end))
+                .collect()
+        };
+        for event in tail {
+            self.push(event);
+        }
+        true
+    }
+
     /// Readers at the end stop waiting: nothing more will come (the run writing it is gone).
     pub fn settle(&self) {
         self.lock().running = false;

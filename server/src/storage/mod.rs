@@ -32,7 +32,9 @@ pub use error::StorageError;
 pub use location::{Location, LocationError};
 pub use lock::{DataLock, LOCK_FILE};
 pub use off_thread::AsyncStorage;
-pub use postgres::schema::SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION;
+pub use postgres::schema::{
+    MIGRATION_LOCK as POSTGRES_MIGRATION_LOCK, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
+};
 pub use postgres::{LOG_CHANNEL, LeaseHolder, LogOp, PostgresStorage};
 pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 

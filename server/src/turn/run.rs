@@ -134,7 +134,9 @@ pub(super) async fn run(
         stop = drive(&turns, &at, &setup, &mut writer, resume) => stop,
         by = cut_off(&mut cancel) => Ok(Stop::CutOff(by)),
     };
-    writer.close();
+    if !matches!(stop, Ok(Stop::CutOff(_))) || !caught_up(&turns, &at, &setup, &log).await {
+        writer.close();
+    }
     let (status, reason) = match stop {
         Ok(Stop::Paused) => (TurnStatus::Paused, None),
         Ok(Stop::Ended(status)) => (status, None),
@@ -210,6 +212,21 @@ async fn cut_off(cancel: &mut CutOffSignal) -> CutOffBy {
     match by {
         Ok(by) => by.unwrap_or(CutOffBy::User),
         Err(_) => std::future::pending().await,
+    }
+}
+
+/// A run was cut off, perhaps between writing a piece and publishing it: once every write
+/// started has landed, the log publishes what storage holds beyond it (the open block's end
+/// included). False when it could not, and the writer's own close is what is left.
+async fn caught_up(turns: &Turns, at: &TurnRef, setup: &TurnSetup, log: &TurnLog) -> bool {
+    turns.storage.settled().await;
+    let stored = turns
+        .storage
+        .load_transcript(&setup.org_id, &at.conversation)
+        .await;
+    match stored.as_ref().map(|t| t.turn(at.turn)) {
+        Ok(Some(turn)) => log.catch_up(turn),
+        _ => false,
     }
 }
 

@@ -84,13 +84,15 @@ pub enum Store<'a> {
     Database(&'a str),
 }
 
-/// `target/debug/portal serve` on a free loopback port with its conversations in `store`, the
-/// demo model at `pace`, and `more` flags.
+/// `target/debug/portal serve` on a free loopback port (unless `more` names one) with its
+/// conversations in `store`, the demo model at `pace`, and `more` flags.
 fn portal_serve(store: Store<'_>, pace: &str, more: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_portal"));
-    command
-        .args(["serve", "--port", "0", "--demo-pace", pace])
-        .args(more);
+    command.args(["serve", "--demo-pace", pace]);
+    if !more.contains(&"--port") {
+        command.args(["--port", "0"]);
+    }
+    command.args(more);
     match store {
         Store::Data(data) => command
             .arg("--data")
