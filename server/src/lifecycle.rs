@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{Stream, StreamExt, future, stream};
+use futures_util::{Stream, StreamExt, stream};
 use tokio::sync::watch;
 
 /// How long a stopping server's event-stream readers wait before they reconnect (the SSE
@@ -77,37 +77,36 @@ impl Lifecycle {
     }
 
     /// `items` until they end, or until the server closes, when `hint` (asking the reader to
-    /// reconnect) comes last instead.
+    /// reconnect) comes last instead, ending the stream at once.
     pub fn until_closing<T, S>(&self, items: S, hint: T) -> impl Stream<Item = T> + use<T, S>
     where
         T: Send + 'static,
         S: Stream<Item = T> + Send + 'static,
     {
-        enum Next<T> {
-            Item(T),
-            Ended,
-            Closing,
+        struct Reading<T, S, C> {
+            items: std::pin::Pin<Box<S>>,
+            /// Until the server closes; `None` once the hint was given.
+            closing: Option<std::pin::Pin<Box<C>>>,
+            hint: Option<T>,
         }
         let lifecycle = self.clone();
-        let items = items
-            .map(Next::Item)
-            .chain(stream::once(future::ready(Next::Ended)));
-        let closing = stream::once(async move {
-            lifecycle.reached(Phase::Closing).await;
-            Next::Closing
-        });
-        let mut hint = Some(hint);
-        stream::select(items, closing).scan(false, move |closed, next| {
-            let item = match next {
-                _ if *closed => None,
-                Next::Item(item) => Some(item),
-                Next::Ended => None,
-                Next::Closing => {
-                    *closed = true;
-                    hint.take()
+        let closing = async move { lifecycle.reached(Phase::Closing).await };
+        let reading = Reading {
+            items: Box::pin(items),
+            closing: Some(Box::pin(closing)),
+            hint: Some(hint),
+        };
+        stream::unfold(reading, |mut reading| async move {
+            let closing = reading.closing.as_mut()?;
+            tokio::select! {
+                biased;
+                () = closing => {
+                    reading.closing = None;
+                    let hint = reading.hint.take()?;
+                    Some((hint, reading))
                 }
-            };
-            future::ready(item)
+                item = reading.items.next() => item.map(|item| (item, reading)),
+            }
         })
     }
 }
