@@ -136,6 +136,9 @@ pub enum TraceEntry {
     CompactionFailed { reason: String },
     /// Why the turn failed, in words for the person who sent its message.
     TurnFailed { reason: String },
+    /// Why the runtime cut the turn off, in words for the person who sent its message: the
+    /// server stopped while it ran. A turn the user cancelled has no such note.
+    TurnCutOff { reason: String },
 }
 
 /// Who wrote a message.
@@ -254,16 +257,18 @@ impl Awaiting {
 }
 
 impl Turn {
-    /// Why the turn failed, as its `TURN_FAILED` note says; `None` for a turn that did not fail
-    /// or failed before the note was kept.
-    pub fn failure(&self) -> Option<&str> {
-        if self.status != TurnStatus::Failed {
-            return None;
-        }
-        self.trace.iter().rev().find_map(|entry| match entry {
-            TraceEntry::TurnFailed { reason } => Some(reason.as_str()),
-            _ => None,
-        })
+    /// Why the turn failed or was cut off, as its `TURN_FAILED` or `TURN_CUT_OFF` note says;
+    /// `None` for a turn that did neither, one cancelled by its user, or one that ended before
+    /// the note was kept.
+    pub fn end_reason(&self) -> Option<&str> {
+        self.trace
+            .iter()
+            .rev()
+            .find_map(|entry| match (entry, self.status) {
+                (TraceEntry::TurnFailed { reason }, TurnStatus::Failed)
+                | (TraceEntry::TurnCutOff { reason }, TurnStatus::CutOff) => Some(reason.as_str()),
+                _ => None,
+            })
     }
 
     /// What the turn waits for once paused: the approvals and the question of its last assistant

@@ -32,8 +32,8 @@ pub struct TurnState {
     pub messages: Vec<Role>,
     /// How many compactions failed in this turn: each was dropped with nothing committed (C5).
     pub failed_compactions: usize,
-    /// Why the turn failed, once it has.
-    pub failure: Option<String>,
+    /// Why the turn failed or the runtime cut it off, once it has (its `turn_end`'s reason).
+    pub end_reason: Option<String>,
     /// A compaction read again in a resumed turn that failed where a stored block now stands:
     /// its end is not that block's.
     replayed_compaction: Option<(usize, usize)>,
@@ -103,7 +103,7 @@ impl TurnState {
             blocks: Vec::new(),
             messages: vec![Role::User],
             failed_compactions: 0,
-            failure: None,
+            end_reason: None,
             replayed_compaction: None,
         }
     }
@@ -121,7 +121,7 @@ impl TurnState {
             .unwrap_or_default();
         let mut state = TurnState::opened(turn.index, user_text);
         state.status = turn.status;
-        state.failure = turn.failure().map(str::to_string);
+        state.end_reason = turn.end_reason().map(str::to_string);
         state.messages = turn.messages.iter().map(|m| m.role).collect();
         for (m, message) in turn.messages.iter().enumerate() {
             if message.role == Role::User {
@@ -274,7 +274,7 @@ impl TurnState {
                     self.end_block(at);
                 }
                 self.status = *status;
-                self.failure = reason.clone();
+                self.end_reason = reason.clone();
                 Change::TurnEnded { status: *status }
             }
         }

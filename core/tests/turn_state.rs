@@ -36,7 +36,7 @@ fn check(name: &str) {
 fn describe(state: &TurnState) -> String {
     let mut s = String::from("state:\n");
     let _ = writeln!(s, "  status: {}", state.status.as_str());
-    let _ = writeln!(s, "  failure: {:?}", state.failure);
+    let _ = writeln!(s, "  end_reason: {:?}", state.end_reason);
     let _ = writeln!(s, "  failed compactions: {}", state.failed_compactions);
     let _ = writeln!(s, "  messages: {:?}", state.messages);
     let _ = writeln!(s, "  awaiting: {:?}", state.awaiting());
@@ -294,7 +294,7 @@ fn events_of(turn: &portal_core::Turn) -> Vec<TurnEvent> {
     }
     events.push(TurnEvent::TurnEnd {
         status: turn.status,
-        reason: turn.failure().map(str::to_string),
+        reason: turn.end_reason().map(str::to_string),
     });
     events
 }

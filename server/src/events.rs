@@ -317,7 +317,7 @@ impl TurnLog {
 
     /// The log a stored turn's runs published, numbered alike: each message after the one that
     /// opened the turn, each block whole, a `turn_end` where the turn paused, and its end once it
-    /// ended. A failed turn's reason is not stored; its end says so.
+    /// ended, with the reason its note kept (a failed turn without one says so).
     pub fn rebuilt(turn: &Turn) -> Arc<Self> {
         let log = TurnLog::new();
         {
@@ -358,8 +358,11 @@ impl TurnLog {
                 TurnStatus::Paused if paused_last => {}
                 status => state.push(TurnEvent::TurnEnd {
                     status,
-                    reason: (status == TurnStatus::Failed)
-                        .then(|| turn.failure().unwrap_or(REBUILT_FAILURE).to_string()),
+                    reason: match (status, turn.end_reason()) {
+                        (_, Some(reason)) => Some(reason.to_string()),
+                        (TurnStatus::Failed, None) => Some(REBUILT_FAILURE.to_string()),
+                        _ => None,
+                    },
                 }),
             }
             state.running = false;
@@ -425,6 +428,32 @@ impl TurnLog {
         }
         drop(state);
         self.changed.send_replace(());
+    }
+
+    /// Publishes what `stored` (the same turn, read from storage) holds beyond this log, and
+    /// ends its open block: a run cut off between writing a piece and publishing it left the
+    /// piece stored only, and its readers must get what a reload shows. False, publishing
+    /// nothing, when the log withdrew events: its ids then run past the stored turn's.
+    pub fn catch_up(&self, stored: &Turn) -> bool {
+        let tail: Vec<TurnEvent> = {
+            let state = self.lock();
+            if !state.withdrawals.is_empty() {
+                return false;
+            }
+            let rebuilt = TurnLog::rebuilt(stored);
+            let rebuilt = rebuilt.lock();
+            rebuilt
+                .entries
+                .iter()
+                .skip_while(|entry| entry.end <= state.end)
+                .filter(|entry| !matches!(entry.event, TurnEvent::TurnEnd { .. }))
+                .map(|entry| entry.rest(state.end))
+                .collect()
+        };
+        for event in tail {
+            self.push(event);
+        }
+        true
     }
 
     /// Readers at the end stop waiting: nothing more will come (the run writing it is gone).

@@ -9,6 +9,7 @@ pub mod endpoint;
 pub mod events;
 pub mod front;
 pub mod identity;
+pub mod lifecycle;
 pub mod limits;
 pub mod model;
 pub mod openai;
@@ -53,6 +54,8 @@ pub struct Config {
     /// The `portal` program that reads PDFs in reader processes (`portal read-pdf`); this
     /// process's own program when `None`.
     pub pdf_reader: Option<PathBuf>,
+    /// How long running turns may go on once the server is asked to stop (rule D2).
+    pub shutdown_grace: std::time::Duration,
 }
 
 impl Config {
@@ -72,14 +75,94 @@ impl Config {
             turn_lease: replicas::DEFAULT_LEASE,
             sessions: Default::default(),
             pdf_reader: None,
+            shutdown_grace: lifecycle::DEFAULT_SHUTDOWN_GRACE,
         }
     }
 }
 
-/// Opens the server with `config` ([`Server::open`]) and serves on `listener` until the process
-/// is stopped. Where `listener` may listen is checked before, by [`front::check_listen_address`].
+/// Serves `config` on `listener` until the process is asked to stop (SIGTERM or Ctrl-C), then
+/// stops gracefully ([`serve_until`]). Where `listener` may listen is checked before, by
+/// [`front::check_listen_address`].
 pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow::Result<()> {
-    Server::open(&config)?.serve(listener).await
+    serve_until(listener, config, lifecycle::Lifecycle::new(), stop_asked()).await
+}
+
+/// Serves on `listener` at once, the probes answering while the database opens ([`Server::open`];
+/// other requests wait for it), and `config`'s server once it is open, until `stop` completes;
+/// then stops (rules D1 to D3): readiness fails and no turn starts; running turns get the grace
+/// to end and are cut off at its end; event streams end asking their readers to reconnect; the
+/// listener closes and open requests get a moment to finish. `lifecycle` says where it is.
+pub async fn serve_until(
+    listener: tokio::net::TcpListener,
+    config: Config,
+    lifecycle: lifecycle::Lifecycle,
+    stop: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let schema = match config.database {
+        storage::Location::Sqlite(_) => storage::SCHEMA_VERSION,
+        storage::Location::Postgres(_) => storage::POSTGRES_SCHEMA_VERSION,
+    };
+    let front = front::Front::new(lifecycle.clone(), schema, config.http.request_timeout);
+    let serving = tokio::spawn(front::serve_connections(
+        listener,
+        front.router(),
+        config.http.clone(),
+        {
+            let lifecycle = lifecycle.clone();
+            async move { lifecycle.reached(lifecycle::Phase::Closing).await }
+        },
+    ));
+    let opening = {
+        let lifecycle = lifecycle.clone();
+        tokio::task::spawn_blocking(move || {
+            Server::open_in(&config, lifecycle).map(|s| (s, config))
+        })
+    };
+    let (server, config) = match opening.await.context("opening the server stopped")? {
+        Ok(opened) => opened,
+        Err(error) => {
+            lifecycle.enter(lifecycle::Phase::Closing);
+            let _ = serving.await;
+            return Err(error);
+        }
+    };
+    front.open(server.app.clone(), server.turns.storage().clone());
+    lifecycle.enter(lifecycle::Phase::Ready);
+    stop.await;
+    lifecycle.enter(lifecycle::Phase::Stopping);
+    tracing::info!(
+        "stopping: no new turns; running turns have {} s to end",
+        config.shutdown_grace.as_secs()
+    );
+    let stopped = server.turns.stop(config.shutdown_grace).await;
+    tracing::info!(
+        "stopping: {} turn(s) were running, {} cut off at the grace's end; closing connections",
+        stopped.running,
+        stopped.cut_off
+    );
+    lifecycle.enter(lifecycle::Phase::Closing);
+    serving.await.context("serving stopped")?;
+    drop(server);
+    Ok(())
+}
+
+/// SIGTERM (what systemd, Docker and Kubernetes send) or Ctrl-C.
+pub async fn stop_asked() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!("SIGTERM cannot be caught ({error}); only Ctrl-C stops gracefully");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
 }
 
 /// A server ready to serve: its database locked for it (a SQLite data folder) or joined as a
@@ -88,7 +171,7 @@ pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> anyhow:
 pub struct Server {
     _lock: Option<storage::DataLock>,
     app: axum::Router,
-    http: front::HttpConfig,
+    turns: Arc<turn::Turns>,
 }
 
 impl Server {
@@ -96,9 +179,14 @@ impl Server {
     /// naming it); on PostgreSQL this server is one replica of any number. Recovers the turns a
     /// stopped process left running (rule M10), and builds the API and the web app.
     ///
-    /// This runs before anything is served, so its database work blocks nothing else; once
-    /// serving, async code reaches the database through [`storage::AsyncStorage`].
+    /// This runs before anything but the probes is served, so its database work blocks nothing
+    /// else; once serving, async code reaches the database through [`storage::AsyncStorage`].
     pub fn open(config: &Config) -> anyhow::Result<Server> {
+        Server::open_in(config, lifecycle::Lifecycle::new())
+    }
+
+    /// [`Server::open`], its event streams ending when `lifecycle` closes.
+    fn open_in(config: &Config, lifecycle: lifecycle::Lifecycle) -> anyhow::Result<Server> {
         // Opening and recovering block, and the PostgreSQL client may not block on an async
         // thread, so they run on a thread of their own.
         let Opened {
@@ -144,10 +232,10 @@ impl Server {
             config.limits.uploads.clone(),
             config.limits.picture_decodes,
         );
-        let turns = turn::Turns::new(storage, tools, config.streams, pictures, replica);
+        let turns = turn::Turns::new(storage, tools, config.streams, pictures, lifecycle, replica);
         let mode = identity.mode();
         let state = api::AppState::new(
-            turns,
+            Arc::clone(&turns),
             models,
             identity,
             skills,
@@ -162,7 +250,7 @@ impl Server {
         Ok(Server {
             _lock: lock,
             app: front::protect(app, &config.http, mode, &config.dist),
-            http: config.http.clone(),
+            turns,
         })
     }
 
@@ -170,16 +258,6 @@ impl Server {
     /// process (the request fuzz target) rather than over a connection.
     pub fn router(&self) -> axum::Router {
         self.app.clone()
-    }
-
-    /// Serves the API and the web app on `listener` until the process is stopped; the database
-    /// stays locked until this returns.
-    pub async fn serve(self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
-        front::serve_connections(listener, self.app, &self.http, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await;
-        Ok(())
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use portal_server::lifecycle::Phase;
 use portal_server::{front, prompt_preview};
 
 #[derive(Debug, Parser)]
@@ -101,6 +102,11 @@ enum Command {
         /// client its `X-Forwarded-For` names, not against the proxy (docs/deploy.md).
         #[arg(long = "trusted-proxy", value_name = "ADDRESS", value_parser = portal_server::sessions::parse_trusted_proxy)]
         trusted_proxies: Vec<ipnet::IpNet>,
+        /// Seconds running turns may go on after SIGTERM or Ctrl-C before they are recorded cut
+        /// off; meanwhile no turn starts here (docs/deploy.md, "Stopping"). Give systemd,
+        /// Docker or Kubernetes more than this before they kill the process.
+        #[arg(long, value_name = "SECONDS", default_value_t = portal_server::lifecycle::DEFAULT_SHUTDOWN_GRACE.as_secs())]
+        shutdown_grace_seconds: u64,
     },
     /// Add users and set their passwords in a configuration directory (docs/identity.md).
     User {
@@ -239,6 +245,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             session_lifetime,
             public_url,
             trusted_proxies,
+            shutdown_grace_seconds,
         } => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
@@ -297,16 +304,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     trusted_proxies,
                 },
                 pdf_reader: None,
+                shutdown_grace: Duration::from_secs(shutdown_grace_seconds),
             };
-            let server = portal_server::Server::open(&config)?;
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await
                 .with_context(|| {
                     format!("cannot listen on {host}:{port}; pick another port with --port")
                 })?;
             let address = listener.local_addr()?;
-            println!("Portal is serving on http://{address}");
-            server.serve(listener).await
+            let lifecycle = portal_server::lifecycle::Lifecycle::new();
+            let ready = lifecycle.clone();
+            tokio::spawn(async move {
+                ready.reached(Phase::Ready).await;
+                if ready.phase() == Phase::Ready {
+                    println!("Portal is serving on http://{address}");
+                }
+            });
+            println!("Portal is starting on http://{address} (/healthz, /readyz)");
+            portal_server::serve_until(listener, config, lifecycle, portal_server::stop_asked())
+                .await
         }
         Command::User { command } => {
             let written = match command {

@@ -98,6 +98,7 @@ async fn insist(agent: &Agent) -> (Vec<TurnEvent>, portal_core::Turn, Vec<Vec<St
         ToolRegistry::standard(),
         Default::default(),
         Default::default(),
+        Default::default(),
         None,
     );
     let id = storage

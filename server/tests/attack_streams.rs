@@ -584,7 +584,7 @@ fn failed(outcome: &Outcome, reason: &str, at_least: Duration, timeout: Duration
         serde_json::from_str(&outcome.transcript).expect("a transcript");
     let stored = transcript.turns.last().expect("the turn");
     assert_eq!(
-        stored.failure(),
+        stored.end_reason(),
         Some(reason),
         "the reason is kept for a reload"
     );

@@ -188,6 +188,9 @@ impl Storage for Failing {
     fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>> {
         self.inner.attachment_bytes(org_id, attachment_id)
     }
+    fn reachable(&self) -> Result<()> {
+        self.inner.reachable()
+    }
     fn recover(&self) -> Result<Vec<TurnRef>> {
         self.inner.recover()
     }
@@ -261,6 +264,7 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
     let turns = Turns::new(
         storage.clone(),
         ToolRegistry::standard(),
+        Default::default(),
         Default::default(),
         Default::default(),
         None,

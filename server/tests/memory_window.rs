@@ -119,6 +119,7 @@ async fn m1_the_calls_of_a_turn_in_a_10000_turn_conversation_read_only_memorys_w
         ToolRegistry::standard(),
         Default::default(),
         Default::default(),
+        Default::default(),
         None,
     );
     let models = ModelRegistry::demo_only(0.0);

@@ -12,14 +12,22 @@ mkdirSync(shots, { recursive: true });
 
 const bin = process.env.PORTAL_BIN ?? join(root, 'target', 'debug', 'portal');
 
-/** Starts the server on a fresh temporary data folder; resolves to { url, data, stop }. */
-export function startPortal(extraArgs = []) {
+/**
+ * Starts the server on a fresh temporary data folder, or on `at.data` and `at.port` (a restart);
+ * resolves to { url, port, data, child, stop }. `stop` sends SIGTERM, as a process manager does:
+ * turns still running get 1 s (`--shutdown-grace-seconds 1` unless `extraArgs` give one), then
+ * are cut off; `stop({ keep: true })` keeps the data folder for a restart and resolves once the
+ * process has exited.
+ */
+export function startPortal(extraArgs = [], at = {}) {
   const dist = process.env.PORTAL_DIST ?? join(root, 'dist');
-  const data = mkdtempSync(join(tmpdir(), 'portal-e2e-'));
-  const args = ['serve', '--port', '0', '--dist', dist, '--data', data, ...extraArgs];
+  const data = at.data ?? mkdtempSync(join(tmpdir(), 'portal-e2e-'));
+  const grace = extraArgs.includes('--shutdown-grace-seconds') ? [] : ['--shutdown-grace-seconds', '1'];
+  const args = ['serve', '--port', String(at.port ?? 0), '--dist', dist, '--data', data, ...grace, ...extraArgs];
   const child = spawn(bin, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const exited = new Promise((resolveExit) => child.on('exit', resolveExit));
   return new Promise((resolvePortal, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`portal did not start: ${seen}`)), 20000);
@@ -30,11 +38,16 @@ export function startPortal(extraArgs = []) {
       const match = seen.match(/serving on (http:\/\/\S+)/);
       if (match) {
         clearTimeout(timer);
-        const stop = () => {
+        const stop = async ({ keep = false } = {}) => {
           child.kill('SIGTERM');
-          rmSync(data, { recursive: true, force: true });
+          if (keep) {
+            await exited;
+          } else {
+            rmSync(data, { recursive: true, force: true });
+          }
         };
-        resolvePortal({ url: match[1], child, data, stop });
+        const port = Number(new URL(match[1]).port);
+        resolvePortal({ url: match[1], port, child, data, stop });
       }
     });
   });

@@ -22,7 +22,8 @@ export interface Turn {
 export type TraceEntry =
   | { kind: "SKILL_SELECT"; skill_ids: string[] }
   | { kind: "COMPACTION_FAILED"; reason: string }
-  | { kind: "TURN_FAILED"; reason: string };
+  | { kind: "TURN_FAILED"; reason: string }
+  | { kind: "TURN_CUT_OFF"; reason: string };
 export interface Message { role: "user" | "assistant" | "tool"; blocks: Block[]; attachments?: Attachment[]; }
 export type Block =
   | { type: "thinking"; text: string }

@@ -319,13 +319,56 @@ async fn call<T: DeserializeOwned>(
     })
 }
 
+/// How long the page goes on asking again when the portal answers 503 (a server stopping for a
+/// restart, or still starting: it did nothing) before it shows the refusal. **Decision:** 45 s,
+/// a single server's grace for its running turns and its start again.
+const UNAVAILABLE_FOR_MS: f64 = 45_000.0;
+
 /// Makes a request and returns the status and text of a successful answer, or the server's
-/// refusal as an error.
+/// refusal as an error. A 503 is asked again after its `Retry-After` (1 s to 5 s) for up to
+/// [`UNAVAILABLE_FOR_MS`]: behind a proxy another replica answers, and a lone server restarts.
 async fn answer_to(
     method: &str,
     url: &str,
     body: Option<(JsValue, String)>,
 ) -> Result<(u16, String), Error> {
+    let first = js_sys::Date::now();
+    loop {
+        let (response, text) = fetch(method, url, body.clone()).await?;
+        let status = response.status();
+        if response.ok() {
+            return Ok((status, text));
+        }
+        if status == 503 {
+            let seconds = response
+                .headers()
+                .get("retry-after")
+                .ok()
+                .flatten()
+                .and_then(|value| value.trim().parse::<i32>().ok())
+                .unwrap_or(1);
+            let wait = seconds.clamp(1, 5) * 1000;
+            if js_sys::Date::now() - first + f64::from(wait) < UNAVAILABLE_FOR_MS {
+                crate::wait::sleep(wait).await;
+                continue;
+            }
+        }
+        let message = serde_json::from_str::<Refusal>(&text)
+            .map(|r| r.error)
+            .unwrap_or_else(|_| "the portal could not do that; try again in a moment".to_string());
+        return Err(Error {
+            status: Some(status),
+            message,
+        });
+    }
+}
+
+/// Sends one request and reads its answer's text, whatever its status.
+async fn fetch(
+    method: &str,
+    url: &str,
+    body: Option<(JsValue, String)>,
+) -> Result<(Response, String), Error> {
     let init = RequestInit::new();
     init.set_method(method);
     let kind = body.as_ref().map(|(_, kind)| kind.clone());
@@ -354,17 +397,7 @@ async fn answer_to(
         .map_err(describe)?
         .as_string()
         .unwrap_or_default();
-    let status = response.status();
-    if !response.ok() {
-        let message = serde_json::from_str::<Refusal>(&text)
-            .map(|r| r.error)
-            .unwrap_or_else(|_| "the portal could not do that; try again in a moment".to_string());
-        return Err(Error {
-            status: Some(status),
-            message,
-        });
-    }
-    Ok((status, text))
+    Ok((response, text))
 }
 
 /// A browser error: what the browser said goes to the console, the person gets a sentence.

@@ -14,6 +14,7 @@ use portal_core::skills::{CatalogueEntry, complete};
 use wasm_bindgen::JsCast;
 
 use crate::api;
+use crate::wait::sleep;
 
 /// How long to wait before asking again how far a document's reading has got.
 const PROGRESS_POLL_MS: i32 = 1000;
@@ -360,16 +361,6 @@ fn show(
             reading
         }
     }
-}
-
-/// Waits `ms` milliseconds.
-async fn sleep(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(window) = web_sys::window() {
-            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 fn parse_effort(value: &str) -> Option<Effort> {

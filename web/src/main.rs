@@ -37,6 +37,7 @@ mod turn_actions;
 mod turn_failure;
 mod turn_view;
 mod unknown_conversation;
+mod wait;
 
 fn main() {
     console_error_panic_hook_lite();

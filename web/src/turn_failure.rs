@@ -1,5 +1,6 @@
-//! Why a turn failed, under it, in the server's words for the person, and Retry: the same
-//! message, attachments and effort again as a new turn (the failed one stays as it was).
+//! Why a turn failed, or why the server cut it off, under it, in the server's words for the
+//! person, and Retry: the same message, attachments and effort again as a new turn (the turn
+//! stays as it was).
 
 use leptos::prelude::*;
 use portal_core::TurnStatus;
@@ -16,8 +17,14 @@ pub fn TurnFailure(turn: TurnView) -> impl IntoView {
     let portal = portal();
     let failure = Memo::new(move |_| {
         turn.state.with(|s| {
-            (s.status == TurnStatus::Failed)
-                .then(|| s.failure.clone().unwrap_or_else(|| UNKNOWN.to_string()))
+            match (s.status, &s.end_reason) {
+                (TurnStatus::Failed, reason) => {
+                    Some(reason.clone().unwrap_or_else(|| UNKNOWN.to_string()))
+                }
+                // Cut off by the runtime (the server stopped), not by the person's own Stop.
+                (TurnStatus::CutOff, Some(reason)) => Some(reason.clone()),
+                _ => None,
+            }
         })
     });
     let retry = move |_| {

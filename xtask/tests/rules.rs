@@ -1,7 +1,7 @@
 //! The rules test: every rule listed in `docs/rules.md` is named by at least one test, and every
 //! rule ID a test names is listed in `docs/rules.md`.
 //!
-//! A rule ID is one of the letters L S E A M C B R followed by a number from 1 to 99 without a
+//! A rule ID is one of the letters L S E A M C B R D followed by a number from 1 to 99 without a
 //! leading zero (`M10`). A test names a rule when the ID stands as a word of its own (`M10`, not
 //! `M100`, `E0308`, `R2D2` or `E2E`), or when its lowercase form opens a name and is followed by
 //! `_` (`fn m10_...`, `r12_c12_...`), or opens the title of a JavaScript test
@@ -19,7 +19,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 const RULES_FILE: &str = "docs/rules.md";
-const LETTERS: &[u8] = b"LSEAMCBR";
+const LETTERS: &[u8] = b"LSEAMCBRD";
 const TEST_EXTENSIONS: &[&str] = &["rs", "mjs", "js", "cjs", "ts"];
 
 #[test]
@@ -94,7 +94,7 @@ fn listed_rules(root: &Path) -> BTreeMap<RuleId, usize> {
         let id = RuleId::parse(token).unwrap_or_else(|| {
             panic!(
                 "{RULES_FILE}:{}: `- **{token}**` starts a rule line but `{token}` is not a rule \
-                 ID (one of L S E A M C B R and a number, like M10)",
+                 ID (one of L S E A M C B R D and a number, like M10)",
                 index + 1
             )
         });

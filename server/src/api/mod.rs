@@ -374,7 +374,8 @@ async fn wrong_method(request: Request) -> ApiError {
 }
 
 /// An error as the API answers it: a status and a sentence saying what to do. A 401 also says,
-/// in `WWW-Authenticate`, how to sign in.
+/// in `WWW-Authenticate`, how to sign in; a 503 says in `Retry-After` to try again in a second
+/// (it changed nothing, so a proxy may pass the request to another replica).
 #[derive(Debug)]
 pub struct ApiError(pub StatusCode, pub String);
 
@@ -396,6 +397,11 @@ impl IntoResponse for ApiError {
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static(Unauthorized::CHALLENGE),
             );
+        }
+        if self.0 == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         response
     }
@@ -445,6 +451,7 @@ impl From<TurnError> for ApiError {
         match error {
             TurnError::Storage(error) => error.into(),
             TurnError::EmptyAnswer => ApiError(StatusCode::UNPROCESSABLE_ENTITY, error.to_string()),
+            TurnError::Stopping => ApiError(StatusCode::SERVICE_UNAVAILABLE, error.to_string()),
             other => ApiError(StatusCode::CONFLICT, other.to_string()),
         }
     }

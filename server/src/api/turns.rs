@@ -17,6 +17,7 @@ use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
 use serde::{Deserialize, Serialize};
 
 use crate::identity::Caller;
+use crate::lifecycle::RECONNECT_AFTER;
 use crate::storage::NewTurn;
 
 use super::checks::{TurnPath, attachment_list, text_within};
@@ -164,11 +165,32 @@ async fn events(
                 .data(data),
         )
     });
+    // A server that stops asks its readers to reconnect, from the last id they have, to
+    // another replica or to itself restarted (rule D3).
+    let stream = state
+        .turns
+        .lifecycle()
+        .until_closing(stream, Ok(reconnect_hint()));
     // A proxy that buffers answers (nginx does by default) would hold the events back.
     Ok((
         [("x-accel-buffering", "no")],
         Sse::new(stream).keep_alive(KeepAlive::new().interval(streams.heartbeat)),
     ))
+}
+
+/// The last event of a stream its stopping server ends: named `reconnect` (a browser's page
+/// listens to turn events only, so it reads nothing), with no id, so that the reader reconnects
+/// after `retry` from the last turn event it read.
+fn reconnect_hint() -> Event {
+    Event::default()
+        .event("reconnect")
+        .retry(RECONNECT_AFTER)
+        .data(
+            serde_json::json!({
+                "reason": "this server is stopping; reconnect to go on from the last event read"
+            })
+            .to_string(),
+        )
 }
 
 /// The id of the last event the reader has: `Last-Event-ID` (what a browser sends when it

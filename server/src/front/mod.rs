@@ -4,6 +4,7 @@
 
 mod headers;
 mod local;
+mod probes;
 mod timeout;
 
 use std::path::Path;
@@ -22,6 +23,7 @@ use tower::ServiceExt;
 use crate::identity::Mode;
 
 pub use local::{RemoteWithoutSignIn, check_listen_address};
+pub use probes::Front;
 
 /// `--header-read-timeout`, in seconds.
 pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
@@ -76,12 +78,16 @@ pub fn protect(app: Router, config: &HttpConfig, mode: Mode, dist: &Path) -> Rou
     app.layer(from_fn_with_state(headers, headers::add))
 }
 
-/// Serves `app` over HTTP/1.1 on `listener` until `shutdown` completes, then waits for the open
-/// connections to finish.
+/// How long connections still open when the server stops get to finish their requests before
+/// they are dropped (an upload, say; event streams have ended by then).
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
+
+/// Serves `app` over HTTP/1.1 on `listener` until `shutdown` completes, then closes the listener
+/// and waits for the open connections to finish their requests, up to [`CLOSE_WAIT`].
 pub async fn serve_connections(
     listener: tokio::net::TcpListener,
     app: Router,
-    config: &HttpConfig,
+    config: HttpConfig,
     shutdown: impl Future<Output = ()>,
 ) {
     let mut http = http1::Builder::new();
@@ -116,7 +122,14 @@ pub async fn serve_connections(
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    if tokio::time::timeout(CLOSE_WAIT, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "connections still busy {CLOSE_WAIT:?} after the server stopped are dropped"
+        );
+    }
 }
 
 /// A failed accept: one connection's trouble is skipped; anything else (out of file

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use portal_core::stream::TurnEvent;
 use portal_core::{Turn, TurnStatus};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::events::{LogChange, Published, TurnLog};
 use crate::storage::{PostgresStorage, StorageError, TurnRef};
@@ -53,6 +53,8 @@ pub struct Replica {
     /// How long the log of an ended turn stays in the database for readers.
     linger: Duration,
     outbox: mpsc::UnboundedSender<Published>,
+    /// Asks the publisher to answer once every change sent before is in the database.
+    flushes: mpsc::UnboundedSender<oneshot::Sender<()>>,
     /// The logs this replica follows for turns others run, with what wakes each.
     mirrors: Mutex<Mirrors>,
     /// Turns another replica asked this one to cancel.
@@ -69,6 +71,7 @@ impl Replica {
         linger: Duration,
     ) -> Result<(Arc<Replica>, mpsc::UnboundedReceiver<TurnRef>), StorageError> {
         let (outbox, published) = mpsc::unbounded_channel();
+        let (flushes, flush_requests) = mpsc::unbounded_channel();
         let (cancels, cancel_requests) = mpsc::unbounded_channel();
         let replica = Arc::new(Replica {
             id: random_id()?,
@@ -76,10 +79,11 @@ impl Replica {
             lease,
             linger,
             outbox,
+            flushes,
             mirrors: Mutex::default(),
             cancels,
         });
-        tokio::spawn(publish(Arc::clone(&replica), published));
+        tokio::spawn(publish(Arc::clone(&replica), published, flush_requests));
         tokio::spawn(keep_leases(Arc::clone(&replica)));
         tokio::spawn(listen::listen(Arc::clone(&replica)));
         Ok((replica, cancel_requests))
@@ -127,6 +131,16 @@ impl Replica {
         let log = TurnLog::replayed(changes);
         log.publish(at.clone(), next, self.outbox.clone());
         Ok(log)
+    }
+
+    /// Waits until every log change this replica published so far is in the database (or
+    /// failed to be written, which is logged), so that a replica about to stop leaves nothing
+    /// unpublished.
+    pub async fn flush(&self) {
+        let (done, flushed) = oneshot::channel();
+        if self.flushes.send(done).is_ok() {
+            let _ = flushed.await;
+        }
     }
 
     /// Asks the replica holding a running turn's lease to cancel it. False when no live lease is
@@ -233,23 +247,52 @@ impl Replica {
     }
 }
 
-/// Sends published changes to the database in batches, each announced once it is stored.
-async fn publish(replica: Arc<Replica>, mut published: mpsc::UnboundedReceiver<Published>) {
+/// Sends published changes to the database in batches, each announced once it is stored, and
+/// answers a flush once the changes sent before it are written.
+async fn publish(
+    replica: Arc<Replica>,
+    mut published: mpsc::UnboundedReceiver<Published>,
+    mut flushes: mpsc::UnboundedReceiver<oneshot::Sender<()>>,
+) {
     let mut batch = Vec::new();
-    while published.recv_many(&mut batch, 512).await > 0 {
-        let mut entries = Vec::with_capacity(batch.len());
-        for change in batch.drain(..) {
-            match serde_json::to_string(&change.change) {
-                Ok(op) => entries.push((change.at, change.seq, op)),
-                Err(error) => tracing::error!("a log change cannot be written: {error}"),
+    loop {
+        tokio::select! {
+            biased;
+            received = published.recv_many(&mut batch, 512) => {
+                if received == 0 {
+                    return;
+                }
+                write_batch(&replica, &mut batch).await;
+            }
+            Some(done) = flushes.recv() => {
+                // Every change sent before the flush was asked for is queued by now.
+                while let Ok(change) = published.try_recv() {
+                    batch.push(change);
+                }
+                write_batch(&replica, &mut batch).await;
+                let _ = done.send(());
             }
         }
-        if let Err(error) = replica.blocking(move |s| s.append_log(&entries)).await {
-            tracing::warn!(
-                "log changes could not be published to other replicas: {error}; their readers \
-                 there get them when they reconnect"
-            );
+    }
+}
+
+/// Writes `batch` to the database, emptying it.
+async fn write_batch(replica: &Replica, batch: &mut Vec<Published>) {
+    if batch.is_empty() {
+        return;
+    }
+    let mut entries = Vec::with_capacity(batch.len());
+    for change in batch.drain(..) {
+        match serde_json::to_string(&change.change) {
+            Ok(op) => entries.push((change.at, change.seq, op)),
+            Err(error) => tracing::error!("a log change cannot be written: {error}"),
         }
+    }
+    if let Err(error) = replica.blocking(move |s| s.append_log(&entries)).await {
+        tracing::warn!(
+            "log changes could not be published to other replicas: {error}; their readers \
+             there get them when they reconnect"
+        );
     }
 }
 

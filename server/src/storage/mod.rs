@@ -32,7 +32,9 @@ pub use error::StorageError;
 pub use location::{Location, LocationError};
 pub use lock::{DataLock, LOCK_FILE};
 pub use off_thread::AsyncStorage;
-pub use postgres::schema::SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION;
+pub use postgres::schema::{
+    MIGRATION_LOCK as POSTGRES_MIGRATION_LOCK, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
+};
 pub use postgres::{LOG_CHANNEL, LeaseHolder, LogOp, PostgresStorage};
 pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 
@@ -216,6 +218,9 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// An attachment's uploaded bytes. Another organisation's attachment is not found.
     fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>>;
+
+    /// Answers a trivial query: the database can be reached (the readiness probe, `/readyz`).
+    fn reachable(&self) -> Result<()>;
 
     /// Marks every turn left `running` by a process that stopped as `cut_off` (rule M10) and
     /// returns them. It answers nothing: memory answers a call that never returned (rule M9).

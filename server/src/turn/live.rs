@@ -2,6 +2,7 @@
 //! the approval decisions a paused turn has collected so far.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -11,10 +12,22 @@ use tokio::sync::watch;
 use crate::events::TurnLog;
 use crate::storage::TurnRef;
 
+/// Who cuts a running turn off before it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CutOffBy {
+    /// Its user (Stop, or a cancel through the API).
+    User,
+    /// The server, stopping: the grace it gives running turns is over.
+    Shutdown,
+}
+
+/// What a run watches for being cut off: `None` while it may go on.
+pub(super) type CutOffSignal = watch::Receiver<Option<CutOffBy>>;
+
 #[derive(Debug, Default)]
 struct Live {
     log: Option<Arc<TurnLog>>,
-    cancel: Option<watch::Sender<bool>>,
+    cancel: Option<watch::Sender<Option<CutOffBy>>>,
     /// The decisions taken on the pause the turn had with `decided_at` messages.
     decisions: HashMap<String, bool>,
     decided_at: usize,
@@ -23,8 +36,27 @@ struct Live {
     /// Requests between their claim on the turn in storage and its run being marked running
     /// here ([`LiveTurns::starting`]).
     starting: usize,
-    /// A cancel that arrived while a run was starting: the run starts cancelled.
-    cancelled_early: bool,
+    /// A cut-off that arrived while a run was starting: the run starts cut off.
+    cancelled_early: Option<CutOffBy>,
+}
+
+impl Live {
+    /// Signals its run to stop, or the run about to start to start cut off; false when none
+    /// runs or is starting.
+    fn cut_off(&mut self, by: CutOffBy) -> bool {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.send(Some(by)).is_ok())
+        {
+            return true;
+        }
+        if self.starting > 0 {
+            self.cancelled_early = Some(by);
+            return true;
+        }
+        false
+    }
 }
 
 /// Live turns by conversation and index.
@@ -33,6 +65,9 @@ pub(super) struct LiveTurns {
     turns: Arc<Mutex<HashMap<TurnRef, Live>>>,
     /// How long the log of a turn that ended or paused is kept.
     linger: Duration,
+    /// Set once the server has cut off every run ([`LiveTurns::cut_off_all`]): a run that starts
+    /// after starts cut off.
+    shut_down: Arc<AtomicBool>,
 }
 
 impl LiveTurns {
@@ -40,6 +75,7 @@ impl LiveTurns {
         LiveTurns {
             turns: Arc::default(),
             linger,
+            shut_down: Arc::default(),
         }
     }
 
@@ -55,7 +91,7 @@ impl LiveTurns {
         at: &TurnRef,
         given: Option<Arc<TurnLog>>,
         stored: Option<&Turn>,
-    ) -> (Arc<TurnLog>, watch::Receiver<bool>) {
+    ) -> (Arc<TurnLog>, CutOffSignal) {
         let mut turns = self.lock();
         let live = turns.entry(at.clone()).or_default();
         if given.is_some() {
@@ -66,7 +102,13 @@ impl LiveTurns {
                 .get_or_insert_with(|| stored.map_or_else(TurnLog::new, TurnLog::rebuilt)),
         );
         log.resume();
-        let (sender, receiver) = watch::channel(std::mem::take(&mut live.cancelled_early));
+        let early = live.cancelled_early.take();
+        let cut_off = if self.shut_down.load(Ordering::SeqCst) {
+            Some(CutOffBy::Shutdown)
+        } else {
+            early
+        };
+        let (sender, receiver) = watch::channel(cut_off);
         live.cancel = Some(sender);
         live.generation += 1;
         (log, receiver)
@@ -99,17 +141,21 @@ impl LiveTurns {
     /// when no task of this process runs it or is starting it.
     pub fn cancel(&self, at: &TurnRef) -> bool {
         let mut turns = self.lock();
-        let Some(live) = turns.get_mut(at) else {
-            return false;
-        };
-        if live.cancel.as_ref().is_some_and(|c| c.send(true).is_ok()) {
-            return true;
-        }
-        if live.starting > 0 {
-            live.cancelled_early = true;
-            return true;
-        }
-        false
+        turns
+            .get_mut(at)
+            .is_some_and(|live| live.cut_off(CutOffBy::User))
+    }
+
+    /// Cuts off every run of this process, and those about to start or started later: the
+    /// server is stopping. Returns how many runs were signalled.
+    pub fn cut_off_all(&self) -> usize {
+        self.shut_down.store(true, Ordering::SeqCst);
+        let mut turns = self.lock();
+        turns
+            .values_mut()
+            .map(|live| live.cut_off(CutOffBy::Shutdown))
+            .filter(|&signalled| signalled)
+            .count()
     }
 
     /// Records a decision on the pause the turn has with `messages` messages, and returns every
@@ -187,7 +233,7 @@ impl Drop for Starting {
             live.starting -= 1;
             // No run took the cancel: the claims failed, and the turn was moved on by another.
             if live.starting == 0 {
-                live.cancelled_early = false;
+                live.cancelled_early = None;
             }
         }
     }

@@ -16,6 +16,8 @@ mod writer;
 pub use run::MAX_MODEL_CALLS;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use portal_core::effort::Effort;
 use portal_core::prompt::PromptConfig;
@@ -25,12 +27,14 @@ use portal_core::{Turn, TurnStatus};
 
 use crate::attachments::ModelPictures;
 use crate::events::{StreamLimits, TurnLog};
+use crate::lifecycle::Lifecycle;
 use crate::model::Model;
 use crate::replicas::Replica;
 use crate::storage::{
     AsyncStorage, ConversationId, NewTurn, PausedClaim, Storage, StorageError, TurnRef,
 };
 use crate::tools::ToolRegistry;
+use tokio_util::task::TaskTracker;
 
 use live::LiveTurns;
 
@@ -84,6 +88,10 @@ pub enum TurnError {
     Ended { turn: u32, status: TurnStatus },
     #[error("the answer is empty; write something before sending")]
     EmptyAnswer,
+    #[error(
+        "this server is stopping for a restart and starts no more turns; send it again in a moment, and another server (or this one, restarted) will take it"
+    )]
+    Stopping,
 }
 
 /// Runs turns: opens them, streams them, pauses, resumes and cancels them.
@@ -97,7 +105,25 @@ pub struct Turns {
     pictures: ModelPictures,
     /// This server as a replica, when it shares its database with others.
     replica: Option<Arc<Replica>>,
+    /// The runs of this process.
+    runs: TaskTracker,
+    /// Set when the server starts stopping: no run starts after.
+    stopping: AtomicBool,
+    /// The server's phase, which ends event streams when it closes.
+    lifecycle: Lifecycle,
 }
+
+/// How the runs of a stopping server ended ([`Turns::stop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    /// Runs still going when the server began to stop.
+    pub running: usize,
+    /// Of those, the ones still running at the grace's end, recorded cut off.
+    pub cut_off: usize,
+}
+
+/// How long runs cut off at the grace's end have to record it.
+const CUT_OFF_WRITES: Duration = Duration::from_secs(10);
 
 /// This server as one replica of several: itself, and the cancels others ask of it.
 pub type ReplicaRole = (Arc<Replica>, tokio::sync::mpsc::UnboundedReceiver<TurnRef>);
@@ -111,6 +137,7 @@ impl Turns {
         tools: ToolRegistry,
         streams: StreamLimits,
         pictures: ModelPictures,
+        lifecycle: Lifecycle,
         replica: Option<ReplicaRole>,
     ) -> Arc<Self> {
         let linger = if replica.is_some() {
@@ -127,6 +154,9 @@ impl Turns {
             streams,
             pictures,
             replica,
+            runs: TaskTracker::new(),
+            stopping: AtomicBool::new(false),
+            lifecycle,
         });
         if let Some(mut cancels) = cancels {
             let live = turns.live.clone();
@@ -149,6 +179,12 @@ impl Turns {
         &self.streams
     }
 
+    /// The server's phase: event streams end, asking their readers to reconnect, once it
+    /// closes.
+    pub fn lifecycle(&self) -> &Lifecycle {
+        &self.lifecycle
+    }
+
     /// The storage turns are written to.
     pub fn storage(&self) -> &AsyncStorage {
         &self.storage
@@ -159,6 +195,44 @@ impl Turns {
         &self.tools
     }
 
+    /// Stops the server's runs (rule D1): no run starts from now on ([`TurnError::Stopping`]);
+    /// those running get `grace` to end, then are cut off with the reason in words (rule D2),
+    /// and on a replica every change of their logs is published before this returns.
+    pub async fn stop(&self, grace: Duration) -> Stopped {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.runs.close();
+        let running = self.runs.len();
+        let cut_off = if tokio::time::timeout(grace, self.runs.wait()).await.is_err() {
+            let cut_off = self.live.cut_off_all();
+            // A run cut off records its end in a few writes; one that cannot is left to the
+            // next start's recovery or another replica's sweep.
+            if tokio::time::timeout(CUT_OFF_WRITES, self.runs.wait())
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    "{} turn(s) did not record their end within {CUT_OFF_WRITES:?}; they will be cut off at the next start or by another replica",
+                    self.runs.len()
+                );
+            }
+            cut_off
+        } else {
+            0
+        };
+        if let Some(replica) = &self.replica {
+            replica.flush().await;
+        }
+        Stopped { running, cut_off }
+    }
+
+    /// Refuses to start a run once the server is stopping.
+    fn accepting(&self) -> Result<(), TurnError> {
+        if self.stopping.load(Ordering::SeqCst) {
+            return Err(TurnError::Stopping);
+        }
+        Ok(())
+    }
+
     /// Records `turn` (already checked by the host, e.g. with `portal_core::new_turn`) and
     /// starts running it. Returns its index.
     pub async fn start(
@@ -167,6 +241,7 @@ impl Turns {
         turn: NewTurn,
         setup: TurnSetup,
     ) -> Result<u32, TurnError> {
+        self.accepting()?;
         let index = self.storage.open_turn(conversation, turn).await?;
         let at = TurnRef {
             conversation: conversation.clone(),
@@ -275,6 +350,7 @@ impl Turns {
         approve: bool,
         setup: TurnSetup,
     ) -> Result<(), TurnError> {
+        self.accepting()?;
         let paused = self.paused(&setup.org_id, conversation, turn).await?;
         let awaiting = paused.awaiting();
         if awaiting.question {
@@ -345,6 +421,7 @@ impl Turns {
         if text.trim().is_empty() {
             return Err(TurnError::EmptyAnswer);
         }
+        self.accepting()?;
         let paused = self.paused(&setup.org_id, conversation, turn).await?;
         let awaiting = paused.awaiting();
         if !awaiting.question {
@@ -397,7 +474,8 @@ impl Turns {
             None => None,
         };
         let (log, cancel) = self.live.running(&at, given, stored);
-        tokio::spawn(run::run(Arc::clone(self), at, setup, log, cancel, resume));
+        self.runs
+            .spawn(run::run(Arc::clone(self), at, setup, log, cancel, resume));
         Ok(())
     }
 

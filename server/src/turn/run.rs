@@ -11,7 +11,6 @@ use portal_core::stream::TurnEvent;
 use portal_core::tools::DECLINED_RESULT;
 use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
 use serde_json::Value;
-use tokio::sync::watch;
 
 use crate::compaction::{self, Step};
 use crate::events::TurnLog;
@@ -20,6 +19,7 @@ use crate::storage::{CallPurpose, StorageError, TurnRef, Usage};
 use crate::tools::{Gate, ToolCall, ToolContext, ToolOutput, unknown_tool};
 
 use super::gate::{Call, Next, gate_calls};
+use super::live::{CutOffBy, CutOffSignal};
 use super::writer::Writer;
 use super::{TurnSetup, Turns};
 
@@ -42,7 +42,12 @@ pub(super) enum Resume {
 enum Stop {
     Ended(TurnStatus),
     Paused,
+    CutOff(CutOffBy),
 }
+
+/// Why a turn the stopping server cut off stopped, as `turn_end` and its note say.
+pub(super) const SHUTDOWN_REASON: &str = "The server stopped for a restart while this reply was \
+                                          being written; send the message again.";
 
 /// Why a run could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -116,7 +121,7 @@ pub(super) async fn run(
     at: TurnRef,
     setup: TurnSetup,
     log: Arc<TurnLog>,
-    mut cancel: watch::Receiver<bool>,
+    mut cancel: CutOffSignal,
     resume: Resume,
 ) {
     let mut writer = Writer::new(
@@ -127,12 +132,23 @@ pub(super) async fn run(
     );
     let stop = tokio::select! {
         stop = drive(&turns, &at, &setup, &mut writer, resume) => stop,
-        _ = cancelled(&mut cancel) => Ok(Stop::Ended(TurnStatus::CutOff)),
+        by = cut_off(&mut cancel) => Ok(Stop::CutOff(by)),
     };
-    writer.close();
+    if !matches!(stop, Ok(Stop::CutOff(_))) || !caught_up(&turns, &at, &setup, &log).await {
+        writer.close();
+    }
     let (status, reason) = match stop {
         Ok(Stop::Paused) => (TurnStatus::Paused, None),
         Ok(Stop::Ended(status)) => (status, None),
+        Ok(Stop::CutOff(CutOffBy::User)) => (TurnStatus::CutOff, None),
+        Ok(Stop::CutOff(CutOffBy::Shutdown)) => {
+            let reason = SHUTDOWN_REASON.to_string();
+            let note = TraceEntry::TurnCutOff {
+                reason: reason.clone(),
+            };
+            note_end(&turns, &at, &note).await;
+            (TurnStatus::CutOff, Some(reason))
+        }
         Err(error) => {
             tracing::warn!(
                 "turn {} of conversation {} failed: {error}",
@@ -143,16 +159,7 @@ pub(super) async fn run(
             let note = TraceEntry::TurnFailed {
                 reason: reason.clone(),
             };
-            if let Err(error) = turns
-                .storage
-                .add_trace(&at.conversation, at.turn, &note)
-                .await
-            {
-                tracing::warn!(
-                    "the failure of turn {} could not be noted: {error}",
-                    at.turn
-                );
-            }
+            note_end(&turns, &at, &note).await;
             (TurnStatus::Failed, Some(reason))
         }
     };
@@ -199,9 +206,43 @@ async fn record_status(
 }
 
 /// Resolves once the turn is told to stop.
-async fn cancelled(cancel: &mut watch::Receiver<bool>) {
-    if cancel.wait_for(|stop| *stop).await.is_err() {
-        std::future::pending::<()>().await;
+/// Who cut the run off, once someone has; never, when no one can any more.
+async fn cut_off(cancel: &mut CutOffSignal) -> CutOffBy {
+    let by = cancel.wait_for(Option::is_some).await.map(|by| *by);
+    match by {
+        Ok(by) => by.unwrap_or(CutOffBy::User),
+        Err(_) => std::future::pending().await,
+    }
+}
+
+/// A run was cut off, perhaps between writing a piece and publishing it: once every write
+/// started has landed, the log publishes what storage holds beyond it (the open block's end
+/// included). False when it could not, and the writer's own close is what is left.
+async fn caught_up(turns: &Turns, at: &TurnRef, setup: &TurnSetup, log: &TurnLog) -> bool {
+    turns.storage.settled().await;
+    let stored = turns
+        .storage
+        .load_transcript(&setup.org_id, &at.conversation)
+        .await;
+    match stored.as_ref().map(|t| t.turn(at.turn)) {
+        Ok(Some(turn)) => log.catch_up(turn),
+        _ => false,
+    }
+}
+
+/// Keeps why the turn ended in its trace; a note that cannot be written is logged, and the
+/// turn ends all the same.
+async fn note_end(turns: &Turns, at: &TurnRef, note: &TraceEntry) {
+    if let Err(error) = turns
+        .storage
+        .add_trace(&at.conversation, at.turn, note)
+        .await
+    {
+        tracing::warn!(
+            "why turn {} of conversation {} ended could not be noted: {error}",
+            at.turn,
+            at.conversation
+        );
     }
 }
 

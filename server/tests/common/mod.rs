@@ -84,13 +84,15 @@ pub enum Store<'a> {
     Database(&'a str),
 }
 
-/// `target/debug/portal serve` on a free loopback port with its conversations in `store`, the
-/// demo model at `pace`, and `more` flags.
+/// `target/debug/portal serve` on a free loopback port (unless `more` names one) with its
+/// conversations in `store`, the demo model at `pace`, and `more` flags.
 fn portal_serve(store: Store<'_>, pace: &str, more: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_portal"));
-    command
-        .args(["serve", "--port", "0", "--demo-pace", pace])
-        .args(more);
+    command.args(["serve", "--demo-pace", pace]);
+    if !more.contains(&"--port") {
+        command.args(["--port", "0"]);
+    }
+    command.args(more);
     match store {
         Store::Data(data) => command
             .arg("--data")
@@ -349,6 +351,7 @@ impl Server {
         Events {
             body: Box::pin(response.bytes_stream()),
             buffer: Vec::new(),
+            reconnect: None,
         }
     }
 
@@ -370,6 +373,8 @@ type Body =
 pub struct Events {
     body: Body,
     buffer: Vec<u8>,
+    /// The `retry` of the `reconnect` event a stopping server ended the stream with, once read.
+    pub reconnect: Option<Duration>,
 }
 
 impl Events {
@@ -386,6 +391,15 @@ impl Events {
                 let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
                 let frame = String::from_utf8(frame).expect("utf-8 frames");
                 if !frame.contains("data:") {
+                    continue;
+                }
+                if frame.lines().any(|l| l == "event: reconnect") {
+                    let retry = frame
+                        .lines()
+                        .find_map(|l| l.strip_prefix("retry:"))
+                        .expect("a reconnect hint says when");
+                    let millis = retry.trim().parse().expect("retry in milliseconds");
+                    self.reconnect = Some(Duration::from_millis(millis));
                     continue;
                 }
                 return Ok(Some(parse(&frame)));

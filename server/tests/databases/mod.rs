@@ -153,6 +153,52 @@ impl Drop for Database {
 /// Runs `work` with a connection of the harness's own to the server at `url`. The blocking
 /// client runs a runtime of its own, which may not start on an async test's thread, so `work`
 /// runs on a thread of its own.
+/// The lock PostgreSQL replicas take to migrate the database, held by the test until dropped:
+/// a replica starting meanwhile waits, as it would behind another that migrates.
+pub struct MigrationLock {
+    release: Option<std::sync::mpsc::Sender<()>>,
+    holder: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Database {
+    /// Takes the migration lock ([`MigrationLock`]); PostgreSQL only.
+    pub fn hold_migration_lock(&self) -> MigrationLock {
+        let Database::Postgres { server, .. } = self else {
+            panic!("only PostgreSQL has a migration lock");
+        };
+        let server = server.clone();
+        let (held, taken) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        // The synchronous client keeps off the test's async threads.
+        let holder = std::thread::spawn(move || {
+            let mut client =
+                postgres::Client::connect(&server, postgres::NoTls).expect("the test PostgreSQL");
+            client
+                .execute(
+                    "SELECT pg_advisory_lock($1)",
+                    &[&portal_server::storage::POSTGRES_MIGRATION_LOCK],
+                )
+                .expect("the lock is taken");
+            held.send(()).expect("the test waits");
+            let _ = released.recv();
+        });
+        taken.recv().expect("the lock is held");
+        MigrationLock {
+            release: Some(release),
+            holder: Some(holder),
+        }
+    }
+}
+
+impl Drop for MigrationLock {
+    fn drop(&mut self) {
+        drop(self.release.take());
+        if let Some(holder) = self.holder.take() {
+            let _ = holder.join();
+        }
+    }
+}
+
 fn with_client<T: Send>(url: &str, work: impl FnOnce(&mut postgres::Client) -> T + Send) -> T {
     std::thread::scope(|scope| {
         scope

@@ -88,9 +88,65 @@ impl Replica {
     /// Kills it and starts it again on the same database, with the same flags, on a new port.
     pub fn restart(&mut self) {
         self.kill();
+        let more = self.more.clone();
+        let more: Vec<&str> = more.iter().map(String::as_str).collect();
+        self.start_again(&more);
+    }
+
+    /// Asks it to stop with SIGTERM, as systemd, Docker and Kubernetes do.
+    pub fn ask_to_stop(&self) {
+        let child = self.child.as_ref().expect("running");
+        let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a process id");
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+    }
+
+    /// Waits (on a blocking thread) until it has stopped, for at most `limit`, and returns how
+    /// it exited; fails the test if it has not.
+    pub async fn stopped(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        let name = self.name;
+        tokio::task::spawn_blocking(move || {
+            let asked = Instant::now();
+            loop {
+                if let Some(status) = child.try_wait().expect("waited on") {
+                    return status;
+                }
+                if asked.elapsed() > limit {
+                    let _ = child.kill();
+                    panic!("replica {name} did not stop within {limit:?}");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+        .await
+        .expect("waited")
+    }
+
+    /// Starts it again after it stopped, on the same database with the same flags and on the
+    /// same port, as a deploy does.
+    pub fn start_on_same_port(&mut self) {
+        let mut more = self.more.clone();
+        if !more.iter().any(|flag| flag == "--port") {
+            more.extend(["--port".to_string(), self.port().to_string()]);
+        }
+        let more: Vec<&str> = more.iter().map(String::as_str).collect();
+        self.start_again(&more);
+    }
+
+    /// The port it serves on.
+    pub fn port(&self) -> u16 {
+        self.server
+            .base
+            .rsplit(':')
+            .next()
+            .and_then(|port| port.parse().ok())
+            .expect("an http://host:port address")
+    }
+
+    /// A new process in its place, with `more` flags, its output kept after the old one's.
+    fn start_again(&mut self, more: &[&str]) {
         let earlier = format!("{}{}--- restarted ---\n", self.earlier, self.output.text());
-        let more: Vec<&str> = self.more.iter().map(String::as_str).collect();
-        let mut restarted = Replica::start_with(self.name, &self.url, &self.pace, &more);
+        let mut restarted = Replica::start_with(self.name, &self.url, &self.pace, more);
         restarted.earlier = earlier;
         *self = restarted;
     }

@@ -12,7 +12,7 @@ use super::super::{Result, StorageError};
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// The advisory lock migrations hold: any number, the same in every build.
-const MIGRATION_LOCK: i64 = 0x706f_7274_616c;
+pub const MIGRATION_LOCK: i64 = 0x706f_7274_616c;
 
 /// The migrations, oldest first; entry `n` takes the schema from version `n` to `n + 1`. The
 /// tables are SQLite's (`sqlite/schema.rs`), with PostgreSQL's types: every integer is a
