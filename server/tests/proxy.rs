@@ -1,4 +1,4 @@
-//! The shipped nginx configuration, `docs/deploy/nginx.conf`, in front of two replicas
+//! The shipped nginx configuration, `deploy/nginx.conf`, in front of two replicas
 //! (`portal serve --database` on one PostgreSQL schema, users mode): Debian's nginx runs that
 //! file over plain http (without its lines marked `# tls`, its `# replica` lines replaced by the
 //! two replicas and its `# listen` line by a loopback port), and everything below goes through
@@ -25,7 +25,7 @@ use reqwest::{RequestBuilder, StatusCode};
 use serde_json::json;
 
 /// The configuration under test.
-const SHIPPED: &str = include_str!("../../docs/deploy/nginx.conf");
+const SHIPPED: &str = include_str!("../../deploy/nginx.conf");
 
 const PASSWORD: &str = "correct horse battery";
 /// Where the tests' clients connect to nginx from: not 127.0.0.1, which is nginx's own address

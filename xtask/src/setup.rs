@@ -21,7 +21,7 @@ const APT_PACKAGES: &[&str] = &[
 const POSTGRES_PACKAGES: &[&str] = &["postgresql-15", "postgresql-client-15"];
 
 /// Debian's nginx, which `server/tests/proxy.rs` runs in front of two replicas with the shipped
-/// `docs/deploy/nginx.conf`. Its program is /usr/sbin/nginx.
+/// `deploy/nginx.conf`. Its program is /usr/sbin/nginx.
 const PROXY_PACKAGES: &[&str] = &["nginx"];
 
 /// Tools installed with `cargo install`: (crate, binary, version, version line, extra flags).
