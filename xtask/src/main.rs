@@ -1,5 +1,5 @@
-//! `cargo xtask setup | test | package | demo | bench | fuzz | postgres`: Portal's developer
-//! commands.
+//! `cargo xtask setup | test | package | dist | demo | bench | fuzz | postgres`: Portal's
+//! developer commands.
 
 mod bench;
 mod fuzz;
@@ -8,6 +8,8 @@ mod postgres;
 mod run;
 mod setup;
 mod sizes;
+
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 
@@ -22,7 +24,12 @@ commands:
                      size budgets and the browser end-to-end tests
   package            setup, then build the npm package of portal-wasm into target/npm/portal-wasm,
                      pack target/npm/portal-wasm-<version>.tgz and check its size budgets
-  demo [--port N]    setup, build the web app (release) and serve the portal (default port 8080)
+  dist [--out DIR]   install what serving needs (the wasm target, wasm-bindgen-cli, Trunk,
+                     wasm-opt), build the web app (Trunk, release) into DIR/dist and the server
+                     (release) into DIR/portal (default DIR: target/portal-dist); what
+                     deploy/Dockerfile runs
+  demo [--port N]    install what serving needs (as dist), build the web app (release) and serve
+                     the portal (default port 8080)
   bench              setup, criterion benchmarks of core, the server's benches: the load bench,
                      two replicas on a throwaway PostgreSQL (PORTAL_TEST_POSTGRES) next to one on
                      SQLite, a call's prompt and the conversation list at 10,000 conversations,
@@ -50,6 +57,7 @@ fn main() -> anyhow::Result<()> {
             println!("xtask: the package is {}", tarball.display());
             Ok(())
         }
+        Some("dist") => dist(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::all(),
         Some("fuzz") => fuzz::all(&args[1..]),
@@ -128,7 +136,7 @@ fn test() -> anyhow::Result<()> {
     )?;
     let tarball = package::build()?;
     package::check(&tarball)?;
-    build_web()?;
+    build_web("dist")?;
     sizes::web_app_budget()?;
     run::step(
         "Building the server for the end-to-end tests",
@@ -144,13 +152,62 @@ fn test() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The web app, built by Trunk with the size-first profile (`release-wasm`, set in index.html).
-fn build_web() -> anyhow::Result<()> {
+/// The web app, built by Trunk with the size-first profile (`release-wasm`, set in index.html),
+/// into `dist`.
+fn build_web(dist: &str) -> anyhow::Result<()> {
     run::step(
         "Building the web app (Trunk, release, size-first profile)",
         "trunk",
-        &["build", "--release", "--offline"],
+        &["build", "--release", "--offline", "--dist", dist],
     )
+}
+
+/// `cargo xtask dist`: the server and the web app, built for release into one folder, what
+/// deploy/Dockerfile copies into the image.
+fn dist(args: &[String]) -> anyhow::Result<()> {
+    let out = match args {
+        [] => PathBuf::from("target/portal-dist"),
+        [flag, dir] if flag == "--out" => PathBuf::from(dir),
+        _ => bail!("usage: cargo xtask dist [--out DIR]"),
+    };
+    setup::serving()?;
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot make {}", out.display()))?;
+    let web = out.join("dist");
+    build_web(web.to_str().context("the folder's name is not UTF-8")?)?;
+    run::step(
+        "Building the server (release)",
+        "cargo",
+        &["build", "--release", "-p", "portal-server"],
+    )?;
+    let binary = target_dir()?.join("release").join("portal");
+    std::fs::copy(&binary, out.join("portal"))
+        .with_context(|| format!("cannot copy {} into {}", binary.display(), out.display()))?;
+    println!(
+        "xtask: dist: {0}/portal and the web app in {0}/dist: `{0}/portal serve --dist {0}/dist`",
+        out.display()
+    );
+    Ok(())
+}
+
+/// Cargo's target folder, wherever CARGO_TARGET_DIR or a config puts it.
+fn target_dir() -> anyhow::Result<PathBuf> {
+    let metadata = run::stdout(
+        "cargo",
+        &[
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ],
+    )
+    .context("cargo metadata failed")?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&metadata).context("cargo metadata printed no JSON")?;
+    metadata["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .context("cargo metadata names no target directory")
 }
 
 fn demo(args: &[String]) -> anyhow::Result<()> {
@@ -159,8 +216,8 @@ fn demo(args: &[String]) -> anyhow::Result<()> {
         [flag, port] if flag == "--port" => port.clone(),
         _ => bail!("usage: cargo xtask demo [--port N]"),
     };
-    setup::all()?;
-    build_web()?;
+    setup::serving()?;
+    build_web("dist")?;
     println!("xtask: the portal will be on http://127.0.0.1:{port}");
     run::step(
         "Serving the portal",

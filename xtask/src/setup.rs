@@ -1,5 +1,6 @@
 //! `cargo xtask setup`: installs what the build and the tests need, checking exact versions first,
-//! so a second run installs nothing.
+//! so a second run installs nothing. `serving` is the part that building and serving the portal
+//! needs (`cargo xtask demo` and `dist`); `all` adds the tests' toolchain.
 
 use anyhow::{Context, bail};
 
@@ -24,10 +25,18 @@ const POSTGRES_PACKAGES: &[&str] = &["postgresql-15", "postgresql-client-15"];
 /// `deploy/nginx.conf`. Its program is /usr/sbin/nginx.
 const PROXY_PACKAGES: &[&str] = &["nginx"];
 
-/// Tools installed with `cargo install`: (crate, binary, version, version line, extra flags).
-/// wasm-bindgen-cli must equal the workspace's `wasm-bindgen = "=0.2.130"`, or Trunk and
-/// wasm-pack try to download their own, which fails here.
-const CARGO_TOOLS: &[(&str, &str, &str, &str, &[&str])] = &[
+/// A tool installed with `cargo install`: (crate, binary, version, version line, extra flags).
+type CargoTool = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
+/// What the web app's build needs besides wasm-opt: wasm-bindgen-cli must equal the workspace's
+/// `wasm-bindgen = "=0.2.130"`, or Trunk tries to download its own, which fails here.
+const SERVING_CARGO_TOOLS: &[CargoTool] = &[
     (
         "wasm-bindgen-cli",
         "wasm-bindgen",
@@ -36,22 +45,43 @@ const CARGO_TOOLS: &[(&str, &str, &str, &str, &[&str])] = &[
         &[],
     ),
     ("trunk", "trunk", "0.21.14", "trunk 0.21.14", &["--locked"]),
-    ("wasm-pack", "wasm-pack", "0.15.1", "wasm-pack 0.15.1", &[]),
 ];
 
+/// wasm-pack, for the wasm tests and the npm package; it too uses the wasm-bindgen above.
+const TEST_CARGO_TOOLS: &[CargoTool] =
+    &[("wasm-pack", "wasm-pack", "0.15.1", "wasm-pack 0.15.1", &[])];
+
+/// Everything: what serving needs, then the tests' toolchain.
 pub fn all() -> anyhow::Result<()> {
-    wasm_target()?;
+    serving_tools()?;
     let debian: Vec<&str> = [APT_PACKAGES, POSTGRES_PACKAGES, PROXY_PACKAGES].concat();
     apt_packages(
         "Chromium, ChromeDriver, fonts, PostgreSQL 15 and nginx are installed",
         &debian,
     )?;
     postgres_found()?;
-    for (krate, binary, version, line, flags) in CARGO_TOOLS {
+    for (krate, binary, version, line, flags) in TEST_CARGO_TOOLS {
         cargo_tool(krate, binary, version, line, flags)?;
     }
-    node_tools()?;
+    node_tools(NodeTools::All)?;
     println!("xtask: setup: everything is installed");
+    Ok(())
+}
+
+/// Only what building the web app and the server needs (`cargo xtask demo`, `dist`): the wasm
+/// target, wasm-bindgen-cli, Trunk and wasm-opt; no browser, database, proxy or test tools.
+pub fn serving() -> anyhow::Result<()> {
+    serving_tools()?;
+    node_tools(NodeTools::Serving)?;
+    println!("xtask: setup: what serving needs is installed");
+    Ok(())
+}
+
+fn serving_tools() -> anyhow::Result<()> {
+    wasm_target()?;
+    for (krate, binary, version, line, flags) in SERVING_CARGO_TOOLS {
+        cargo_tool(krate, binary, version, line, flags)?;
+    }
     Ok(())
 }
 
@@ -145,18 +175,34 @@ fn cargo_tool(
     )
 }
 
-/// The root package.json's devDependencies, each at its exact version: binaryen (wasm-opt) for
-/// Trunk and the npm package, playwright-core and axe-core for the browser tests, and esbuild,
-/// TypeScript and React for the npm package's checks. All come from the npm registry; none
-/// downloads anything when it runs.
-fn node_tools() -> anyhow::Result<()> {
+/// Which of the root package.json's packages: its `dependencies` (binaryen, whose wasm-opt Trunk
+/// runs) for serving, or those and its `devDependencies` too (playwright-core and axe-core for the
+/// browser tests, esbuild, TypeScript and React for the npm package's checks).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NodeTools {
+    Serving,
+    All,
+}
+
+/// The root package.json's packages, each at its exact version, installed from package-lock.json.
+/// All come from the npm registry; none downloads anything when it runs.
+fn node_tools(which: NodeTools) -> anyhow::Result<()> {
     let manifest: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string("package.json").context("cannot read package.json")?,
     )
     .context("package.json is not JSON")?;
-    let wanted = manifest["devDependencies"]
+    let mut wanted: Vec<(&String, &serde_json::Value)> = manifest["dependencies"]
         .as_object()
-        .context("package.json has no devDependencies")?;
+        .context("package.json has no dependencies")?
+        .iter()
+        .collect();
+    if which == NodeTools::All {
+        wanted.extend(
+            manifest["devDependencies"]
+                .as_object()
+                .context("package.json has no devDependencies")?,
+        );
+    }
     let missing: Vec<String> = wanted
         .iter()
         .filter(|(name, version)| {
@@ -168,17 +214,26 @@ fn node_tools() -> anyhow::Result<()> {
         .map(|(name, version)| format!("{name}@{}", version.as_str().unwrap_or("?")))
         .collect();
     let wasm_opt = run::first_line("wasm-opt", &["--version"]);
+    let (what, are) = match which {
+        NodeTools::Serving => ("wasm-opt (binaryen, package.json's dependencies)", "is"),
+        NodeTools::All => ("the Node tools in package.json", "are"),
+    };
     if missing.is_empty()
         && wasm_opt
             .as_deref()
             .is_some_and(|l| l.contains("version 132"))
     {
-        println!("xtask: setup: the Node tools in package.json are installed");
+        println!("xtask: setup: {what} {are} installed");
         return Ok(());
+    }
+    let mut args = vec!["ci", "--no-audit", "--no-fund"];
+    if which == NodeTools::Serving {
+        // Only `dependencies`; a later `npm ci` for the tests installs the rest.
+        args.push("--omit=dev");
     }
     run::step(
         &format!(
-            "Installing the Node tools from package-lock.json (missing: {})",
+            "Installing {what} from package-lock.json (missing: {})",
             if missing.is_empty() {
                 "wasm-opt 132".to_string()
             } else {
@@ -186,6 +241,6 @@ fn node_tools() -> anyhow::Result<()> {
             }
         ),
         "npm",
-        &["ci", "--no-audit", "--no-fund"],
+        &args,
     )
 }
