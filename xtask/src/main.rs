@@ -1,7 +1,8 @@
-//! `cargo xtask setup | test | package | dist | demo | bench | fuzz | postgres`: Portal's
-//! developer commands.
+//! `cargo xtask setup | test | check-deploy | package | dist | demo | bench | fuzz | postgres`:
+//! Portal's developer commands.
 
 mod bench;
+mod deploy;
 mod fuzz;
 mod package;
 mod postgres;
@@ -17,11 +18,16 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   setup              install what the build and tests need (idempotent; checks exact versions)
-  test               setup, then fmt, clippy, native tests (given a throwaway PostgreSQL in
-                     PORTAL_TEST_POSTGRES, with PORTAL_REQUIRE_POSTGRES=1), wasm tests in headless
-                     Chromium, the npm package (packed, installed into a fresh project and used
-                     from Node, an esbuild page in Chromium and tsc), the Trunk release build, the
-                     size budgets and the browser end-to-end tests
+  test               setup, then fmt, the deploy recipe's checks (as check-deploy), clippy,
+                     native tests (given a throwaway PostgreSQL in PORTAL_TEST_POSTGRES, with
+                     PORTAL_REQUIRE_POSTGRES=1), wasm tests in headless Chromium, the npm package
+                     (packed, installed into a fresh project and used from Node, an esbuild page in
+                     Chromium and tsc), the Trunk release build, the size budgets and the browser
+                     end-to-end tests
+  check-deploy       install kubernetes-validate and hadolint (a virtualenv in target/tools/venv)
+                     and systemd-analyze if missing, then check deploy/: the Kubernetes manifests
+                     (strict, Kubernetes 1.33 and 1.37), the Dockerfile (hadolint), the systemd
+                     unit (systemd-analyze verify), and that each waits longer than the grace
   package            setup, then build the npm package of portal-wasm into target/npm/portal-wasm,
                      pack target/npm/portal-wasm-<version>.tgz and check its size budgets
   dist [--out DIR]   install what serving needs (the wasm target, wasm-bindgen-cli, Trunk,
@@ -57,6 +63,10 @@ fn main() -> anyhow::Result<()> {
             println!("xtask: the package is {}", tarball.display());
             Ok(())
         }
+        Some("check-deploy") => {
+            setup::deploy_checks()?;
+            deploy::check()
+        }
         Some("dist") => dist(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::all(),
@@ -81,6 +91,7 @@ fn test() -> anyhow::Result<()> {
         "cargo",
         &["fmt", "--all", "--", "--check"],
     )?;
+    deploy::check()?;
     run::step(
         "Linting native crates",
         "cargo",

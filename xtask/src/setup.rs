@@ -25,6 +25,10 @@ const POSTGRES_PACKAGES: &[&str] = &["postgresql-15", "postgresql-client-15"];
 /// `deploy/nginx.conf`. Its program is /usr/sbin/nginx.
 const PROXY_PACKAGES: &[&str] = &["nginx"];
 
+/// Debian's Python with venv, for the deploy checks' virtualenv (`python_tools`), and systemd for
+/// `systemd-analyze verify` of `deploy/portal.service` (`deploy.rs`).
+const DEPLOY_PACKAGES: &[&str] = &["python3", "python3-venv", "systemd"];
+
 /// A tool installed with `cargo install`: (crate, binary, version, version line, extra flags).
 type CargoTool = (
     &'static str,
@@ -51,12 +55,22 @@ const SERVING_CARGO_TOOLS: &[CargoTool] = &[
 const TEST_CARGO_TOOLS: &[CargoTool] =
     &[("wasm-pack", "wasm-pack", "0.15.1", "wasm-pack 0.15.1", &[])];
 
+/// The Python tools of the deploy checks, each pinned, and the virtualenv they go in.
+const PYTHON_TOOLS: &str = "xtask/python-tools.txt";
+pub const PYTHON_VENV: &str = "target/tools/venv";
+
 /// Everything: what serving needs, then the tests' toolchain.
 pub fn all() -> anyhow::Result<()> {
     serving_tools()?;
-    let debian: Vec<&str> = [APT_PACKAGES, POSTGRES_PACKAGES, PROXY_PACKAGES].concat();
+    let debian: Vec<&str> = [
+        APT_PACKAGES,
+        POSTGRES_PACKAGES,
+        PROXY_PACKAGES,
+        DEPLOY_PACKAGES,
+    ]
+    .concat();
     apt_packages(
-        "Chromium, ChromeDriver, fonts, PostgreSQL 15 and nginx are installed",
+        "Chromium, ChromeDriver, fonts, PostgreSQL 15, nginx, Python's venv and systemd are installed",
         &debian,
     )?;
     postgres_found()?;
@@ -64,6 +78,7 @@ pub fn all() -> anyhow::Result<()> {
         cargo_tool(krate, binary, version, line, flags)?;
     }
     node_tools(NodeTools::All)?;
+    python_tools()?;
     println!("xtask: setup: everything is installed");
     Ok(())
 }
@@ -75,6 +90,12 @@ pub fn serving() -> anyhow::Result<()> {
     node_tools(NodeTools::Serving)?;
     println!("xtask: setup: what serving needs is installed");
     Ok(())
+}
+
+/// Only what `deploy.rs`'s checks need: Python's venv, systemd-analyze, and the Python tools.
+pub fn deploy_checks() -> anyhow::Result<()> {
+    apt_packages("Python's venv and systemd are installed", DEPLOY_PACKAGES)?;
+    python_tools()
 }
 
 fn serving_tools() -> anyhow::Result<()> {
@@ -243,4 +264,76 @@ fn node_tools(which: NodeTools) -> anyhow::Result<()> {
         "npm",
         &args,
     )
+}
+
+/// kubernetes-validate and hadolint (`deploy.rs`), with what they need, at the versions
+/// `xtask/python-tools.txt` pins, in a virtualenv of Debian's python3 under target/ (Debian's
+/// own Python takes no `pip install` outside one). Compared with `pip freeze` first.
+fn python_tools() -> anyhow::Result<()> {
+    let pinned = std::fs::read_to_string(PYTHON_TOOLS)
+        .with_context(|| format!("cannot read {PYTHON_TOOLS}"))?;
+    let wanted = requirement_set(&pinned);
+    let pip = format!("{PYTHON_VENV}/bin/pip");
+    let installed = run::stdout(&pip, &["freeze"]).map(|frozen| requirement_set(&frozen));
+    if installed
+        .as_ref()
+        .is_some_and(|installed| installed.is_superset(&wanted))
+    {
+        println!("xtask: setup: kubernetes-validate and hadolint are installed in {PYTHON_VENV}");
+        return Ok(());
+    }
+    if installed.is_none() {
+        // None, or one whose Python is gone: made again.
+        run::step(
+            &format!("Making a Python virtualenv in {PYTHON_VENV}"),
+            "/usr/bin/python3",
+            &["-m", "venv", "--clear", PYTHON_VENV],
+        )?;
+    }
+    run::step(
+        &format!("Installing the Python tools {PYTHON_TOOLS} pins"),
+        &pip,
+        &[
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--requirement",
+            PYTHON_TOOLS,
+        ],
+    )
+}
+
+/// A requirements file's (or `pip freeze`'s) `name==version` lines, names normalised as pip does
+/// (lowercase, `_` and `.` as `-`), comments and blank lines left out.
+fn requirement_set(text: &str) -> std::collections::BTreeSet<String> {
+    text.lines()
+        .map(|line| line.split('#').next().unwrap_or("").trim())
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.split_once("==") {
+            Some((name, version)) => format!(
+                "{}=={}",
+                name.trim().to_lowercase().replace(['_', '.'], "-"),
+                version.trim()
+            ),
+            None => line.to_string(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::requirement_set;
+
+    #[test]
+    fn pins_and_pip_freeze_compare_by_normalised_name() {
+        let pinned = requirement_set(
+            "# tools\nkubernetes-validate==1.37.0\nimportlib_resources==7.1.0  # a comment\n\nPyYAML==6.0.4\n",
+        );
+        let frozen = requirement_set(
+            "importlib-resources==7.1.0\npyyaml==6.0.4\nkubernetes_validate==1.37.0\n",
+        );
+        assert_eq!(pinned, frozen);
+        let older = requirement_set("kubernetes-validate==1.36.0\n");
+        assert!(!frozen.is_superset(&older));
+    }
 }
