@@ -164,8 +164,14 @@ fn test() -> anyhow::Result<()> {
 }
 
 /// The web app, built by Trunk with the size-first profile (`release-wasm`, set in index.html),
-/// into `dist`.
+/// into `dist`. Trunk's `--offline` reaches its cargo build too, so the crates are fetched first:
+/// a machine whose cargo has never built the web app (a container's build) has none of them.
 fn build_web(dist: &str) -> anyhow::Result<()> {
+    run::step(
+        "Fetching the crates Cargo.lock names",
+        "cargo",
+        &["fetch", "--locked"],
+    )?;
     run::step(
         "Building the web app (Trunk, release, size-first profile)",
         "trunk",
