@@ -1,4 +1,4 @@
-//! The shipped nginx configuration, `docs/deploy/nginx.conf`, in front of two replicas
+//! The shipped nginx configuration, `deploy/nginx.conf`, in front of two replicas
 //! (`portal serve --database` on one PostgreSQL schema, users mode): Debian's nginx runs that
 //! file over plain http (without its lines marked `# tls`, its `# replica` lines replaced by the
 //! two replicas and its `# listen` line by a loopback port), and everything below goes through

@@ -55,7 +55,7 @@ pub fn all() -> anyhow::Result<()> {
             "conversation_list",
         ],
     )?;
-    build_web()?;
+    build_web("dist")?;
     run::step(
         "Building the server for the browser bench",
         "cargo",

@@ -1,7 +1,8 @@
-//! `cargo xtask setup | test | package | demo | bench | fuzz | postgres`: Portal's developer
-//! commands.
+//! `cargo xtask setup | test | check-deploy | package | dist | demo | bench | fuzz | postgres`:
+//! Portal's developer commands.
 
 mod bench;
+mod deploy;
 mod fuzz;
 mod package;
 mod postgres;
@@ -9,20 +10,32 @@ mod run;
 mod setup;
 mod sizes;
 
+use std::path::PathBuf;
+
 use anyhow::{Context, bail};
 
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   setup              install what the build and tests need (idempotent; checks exact versions)
-  test               setup, then fmt, clippy, native tests (given a throwaway PostgreSQL in
-                     PORTAL_TEST_POSTGRES, with PORTAL_REQUIRE_POSTGRES=1), wasm tests in headless
-                     Chromium, the npm package (packed, installed into a fresh project and used
-                     from Node, an esbuild page in Chromium and tsc), the Trunk release build, the
-                     size budgets and the browser end-to-end tests
+  test               setup, then fmt, the deploy recipe's checks (as check-deploy), clippy,
+                     native tests (given a throwaway PostgreSQL in PORTAL_TEST_POSTGRES, with
+                     PORTAL_REQUIRE_POSTGRES=1), wasm tests in headless Chromium, the npm package
+                     (packed, installed into a fresh project and used from Node, an esbuild page in
+                     Chromium and tsc), the Trunk release build, the size budgets and the browser
+                     end-to-end tests
+  check-deploy       install kubernetes-validate and hadolint (a virtualenv in target/tools/venv)
+                     and systemd-analyze if missing, then check deploy/: the Kubernetes manifests
+                     (strict, Kubernetes 1.33 and 1.37), the Dockerfile (hadolint), the systemd
+                     unit (systemd-analyze verify), and that each waits longer than the grace
   package            setup, then build the npm package of portal-wasm into target/npm/portal-wasm,
                      pack target/npm/portal-wasm-<version>.tgz and check its size budgets
-  demo [--port N]    setup, build the web app (release) and serve the portal (default port 8080)
+  dist [--out DIR]   install what serving needs (the wasm target, wasm-bindgen-cli, Trunk,
+                     wasm-opt), build the web app (Trunk, release) into DIR/dist and the server
+                     (release) into DIR/portal (default DIR: target/portal-dist); what
+                     deploy/Dockerfile runs
+  demo [--port N]    install what serving needs (as dist), build the web app (release) and serve
+                     the portal (default port 8080)
   bench              setup, criterion benchmarks of core, the server's benches: the load bench,
                      two replicas on a throwaway PostgreSQL (PORTAL_TEST_POSTGRES) next to one on
                      SQLite, a call's prompt and the conversation list at 10,000 conversations,
@@ -50,6 +63,11 @@ fn main() -> anyhow::Result<()> {
             println!("xtask: the package is {}", tarball.display());
             Ok(())
         }
+        Some("check-deploy") => {
+            setup::deploy_checks()?;
+            deploy::check()
+        }
+        Some("dist") => dist(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::all(),
         Some("fuzz") => fuzz::all(&args[1..]),
@@ -73,6 +91,7 @@ fn test() -> anyhow::Result<()> {
         "cargo",
         &["fmt", "--all", "--", "--check"],
     )?;
+    deploy::check()?;
     run::step(
         "Linting native crates",
         "cargo",
@@ -128,7 +147,7 @@ fn test() -> anyhow::Result<()> {
     )?;
     let tarball = package::build()?;
     package::check(&tarball)?;
-    build_web()?;
+    build_web("dist")?;
     sizes::web_app_budget()?;
     run::step(
         "Building the server for the end-to-end tests",
@@ -144,13 +163,68 @@ fn test() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The web app, built by Trunk with the size-first profile (`release-wasm`, set in index.html).
-fn build_web() -> anyhow::Result<()> {
+/// The web app, built by Trunk with the size-first profile (`release-wasm`, set in index.html),
+/// into `dist`. Trunk's `--offline` reaches its cargo build too, so the crates are fetched first:
+/// a machine whose cargo has never built the web app (a container's build) has none of them.
+fn build_web(dist: &str) -> anyhow::Result<()> {
+    run::step(
+        "Fetching the crates Cargo.lock names",
+        "cargo",
+        &["fetch", "--locked"],
+    )?;
     run::step(
         "Building the web app (Trunk, release, size-first profile)",
         "trunk",
-        &["build", "--release", "--offline"],
+        &["build", "--release", "--offline", "--dist", dist],
     )
+}
+
+/// `cargo xtask dist`: the server and the web app, built for release into one folder, what
+/// deploy/Dockerfile copies into the image.
+fn dist(args: &[String]) -> anyhow::Result<()> {
+    let out = match args {
+        [] => PathBuf::from("target/portal-dist"),
+        [flag, dir] if flag == "--out" => PathBuf::from(dir),
+        _ => bail!("usage: cargo xtask dist [--out DIR]"),
+    };
+    setup::serving()?;
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot make {}", out.display()))?;
+    let web = out.join("dist");
+    build_web(web.to_str().context("the folder's name is not UTF-8")?)?;
+    run::step(
+        "Building the server (release)",
+        "cargo",
+        &["build", "--release", "-p", "portal-server"],
+    )?;
+    let binary = target_dir()?.join("release").join("portal");
+    std::fs::copy(&binary, out.join("portal"))
+        .with_context(|| format!("cannot copy {} into {}", binary.display(), out.display()))?;
+    println!(
+        "xtask: dist: {0}/portal and the web app in {0}/dist: `{0}/portal serve --dist {0}/dist`",
+        out.display()
+    );
+    Ok(())
+}
+
+/// Cargo's target folder, wherever CARGO_TARGET_DIR or a config puts it.
+fn target_dir() -> anyhow::Result<PathBuf> {
+    let metadata = run::stdout(
+        "cargo",
+        &[
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ],
+    )
+    .context("cargo metadata failed")?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&metadata).context("cargo metadata printed no JSON")?;
+    metadata["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .context("cargo metadata names no target directory")
 }
 
 fn demo(args: &[String]) -> anyhow::Result<()> {
@@ -159,8 +233,8 @@ fn demo(args: &[String]) -> anyhow::Result<()> {
         [flag, port] if flag == "--port" => port.clone(),
         _ => bail!("usage: cargo xtask demo [--port N]"),
     };
-    setup::all()?;
-    build_web()?;
+    setup::serving()?;
+    build_web("dist")?;
     println!("xtask: the portal will be on http://127.0.0.1:{port}");
     run::step(
         "Serving the portal",

@@ -1,5 +1,6 @@
 //! `cargo xtask setup`: installs what the build and the tests need, checking exact versions first,
-//! so a second run installs nothing.
+//! so a second run installs nothing. `serving` is the part that building and serving the portal
+//! needs (`cargo xtask demo` and `dist`); `all` adds the tests' toolchain.
 
 use anyhow::{Context, bail};
 
@@ -21,13 +22,25 @@ const APT_PACKAGES: &[&str] = &[
 const POSTGRES_PACKAGES: &[&str] = &["postgresql-15", "postgresql-client-15"];
 
 /// Debian's nginx, which `server/tests/proxy.rs` runs in front of two replicas with the shipped
-/// `docs/deploy/nginx.conf`. Its program is /usr/sbin/nginx.
+/// `deploy/nginx.conf`. Its program is /usr/sbin/nginx.
 const PROXY_PACKAGES: &[&str] = &["nginx"];
 
-/// Tools installed with `cargo install`: (crate, binary, version, version line, extra flags).
-/// wasm-bindgen-cli must equal the workspace's `wasm-bindgen = "=0.2.130"`, or Trunk and
-/// wasm-pack try to download their own, which fails here.
-const CARGO_TOOLS: &[(&str, &str, &str, &str, &[&str])] = &[
+/// Debian's Python with venv, for the deploy checks' virtualenv (`python_tools`), and systemd for
+/// `systemd-analyze verify` of `deploy/portal.service` (`deploy.rs`).
+const DEPLOY_PACKAGES: &[&str] = &["python3", "python3-venv", "systemd"];
+
+/// A tool installed with `cargo install`: (crate, binary, version, version line, extra flags).
+type CargoTool = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
+/// What the web app's build needs besides wasm-opt: wasm-bindgen-cli must equal the workspace's
+/// `wasm-bindgen = "=0.2.130"`, or Trunk tries to download its own, which fails here.
+const SERVING_CARGO_TOOLS: &[CargoTool] = &[
     (
         "wasm-bindgen-cli",
         "wasm-bindgen",
@@ -36,22 +49,60 @@ const CARGO_TOOLS: &[(&str, &str, &str, &str, &[&str])] = &[
         &[],
     ),
     ("trunk", "trunk", "0.21.14", "trunk 0.21.14", &["--locked"]),
-    ("wasm-pack", "wasm-pack", "0.15.1", "wasm-pack 0.15.1", &[]),
 ];
 
+/// wasm-pack, for the wasm tests and the npm package; it too uses the wasm-bindgen above.
+const TEST_CARGO_TOOLS: &[CargoTool] =
+    &[("wasm-pack", "wasm-pack", "0.15.1", "wasm-pack 0.15.1", &[])];
+
+/// The Python tools of the deploy checks, each pinned, and the virtualenv they go in.
+const PYTHON_TOOLS: &str = "xtask/python-tools.txt";
+pub const PYTHON_VENV: &str = "target/tools/venv";
+
+/// Everything: what serving needs, then the tests' toolchain.
 pub fn all() -> anyhow::Result<()> {
-    wasm_target()?;
-    let debian: Vec<&str> = [APT_PACKAGES, POSTGRES_PACKAGES, PROXY_PACKAGES].concat();
+    serving_tools()?;
+    let debian: Vec<&str> = [
+        APT_PACKAGES,
+        POSTGRES_PACKAGES,
+        PROXY_PACKAGES,
+        DEPLOY_PACKAGES,
+    ]
+    .concat();
     apt_packages(
-        "Chromium, ChromeDriver, fonts, PostgreSQL 15 and nginx are installed",
+        "Chromium, ChromeDriver, fonts, PostgreSQL 15, nginx, Python's venv and systemd are installed",
         &debian,
     )?;
     postgres_found()?;
-    for (krate, binary, version, line, flags) in CARGO_TOOLS {
+    for (krate, binary, version, line, flags) in TEST_CARGO_TOOLS {
         cargo_tool(krate, binary, version, line, flags)?;
     }
-    node_tools()?;
+    node_tools(NodeTools::All)?;
+    python_tools()?;
     println!("xtask: setup: everything is installed");
+    Ok(())
+}
+
+/// Only what building the web app and the server needs (`cargo xtask demo`, `dist`): the wasm
+/// target, wasm-bindgen-cli, Trunk and wasm-opt; no browser, database, proxy or test tools.
+pub fn serving() -> anyhow::Result<()> {
+    serving_tools()?;
+    node_tools(NodeTools::Serving)?;
+    println!("xtask: setup: what serving needs is installed");
+    Ok(())
+}
+
+/// Only what `deploy.rs`'s checks need: Python's venv, systemd-analyze, and the Python tools.
+pub fn deploy_checks() -> anyhow::Result<()> {
+    apt_packages("Python's venv and systemd are installed", DEPLOY_PACKAGES)?;
+    python_tools()
+}
+
+fn serving_tools() -> anyhow::Result<()> {
+    wasm_target()?;
+    for (krate, binary, version, line, flags) in SERVING_CARGO_TOOLS {
+        cargo_tool(krate, binary, version, line, flags)?;
+    }
     Ok(())
 }
 
@@ -145,18 +196,34 @@ fn cargo_tool(
     )
 }
 
-/// The root package.json's devDependencies, each at its exact version: binaryen (wasm-opt) for
-/// Trunk and the npm package, playwright-core and axe-core for the browser tests, and esbuild,
-/// TypeScript and React for the npm package's checks. All come from the npm registry; none
-/// downloads anything when it runs.
-fn node_tools() -> anyhow::Result<()> {
+/// Which of the root package.json's packages: its `dependencies` (binaryen, whose wasm-opt Trunk
+/// runs) for serving, or those and its `devDependencies` too (playwright-core and axe-core for the
+/// browser tests, esbuild, TypeScript and React for the npm package's checks).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NodeTools {
+    Serving,
+    All,
+}
+
+/// The root package.json's packages, each at its exact version, installed from package-lock.json.
+/// All come from the npm registry; none downloads anything when it runs.
+fn node_tools(which: NodeTools) -> anyhow::Result<()> {
     let manifest: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string("package.json").context("cannot read package.json")?,
     )
     .context("package.json is not JSON")?;
-    let wanted = manifest["devDependencies"]
+    let mut wanted: Vec<(&String, &serde_json::Value)> = manifest["dependencies"]
         .as_object()
-        .context("package.json has no devDependencies")?;
+        .context("package.json has no dependencies")?
+        .iter()
+        .collect();
+    if which == NodeTools::All {
+        wanted.extend(
+            manifest["devDependencies"]
+                .as_object()
+                .context("package.json has no devDependencies")?,
+        );
+    }
     let missing: Vec<String> = wanted
         .iter()
         .filter(|(name, version)| {
@@ -168,17 +235,26 @@ fn node_tools() -> anyhow::Result<()> {
         .map(|(name, version)| format!("{name}@{}", version.as_str().unwrap_or("?")))
         .collect();
     let wasm_opt = run::first_line("wasm-opt", &["--version"]);
+    let (what, are) = match which {
+        NodeTools::Serving => ("wasm-opt (binaryen, package.json's dependencies)", "is"),
+        NodeTools::All => ("the Node tools in package.json", "are"),
+    };
     if missing.is_empty()
         && wasm_opt
             .as_deref()
             .is_some_and(|l| l.contains("version 132"))
     {
-        println!("xtask: setup: the Node tools in package.json are installed");
+        println!("xtask: setup: {what} {are} installed");
         return Ok(());
+    }
+    let mut args = vec!["ci", "--no-audit", "--no-fund"];
+    if which == NodeTools::Serving {
+        // Only `dependencies`; a later `npm ci` for the tests installs the rest.
+        args.push("--omit=dev");
     }
     run::step(
         &format!(
-            "Installing the Node tools from package-lock.json (missing: {})",
+            "Installing {what} from package-lock.json (missing: {})",
             if missing.is_empty() {
                 "wasm-opt 132".to_string()
             } else {
@@ -186,6 +262,78 @@ fn node_tools() -> anyhow::Result<()> {
             }
         ),
         "npm",
-        &["ci", "--no-audit", "--no-fund"],
+        &args,
     )
+}
+
+/// kubernetes-validate and hadolint (`deploy.rs`), with what they need, at the versions
+/// `xtask/python-tools.txt` pins, in a virtualenv of Debian's python3 under target/ (Debian's
+/// own Python takes no `pip install` outside one). Compared with `pip freeze` first.
+fn python_tools() -> anyhow::Result<()> {
+    let pinned = std::fs::read_to_string(PYTHON_TOOLS)
+        .with_context(|| format!("cannot read {PYTHON_TOOLS}"))?;
+    let wanted = requirement_set(&pinned);
+    let pip = format!("{PYTHON_VENV}/bin/pip");
+    let installed = run::stdout(&pip, &["freeze"]).map(|frozen| requirement_set(&frozen));
+    if installed
+        .as_ref()
+        .is_some_and(|installed| installed.is_superset(&wanted))
+    {
+        println!("xtask: setup: kubernetes-validate and hadolint are installed in {PYTHON_VENV}");
+        return Ok(());
+    }
+    if installed.is_none() {
+        // None, or one whose Python is gone: made again.
+        run::step(
+            &format!("Making a Python virtualenv in {PYTHON_VENV}"),
+            "/usr/bin/python3",
+            &["-m", "venv", "--clear", PYTHON_VENV],
+        )?;
+    }
+    run::step(
+        &format!("Installing the Python tools {PYTHON_TOOLS} pins"),
+        &pip,
+        &[
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--requirement",
+            PYTHON_TOOLS,
+        ],
+    )
+}
+
+/// A requirements file's (or `pip freeze`'s) `name==version` lines, names normalised as pip does
+/// (lowercase, `_` and `.` as `-`), comments and blank lines left out.
+fn requirement_set(text: &str) -> std::collections::BTreeSet<String> {
+    text.lines()
+        .map(|line| line.split('#').next().unwrap_or("").trim())
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.split_once("==") {
+            Some((name, version)) => format!(
+                "{}=={}",
+                name.trim().to_lowercase().replace(['_', '.'], "-"),
+                version.trim()
+            ),
+            None => line.to_string(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::requirement_set;
+
+    #[test]
+    fn pins_and_pip_freeze_compare_by_normalised_name() {
+        let pinned = requirement_set(
+            "# tools\nkubernetes-validate==1.37.0\nimportlib_resources==7.1.0  # a comment\n\nPyYAML==6.0.4\n",
+        );
+        let frozen = requirement_set(
+            "importlib-resources==7.1.0\npyyaml==6.0.4\nkubernetes_validate==1.37.0\n",
+        );
+        assert_eq!(pinned, frozen);
+        let older = requirement_set("kubernetes-validate==1.36.0\n");
+        assert!(!frozen.is_superset(&older));
+    }
 }

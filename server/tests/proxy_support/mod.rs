@@ -1,4 +1,4 @@
-//! The shipped nginx configuration (`docs/deploy/nginx.conf`) run by Debian's nginx in front of
+//! The shipped nginx configuration (`deploy/nginx.conf`) run by Debian's nginx in front of
 //! two replicas, for `proxy.rs` and `rolling_deploy.rs`: the file over plain http (without its
 //! lines marked `# tls`, its `# replica` lines replaced by the replicas and its `# listen` line by
 //! a loopback port), and the replicas in users mode (alice of acme, with an agent).
@@ -18,7 +18,7 @@ use crate::common::{Server, session_cookie, until};
 use crate::replica_support::{HUNG, Pair};
 
 /// The configuration under test.
-const SHIPPED: &str = include_str!("../../../docs/deploy/nginx.conf");
+const SHIPPED: &str = include_str!("../../../deploy/nginx.conf");
 
 pub const PASSWORD: &str = "correct horse battery";
 /// Where the tests' clients connect to nginx from: not 127.0.0.1, which is nginx's own address
