@@ -9,7 +9,11 @@ use clap::{Parser, Subcommand};
 use portal_server::{front, prompt_preview};
 
 #[derive(Debug, Parser)]
-#[command(name = "portal", about = "Portal: an AI chat portal's server", version)]
+#[command(
+    name = "portal",
+    about = "Portal: an AI chat portal's server",
+    version = version_text()
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -188,6 +192,19 @@ fn read_password() -> anyhow::Result<String> {
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     Ok(line.trim_end_matches(['\n', '\r']).to_string())
+}
+
+/// What `portal --version` prints after the name: the build's version and the schema version it
+/// migrates each database to, such as `0.1.0 (schema versions: SQLite 3, PostgreSQL 2)`.
+fn version_text() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!(
+            "{} (schema versions: {})",
+            env!("CARGO_PKG_VERSION"),
+            portal_server::storage::SCHEMA_VERSIONS
+        )
+    })
 }
 
 fn parse_effort(text: &str) -> Result<portal_core::effort::Effort, String> {

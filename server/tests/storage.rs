@@ -700,7 +700,7 @@ fn a_database_from_a_newer_build_is_refused(db: &Database) {
     match opened {
         Err(error @ StorageError::SchemaTooNew { .. }) => {
             assert!(
-                error.to_string().contains("run the newer Portal"),
+                error.to_string().contains("run that newer build"),
                 "{error}"
             );
         }
@@ -733,7 +733,10 @@ fn replicas_starting_at_once_on_an_empty_postgres_database_migrate_it_once() {
                 .expect("every replica opens");
         }
     });
-    assert_eq!(db.schema_version(), 2);
+    assert_eq!(
+        db.schema_version(),
+        i64::from(portal_server::storage::POSTGRES_SCHEMA_VERSION)
+    );
     assert_eq!(db.count("SELECT count(*) FROM portal_schema"), 1);
 }
 

@@ -72,9 +72,17 @@ pub enum StorageError {
         source: postgres::Error,
     },
     #[error(
-        "the database has schema version {found}, but this build knows versions up to {known}; run the newer Portal that wrote it, or restore a backup"
+        "the {database} database has schema version {found}, but this build (Portal {build}) knows versions up to {known}: a newer Portal migrated it; run that newer build (on every replica), or restore the backup taken before the upgrade to go back to this one",
+        build = env!("CARGO_PKG_VERSION")
     )]
-    SchemaTooNew { found: u32, known: u32 },
+    SchemaTooNew {
+        /// `SQLite` or `PostgreSQL`.
+        database: &'static str,
+        /// The version the database holds.
+        found: u32,
+        /// The newest version this build knows.
+        known: u32,
+    },
     #[error(
         "migrating the database to schema version {version} failed: {source}; nothing was changed, so restore a backup if the file was edited outside Portal"
     )]

@@ -36,6 +36,40 @@ pub use postgres::schema::SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION;
 pub use postgres::{LOG_CHANNEL, LeaseHolder, LogOp, PostgresStorage};
 pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 
+/// The schema versions this build knows and migrates a database to, one per database: what
+/// `portal --version` prints, and what a readiness probe may report. A database a newer build
+/// migrated further is refused at start ([`StorageError::SchemaTooNew`]).
+pub const SCHEMA_VERSIONS: SchemaVersions = SchemaVersions {
+    sqlite: SCHEMA_VERSION,
+    postgres: POSTGRES_SCHEMA_VERSION,
+};
+
+/// A schema version for each database ([`SCHEMA_VERSIONS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SchemaVersions {
+    /// SQLite's, kept in `PRAGMA user_version`.
+    pub sqlite: u32,
+    /// PostgreSQL's, kept in the table `portal_schema`.
+    pub postgres: u32,
+}
+
+impl SchemaVersions {
+    /// The version for the database at `location`.
+    pub fn of(&self, location: &Location) -> u32 {
+        match location {
+            Location::Sqlite(_) => self.sqlite,
+            Location::Postgres(_) => self.postgres,
+        }
+    }
+}
+
+/// `SQLite 3, PostgreSQL 2`.
+impl fmt::Display for SchemaVersions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SQLite {}, PostgreSQL {}", self.sqlite, self.postgres)
+    }
+}
+
 /// The data folder used when `--data` is not given.
 pub const DEFAULT_DATA_DIR: &str = "./portal-data";
 

@@ -195,6 +195,7 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     let found = u32::try_from(found).unwrap_or(u32::MAX);
     if found > SCHEMA_VERSION {
         return Err(StorageError::SchemaTooNew {
+            database: "PostgreSQL",
             found,
             known: SCHEMA_VERSION,
         });

@@ -159,6 +159,7 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     let found: u32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
     if found > SCHEMA_VERSION {
         return Err(StorageError::SchemaTooNew {
+            database: "SQLite",
             found,
             known: SCHEMA_VERSION,
         });
