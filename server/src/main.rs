@@ -48,9 +48,15 @@ enum Command {
         #[arg(long, default_value = portal_server::storage::DEFAULT_DATA_DIR)]
         data: PathBuf,
         /// The database holding the conversations: `sqlite://FOLDER` (what --data gives) or
-        /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (docs/deploy.md).
+        /// `postgres://USER@HOST:PORT/DATABASE`, with `?sslmode=verify-full&sslrootcert=CA.pem`
+        /// for TLS (docs/deploy.md). Its password comes from PORTAL_DATABASE_PASSWORD or
+        /// --database-password-file; one in the URL works, with a warning, as `ps` shows it.
         #[arg(long, value_name = "URL", conflicts_with = "data")]
         database: Option<portal_server::storage::Location>,
+        /// A file holding the PostgreSQL password (a newline at its end is left out), for a
+        /// --database URL without one; readable by its owner alone (chmod 600), else a warning.
+        #[arg(long, value_name = "PATH")]
+        database_password_file: Option<PathBuf>,
         /// TOML file listing the models to offer (see docs/models.md); the demo model alone when
         /// left out.
         #[arg(long)]
@@ -242,6 +248,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             demo_window,
             data,
             database,
+            database_password_file,
             models,
             config,
             limits,
@@ -289,9 +296,18 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             {
                 eprintln!("Warning: {warning}");
             }
+            let (database, warnings) = database
+                .unwrap_or(portal_server::storage::Location::Sqlite(data))
+                .with_password(&portal_server::storage::PasswordSources {
+                    file: database_password_file,
+                    environment: std::env::var(portal_server::storage::PASSWORD_VARIABLE).ok(),
+                })?;
+            for warning in warnings {
+                eprintln!("Warning: {warning}");
+            }
             let config = portal_server::Config {
                 dist,
-                database: database.unwrap_or(portal_server::storage::Location::Sqlite(data)),
+                database,
                 demo_pace,
                 models: Some(models),
                 identity,

@@ -740,6 +740,56 @@ fn replicas_starting_at_once_on_an_empty_postgres_database_migrate_it_once() {
     assert_eq!(db.count("SELECT count(*) FROM portal_schema"), 1);
 }
 
+// A replica started while its database is not listening yet (both starting at once) waits for
+// it, as the pool did before its first connection was made on its own: here the database's port
+// opens a second after the start, through a forwarder to the test PostgreSQL.
+#[test]
+fn a_database_that_starts_listening_a_second_late_is_waited_for() {
+    let Some(db) = Database::postgres() else {
+        return;
+    };
+    let url = db.url();
+    let real = url
+        .strip_prefix("postgres://postgres@")
+        .and_then(|rest| rest.split_once('/'))
+        .map(|(address, _)| address.to_string())
+        .expect("the test URL names host:port");
+    let late = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = late.local_addr().expect("an address").port();
+    drop(late);
+    let late_url = url.replacen(&real, &format!("127.0.0.1:{port}"), 1);
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port again");
+        for client in listener.incoming() {
+            let (Ok(client), Ok(server)) = (client, std::net::TcpStream::connect(&real)) else {
+                continue;
+            };
+            for (mut from, mut to) in [
+                (
+                    client.try_clone().expect("clone"),
+                    server.try_clone().expect("clone"),
+                ),
+                (server, client),
+            ] {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        }
+    });
+    let started = Instant::now();
+    portal_server::storage::PostgresStorage::connect(&late_url)
+        .expect("the database is waited for");
+    let waited = started.elapsed();
+    assert!(
+        (std::time::Duration::from_millis(900)..std::time::Duration::from_secs(10))
+            .contains(&waited),
+        "{waited:?}"
+    );
+}
+
 #[test]
 fn open_creates_the_data_folder() {
     let dir = TempDir::new().expect("temporary folder");

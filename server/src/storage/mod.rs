@@ -29,7 +29,7 @@ use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnKind, TurnSt
 use serde::{Deserialize, Serialize};
 
 pub use error::StorageError;
-pub use location::{Location, LocationError};
+pub use location::{Location, LocationError, PASSWORD_VARIABLE, PasswordError, PasswordSources};
 pub use lock::{DataLock, LOCK_FILE};
 pub use off_thread::AsyncStorage;
 pub use postgres::schema::SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION;
