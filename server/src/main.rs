@@ -201,7 +201,7 @@ fn read_password() -> anyhow::Result<String> {
 }
 
 /// What `portal --version` prints after the name: the build's version and the schema version it
-/// migrates each database to, such as `0.1.0 (schema versions: SQLite 3, PostgreSQL 2)`.
+/// migrates each database to, such as `0.1.0 (schema versions: SQLite 4, PostgreSQL 3)`.
 fn version_text() -> &'static str {
     static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     TEXT.get_or_init(|| {

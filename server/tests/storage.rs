@@ -8,7 +8,7 @@ mod fixtures;
 
 use databases::Database;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use portal_core::attachment::{Attachment, Document, Picture, ReadingStatus};
 use portal_core::effort::Effort;
@@ -17,7 +17,7 @@ use portal_core::{
 };
 use portal_server::storage::{
     CallPurpose, ConversationId, DATABASE_FILE, NewTurn, Owner, PausedClaim, SCHEMA_VERSION,
-    SqliteStorage, Storage, StorageError, TurnRef, Usage,
+    SignInPlaces, SqliteStorage, Storage, StorageError, TurnRef, Usage,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -1585,6 +1585,107 @@ fn m10_a_crash_at_any_step_leaves_a_valid_transcript_of_what_was_written(db: &Da
         .unwrap_or_else(|failure| panic!("{}: {failure}", db.name()));
 }
 
+fn keys(user: &str, client: &str) -> Vec<String> {
+    vec![format!("user {user}"), format!("client {client}")]
+}
+
+/// One sign-in's places under the throttle's rule and its minute.
+fn take(storage: &dyn Storage, keys: &[String]) -> SignInPlaces {
+    storage
+        .take_sign_in_places(keys, 60_000, portal_server::sessions::rule)
+        .expect("the places are taken or refused")
+}
+
+// The sign-in throttle's statements (sessions/throttle.rs holds the rule): five places a key,
+// the sixth refused for nearly a minute, each key counted apart, a key's failures and single
+// places forgotten, and everything past the window removed as sign-ins come.
+fn sign_in_failures_are_counted_by_the_rule_forgotten_and_removed_after_their_window(
+    db: &Database,
+) {
+    let storage = db.open();
+    let alice = keys("acme/alice", "192.0.2.1");
+    let mut taken = Vec::new();
+    for _ in 0..5 {
+        match take(&*storage, &alice) {
+            SignInPlaces::Taken(places) => taken.push(places),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(taken.iter().all(|places| places.len() == 2), "{taken:?}");
+    match take(&*storage, &alice) {
+        SignInPlaces::Wait(wait) => assert!(
+            (Duration::from_secs(55)..=Duration::from_secs(60)).contains(&wait),
+            "{wait:?}"
+        ),
+        other => panic!("the sixth waits: {other:?}"),
+    }
+    assert!(matches!(
+        take(&*storage, &keys("acme/bob", "192.0.2.1")),
+        SignInPlaces::Wait(_)
+    ));
+    assert!(matches!(
+        take(&*storage, &keys("acme/alice", "192.0.2.2")),
+        SignInPlaces::Wait(_)
+    ));
+    assert!(matches!(
+        take(&*storage, &keys("acme/bob", "192.0.2.2")),
+        SignInPlaces::Taken(_)
+    ));
+    // A right password: alice's failures go, and one place of her address.
+    storage
+        .forget_sign_in_failures(&alice[..1], &[taken[0][1]])
+        .expect("forgotten");
+    assert!(matches!(take(&*storage, &alice), SignInPlaces::Taken(_)));
+    assert!(matches!(
+        take(&*storage, &keys("acme/carol", "192.0.2.1")),
+        SignInPlaces::Wait(_)
+    ));
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(matches!(
+        storage
+            .take_sign_in_places(&alice, 1, portal_server::sessions::rule)
+            .expect("taken"),
+        SignInPlaces::Taken(_)
+    ));
+    assert_eq!(
+        db.count("SELECT count(*) FROM sign_in_failures"),
+        2,
+        "only the last sign-in's places are left past a window of 1 ms"
+    );
+}
+
+// Sign-ins at once through two storages (two replicas on PostgreSQL, two connections to one
+// SQLite file) take turns: of 40 for one user, exactly five get places, whichever address
+// each comes from.
+fn forty_sign_ins_at_once_through_two_storages_take_exactly_five_places(db: &Database) {
+    let (a, b) = (db.open(), db.open());
+    let starts = std::sync::Barrier::new(40);
+    let taken = std::thread::scope(|scope| {
+        let sign_ins: Vec<_> = (0..40)
+            .map(|n| {
+                let (storage, starts) = (if n % 2 == 0 { &a } else { &b }, &starts);
+                scope.spawn(move || {
+                    starts.wait();
+                    take(
+                        &**storage,
+                        &keys("acme/alice", &format!("10.0.0.{}", n % 3)),
+                    )
+                })
+            })
+            .collect();
+        sign_ins
+            .into_iter()
+            .map(|s| s.join().expect("no panic"))
+            .filter(|places| matches!(places, SignInPlaces::Taken(_)))
+            .count()
+    });
+    assert_eq!(taken, 5);
+    assert_eq!(
+        db.count("SELECT count(*) FROM sign_in_failures WHERE key = 'user acme/alice'"),
+        5
+    );
+}
+
 /// A query for a whole conversation list.
 fn everything() -> portal_server::storage::ConversationQuery {
     portal_server::storage::ConversationQuery {
@@ -1616,4 +1717,6 @@ on_every_database!(
     an_upload_is_stored_only_within_its_owners_quota,
     writes_name_what_is_missing_or_wrong,
     m10_a_crash_at_any_step_leaves_a_valid_transcript_of_what_was_written,
+    sign_in_failures_are_counted_by_the_rule_forgotten_and_removed_after_their_window,
+    forty_sign_ins_at_once_through_two_storages_take_exactly_five_places,
 );

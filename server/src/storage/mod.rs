@@ -277,9 +277,42 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Removes the sessions that expired before `now_ms`, and returns how many.
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64>;
 
+    /// Takes a place among the failed sign-ins of each of `keys` for a sign-in about to be
+    /// checked, if `rule` lets it try. Under a lock on the keys (sign-ins at once, on every
+    /// replica, take turns): removes the failures older than `window_ms` (of every key), reads
+    /// the failures left of each key, oldest first, with the time now by the database's clock,
+    /// and asks `rule`. When it lets the sign-in try, records a failure now against each key
+    /// and returns their ids, in the keys' order; else how long to wait.
+    fn take_sign_in_places(
+        &self,
+        keys: &[String],
+        window_ms: i64,
+        rule: ThrottleRule,
+    ) -> Result<SignInPlaces>;
+
+    /// Removes every failure of `keys`, and the failures `places` ([`Storage::take_sign_in_places`]'s
+    /// ids): a right password forgets its user's failures and gives its address's place back; a
+    /// sign-in never checked gives its places back. Removing what is gone does nothing.
+    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()>;
+
     /// How many reads, and how many writes, [`AsyncStorage`] runs on the blocking pool at once;
     /// calls beyond that wait in order as tasks, not as blocked threads.
     fn calls_at_once(&self) -> usize;
+}
+
+/// The rule a sign-in is judged by (`sessions::throttle::rule`), given the failures of each of its
+/// keys (times in milliseconds, oldest first) and the time now: `None` lets it try, `Some(wait)`
+/// refuses it for that long. Storage runs it inside the transaction that takes the places, so
+/// the rule is written once and each database holds only its statements.
+pub type ThrottleRule = fn(failures: &[Vec<i64>], now_ms: i64) -> Option<std::time::Duration>;
+
+/// What [`Storage::take_sign_in_places`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignInPlaces {
+    /// The sign-in may be checked: the ids of the failures recorded for it, one per key.
+    Taken(Vec<i64>),
+    /// It may not, for this long.
+    Wait(std::time::Duration),
 }
 
 /// A conversation's id: opaque text, unguessable for the SQLite store.

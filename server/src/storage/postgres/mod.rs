@@ -34,7 +34,7 @@ use super::codec::{
 use super::{
     AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
     ConversationQuery, ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result,
-    Storage, StorageError, StoredSession, TurnRef, Usage, UsageRecord,
+    SignInPlaces, Storage, StorageError, StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -837,6 +837,19 @@ impl Storage for PostgresStorage {
 
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|t| sessions::remove_expired(t, now_ms))
+    }
+
+    fn take_sign_in_places(
+        &self,
+        keys: &[String],
+        window_ms: i64,
+        rule: ThrottleRule,
+    ) -> Result<SignInPlaces> {
+        self.write(|t| sessions::take_places(t, keys, window_ms, rule))
+    }
+
+    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()> {
+        self.write(|t| sessions::forget(t, keys, places))
     }
 
     /// **Decision:** 6 reads and 6 writes: together with a replica's own calls (publishing,
