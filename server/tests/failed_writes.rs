@@ -220,6 +220,9 @@ impl Storage for Failing {
     fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()> {
         self.inner.forget_sign_in_failures(keys, places)
     }
+    fn schema_version(&self) -> Result<u32> {
+        self.inner.schema_version()
+    }
     fn calls_at_once(&self) -> usize {
         self.inner.calls_at_once()
     }

@@ -688,6 +688,19 @@ fn sqlite_keeps_its_log_in_wal_mode() {
     assert_eq!(journal, "wal");
 }
 
+// What a readiness probe reads: the version the database holds now, which a newer build's
+// migration moves past what this storage was opened at.
+fn the_schema_version_is_read_from_the_database_as_it_is_now(db: &Database) {
+    let storage = db.open();
+    let known = match db {
+        Database::Sqlite(_) => portal_server::storage::SCHEMA_VERSIONS.sqlite,
+        Database::Postgres { .. } => portal_server::storage::SCHEMA_VERSIONS.postgres,
+    };
+    assert_eq!(storage.schema_version().expect("read"), known);
+    db.set_schema_version(known + 1);
+    assert_eq!(storage.schema_version().expect("read"), known + 1);
+}
+
 fn a_database_from_a_newer_build_is_refused(db: &Database) {
     drop(db.open());
     db.set_schema_version(999);
@@ -1697,6 +1710,7 @@ fn everything() -> portal_server::storage::ConversationQuery {
 on_every_database!(
     migrations_are_idempotent_on_reopen,
     a_database_from_a_newer_build_is_refused,
+    the_schema_version_is_read_from_the_database_as_it_is_now,
     every_valid_fixture_round_trips_through_storage,
     full_turn_with_tool_calls_round_trips_and_validates,
     five_thousand_deltas_stream_into_one_block_and_load_whole,

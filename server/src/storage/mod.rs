@@ -295,6 +295,11 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// sign-in never checked gives its places back. Removing what is gone does nothing.
     fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()>;
 
+    /// The schema version the database holds now. It is [`SCHEMA_VERSIONS`]'s for this
+    /// database once opened, unless a newer build has migrated it since: a replica still
+    /// running on it is then older than its database (a readiness probe can say so).
+    fn schema_version(&self) -> Result<u32>;
+
     /// How many reads, and how many writes, [`AsyncStorage`] runs on the blocking pool at once;
     /// calls beyond that wait in order as tasks, not as blocked threads.
     fn calls_at_once(&self) -> usize;

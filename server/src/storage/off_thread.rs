@@ -364,4 +364,9 @@ impl AsyncStorage {
         })
         .await
     }
+
+    /// See [`Storage::schema_version`].
+    pub async fn schema_version(&self) -> Result<u32> {
+        self.run(Lane::Read, |s| s.schema_version()).await
+    }
 }

@@ -835,6 +835,15 @@ impl Storage for PostgresStorage {
         self.write(|t| sessions::revoke(t, id_sha256))
     }
 
+    fn schema_version(&self) -> Result<u32> {
+        self.read(|t| {
+            let version: i64 = t
+                .query_one("SELECT version FROM portal_schema", &[])?
+                .get(0);
+            Ok(u32::try_from(version).unwrap_or(u32::MAX))
+        })
+    }
+
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|t| sessions::remove_expired(t, now_ms))
     }

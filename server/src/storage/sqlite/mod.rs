@@ -756,6 +756,10 @@ impl Storage for SqliteStorage {
         self.write(|c| sessions::revoke(c, id_sha256))
     }
 
+    fn schema_version(&self) -> Result<u32> {
+        self.read(|c| Ok(c.pragma_query_value(None, "user_version", |row| row.get(0))?))
+    }
+
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|c| sessions::remove_expired(c, now_ms))
     }
