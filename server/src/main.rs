@@ -10,7 +10,11 @@ use portal_server::lifecycle::Phase;
 use portal_server::{front, prompt_preview};
 
 #[derive(Debug, Parser)]
-#[command(name = "portal", about = "Portal: an AI chat portal's server", version)]
+#[command(
+    name = "portal",
+    about = "Portal: an AI chat portal's server",
+    version = version_text()
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -45,9 +49,15 @@ enum Command {
         #[arg(long, default_value = portal_server::storage::DEFAULT_DATA_DIR)]
         data: PathBuf,
         /// The database holding the conversations: `sqlite://FOLDER` (what --data gives) or
-        /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (docs/deploy.md).
+        /// `postgres://USER@HOST:PORT/DATABASE`, with `?sslmode=verify-full&sslrootcert=CA.pem`
+        /// for TLS (docs/deploy.md). Its password comes from PORTAL_DATABASE_PASSWORD or
+        /// --database-password-file; one in the URL works, with a warning, as `ps` shows it.
         #[arg(long, value_name = "URL", conflicts_with = "data")]
         database: Option<portal_server::storage::Location>,
+        /// A file holding the PostgreSQL password (a newline at its end is left out), for a
+        /// --database URL without one; readable by its owner alone (chmod 600), else a warning.
+        #[arg(long, value_name = "PATH")]
+        database_password_file: Option<PathBuf>,
         /// TOML file listing the models to offer (see docs/models.md); the demo model alone when
         /// left out.
         #[arg(long)]
@@ -196,6 +206,19 @@ fn read_password() -> anyhow::Result<String> {
     Ok(line.trim_end_matches(['\n', '\r']).to_string())
 }
 
+/// What `portal --version` prints after the name: the build's version and the schema version it
+/// migrates each database to, such as `0.1.0 (schema versions: SQLite 4, PostgreSQL 3)`.
+fn version_text() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!(
+            "{} (schema versions: {})",
+            env!("CARGO_PKG_VERSION"),
+            portal_server::storage::SCHEMA_VERSIONS
+        )
+    })
+}
+
 fn parse_effort(text: &str) -> Result<portal_core::effort::Effort, String> {
     serde_json::from_value(serde_json::Value::String(text.to_string()))
         .map_err(|_| format!("`{text}` is not an effort level; use low, medium or high"))
@@ -231,6 +254,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             demo_window,
             data,
             database,
+            database_password_file,
             models,
             config,
             limits,
@@ -279,9 +303,18 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             {
                 eprintln!("Warning: {warning}");
             }
+            let (database, warnings) = database
+                .unwrap_or(portal_server::storage::Location::Sqlite(data))
+                .with_password(&portal_server::storage::PasswordSources {
+                    file: database_password_file,
+                    environment: std::env::var(portal_server::storage::PASSWORD_VARIABLE).ok(),
+                })?;
+            for warning in warnings {
+                eprintln!("Warning: {warning}");
+            }
             let config = portal_server::Config {
                 dist,
-                database: database.unwrap_or(portal_server::storage::Location::Sqlite(data)),
+                database,
                 demo_pace,
                 models: Some(models),
                 identity,

@@ -212,6 +212,20 @@ impl Storage for Failing {
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.inner.remove_expired_sessions(now_ms)
     }
+    fn take_sign_in_places(
+        &self,
+        keys: &[String],
+        window_ms: i64,
+        rule: portal_server::storage::ThrottleRule,
+    ) -> Result<portal_server::storage::SignInPlaces> {
+        self.inner.take_sign_in_places(keys, window_ms, rule)
+    }
+    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()> {
+        self.inner.forget_sign_in_failures(keys, places)
+    }
+    fn schema_version(&self) -> Result<u32> {
+        self.inner.schema_version()
+    }
     fn calls_at_once(&self) -> usize {
         self.inner.calls_at_once()
     }

@@ -8,7 +8,7 @@ mod fixtures;
 
 use databases::Database;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use portal_core::attachment::{Attachment, Document, Picture, ReadingStatus};
 use portal_core::effort::Effort;
@@ -17,7 +17,7 @@ use portal_core::{
 };
 use portal_server::storage::{
     CallPurpose, ConversationId, DATABASE_FILE, NewTurn, Owner, PausedClaim, SCHEMA_VERSION,
-    SqliteStorage, Storage, StorageError, TurnRef, Usage,
+    SignInPlaces, SqliteStorage, Storage, StorageError, TurnRef, Usage,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -688,6 +688,19 @@ fn sqlite_keeps_its_log_in_wal_mode() {
     assert_eq!(journal, "wal");
 }
 
+// What a readiness probe reads: the version the database holds now, which a newer build's
+// migration moves past what this storage was opened at.
+fn the_schema_version_is_read_from_the_database_as_it_is_now(db: &Database) {
+    let storage = db.open();
+    let known = match db {
+        Database::Sqlite(_) => portal_server::storage::SCHEMA_VERSIONS.sqlite,
+        Database::Postgres { .. } => portal_server::storage::SCHEMA_VERSIONS.postgres,
+    };
+    assert_eq!(storage.schema_version().expect("read"), known);
+    db.set_schema_version(known + 1);
+    assert_eq!(storage.schema_version().expect("read"), known + 1);
+}
+
 fn a_database_from_a_newer_build_is_refused(db: &Database) {
     drop(db.open());
     db.set_schema_version(999);
@@ -700,7 +713,7 @@ fn a_database_from_a_newer_build_is_refused(db: &Database) {
     match opened {
         Err(error @ StorageError::SchemaTooNew { .. }) => {
             assert!(
-                error.to_string().contains("run the newer Portal"),
+                error.to_string().contains("run that newer build"),
                 "{error}"
             );
         }
@@ -733,8 +746,61 @@ fn replicas_starting_at_once_on_an_empty_postgres_database_migrate_it_once() {
                 .expect("every replica opens");
         }
     });
-    assert_eq!(db.schema_version(), 2);
+    assert_eq!(
+        db.schema_version(),
+        i64::from(portal_server::storage::POSTGRES_SCHEMA_VERSION)
+    );
     assert_eq!(db.count("SELECT count(*) FROM portal_schema"), 1);
+}
+
+// A replica started while its database is not listening yet (both starting at once) waits for
+// it, as the pool did before its first connection was made on its own: here the database's port
+// opens a second after the start, through a forwarder to the test PostgreSQL.
+#[test]
+fn a_database_that_starts_listening_a_second_late_is_waited_for() {
+    let Some(db) = Database::postgres() else {
+        return;
+    };
+    let url = db.url();
+    let real = url
+        .strip_prefix("postgres://postgres@")
+        .and_then(|rest| rest.split_once('/'))
+        .map(|(address, _)| address.to_string())
+        .expect("the test URL names host:port");
+    let late = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = late.local_addr().expect("an address").port();
+    drop(late);
+    let late_url = url.replacen(&real, &format!("127.0.0.1:{port}"), 1);
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port again");
+        for client in listener.incoming() {
+            let (Ok(client), Ok(server)) = (client, std::net::TcpStream::connect(&real)) else {
+                continue;
+            };
+            for (mut from, mut to) in [
+                (
+                    client.try_clone().expect("clone"),
+                    server.try_clone().expect("clone"),
+                ),
+                (server, client),
+            ] {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        }
+    });
+    let started = Instant::now();
+    portal_server::storage::PostgresStorage::connect(&late_url)
+        .expect("the database is waited for");
+    let waited = started.elapsed();
+    assert!(
+        (std::time::Duration::from_millis(900)..std::time::Duration::from_secs(10))
+            .contains(&waited),
+        "{waited:?}"
+    );
 }
 
 #[test]
@@ -1532,6 +1598,107 @@ fn m10_a_crash_at_any_step_leaves_a_valid_transcript_of_what_was_written(db: &Da
         .unwrap_or_else(|failure| panic!("{}: {failure}", db.name()));
 }
 
+fn keys(user: &str, client: &str) -> Vec<String> {
+    vec![format!("user {user}"), format!("client {client}")]
+}
+
+/// One sign-in's places under the throttle's rule and its minute.
+fn take(storage: &dyn Storage, keys: &[String]) -> SignInPlaces {
+    storage
+        .take_sign_in_places(keys, 60_000, portal_server::sessions::rule)
+        .expect("the places are taken or refused")
+}
+
+// The sign-in throttle's statements (sessions/throttle.rs holds the rule): five places a key,
+// the sixth refused for nearly a minute, each key counted apart, a key's failures and single
+// places forgotten, and everything past the window removed as sign-ins come.
+fn sign_in_failures_are_counted_by_the_rule_forgotten_and_removed_after_their_window(
+    db: &Database,
+) {
+    let storage = db.open();
+    let alice = keys("acme/alice", "192.0.2.1");
+    let mut taken = Vec::new();
+    for _ in 0..5 {
+        match take(&*storage, &alice) {
+            SignInPlaces::Taken(places) => taken.push(places),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(taken.iter().all(|places| places.len() == 2), "{taken:?}");
+    match take(&*storage, &alice) {
+        SignInPlaces::Wait(wait) => assert!(
+            (Duration::from_secs(55)..=Duration::from_secs(60)).contains(&wait),
+            "{wait:?}"
+        ),
+        other => panic!("the sixth waits: {other:?}"),
+    }
+    assert!(matches!(
+        take(&*storage, &keys("acme/bob", "192.0.2.1")),
+        SignInPlaces::Wait(_)
+    ));
+    assert!(matches!(
+        take(&*storage, &keys("acme/alice", "192.0.2.2")),
+        SignInPlaces::Wait(_)
+    ));
+    assert!(matches!(
+        take(&*storage, &keys("acme/bob", "192.0.2.2")),
+        SignInPlaces::Taken(_)
+    ));
+    // A right password: alice's failures go, and one place of her address.
+    storage
+        .forget_sign_in_failures(&alice[..1], &[taken[0][1]])
+        .expect("forgotten");
+    assert!(matches!(take(&*storage, &alice), SignInPlaces::Taken(_)));
+    assert!(matches!(
+        take(&*storage, &keys("acme/carol", "192.0.2.1")),
+        SignInPlaces::Wait(_)
+    ));
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(matches!(
+        storage
+            .take_sign_in_places(&alice, 1, portal_server::sessions::rule)
+            .expect("taken"),
+        SignInPlaces::Taken(_)
+    ));
+    assert_eq!(
+        db.count("SELECT count(*) FROM sign_in_failures"),
+        2,
+        "only the last sign-in's places are left past a window of 1 ms"
+    );
+}
+
+// Sign-ins at once through two storages (two replicas on PostgreSQL, two connections to one
+// SQLite file) take turns: of 40 for one user, exactly five get places, whichever address
+// each comes from.
+fn forty_sign_ins_at_once_through_two_storages_take_exactly_five_places(db: &Database) {
+    let (a, b) = (db.open(), db.open());
+    let starts = std::sync::Barrier::new(40);
+    let taken = std::thread::scope(|scope| {
+        let sign_ins: Vec<_> = (0..40)
+            .map(|n| {
+                let (storage, starts) = (if n % 2 == 0 { &a } else { &b }, &starts);
+                scope.spawn(move || {
+                    starts.wait();
+                    take(
+                        &**storage,
+                        &keys("acme/alice", &format!("10.0.0.{}", n % 3)),
+                    )
+                })
+            })
+            .collect();
+        sign_ins
+            .into_iter()
+            .map(|s| s.join().expect("no panic"))
+            .filter(|places| matches!(places, SignInPlaces::Taken(_)))
+            .count()
+    });
+    assert_eq!(taken, 5);
+    assert_eq!(
+        db.count("SELECT count(*) FROM sign_in_failures WHERE key = 'user acme/alice'"),
+        5
+    );
+}
+
 /// A query for a whole conversation list.
 fn everything() -> portal_server::storage::ConversationQuery {
     portal_server::storage::ConversationQuery {
@@ -1543,6 +1710,7 @@ fn everything() -> portal_server::storage::ConversationQuery {
 on_every_database!(
     migrations_are_idempotent_on_reopen,
     a_database_from_a_newer_build_is_refused,
+    the_schema_version_is_read_from_the_database_as_it_is_now,
     every_valid_fixture_round_trips_through_storage,
     full_turn_with_tool_calls_round_trips_and_validates,
     five_thousand_deltas_stream_into_one_block_and_load_whole,
@@ -1563,4 +1731,6 @@ on_every_database!(
     an_upload_is_stored_only_within_its_owners_quota,
     writes_name_what_is_missing_or_wrong,
     m10_a_crash_at_any_step_leaves_a_valid_transcript_of_what_was_written,
+    sign_in_failures_are_counted_by_the_rule_forgotten_and_removed_after_their_window,
+    forty_sign_ins_at_once_through_two_storages_take_exactly_five_places,
 );

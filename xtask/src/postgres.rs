@@ -23,6 +23,12 @@
 //! - A watchdog (`sh`, in its own process group so a terminal's Ctrl-C does not reach it) holds
 //!   the read end of a pipe from xtask; when xtask ends without dropping the `Cluster` (Ctrl-C,
 //!   `kill`, even `kill -9`), the pipe closes and the watchdog stops the server.
+//! - TLS is on, with a certificate for `localhost` and 127.0.0.1 signed by a certificate
+//!   authority made for this run (`ca.pem` beside `data/`; rcgen, no OpenSSL). The role
+//!   `portal_tls` signs in with a password made for this run, over TLS only (`hostssl` in
+//!   pg_hba.conf; its unencrypted connections are rejected): the TLS tests' URL,
+//!   `PORTAL_TEST_POSTGRES_TLS`, names it with `sslmode=verify-full` and the authority's file.
+//!   User `postgres` connects as before, with or without TLS.
 
 use std::ffi::OsString;
 use std::fs;
@@ -39,12 +45,16 @@ use crate::run;
 /// The oldest major version the cluster runs on: Debian 12's.
 const MIN_MAJOR: u32 = 15;
 /// The programs xtask runs from the bin folder.
-const PROGRAMS: &[&str] = &["initdb", "pg_ctl", "postgres", "createdb"];
+const PROGRAMS: &[&str] = &["initdb", "pg_ctl", "postgres", "createdb", "psql"];
 /// The database the tests use.
 pub const DATABASE: &str = "portal_test";
 /// The tests' variables: the URL, and that a missing URL fails a test instead of skipping it.
 pub const URL_VAR: &str = "PORTAL_TEST_POSTGRES";
 pub const REQUIRE_VAR: &str = "PORTAL_REQUIRE_POSTGRES";
+/// The URL of the TLS-only role, with its password, `sslmode=verify-full` and the authority.
+pub const TLS_URL_VAR: &str = "PORTAL_TEST_POSTGRES_TLS";
+/// The role that connects only over TLS.
+const TLS_ROLE: &str = "portal_tls";
 /// The longest path a Unix socket may have on Linux (`sun_path` less its terminating zero).
 const MAX_SOCKET_PATH: usize = 107;
 
@@ -115,6 +125,8 @@ fn major(version: &str) -> Option<u32> {
 #[derive(Debug)]
 pub struct Cluster {
     url: String,
+    /// The TLS-only role's URL ([`TLS_URL_VAR`]).
+    tls_url: String,
     dir: PathBuf,
     runner: Runner,
     watchdog: Option<Child>,
@@ -158,15 +170,34 @@ impl Cluster {
              max_connections = 300\n\
              fsync = off\n\
              synchronous_commit = off\n\
-             full_page_writes = off\n"
+             full_page_writes = off\n\
+             ssl = on\n"
         );
         let conf = data.join("postgresql.conf");
         let mut text = fs::read_to_string(&conf).context("initdb wrote no postgresql.conf")?;
         text.push_str(&settings);
         fs::write(&conf, text).context("cannot write postgresql.conf")?;
+        let ca = tls::write(&dir, &data, runner.postgres_user)?;
+        // First lines win: the TLS role signs in with its password over TLS, and never without.
+        let hba = data.join("pg_hba.conf");
+        let text = fs::read_to_string(&hba).context("initdb wrote no pg_hba.conf")?;
+        fs::write(
+            &hba,
+            format!(
+                "# xtask: {TLS_ROLE} connects over TLS only\n\
+                 hostssl all {TLS_ROLE} 127.0.0.1/32 scram-sha-256\n\
+                 host    all {TLS_ROLE} 127.0.0.1/32 reject\n\n{text}"
+            ),
+        )
+        .context("cannot write pg_hba.conf")?;
+        let password = tls::password()?;
         // From here on, dropping `cluster` stops the server, whatever fails.
         let mut cluster = Cluster {
             url: format!("postgres://postgres@127.0.0.1:{port}/{DATABASE}"),
+            tls_url: format!(
+                "postgres://{TLS_ROLE}:{password}@localhost:{port}/{DATABASE}?sslmode=verify-full&sslrootcert={}",
+                ca.display()
+            ),
             dir,
             runner,
             watchdog: None,
@@ -198,6 +229,18 @@ impl Cluster {
                 .current_dir("/")
                 .output(),
         )?;
+        run::checked(
+            "psql",
+            Command::new(cluster.runner.bin.join("psql"))
+                .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
+                .args(["-d", DATABASE, "-v", "ON_ERROR_STOP=1", "-q", "-c"])
+                .arg(format!(
+                    "CREATE ROLE {TLS_ROLE} LOGIN PASSWORD '{password}'; \
+                     GRANT CREATE ON DATABASE {DATABASE} TO {TLS_ROLE}"
+                ))
+                .current_dir("/")
+                .output(),
+        )?;
         println!(
             "xtask: PostgreSQL is at {} (started in {:.1?}; log: {})",
             cluster.url,
@@ -211,9 +254,13 @@ impl Cluster {
         &self.url
     }
 
-    /// The tests' environment: the URL, and that tests must not skip for want of it.
-    pub fn test_env(&self) -> [(&'static str, &str); 2] {
-        [(URL_VAR, &self.url), (REQUIRE_VAR, "1")]
+    /// The tests' environment: the URLs, and that tests must not skip for want of them.
+    pub fn test_env(&self) -> [(&'static str, &str); 3] {
+        [
+            (URL_VAR, &self.url),
+            (TLS_URL_VAR, &self.tls_url),
+            (REQUIRE_VAR, "1"),
+        ]
     }
 
     /// Starts the watchdog that stops the server if xtask ends without dropping the cluster.
@@ -455,7 +502,11 @@ fn free_port() -> anyhow::Result<u16> {
 /// standard input.
 pub fn serve() -> anyhow::Result<()> {
     let cluster = Cluster::start()?;
-    println!("\nexport {URL_VAR}={}", cluster.url());
+    println!(
+        "\nexport {URL_VAR}={} {TLS_URL_VAR}={}",
+        cluster.url(),
+        tls::shell_quoted(&cluster.tls_url)
+    );
     println!("\nxtask: PostgreSQL runs until Ctrl-C or the end of standard input (Ctrl-D)");
     let stdin_is_null = fs::read_link("/proc/self/fd/0").is_ok_and(|p| p == Path::new("/dev/null"));
     if stdin_is_null {
@@ -469,4 +520,75 @@ pub fn serve() -> anyhow::Result<()> {
     let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
     drop(cluster);
     Ok(())
+}
+
+/// The cluster's TLS: a certificate authority made for the run, the server's certificate signed
+/// by it, and the TLS role's password.
+mod tls {
+    use std::fs;
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::{Path, PathBuf};
+
+    use anyhow::Context;
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    };
+
+    /// Writes `server.crt` and `server.key` into `data` (the key readable by the server's user
+    /// alone, as PostgreSQL demands) and the authority's certificate to `dir/ca.pem`, whose path
+    /// it returns.
+    pub fn write(dir: &Path, data: &Path, owner: Option<(u32, u32)>) -> anyhow::Result<PathBuf> {
+        let made = || -> Result<(String, String, String), rcgen::Error> {
+            let mut authority = CertificateParams::new(Vec::<String>::new())?;
+            authority
+                .distinguished_name
+                .push(DnType::CommonName, "Portal test certificate authority");
+            authority.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            authority.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+            let authority_key = KeyPair::generate()?;
+            let authority_pem = authority.self_signed(&authority_key)?.pem();
+            let issuer = Issuer::new(authority, authority_key);
+            let mut server =
+                CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])?;
+            server
+                .distinguished_name
+                .push(DnType::CommonName, "Portal test PostgreSQL");
+            let server_key = KeyPair::generate()?;
+            let server_pem = server.signed_by(&server_key, &issuer)?.pem();
+            Ok((authority_pem, server_pem, server_key.serialize_pem()))
+        };
+        let (authority, certificate, key) =
+            made().context("cannot make the test PostgreSQL's certificates")?;
+        let ca = dir.join("ca.pem");
+        fs::write(&ca, authority).with_context(|| format!("cannot write {}", ca.display()))?;
+        for (name, text, mode) in [
+            ("server.crt", certificate, 0o644),
+            ("server.key", key, 0o600),
+        ] {
+            let path = data.join(name);
+            fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode))
+                .with_context(|| format!("cannot set the mode of {}", path.display()))?;
+            if let Some((uid, gid)) = owner {
+                std::os::unix::fs::chown(&path, Some(uid), Some(gid))
+                    .with_context(|| format!("cannot give {} to postgres", path.display()))?;
+            }
+        }
+        Ok(ca)
+    }
+
+    /// A password for the TLS role: 24 random hexadecimal digits.
+    pub fn password() -> anyhow::Result<String> {
+        let mut bytes = [0u8; 12];
+        fs::File::open("/dev/urandom")
+            .and_then(|mut random| random.read_exact(&mut bytes))
+            .context("cannot read /dev/urandom")?;
+        Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// `text` quoted for a POSIX shell.
+    pub fn shell_quoted(text: &str) -> String {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }

@@ -103,6 +103,8 @@ impl ReaderPlace {
         let child = Command::new(&self.program)
             .arg0("portal")
             .args(["read-pdf", "--limits", &limits])
+            // A reader parses untrusted files; it gets no database password.
+            .env_remove(crate::storage::PASSWORD_VARIABLE)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 use super::{CONTROL_CHANNEL, Replica};
 
@@ -14,15 +14,9 @@ use super::{CONTROL_CHANNEL, Replica};
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
 pub(super) async fn listen(replica: Arc<Replica>) {
-    let config: tokio_postgres::Config = match replica.storage.listen_url().parse() {
-        Ok(config) => config,
-        Err(error) => {
-            tracing::error!("the replica cannot listen for other replicas: {error}");
-            return;
-        }
-    };
+    let (config, tls) = replica.storage.listen_config();
     loop {
-        match config.connect(NoTls).await {
+        match config.connect(tls.clone()).await {
             Ok((client, mut connection)) => {
                 let (sender, mut notifications) = mpsc::unbounded_channel();
                 let driver = tokio::spawn(async move {

@@ -13,7 +13,7 @@ mod throttle;
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -25,7 +25,7 @@ use crate::identity::{Caller, Identity};
 use crate::storage::{AsyncStorage, Owner, StorageError, StoredSession};
 
 pub use forwarded::{client_address, parse_trusted_proxy};
-pub use throttle::{FAILURES, Guess, Throttle, WINDOW};
+pub use throttle::{FAILURES, Guess, Throttle, WINDOW, rule};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "portal_session";
@@ -75,7 +75,7 @@ pub struct Sessions {
     storage: AsyncStorage,
     identity: Arc<Identity>,
     config: SessionConfig,
-    throttle: Arc<Throttle>,
+    throttle: Throttle,
     checks: Arc<Semaphore>,
 }
 
@@ -101,10 +101,10 @@ pub struct Found {
 impl Sessions {
     pub fn new(storage: AsyncStorage, identity: Arc<Identity>, config: SessionConfig) -> Self {
         Sessions {
+            throttle: Throttle::new(storage.clone()),
             storage,
             identity,
             config,
-            throttle: Arc::new(Throttle::default()),
             checks: Arc::new(Semaphore::new(CHECKS_AT_ONCE)),
         }
     }
@@ -131,7 +131,9 @@ impl Sessions {
             .map(|u| format!("{}/{}", u.organisation, u.id));
         let guess = self
             .throttle
-            .guess(known.as_deref(), client, Instant::now())
+            .guess(known.as_deref(), client)
+            .await
+            .map_err(|e| SignInError::Storage(e.to_string()))?
             .map_err(|wait| SignInError::TooMany { wait })?;
         let _turn = Arc::clone(&self.checks)
             .acquire_owned()
@@ -152,7 +154,7 @@ impl Sessions {
             guess.wrong();
             return Err(SignInError::Wrong);
         };
-        guess.right();
+        guess.right().await;
         let cookie = self
             .start(&caller)
             .await

@@ -2,141 +2,190 @@
 //! after [`FAILURES`] failures within [`WINDOW`], sign-ins for that user, or from that address,
 //! are refused until the oldest failure is a window old. A sign-in counts as a failure from
 //! before its password is checked until it proves right, so guesses at once are counted like
-//! guesses one after another. Time is an argument, so tests drive a virtual clock.
+//! guesses one after another.
+//!
+//! The counts live in the database (`sign_in_failures`, on SQLite and PostgreSQL alike), so the
+//! replicas on one PostgreSQL database count them together: 5 a minute in all, not 5 for each
+//! replica; and a restart forgets none. The rule is written once, [`rule`]; storage runs it in
+//! the transaction that takes a sign-in's places, under a lock on its keys, and holds only the
+//! statements (`Storage::take_sign_in_places`). Time is the database's clock, so [`rule`] is a
+//! function of the failures' times and the time now, tested here on any clock.
 
-use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::storage::{AsyncStorage, SignInPlaces, StorageError};
 
 /// Failures allowed within [`WINDOW`]. **Decision:** 5 a minute; the sixth is refused.
 pub const FAILURES: usize = 5;
 /// The window failures are counted in.
 pub const WINDOW: Duration = Duration::from_secs(60);
-/// The most client addresses remembered at once; beyond it, addresses whose failures are a
-/// window old are forgotten, and failures from new addresses count only against their user.
-const CLIENTS: usize = 65_536;
 
-/// The failed sign-ins of the last [`WINDOW`].
-#[derive(Debug, Default)]
-pub struct Throttle {
-    counts: Mutex<Counts>,
+/// The throttle's rule, for the failures of each of a sign-in's keys (its user, its client's
+/// address; times in milliseconds, oldest first) at `now_ms`: `None` lets it be checked,
+/// `Some(wait)` refuses it for as long as the longest wait of its keys, until the window holds
+/// fewer than [`FAILURES`] of that key's failures.
+pub fn rule(failures: &[Vec<i64>], now_ms: i64) -> Option<Duration> {
+    failures
+        .iter()
+        .filter_map(|times| wait_for(times, now_ms))
+        .max()
 }
 
-#[derive(Debug, Default)]
-struct Counts {
-    users: HashMap<String, VecDeque<Instant>>,
-    clients: HashMap<IpAddr, VecDeque<Instant>>,
+/// How long until the window holds fewer than [`FAILURES`] of `times`.
+fn wait_for(times: &[i64], now_ms: i64) -> Option<Duration> {
+    let window = window_ms();
+    let recent: Vec<i64> = times
+        .iter()
+        .copied()
+        .filter(|at| now_ms.saturating_sub(*at) < window)
+        .collect();
+    if recent.len() < FAILURES {
+        return None;
+    }
+    let oldest = recent[recent.len() - FAILURES];
+    let left = window.saturating_sub(now_ms.saturating_sub(oldest).max(0));
+    Some(Duration::from_millis(u64::try_from(left).unwrap_or(0)))
+}
+
+fn window_ms() -> i64 {
+    i64::try_from(WINDOW.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The failed sign-ins of the last [`WINDOW`], kept in storage.
+#[derive(Debug, Clone)]
+pub struct Throttle {
+    storage: AsyncStorage,
 }
 
 impl Throttle {
-    /// Takes a place for one sign-in for `user` (a user who exists) from `client`, before its
-    /// password is checked: it counts as a failure from `now` until it is known to be right, so
-    /// guesses sent at once cannot pass the limit together. Refused with how long until a
-    /// sign-in may be tried when the user or the address has [`FAILURES`] in the window, places
-    /// taken included.
-    pub fn guess(
-        self: &Arc<Self>,
-        user: Option<&str>,
-        client: Option<IpAddr>,
-        now: Instant,
-    ) -> Result<Guess, Duration> {
-        let mut counts = self.lock();
-        let client = client.map(network);
-        let wait = [
-            user.and_then(|u| counts.users.get(u)),
-            client.and_then(|c| counts.clients.get(&c)),
-        ]
-        .into_iter()
-        .flatten()
-        .filter_map(|failures| wait_for(failures, now))
-        .max();
-        if let Some(wait) = wait {
-            return Err(wait);
-        }
-        if let Some(user) = user {
-            record(counts.users.entry(user.to_string()).or_default(), now);
-        }
-        let client = client.filter(|&client| {
-            if counts.clients.len() >= CLIENTS && !counts.clients.contains_key(&client) {
-                counts
-                    .clients
-                    .retain(|_, failures| wait_for(failures, now).is_some());
-            }
-            counts.clients.len() < CLIENTS || counts.clients.contains_key(&client)
-        });
-        if let Some(client) = client {
-            record(counts.clients.entry(client).or_default(), now);
-        }
-        Ok(Guess {
-            throttle: Arc::clone(self),
-            user: user.map(str::to_string),
-            client,
-            at: now,
-            settled: false,
-        })
+    pub fn new(storage: AsyncStorage) -> Self {
+        Throttle { storage }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Counts> {
-        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    /// Takes a place for one sign-in for `user` (a user who exists, `ORG/USER`) from `client`,
+    /// before its password is checked: it counts as a failure from now until it is known to be
+    /// right, so guesses sent at once, to any replica, cannot pass the limit together. The inner
+    /// error is how long until a sign-in may be tried, when the user or the address has
+    /// [`FAILURES`] in the window, places taken included.
+    pub async fn guess(
+        &self,
+        user: Option<&str>,
+        client: Option<IpAddr>,
+    ) -> Result<Result<Guess, Duration>, StorageError> {
+        let user = user.map(user_key);
+        let keys: Vec<String> = user.iter().cloned().chain(client.map(client_key)).collect();
+        if keys.is_empty() {
+            return Ok(Ok(Guess::none(self.storage.clone())));
+        }
+        let places = self
+            .storage
+            .take_sign_in_places(keys, window_ms(), rule)
+            .await?;
+        let places = match places {
+            SignInPlaces::Taken(places) => places,
+            SignInPlaces::Wait(wait) => return Ok(Err(wait)),
+        };
+        let client_place = client.and_then(|_| places.last().copied());
+        Ok(Ok(Guess {
+            storage: self.storage.clone(),
+            user,
+            client_place,
+            places,
+            settled: false,
+        }))
     }
 }
 
-/// A sign-in's place among the failures, taken by [`Throttle::guess`]. Dropped without being
-/// settled (the check could not be made, or the request was abandoned), it is given back.
+/// A sign-in's places among the failures, taken by [`Throttle::guess`]. Dropped without being
+/// settled (the check could not be made, or the request was abandoned), they are given back in
+/// the background.
 #[derive(Debug)]
 pub struct Guess {
-    throttle: Arc<Throttle>,
+    storage: AsyncStorage,
+    /// The user's key, when the user exists.
     user: Option<String>,
-    /// The client's network, when its failures are remembered.
-    client: Option<IpAddr>,
-    at: Instant,
+    /// The place taken against the client's address, when it has one.
+    client_place: Option<i64>,
+    /// Every place taken, the user's and the address's.
+    places: Vec<i64>,
     settled: bool,
 }
 
 impl Guess {
-    /// A wrong password: the place stays, a failure.
+    /// A sign-in that counts against nothing: no known user, no address.
+    fn none(storage: AsyncStorage) -> Guess {
+        Guess {
+            storage,
+            user: None,
+            client_place: None,
+            places: Vec::new(),
+            settled: true,
+        }
+    }
+
+    /// A wrong password: the places stay, failures.
     pub fn wrong(mut self) {
         self.settled = true;
     }
 
     /// A right password: the user's failures are forgotten and the address's place is given
     /// back (its earlier failures are not forgotten, so one account an attacker holds does not
-    /// let them guess others').
-    pub fn right(mut self) {
+    /// let them guess others'). A failure to write this is logged; the sign-in stands.
+    pub async fn right(mut self) {
         self.settled = true;
-        let mut counts = self.throttle.lock();
-        if let Some(user) = &self.user {
-            counts.users.remove(user);
+        let keys = self.user.take().into_iter().collect();
+        let places = self.client_place.into_iter().collect();
+        if let Err(error) = self.storage.forget_sign_in_failures(keys, places).await {
+            tracing::warn!("a right password could not clear its failed sign-ins: {error}");
         }
-        if let Some(client) = self.client {
-            release(counts.clients.get_mut(&client), self.at);
+    }
+
+    /// A sign-in that was never checked: its places are given back now.
+    pub async fn give_back(mut self) {
+        self.settled = true;
+        let places = std::mem::take(&mut self.places);
+        if let Err(error) = self
+            .storage
+            .forget_sign_in_failures(Vec::new(), places)
+            .await
+        {
+            tracing::warn!("an unchecked sign-in could not give its places back: {error}");
         }
     }
 }
 
 impl Drop for Guess {
     fn drop(&mut self) {
-        if self.settled {
+        if self.settled || self.places.is_empty() {
             return;
         }
-        let mut counts = self.throttle.lock();
-        if let Some(user) = &self.user {
-            release(counts.users.get_mut(user), self.at);
-        }
-        if let Some(client) = self.client {
-            release(counts.clients.get_mut(&client), self.at);
+        let (storage, places) = (self.storage.clone(), std::mem::take(&mut self.places));
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(error) = storage.forget_sign_in_failures(Vec::new(), places).await {
+                        tracing::warn!(
+                            "an unchecked sign-in could not give its places back: {error}"
+                        );
+                    }
+                });
+            }
+            Err(_) => tracing::warn!(
+                "an unchecked sign-in's places stay until they are a minute old: no runtime to give them back on"
+            ),
         }
     }
 }
 
-/// Gives back a place taken at `at`, if it is still counted.
-fn release(failures: Option<&mut VecDeque<Instant>>, at: Instant) {
-    if let Some(failures) = failures
-        && let Some(place) = failures.iter().rposition(|taken| *taken == at)
-    {
-        failures.remove(place);
-    }
+/// What a user's failures are counted against.
+fn user_key(user: &str) -> String {
+    format!("user {user}")
+}
+
+/// What a client's failures are counted against: its address, or its /64 for IPv6.
+fn client_key(client: IpAddr) -> String {
+    format!("client {}", network(client))
 }
 
 /// The part of an address one client holds: the address itself for IPv4, its /64 network for
@@ -160,169 +209,205 @@ fn network(address: IpAddr) -> IpAddr {
     }
 }
 
-fn record(failures: &mut VecDeque<Instant>, now: Instant) {
-    while failures.len() >= FAILURES {
-        failures.pop_front();
-    }
-    failures.push_back(now);
-}
-
-/// How long until the window holds fewer than [`FAILURES`] failures.
-fn wait_for(failures: &VecDeque<Instant>, now: Instant) -> Option<Duration> {
-    let recent: Vec<&Instant> = failures
-        .iter()
-        .filter(|at| now.saturating_duration_since(**at) < WINDOW)
-        .collect();
-    if recent.len() < FAILURES {
-        return None;
-    }
-    let oldest = recent[recent.len() - FAILURES];
-    Some(WINDOW.saturating_sub(now.saturating_duration_since(*oldest)))
-}
-
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::storage::SqliteStorage;
 
-    fn at(start: Instant, seconds: u64) -> Instant {
-        start + Duration::from_secs(seconds)
-    }
+    const SECOND: i64 = 1_000;
 
-    /// A wrong password tried at `now`.
-    fn fail(throttle: &Arc<Throttle>, user: Option<&str>, client: Option<IpAddr>, now: Instant) {
-        throttle
-            .guess(user, client, now)
-            .expect("may be tried")
-            .wrong();
-    }
-
-    /// How long until a sign-in may be tried at `now`, asked without trying one.
-    fn wait(
-        throttle: &Arc<Throttle>,
-        user: Option<&str>,
-        client: Option<IpAddr>,
-        now: Instant,
-    ) -> Option<Duration> {
-        throttle.guess(user, client, now).err()
+    /// Failures at these seconds.
+    fn at(seconds: &[i64]) -> Vec<i64> {
+        seconds.iter().map(|s| s * SECOND).collect()
     }
 
     #[test]
     fn the_sixth_quick_failure_waits_until_the_first_is_a_minute_old() {
-        let throttle = Arc::new(Throttle::default());
-        let start = Instant::now();
-        let client = Some(IpAddr::from([203, 0, 113, 7]));
-        for second in 0..5 {
-            assert_eq!(
-                wait(&throttle, Some("acme/alice"), client, at(start, second)),
-                None
-            );
-            fail(&throttle, Some("acme/alice"), client, at(start, second));
-        }
+        let five = at(&[0, 1, 2, 3, 4]);
+        assert_eq!(rule(&[at(&[0, 1, 2, 3])], 5 * SECOND), None);
         assert_eq!(
-            wait(&throttle, Some("acme/alice"), client, at(start, 10)),
+            rule(std::slice::from_ref(&five), 10 * SECOND),
             Some(Duration::from_secs(50))
         );
         assert_eq!(
-            wait(&throttle, Some("acme/alice"), client, at(start, 60)),
-            None
+            rule(std::slice::from_ref(&five), 59 * SECOND + 999),
+            Some(Duration::from_millis(1))
+        );
+        assert_eq!(rule(&[five], 60 * SECOND), None);
+        assert_eq!(
+            rule(&[at(&[0, 10, 20, 30, 40, 50])], 65 * SECOND),
+            Some(Duration::from_secs(5)),
+            "the oldest of the five in the window counts"
+        );
+        assert_eq!(
+            rule(&[vec![0; 5]], 0),
+            Some(WINDOW),
+            "five at once wait a whole window"
         );
     }
 
     #[test]
-    fn guesses_being_checked_count_so_a_sixth_at_once_waits_and_a_dropped_one_gives_its_place_back()
-    {
-        let throttle = Arc::new(Throttle::default());
-        let start = Instant::now();
-        let address = IpAddr::from([203, 0, 113, 8]);
-        let client = Some(address);
-        let checking: Vec<Guess> = (0..5)
-            .map(|_| {
-                throttle
-                    .guess(Some("acme/alice"), client, start)
-                    .expect("a place")
-            })
-            .collect();
+    fn the_longest_wait_of_the_user_and_the_address_holds_a_sign_in_back() {
+        let user = at(&[0, 1, 2, 3, 4]);
+        let address = at(&[20, 21, 22, 23, 24]);
         assert_eq!(
-            wait(&throttle, Some("acme/alice"), client, start),
-            Some(WINDOW)
-        );
-        assert!(
-            wait(&throttle, Some("acme/bob"), client, start).is_some(),
-            "the address is full too"
-        );
-        let mut checking = checking.into_iter();
-        checking.next().expect("a guess").right();
-        assert_eq!(
-            wait(&throttle, Some("acme/alice"), client, start),
-            None,
-            "a right password forgets the user's failures"
+            rule(&[user.clone(), address], 30 * SECOND),
+            Some(Duration::from_secs(50))
         );
         assert_eq!(
-            wait(&throttle, Some("acme/bob"), client, start),
-            None,
-            "and gives its address's place back"
+            rule(&[user, Vec::new()], 30 * SECOND),
+            Some(Duration::from_secs(30))
         );
-        drop(checking.next());
-        let wrong = checking.next().expect("a guess");
-        wrong.wrong();
-        assert_eq!(
-            throttle.lock().clients.get(&address).map(VecDeque::len),
-            Some(3),
-            "of the four left, a dropped guess gave its place back and a wrong one kept it"
-        );
-    }
-
-    #[test]
-    fn another_address_is_still_held_back_by_the_users_count_and_the_reverse() {
-        let throttle = Arc::new(Throttle::default());
-        let start = Instant::now();
-        for second in 0..5 {
-            fail(
-                &throttle,
-                Some("acme/alice"),
-                Some(IpAddr::from([10, 0, 0, second as u8])),
-                at(start, second),
-            );
-        }
-        let fresh = Some(IpAddr::from([10, 0, 1, 1]));
-        assert!(wait(&throttle, Some("acme/alice"), fresh, at(start, 5)).is_some());
-        assert_eq!(wait(&throttle, Some("acme/bob"), fresh, at(start, 5)), None);
-
-        let guesser = Some(IpAddr::from([198, 51, 100, 1]));
-        for second in 0..5 {
-            fail(&throttle, None, guesser, at(start, second));
-        }
-        assert!(wait(&throttle, Some("acme/bob"), guesser, at(start, 5)).is_some());
-    }
-
-    #[test]
-    fn a_right_password_forgets_the_users_failures_but_not_the_addresss() {
-        let throttle = Arc::new(Throttle::default());
-        let start = Instant::now();
-        let client = Some(IpAddr::from([192, 0, 2, 1]));
-        for second in 0..4 {
-            fail(&throttle, Some("acme/alice"), client, at(start, second));
-        }
-        throttle
-            .guess(Some("acme/alice"), client, at(start, 4))
-            .expect("a place")
-            .right();
-        fail(&throttle, Some("acme/alice"), client, at(start, 5));
-        assert!(wait(&throttle, Some("acme/alice"), None, at(start, 6)).is_none());
-        assert!(wait(&throttle, None, client, at(start, 6)).is_some());
+        assert_eq!(rule(&[Vec::new(), Vec::new()], 0), None);
+        assert_eq!(rule(&[], 0), None);
     }
 
     #[test]
     fn ipv6_addresses_in_one_64_count_as_one_client() {
-        let throttle = Arc::new(Throttle::default());
-        let start = Instant::now();
-        for n in 0..5u16 {
-            let address: IpAddr = std::net::Ipv6Addr::new(0x2001, 0xdb8, 1, 2, n, n, n, n).into();
-            fail(&throttle, None, Some(address), at(start, 0));
-        }
+        let address: IpAddr = std::net::Ipv6Addr::new(0x2001, 0xdb8, 1, 2, 3, 4, 5, 6).into();
         let sibling: IpAddr = std::net::Ipv6Addr::new(0x2001, 0xdb8, 1, 2, 9, 9, 9, 9).into();
-        let stranger: IpAddr = std::net::Ipv6Addr::new(0x2001, 0xdb8, 1, 3, 9, 9, 9, 9).into();
-        assert!(wait(&throttle, None, Some(sibling), at(start, 1)).is_some());
-        assert!(wait(&throttle, None, Some(stranger), at(start, 1)).is_none());
+        let stranger: IpAddr = std::net::Ipv6Addr::new(0x2001, 0xdb8, 1, 3, 3, 4, 5, 6).into();
+        assert_eq!(client_key(address), "client 2001:db8:1:2::");
+        assert_eq!(client_key(address), client_key(sibling));
+        assert_ne!(client_key(address), client_key(stranger));
+        assert_eq!(
+            client_key(IpAddr::from([203, 0, 113, 7])),
+            "client 203.0.113.7"
+        );
+    }
+
+    fn throttle() -> Throttle {
+        Throttle::new(AsyncStorage::new(Arc::new(
+            SqliteStorage::in_memory().expect("a database"),
+        )))
+    }
+
+    /// How long a sign-in would wait now; one that would not wait gives its places back.
+    async fn wait(
+        throttle: &Throttle,
+        user: Option<&str>,
+        client: Option<IpAddr>,
+    ) -> Option<Duration> {
+        match throttle.guess(user, client).await.expect("storage works") {
+            Ok(guess) => {
+                guess.give_back().await;
+                None
+            }
+            Err(wait) => Some(wait),
+        }
+    }
+
+    async fn fail(throttle: &Throttle, user: Option<&str>, client: Option<IpAddr>) {
+        throttle
+            .guess(user, client)
+            .await
+            .expect("storage works")
+            .expect("may be tried")
+            .wrong();
+    }
+
+    #[tokio::test]
+    async fn guesses_being_checked_count_so_a_sixth_at_once_waits_and_a_dropped_one_gives_its_place_back()
+     {
+        let throttle = throttle();
+        let client = Some(IpAddr::from([203, 0, 113, 8]));
+        let mut checking = Vec::new();
+        for _ in 0..5 {
+            checking.push(
+                throttle
+                    .guess(Some("acme/alice"), client)
+                    .await
+                    .expect("storage works")
+                    .expect("a place"),
+            );
+        }
+        let waited = wait(&throttle, Some("acme/alice"), client)
+            .await
+            .expect("the sixth waits");
+        assert!(waited > WINDOW - Duration::from_secs(5), "{waited:?}");
+        assert!(
+            wait(&throttle, Some("acme/bob"), client).await.is_some(),
+            "the address is full too"
+        );
+        let mut checking = checking.into_iter();
+        checking.next().expect("a guess").right().await;
+        assert_eq!(
+            wait(&throttle, Some("acme/alice"), client).await,
+            None,
+            "a right password forgets the user's failures"
+        );
+        checking.next().expect("a guess").give_back().await;
+        checking.next().expect("a guess").wrong();
+        // Of the address's five places, the right one and the given-back one are free again:
+        // two more sign-ins from it may be checked, and the third waits.
+        fail(&throttle, Some("acme/bob"), client).await;
+        fail(&throttle, Some("acme/bob"), client).await;
+        assert!(wait(&throttle, Some("acme/carol"), client).await.is_some());
+        drop(checking);
+    }
+
+    #[tokio::test]
+    async fn a_guess_dropped_unsettled_gives_its_places_back_in_the_background() {
+        let throttle = throttle();
+        let client = Some(IpAddr::from([203, 0, 113, 9]));
+        for _ in 0..5 {
+            drop(
+                throttle
+                    .guess(Some("acme/alice"), client)
+                    .await
+                    .expect("storage works")
+                    .expect("a place"),
+            );
+        }
+        for _ in 0..100 {
+            if wait(&throttle, Some("acme/alice"), client).await.is_none() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the dropped guesses' places were not given back");
+    }
+
+    #[tokio::test]
+    async fn another_address_is_still_held_back_by_the_users_count_and_the_reverse() {
+        let throttle = throttle();
+        for n in 0..5 {
+            fail(
+                &throttle,
+                Some("acme/alice"),
+                Some(IpAddr::from([10, 0, 0, n])),
+            )
+            .await;
+        }
+        let fresh = Some(IpAddr::from([10, 0, 1, 1]));
+        assert!(wait(&throttle, Some("acme/alice"), fresh).await.is_some());
+        assert_eq!(wait(&throttle, Some("acme/bob"), fresh).await, None);
+
+        let guesser = Some(IpAddr::from([198, 51, 100, 1]));
+        for _ in 0..5 {
+            fail(&throttle, None, guesser).await;
+        }
+        assert!(wait(&throttle, Some("acme/bob"), guesser).await.is_some());
+    }
+
+    #[tokio::test]
+    async fn a_right_password_forgets_the_users_failures_but_not_the_addresss() {
+        let throttle = throttle();
+        let client = Some(IpAddr::from([192, 0, 2, 1]));
+        for _ in 0..4 {
+            fail(&throttle, Some("acme/alice"), client).await;
+        }
+        throttle
+            .guess(Some("acme/alice"), client)
+            .await
+            .expect("storage works")
+            .expect("a place")
+            .right()
+            .await;
+        fail(&throttle, Some("acme/alice"), client).await;
+        assert!(wait(&throttle, Some("acme/alice"), None).await.is_none());
+        assert!(wait(&throttle, None, client).await.is_some());
     }
 }

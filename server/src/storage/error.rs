@@ -50,7 +50,7 @@ pub enum StorageError {
     )]
     Postgres(#[from] postgres::Error),
     #[error(
-        "`{url}` is not a PostgreSQL connection URL ({source}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+        "`{url}` is not a PostgreSQL connection URL ({source}); write it as postgres://USER@HOST:PORT/DATABASE?sslmode=verify-full&sslrootcert=CA.pem"
     )]
     PostgresConnect {
         url: String,
@@ -60,6 +60,47 @@ pub enum StorageError {
         "cannot reach the PostgreSQL database {url} ({detail}); check that it runs, that the host and port are right, and that the user may connect"
     )]
     PostgresUnreachable { url: String, detail: String },
+    #[error(
+        "the --database URL {url} cannot be used: {problem} (docs/deploy.md, \"TLS to PostgreSQL\")"
+    )]
+    PostgresTlsSetting { url: String, problem: String },
+    #[error(
+        "cannot use {} as the certificate authority of the PostgreSQL server (sslrootcert): {problem}; give sslrootcert the PEM file of the authority that signed the server's certificate",
+        .path.display()
+    )]
+    PostgresCaFile { path: PathBuf, problem: String },
+    #[error(
+        "the PostgreSQL server at {url} presented a certificate that the certificate authority in {ca} did not sign ({detail}); give sslrootcert the authority that signed the server's certificate, or check that --database names the right server"
+    )]
+    PostgresCertificateUntrusted {
+        url: String,
+        ca: String,
+        detail: String,
+    },
+    #[error(
+        "the PostgreSQL server's certificate is not for {host}, the host --database connects to ({detail}); connect by a name the certificate holds, or have its certificate made for {host}"
+    )]
+    PostgresCertificateWrongHost {
+        url: String,
+        host: String,
+        detail: String,
+    },
+    #[error(
+        "the TLS connection to the PostgreSQL server at {url} failed ({detail}); check the server's certificate and that it accepts TLS 1.2 or 1.3"
+    )]
+    PostgresTls { url: String, detail: String },
+    #[error(
+        "the PostgreSQL server at {url} does not accept TLS, which sslmode={mode} requires; turn on ssl in its postgresql.conf, or check that --database names the right server"
+    )]
+    PostgresWithoutTls { url: String, mode: String },
+    #[error(
+        "the PostgreSQL server at {url} refused an unencrypted connection ({detail}); connect with TLS: add sslmode=verify-full&sslrootcert=CA.pem to --database (docs/deploy.md, \"TLS to PostgreSQL\")"
+    )]
+    PostgresNeedsTls { url: String, detail: String },
+    #[error(
+        "the PostgreSQL server at {url} refused the password of user `{user}`; check the password given in PORTAL_DATABASE_PASSWORD, in the file --database-password-file names, or in the URL"
+    )]
+    PostgresPasswordRefused { url: String, user: String },
     #[error(
         "no connection to the PostgreSQL database is free or it stopped answering ({detail}); retry, and check the database if it happens again"
     )]
@@ -72,9 +113,17 @@ pub enum StorageError {
         source: postgres::Error,
     },
     #[error(
-        "the database has schema version {found}, but this build knows versions up to {known}; run the newer Portal that wrote it, or restore a backup"
+        "the {database} database has schema version {found}, but this build (Portal {build}) knows versions up to {known}: a newer Portal migrated it; run that newer build (on every replica), or restore the backup taken before the upgrade to go back to this one",
+        build = env!("CARGO_PKG_VERSION")
     )]
-    SchemaTooNew { found: u32, known: u32 },
+    SchemaTooNew {
+        /// `SQLite` or `PostgreSQL`.
+        database: &'static str,
+        /// The version the database holds.
+        found: u32,
+        /// The newest version this build knows.
+        known: u32,
+    },
     #[error(
         "migrating the database to schema version {version} failed: {source}; nothing was changed, so restore a backup if the file was edited outside Portal"
     )]

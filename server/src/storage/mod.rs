@@ -29,7 +29,7 @@ use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnKind, TurnSt
 use serde::{Deserialize, Serialize};
 
 pub use error::StorageError;
-pub use location::{Location, LocationError};
+pub use location::{Location, LocationError, PASSWORD_VARIABLE, PasswordError, PasswordSources};
 pub use lock::{DataLock, LOCK_FILE};
 pub use off_thread::AsyncStorage;
 pub use postgres::schema::{
@@ -37,6 +37,40 @@ pub use postgres::schema::{
 };
 pub use postgres::{LOG_CHANNEL, LeaseHolder, LogOp, PostgresStorage};
 pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
+
+/// The schema versions this build knows and migrates a database to, one per database: what
+/// `portal --version` prints, and what a readiness probe may report. A database a newer build
+/// migrated further is refused at start ([`StorageError::SchemaTooNew`]).
+pub const SCHEMA_VERSIONS: SchemaVersions = SchemaVersions {
+    sqlite: SCHEMA_VERSION,
+    postgres: POSTGRES_SCHEMA_VERSION,
+};
+
+/// A schema version for each database ([`SCHEMA_VERSIONS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SchemaVersions {
+    /// SQLite's, kept in `PRAGMA user_version`.
+    pub sqlite: u32,
+    /// PostgreSQL's, kept in the table `portal_schema`.
+    pub postgres: u32,
+}
+
+impl SchemaVersions {
+    /// The version for the database at `location`.
+    pub fn of(&self, location: &Location) -> u32 {
+        match location {
+            Location::Sqlite(_) => self.sqlite,
+            Location::Postgres(_) => self.postgres,
+        }
+    }
+}
+
+/// `SQLite 3, PostgreSQL 2`.
+impl fmt::Display for SchemaVersions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SQLite {}, PostgreSQL {}", self.sqlite, self.postgres)
+    }
+}
 
 /// The data folder used when `--data` is not given.
 pub const DEFAULT_DATA_DIR: &str = "./portal-data";
@@ -248,9 +282,47 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Removes the sessions that expired before `now_ms`, and returns how many.
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64>;
 
+    /// Takes a place among the failed sign-ins of each of `keys` for a sign-in about to be
+    /// checked, if `rule` lets it try. Under a lock on the keys (sign-ins at once, on every
+    /// replica, take turns): removes the failures older than `window_ms` (of every key), reads
+    /// the failures left of each key, oldest first, with the time now by the database's clock,
+    /// and asks `rule`. When it lets the sign-in try, records a failure now against each key
+    /// and returns their ids, in the keys' order; else how long to wait.
+    fn take_sign_in_places(
+        &self,
+        keys: &[String],
+        window_ms: i64,
+        rule: ThrottleRule,
+    ) -> Result<SignInPlaces>;
+
+    /// Removes every failure of `keys`, and the failures `places` ([`Storage::take_sign_in_places`]'s
+    /// ids): a right password forgets its user's failures and gives its address's place back; a
+    /// sign-in never checked gives its places back. Removing what is gone does nothing.
+    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()>;
+
+    /// The schema version the database holds now. It is [`SCHEMA_VERSIONS`]'s for this
+    /// database once opened, unless a newer build has migrated it since: a replica still
+    /// running on it is then older than its database (a readiness probe can say so).
+    fn schema_version(&self) -> Result<u32>;
+
     /// How many reads, and how many writes, [`AsyncStorage`] runs on the blocking pool at once;
     /// calls beyond that wait in order as tasks, not as blocked threads.
     fn calls_at_once(&self) -> usize;
+}
+
+/// The rule a sign-in is judged by (`sessions::throttle::rule`), given the failures of each of its
+/// keys (times in milliseconds, oldest first) and the time now: `None` lets it try, `Some(wait)`
+/// refuses it for that long. Storage runs it inside the transaction that takes the places, so
+/// the rule is written once and each database holds only its statements.
+pub type ThrottleRule = fn(failures: &[Vec<i64>], now_ms: i64) -> Option<std::time::Duration>;
+
+/// What [`Storage::take_sign_in_places`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignInPlaces {
+    /// The sign-in may be checked: the ids of the failures recorded for it, one per key.
+    Taken(Vec<i64>),
+    /// It may not, for this long.
+    Wait(std::time::Duration),
 }
 
 /// A conversation's id: opaque text, unguessable for the SQLite store.

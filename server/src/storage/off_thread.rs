@@ -12,7 +12,8 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    NewTurn, Owner, PausedClaim, RecentTurns, Result, Storage, StorageError, StoredSession, Usage,
+    NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, Storage, StorageError,
+    StoredSession, ThrottleRule, Usage,
 };
 
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
@@ -353,5 +354,31 @@ impl AsyncStorage {
     pub async fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.run(Lane::Write, move |s| s.remove_expired_sessions(now_ms))
             .await
+    }
+
+    /// See [`Storage::take_sign_in_places`].
+    pub async fn take_sign_in_places(
+        &self,
+        keys: Vec<String>,
+        window_ms: i64,
+        rule: ThrottleRule,
+    ) -> Result<SignInPlaces> {
+        self.run(Lane::Write, move |s| {
+            s.take_sign_in_places(&keys, window_ms, rule)
+        })
+        .await
+    }
+
+    /// See [`Storage::forget_sign_in_failures`].
+    pub async fn forget_sign_in_failures(&self, keys: Vec<String>, places: Vec<i64>) -> Result<()> {
+        self.run(Lane::Write, move |s| {
+            s.forget_sign_in_failures(&keys, &places)
+        })
+        .await
+    }
+
+    /// See [`Storage::schema_version`].
+    pub async fn schema_version(&self) -> Result<u32> {
+        self.run(Lane::Read, |s| s.schema_version()).await
     }
 }

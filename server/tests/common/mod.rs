@@ -178,7 +178,18 @@ impl Output {
 /// once it says where it serves, or what it wrote if it stopped before (or said nothing for
 /// 60 s).
 pub fn spawn_portal_with(store: Store<'_>, pace: &str, more: &[&str]) -> Result<Spawned, String> {
+    spawn_portal_with_env(store, pace, more, &[])
+}
+
+/// [`spawn_portal_with`] with `env` added to its environment.
+pub fn spawn_portal_with_env(
+    store: Store<'_>,
+    pace: &str,
+    more: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Spawned, String> {
     let mut child = portal_serve(store, pace, more)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Statement, Transaction};
+use postgres::{Client, Row, Statement, Transaction};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// A connection with the statements it prepared, by their SQL.
 pub(super) struct Connection {
@@ -14,9 +15,16 @@ pub(super) struct Connection {
 }
 
 /// Makes and checks the pool's connections.
-#[derive(Debug)]
 pub(super) struct Manager {
     pub config: postgres::Config,
+    /// Each connection's TLS, as the URL's `sslmode` asks (`target.rs`).
+    pub tls: MakeRustlsConnect,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager").finish_non_exhaustive()
+    }
 }
 
 impl r2d2::ManageConnection for Manager {
@@ -25,7 +33,7 @@ impl r2d2::ManageConnection for Manager {
 
     fn connect(&self) -> Result<Connection, postgres::Error> {
         Ok(Connection {
-            client: self.config.connect(NoTls)?,
+            client: self.config.connect(self.tls.clone())?,
             statements: HashMap::new(),
         })
     }

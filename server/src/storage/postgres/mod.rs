@@ -8,6 +8,7 @@ mod conversations;
 mod load;
 mod replicas;
 mod sessions;
+mod target;
 
 pub mod schema;
 
@@ -21,6 +22,7 @@ use postgres::Row;
 use postgres::types::ToSql;
 
 use connection::{Manager, Tx};
+use target::Target;
 
 use super::assemble::{
     self, Turns, check_user_message, folded, not_found, reading_failed, require_open,
@@ -29,11 +31,10 @@ use super::assemble::{
 use super::codec::{
     attachment_kind, integer, kind_name, parse_name, parse_status, position, to_json,
 };
-use super::location::redacted;
 use super::{
     AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
     ConversationQuery, ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result,
-    Storage, StorageError, StoredSession, TurnRef, Usage, UsageRecord,
+    SignInPlaces, Storage, StorageError, StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -41,8 +42,7 @@ use super::{
 /// default of 100 connections for a handful of replicas (each also keeps one to listen on).
 const POOL_SIZE: u32 = 16;
 
-/// How long a call waits for a free connection, or for the database to answer a connect, before
-/// it fails.
+/// How long a call waits for a free connection before it fails.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 type Pool = r2d2::Pool<Manager>;
@@ -56,22 +56,23 @@ type Pool = r2d2::Pool<Manager>;
 pub struct PostgresStorage {
     /// Always there; taken only when dropped.
     pool: Option<Pool>,
-    /// The URL it connects to, password included.
-    url: String,
+    /// The database it connects to, and how (TLS).
+    target: Target,
 }
 
 /// Shown without the password.
 impl std::fmt::Debug for PostgresStorage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresStorage")
-            .field("url", &redacted(&self.url))
+            .field("url", &self.target.shown)
             .finish_non_exhaustive()
     }
 }
 
 impl PostgresStorage {
-    /// Connects to the database at `url` (`postgres://user:password@host:port/database`), and
-    /// brings its schema up to date.
+    /// Connects to the database at `url` (`postgres://user:password@host:port/database`, with
+    /// `sslmode` and `sslrootcert` for TLS), and brings its schema up to date. A first connection
+    /// is made before the pool, so a refusal says why (a certificate, the password, TLS) at once.
     pub fn connect(url: &str) -> Result<Self> {
         std::thread::scope(|scope| {
             scope
@@ -82,36 +83,28 @@ impl PostgresStorage {
     }
 
     fn connect_here(url: &str) -> Result<Self> {
-        let mut config: postgres::Config =
-            url.parse()
-                .map_err(|source| StorageError::PostgresConnect {
-                    url: redacted(url),
-                    source,
-                })?;
-        config.connect_timeout(CONNECT_TIMEOUT);
-        config.application_name("portal");
-        let manager = Manager { config };
+        let target = Target::parse(url)?;
+        let manager = Manager {
+            config: target.config.clone().into(),
+            tls: target.tls.clone(),
+        };
+        let mut first = first_connection(&manager, &target)?;
+        schema::migrate(&mut first)?;
+        drop(first);
+        let unreachable = |error: r2d2::Error| StorageError::PostgresUnreachable {
+            url: target.shown.clone(),
+            detail: error.to_string(),
+        };
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(1))
             .connection_timeout(CONNECT_TIMEOUT)
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build(manager)
-            .map_err(|error| StorageError::PostgresUnreachable {
-                url: redacted(url),
-                detail: error.to_string(),
-            })?;
-        let mut client = pool
-            .get()
-            .map_err(|error| StorageError::PostgresUnreachable {
-                url: redacted(url),
-                detail: error.to_string(),
-            })?;
-        schema::migrate(&mut client)?;
-        drop(client);
+            .map_err(unreachable)?;
         Ok(PostgresStorage {
             pool: Some(pool),
-            url: url.to_string(),
+            target,
         })
     }
 
@@ -139,6 +132,31 @@ impl PostgresStorage {
             .map_err(|error| StorageError::PostgresUnavailable {
                 detail: error.to_string(),
             })
+    }
+}
+
+/// The first connection to the database. A server that cannot be reached yet, or is still
+/// starting, is tried again until [`CONNECT_TIMEOUT`], as the pool would; what trying again
+/// cannot change (a certificate, TLS, the password, a database that is not there) is said at
+/// once.
+fn first_connection(manager: &Manager, target: &Target) -> Result<connection::Connection> {
+    let deadline = std::time::Instant::now() + CONNECT_TIMEOUT;
+    loop {
+        let error = match r2d2::ManageConnection::connect(manager) {
+            Ok(connection) => return Ok(connection),
+            Err(error) => error,
+        };
+        let starting = error
+            .as_db_error()
+            .is_none_or(|db| *db.code() == postgres::error::SqlState::CANNOT_CONNECT_NOW);
+        let refused = target.refused(&error);
+        let again = starting
+            && matches!(refused, StorageError::PostgresUnreachable { .. })
+            && std::time::Instant::now() < deadline;
+        if !again {
+            return Err(refused);
+        }
+        std::thread::sleep(Duration::from_millis(250));
     }
 }
 
@@ -824,8 +842,30 @@ impl Storage for PostgresStorage {
         self.write(|t| sessions::revoke(t, id_sha256))
     }
 
+    fn schema_version(&self) -> Result<u32> {
+        self.read(|t| {
+            let version: i64 = t
+                .query_one("SELECT version FROM portal_schema", &[])?
+                .get(0);
+            Ok(u32::try_from(version).unwrap_or(u32::MAX))
+        })
+    }
+
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|t| sessions::remove_expired(t, now_ms))
+    }
+
+    fn take_sign_in_places(
+        &self,
+        keys: &[String],
+        window_ms: i64,
+        rule: ThrottleRule,
+    ) -> Result<SignInPlaces> {
+        self.write(|t| sessions::take_places(t, keys, window_ms, rule))
+    }
+
+    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()> {
+        self.write(|t| sessions::forget(t, keys, places))
     }
 
     /// **Decision:** 6 reads and 6 writes: together with a replica's own calls (publishing,

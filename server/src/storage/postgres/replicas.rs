@@ -261,8 +261,13 @@ impl PostgresStorage {
         })
     }
 
-    /// The database's URL, for a replica's listening connection.
-    pub fn listen_url(&self) -> &str {
-        &self.url
+    /// How a replica's listening connection connects: the pool's settings and TLS.
+    pub fn listen_config(
+        &self,
+    ) -> (
+        tokio_postgres::Config,
+        tokio_postgres_rustls::MakeRustlsConnect,
+    ) {
+        (self.target.config.clone(), self.target.tls.clone())
     }
 }

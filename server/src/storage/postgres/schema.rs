@@ -177,6 +177,19 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (conversation_id, turn, messages, call_id)
     );
     "#,
+    // Version 3: failed sign-ins, counted in the database so that every replica counts them
+    // together (sessions/throttle.rs holds the rule). A row is one failure, or one sign-in being
+    // checked, against a key (`user ORG/USER` or `client ADDRESS`) at a time by the database's
+    // clock; rows older than the throttle's window are removed as sign-ins come.
+    r#"
+    CREATE TABLE sign_in_failures (
+        id  BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        key TEXT NOT NULL,
+        at  BIGINT NOT NULL
+    );
+    CREATE INDEX sign_in_failures_by_key ON sign_in_failures (key, at);
+    CREATE INDEX sign_in_failures_by_time ON sign_in_failures (at);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one
@@ -195,6 +208,7 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     let found = u32::try_from(found).unwrap_or(u32::MAX);
     if found > SCHEMA_VERSION {
         return Err(StorageError::SchemaTooNew {
+            database: "PostgreSQL",
             found,
             known: SCHEMA_VERSION,
         });

@@ -18,7 +18,7 @@ use super::codec::{
 use super::{
     AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
     ConversationQuery, ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result,
-    Storage, StorageError, StoredSession, TurnRef, Usage, UsageRecord,
+    SignInPlaces, Storage, StorageError, StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
 };
 
 mod conversations;
@@ -760,8 +760,25 @@ impl Storage for SqliteStorage {
         self.write(|c| sessions::revoke(c, id_sha256))
     }
 
+    fn schema_version(&self) -> Result<u32> {
+        self.read(|c| Ok(c.pragma_query_value(None, "user_version", |row| row.get(0))?))
+    }
+
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|c| sessions::remove_expired(c, now_ms))
+    }
+
+    fn take_sign_in_places(
+        &self,
+        keys: &[String],
+        window_ms: i64,
+        rule: ThrottleRule,
+    ) -> Result<SignInPlaces> {
+        self.write(|c| sessions::take_places(c, keys, window_ms, rule))
+    }
+
+    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()> {
+        self.write(|c| sessions::forget(c, keys, places))
     }
 
     /// **Decision:** 2 each: SQLite has one writer and one reader connection, so a second call

@@ -150,6 +150,17 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX blocks_compactions ON blocks (conversation_id, turn) WHERE kind = 'compaction';
     "#,
+    // Version 4: failed sign-ins, as PostgreSQL's version 3 keeps them (sessions/throttle.rs
+    // holds the rule). AUTOINCREMENT: an id a sign-in holds is never given to another row.
+    r#"
+    CREATE TABLE sign_in_failures (
+        id  INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL,
+        at  INTEGER NOT NULL
+    );
+    CREATE INDEX sign_in_failures_by_key ON sign_in_failures (key, at);
+    CREATE INDEX sign_in_failures_by_time ON sign_in_failures (at);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one
@@ -159,6 +170,7 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     let found: u32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
     if found > SCHEMA_VERSION {
         return Err(StorageError::SchemaTooNew {
+            database: "SQLite",
             found,
             known: SCHEMA_VERSION,
         });

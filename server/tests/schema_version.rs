@@ -1,0 +1,79 @@
+//! The schema version a build knows: `portal --version` names it for each database, and a server
+//! started on a database that a newer build migrated further exits at once, saying what it found,
+//! what it knows and what to do (docs/deploy.md, "Upgrades").
+
+mod common;
+mod databases;
+
+use std::process::Command;
+
+use common::{Store, spawn_portal_with};
+use databases::Database;
+use portal_server::storage::SCHEMA_VERSIONS;
+
+#[test]
+fn portal_version_names_the_build_and_the_schema_version_of_each_database() {
+    let output = Command::new(env!("CARGO_BIN_EXE_portal"))
+        .arg("--version")
+        .output()
+        .expect("portal runs");
+    assert!(output.status.success(), "{output:?}");
+    let printed = String::from_utf8(output.stdout).expect("text");
+    assert_eq!(
+        printed,
+        format!(
+            "portal {} (schema versions: SQLite {}, PostgreSQL {})\n",
+            env!("CARGO_PKG_VERSION"),
+            portal_server::storage::SCHEMA_VERSION,
+            portal_server::storage::POSTGRES_SCHEMA_VERSION
+        )
+    );
+    assert_eq!(
+        SCHEMA_VERSIONS.sqlite,
+        portal_server::storage::SCHEMA_VERSION
+    );
+    assert_eq!(
+        SCHEMA_VERSIONS.postgres,
+        portal_server::storage::POSTGRES_SCHEMA_VERSION
+    );
+}
+
+/// Migrates `db`, writes a version one past what this build knows into it, as a newer build's
+/// migration would, and starts `portal serve` on it: it must exit before serving, with the
+/// sentence naming both versions and what to do.
+fn a_start_on_a_database_a_newer_build_migrated_is_refused_with_what_to_do(db: &Database) {
+    drop(db.open());
+    let url = db.url();
+    let location: portal_server::storage::Location = url.parse().expect("a database URL");
+    let known = SCHEMA_VERSIONS.of(&location);
+    db.set_schema_version(known + 1);
+    let refused = match spawn_portal_with(Store::Database(&url), "0", &[]) {
+        Ok(mut spawned) => {
+            let _ = spawned.child.kill();
+            panic!(
+                "portal serve started on a database of schema version {}",
+                known + 1
+            );
+        }
+        Err(output) => output,
+    };
+    let expected = format!(
+        "the {} database has schema version {}, but this build (Portal {}) knows versions up to {known}",
+        db.name(),
+        known + 1,
+        env!("CARGO_PKG_VERSION"),
+    );
+    assert!(refused.contains(&expected), "{refused}");
+    assert!(
+        refused.contains("run that newer build (on every replica), or restore the backup"),
+        "{refused}"
+    );
+    assert!(!refused.contains("panicked"), "{refused}");
+    assert_eq!(
+        db.schema_version(),
+        i64::from(known + 1),
+        "the refused start changed nothing"
+    );
+}
+
+on_every_database!(a_start_on_a_database_a_newer_build_migrated_is_refused_with_what_to_do);
