@@ -98,10 +98,7 @@ pub async fn serve_until(
     lifecycle: lifecycle::Lifecycle,
     stop: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let schema = match config.database {
-        storage::Location::Sqlite(_) => storage::SCHEMA_VERSION,
-        storage::Location::Postgres(_) => storage::POSTGRES_SCHEMA_VERSION,
-    };
+    let schema = storage::SCHEMA_VERSIONS.of(&config.database);
     let front = front::Front::new(lifecycle.clone(), schema, config.http.request_timeout);
     let serving = tokio::spawn(front::serve_connections(
         listener,

@@ -188,9 +188,6 @@ impl Storage for Failing {
     fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>> {
         self.inner.attachment_bytes(org_id, attachment_id)
     }
-    fn reachable(&self) -> Result<()> {
-        self.inner.reachable()
-    }
     fn recover(&self) -> Result<Vec<TurnRef>> {
         self.inner.recover()
     }

@@ -6,6 +6,7 @@ mod common;
 mod databases;
 
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use common::{Store, spawn_portal_with};
 use databases::Database;
@@ -76,4 +77,60 @@ fn a_start_on_a_database_a_newer_build_migrated_is_refused_with_what_to_do(db: &
     );
 }
 
-on_every_database!(a_start_on_a_database_a_newer_build_migrated_is_refused_with_what_to_do);
+/// Serves on `db`, then moves its schema version one past this build's, as a newer build
+/// started on it would (rule D4): `/readyz` says so within its second of caching, naming both
+/// versions, while `/healthz` stays up.
+fn d4_readiness_fails_once_a_newer_build_migrated_the_database_under_a_running_replica(
+    db: &Database,
+) {
+    drop(db.open());
+    let url = db.url();
+    let location: portal_server::storage::Location = url.parse().expect("a database URL");
+    let known = SCHEMA_VERSIONS.of(&location);
+    let mut spawned = spawn_portal_with(Store::Database(&url), "0", &[]).expect("serves");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let probe = |path: &str| {
+        let url = format!("{}{path}", spawned.base);
+        runtime.block_on(async move {
+            let answer = reqwest::get(url).await.expect("answered");
+            let status = answer.status().as_u16();
+            let body: serde_json::Value = answer.json().await.expect("json");
+            (status, body)
+        })
+    };
+    let (status, ready) = probe("/readyz");
+    assert_eq!(
+        (status, &ready["status"]),
+        (200, &"ready".into()),
+        "{ready}"
+    );
+    assert_eq!(ready["schema"], known);
+    db.set_schema_version(known + 1);
+    let started = Instant::now();
+    let refused = loop {
+        let (status, ready) = probe("/readyz");
+        if status == 503 {
+            break ready;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "still ready on a database migrated past it: {ready}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(
+        refused["status"],
+        format!(
+            "database migrated past this build (schema {}, this build knows {known})",
+            known + 1
+        )
+    );
+    assert_eq!(probe("/healthz").0, 200);
+    let _ = spawned.child.kill();
+    let _ = spawned.child.wait();
+}
+
+on_every_database!(
+    a_start_on_a_database_a_newer_build_migrated_is_refused_with_what_to_do,
+    d4_readiness_fails_once_a_newer_build_migrated_the_database_under_a_running_replica,
+);

@@ -38,8 +38,9 @@ struct Inner {
     wait: Duration,
     /// The schema version this build writes to the database it serves.
     schema: u32,
-    /// The last readiness check of the database: when, and whether it answered.
-    checked: tokio::sync::Mutex<Option<(Instant, bool)>>,
+    /// The last readiness check of the database: when, and the schema version it holds if it
+    /// answered.
+    checked: tokio::sync::Mutex<Option<(Instant, Option<u32>)>>,
 }
 
 #[derive(Debug)]
@@ -79,31 +80,37 @@ impl Front {
     }
 
     /// Whether the server can take requests now, and if not, why, in words.
-    async fn readiness(&self) -> Result<(), &'static str> {
+    async fn readiness(&self) -> Result<(), String> {
         let inner = &self.inner;
         match inner.lifecycle.phase() {
-            Phase::Starting => return Err("migrating"),
-            Phase::Stopping | Phase::Closing => return Err("stopping"),
+            Phase::Starting => return Err("migrating".into()),
+            Phase::Stopping | Phase::Closing => return Err("stopping".into()),
             Phase::Ready => {}
         }
         let Some(opened) = inner.opened.get() else {
-            return Err("migrating");
+            return Err("migrating".into());
         };
         let mut checked = inner.checked.lock().await;
-        let reachable = match *checked {
-            Some((at, reachable)) if at.elapsed() < READY_FOR => reachable,
+        let held = match *checked {
+            Some((at, held)) if at.elapsed() < READY_FOR => held,
             _ => {
-                let reachable = tokio::time::timeout(REACHABLE_WITHIN, opened.storage.reachable())
+                let held = tokio::time::timeout(REACHABLE_WITHIN, opened.storage.schema_version())
                     .await
-                    .is_ok_and(|answer| answer.is_ok());
-                *checked = Some((Instant::now(), reachable));
-                reachable
+                    .ok()
+                    .and_then(Result::ok);
+                *checked = Some((Instant::now(), held));
+                held
             }
         };
-        if reachable {
-            Ok(())
-        } else {
-            Err("database unreachable")
+        match held {
+            None => Err("database unreachable".into()),
+            // A newer build migrated the database since this one opened it: this replica may
+            // misread what the newer one writes.
+            Some(held) if held > inner.schema => Err(format!(
+                "database migrated past this build (schema {held}, this build knows {})",
+                inner.schema
+            )),
+            Some(_) => Ok(()),
         }
     }
 }
@@ -113,12 +120,12 @@ async fn healthz() -> Response {
     no_store((StatusCode::OK, axum::Json(json!({ "status": "alive" }))).into_response())
 }
 
-/// Ready: open (its database migrated), the database reachable, and not stopping; else 503,
-/// saying which.
+/// Ready: open (its database migrated), the database reachable and not migrated past this
+/// build, and not stopping; else 503, saying which.
 async fn readyz(State(front): State<Front>) -> Response {
     let schema = front.inner.schema;
     let (status, word) = match front.readiness().await {
-        Ok(()) => (StatusCode::OK, "ready"),
+        Ok(()) => (StatusCode::OK, "ready".to_string()),
         Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
     };
     let body = json!({

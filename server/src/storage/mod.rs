@@ -253,9 +253,6 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// An attachment's uploaded bytes. Another organisation's attachment is not found.
     fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>>;
 
-    /// Answers a trivial query: the database can be reached (the readiness probe, `/readyz`).
-    fn reachable(&self) -> Result<()>;
-
     /// Marks every turn left `running` by a process that stopped as `cut_off` (rule M10) and
     /// returns them. It answers nothing: memory answers a call that never returned (rule M9).
     /// Call it once at start, before serving, while no other process writes to the same store.

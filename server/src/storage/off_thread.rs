@@ -84,11 +84,6 @@ impl AsyncStorage {
         let _all = self.writes.acquire_many(all).await;
     }
 
-    /// See [`Storage::reachable`].
-    pub async fn reachable(&self) -> Result<()> {
-        self.run(Lane::Read, |s| s.reachable()).await
-    }
-
     /// See [`Storage::create_conversation`].
     pub async fn create_conversation(
         &self,

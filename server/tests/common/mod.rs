@@ -61,7 +61,10 @@ pub fn config(
     }
 }
 
-/// Serves `config` in this process on a loopback port.
+/// Serves `config` in this process on a loopback port, once it is ready (`/readyz`).
+///
+/// Requests sent while a server opens its database wait and are then let in together, in no
+/// particular order; tests that count what arrives first start from a ready server.
 pub async fn start_config(config: portal_server::Config) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -72,7 +75,14 @@ pub async fn start_config(config: portal_server::Config) -> Server {
             panic!("server failed: {error:#}");
         }
     });
-    Server::at(base)
+    let server = Server::at(base);
+    let ready = server.url("/readyz");
+    until("the server to be ready", Duration::from_secs(60), || {
+        let answer = server.client.get(&ready).send();
+        async move { answer.await.ok()?.status().is_success().then_some(()) }
+    })
+    .await;
+    server
 }
 
 /// Where a spawned `portal serve` keeps its conversations.

@@ -767,13 +767,6 @@ impl Storage for PostgresStorage {
         })
     }
 
-    fn reachable(&self) -> Result<()> {
-        self.read(|t| {
-            t.query_one("SELECT 1", &[])?;
-            Ok(())
-        })
-    }
-
     fn recover(&self) -> Result<Vec<TurnRef>> {
         self.write(|t| {
             let rows = t.query(

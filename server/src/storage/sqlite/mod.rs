@@ -684,10 +684,6 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn reachable(&self) -> Result<()> {
-        self.read(|c| Ok(c.query_row("SELECT 1", [], |_| Ok(()))?))
-    }
-
     fn recover(&self) -> Result<Vec<TurnRef>> {
         self.write(|c| {
             let mut statement = c.prepare_cached(
