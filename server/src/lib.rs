@@ -1,5 +1,6 @@
 //! Portal's native host: runs turns with portal-core, keeps conversations and streams their blocks.
 
+mod allocator;
 pub mod anthropic;
 pub mod api;
 pub mod attachments;
@@ -98,6 +99,7 @@ pub async fn serve_until(
     lifecycle: lifecycle::Lifecycle,
     stop: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    allocator::return_large_buffers();
     let schema = storage::SCHEMA_VERSIONS.of(&config.database);
     let front = front::Front::new(lifecycle.clone(), schema, config.http.request_timeout);
     let serving = tokio::spawn(front::serve_connections(

@@ -235,12 +235,14 @@ async fn twelve_16_mb_pdfs_of_100000_pages_from_three_users_are_read_two_at_a_ti
     }
     // The server holds the 12 bodies while they arrive and each stored file while it is read,
     // two at a time; the readers' own memory is theirs, each capped at 512 MiB, and gone when
-    // they end. The issue measured 4.63 GB reading them in the server.
+    // they end. The issue measured 4.63 GB reading them in the server; with glibc's moving
+    // mapping threshold (server/src/allocator.rs) it was 352 or 552 MiB from run to run, fixed
+    // it is 239 MiB.
     eprintln!(
         "12 PDFs of {size} bytes: the server's peak rose {growth:.1} MiB, {cpu:?} of CPU with \
          its readers, {wall:?} in all"
     );
-    assert!(growth < 480.0, "the peak rose {growth:.1} MiB");
+    assert!(growth < 320.0, "the peak rose {growth:.1} MiB");
     let waited = Instant::now();
     let settled = loop {
         let (resident, _) = memory();
