@@ -88,8 +88,10 @@ fn kb(bytes: u64) -> String {
 /// for markdown until its layer is within issue 15's 80 KB (the app is 383.4 KB with it;
 /// pulldown-cmark's table of entity names is the remaining lever, docs/bench.md). Sign-in, the sidebar and the chat's comfort took
 /// the app to 357 KB; Leptos' erased components (`.cargo/config.toml`), no resources, one request
-/// function for every answer type and no float printing brought it back to 297 KB.
-const WEB_APP_BUDGET: u64 = (300 + 84) * 1024;
+/// function for every answer type and no float printing brought it back to 297 KB. Asking again
+/// after a 503 while a server restarts and the reason under a cut-off turn (rolling deploys)
+/// took it from 383.8 to 385.6 KB: 4 KB more.
+const WEB_APP_BUDGET: u64 = (300 + 84 + 4) * 1024;
 
 /// Checks the web app in `dist/` (Trunk's release build): its wasm and every JavaScript file.
 pub fn web_app_budget() -> anyhow::Result<()> {
