@@ -3,12 +3,12 @@
 
 use portal_core::attachment::Attachment;
 use portal_core::title::title_from_message;
-use portal_core::{Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind};
+use portal_core::{Block, Message, Role, TraceEntry, Transcript, Turn, TurnKind};
 
 use super::codec::{append_text, parse_json, parse_name, parse_status};
 use super::{
-    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, ListCursor, NewTurn,
-    Result, StorageError,
+    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, ListCursor, Result,
+    StorageError,
 };
 
 /// Which turns of a conversation to load: every turn from `from` on, and turn `also` when it lies
@@ -228,21 +228,6 @@ pub(super) fn title_of(message: &Message) -> String {
     title_from_message(&text.join(" "))
 }
 
-/// Fails unless a new turn opens with the user's message of text blocks.
-pub(super) fn check_user_message(turn: &NewTurn) -> Result<()> {
-    let message = &turn.message;
-    let problem = if message.role != Role::User {
-        "the message given is not the user's"
-    } else if message.blocks.is_empty() {
-        "the message given has no blocks"
-    } else if message.blocks.iter().any(|b| b.kind() != BlockKind::Text) {
-        "the message given carries a block other than text"
-    } else {
-        return Ok(());
-    };
-    Err(StorageError::NotAUserMessage { problem })
-}
-
 /// The metadata a document left `reading` by a stopped process keeps: the same, `failed`.
 /// `None` for anything but a document.
 pub(super) fn reading_failed(metadata: &str) -> Result<Option<String>> {
@@ -266,61 +251,8 @@ pub(super) fn stored_kind(kind: &str) -> Result<&'static str> {
     }
 }
 
-/// A turn's status read back, or which of the conversation and the turn is missing.
-pub(super) fn status_or_missing(
-    status: Option<String>,
-    conversation_exists: impl FnOnce() -> Result<bool>,
-    conversation: &ConversationId,
-    turn: u32,
-) -> Result<portal_core::TurnStatus> {
-    if let Some(status) = status {
-        return parse_status(&status);
-    }
-    Err(if conversation_exists()? {
-        StorageError::TurnNotFound {
-            conversation: conversation.clone(),
-            turn,
-        }
-    } else {
-        not_found(conversation)
-    })
-}
-
 pub(super) fn not_found(conversation: &ConversationId) -> StorageError {
     StorageError::ConversationNotFound {
         conversation: conversation.clone(),
-    }
-}
-
-/// Fails when the turn has ended: an ended turn is never rewritten.
-pub(super) fn require_open(
-    conversation: &ConversationId,
-    turn: u32,
-    status: portal_core::TurnStatus,
-) -> Result<()> {
-    if status.is_open() {
-        Ok(())
-    } else {
-        Err(StorageError::TurnEnded {
-            conversation: conversation.clone(),
-            turn,
-            status,
-        })
-    }
-}
-
-/// Fails unless the turn is running: only a running turn takes messages, blocks and text.
-pub(super) fn require_running(
-    conversation: &ConversationId,
-    turn: u32,
-    status: portal_core::TurnStatus,
-) -> Result<()> {
-    match status {
-        portal_core::TurnStatus::Running => Ok(()),
-        status => Err(StorageError::TurnNotRunning {
-            conversation: conversation.clone(),
-            turn,
-            status,
-        }),
     }
 }

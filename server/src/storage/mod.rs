@@ -19,6 +19,7 @@ mod location;
 mod lock;
 mod off_thread;
 mod postgres;
+mod rules;
 mod sqlite;
 
 use std::fmt;

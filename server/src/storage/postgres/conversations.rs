@@ -2,10 +2,10 @@
 //! (searched or not), one conversation's summary, renaming and deleting.
 
 use super::connection::Tx;
-use portal_core::{Message, TurnStatus};
+use portal_core::TurnStatus;
 use postgres::types::ToSql;
 
-use super::super::assemble::{self, SummaryRow, not_found, summary, title_of};
+use super::super::assemble::{self, SummaryRow, not_found, summary};
 use super::super::{
     ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
     StorageError,
@@ -171,33 +171,6 @@ pub(super) fn delete(t: &mut Tx<'_>, owner: &Owner, conversation: &ConversationI
                 )?;
             }
         }
-    }
-    Ok(())
-}
-
-/// Marks the conversation active now: a turn opened, or changed status.
-pub(super) fn touch(t: &mut Tx<'_>, conversation: &ConversationId) -> Result<()> {
-    t.execute(
-        "UPDATE conversations SET last_activity = GREATEST(last_activity, portal_now_ms())
-         WHERE id = $1",
-        &[&conversation.as_str()],
-    )?;
-    Ok(())
-}
-
-/// Titles an untitled conversation after `message`, its newest user message; a conversation
-/// with a title keeps it.
-pub(super) fn title_after(
-    t: &mut Tx<'_>,
-    conversation: &ConversationId,
-    message: &Message,
-) -> Result<()> {
-    let title = title_of(message);
-    if !title.is_empty() {
-        t.execute(
-            "UPDATE conversations SET title = $2 WHERE id = $1 AND title = ''",
-            &[&conversation.as_str(), &title],
-        )?;
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ mod conversations;
 mod load;
 mod replicas;
 mod sessions;
+mod statements;
 mod target;
 
 pub mod schema;
@@ -17,24 +18,20 @@ pub use replicas::{LOG_CHANNEL, LeaseHolder, LogOp};
 use std::time::Duration;
 
 use portal_core::attachment::Attachment;
-use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
+use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 use postgres::Row;
-use postgres::types::ToSql;
 
 use connection::{Manager, Tx};
+use statements::Statements;
 use target::Target;
 
-use super::assemble::{
-    self, Turns, check_user_message, folded, not_found, reading_failed, require_open,
-    status_or_missing, stored_kind,
-};
-use super::codec::{
-    attachment_kind, integer, kind_name, parse_name, parse_status, position, to_json,
-};
+use super::assemble::{Turns, not_found, reading_failed, stored_kind};
+use super::codec::{attachment_kind, integer, parse_name, position, to_json};
+use super::rules::{self, Statements as _};
 use super::{
-    AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
-    ConversationQuery, ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result,
-    SignInPlaces, Storage, StorageError, StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
+    AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
+    ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, Storage,
+    StorageError, StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -274,77 +271,7 @@ impl Storage for PostgresStorage {
     }
 
     fn open_turn(&self, conversation: &ConversationId, turn: NewTurn) -> Result<u32> {
-        check_user_message(&turn)?;
-        self.write(|t| {
-            let org_id = lock_conversation(t, conversation)?;
-            let id = conversation.as_str();
-            let latest = t.query_opt(
-                "SELECT turn, status FROM turns WHERE conversation_id = $1
-                 ORDER BY turn DESC LIMIT 1",
-                &[&id],
-            )?;
-            let index = match latest {
-                Some(row) => {
-                    let latest = turn_number(row.get(0))?;
-                    if parse_status(row.get(1))? == TurnStatus::Running {
-                        return Err(StorageError::TurnStillRunning {
-                            conversation: conversation.clone(),
-                            turn: latest,
-                        });
-                    }
-                    latest + 1
-                }
-                None => 1,
-            };
-            t.execute(
-                "INSERT INTO turns (conversation_id, turn, kind, status, effort, lease_until)
-                 VALUES ($1, $2, $3, 'running', $4, portal_now_ms() + $5)",
-                &[
-                    &id,
-                    &i64::from(index),
-                    &kind_name(turn.kind),
-                    &turn.effort.map(|e| e.as_str()),
-                    &replicas::UNCLAIMED_LEASE_MS,
-                ],
-            )?;
-            for entry in &turn.trace {
-                insert_trace(t, conversation, index, entry)?;
-            }
-            insert_message(t, conversation, index, 0, Role::User)?;
-            for (b, block) in turn.message.blocks.iter().enumerate() {
-                insert_block(t, conversation, index, 0, b, block)?;
-            }
-            for (a, attachment) in turn.message.attachments.iter().enumerate() {
-                let stored = t
-                    .query_opt(
-                        "SELECT 1 FROM attachments WHERE org_id = $1 AND id = $2",
-                        &[&org_id, &attachment.id()],
-                    )?
-                    .is_some();
-                if !stored {
-                    return Err(StorageError::AttachmentNotFound {
-                        attachment: attachment.id().to_string(),
-                    });
-                }
-                t.execute(
-                    "INSERT INTO message_attachments
-                     (conversation_id, turn, message, position, org_id, attachment_id)
-                     VALUES ($1, $2, 0, $3, $4, $5)",
-                    &[
-                        &id,
-                        &i64::from(index),
-                        &position("attachment position", a)?,
-                        &org_id,
-                        &attachment.id(),
-                    ],
-                )?;
-            }
-            conversations::touch(t, conversation)?;
-            if turn.kind == TurnKind::Chat {
-                conversations::title_after(t, conversation, &turn.message)?;
-            }
-            Ok(index)
-        })
+        self.write(|t| rules::open_turn(&mut Statements(t), conversation, &turn))
     }
 
     fn append_message(
@@ -353,36 +280,7 @@ impl Storage for PostgresStorage {
         turn: u32,
         role: Role,
     ) -> Result<usize> {
-        self.write(|t| {
-            lock_conversation(t, conversation)?;
-            require_running(t, conversation, turn)?;
-            let id = conversation.as_str();
-            let at = i64::from(turn);
-            let last: i64 = t
-                .query_one(
-                    "SELECT MAX(message) FROM messages WHERE conversation_id = $1 AND turn = $2",
-                    &[&id, &at],
-                )?
-                .get(0);
-            let last_has_blocks = t
-                .query_opt(
-                    "SELECT 1 FROM blocks
-                     WHERE conversation_id = $1 AND turn = $2 AND message = $3 LIMIT 1",
-                    &[&id, &at, &last],
-                )?
-                .is_some();
-            let last = place(last)?;
-            if last_has_blocks {
-                insert_message(t, conversation, turn, last + 1, role)?;
-                return Ok(last + 1);
-            }
-            t.execute(
-                "UPDATE messages SET role = $4
-                 WHERE conversation_id = $1 AND turn = $2 AND message = $3",
-                &[&id, &at, &position("message", last)?, &role.as_str()],
-            )?;
-            Ok(last)
-        })
+        self.write(|t| rules::append_message(&mut Statements(t), conversation, turn, role))
     }
 
     fn append_block(
@@ -392,37 +290,7 @@ impl Storage for PostgresStorage {
         message: usize,
         block: &Block,
     ) -> Result<usize> {
-        self.write(|t| {
-            lock_conversation(t, conversation)?;
-            require_running(t, conversation, turn)?;
-            let id = conversation.as_str();
-            let at = i64::from(turn);
-            let message_at = position("message", message)?;
-            let exists = t
-                .query_opt(
-                    "SELECT 1 FROM messages
-                     WHERE conversation_id = $1 AND turn = $2 AND message = $3",
-                    &[&id, &at, &message_at],
-                )?
-                .is_some();
-            if !exists {
-                return Err(StorageError::MessageNotFound {
-                    conversation: conversation.clone(),
-                    turn,
-                    message,
-                });
-            }
-            let next: i64 = t
-                .query_one(
-                    "SELECT COALESCE(MAX(block) + 1, 0) FROM blocks
-                     WHERE conversation_id = $1 AND turn = $2 AND message = $3",
-                    &[&id, &at, &message_at],
-                )?
-                .get(0);
-            let next = place(next)?;
-            insert_block(t, conversation, turn, message, next, block)?;
-            Ok(next)
-        })
+        self.write(|t| rules::append_block(&mut Statements(t), conversation, turn, message, block))
     }
 
     fn append_block_text(
@@ -458,25 +326,9 @@ impl Storage for PostgresStorage {
         }
         // It was not written: say why, from one snapshot.
         drop(connection);
-        let kind = self.read(|t| {
-            require_running(t, conversation, turn)?;
-            Ok(t.query_opt(
-                "SELECT kind FROM blocks
-                 WHERE conversation_id = $1 AND turn = $2 AND message = $3 AND block = $4",
-                &[&id, &at, &message_at, &block_at],
-            )?)
-        })?;
-        match kind {
-            Some(row) => Err(StorageError::NotStreamable {
-                kind: parse_name::<BlockKind>("block kind", row.get(0))?,
-            }),
-            None => Err(StorageError::BlockNotFound {
-                conversation: conversation.clone(),
-                turn,
-                message,
-                block,
-            }),
-        }
+        Err(self.read(|t| {
+            rules::text_refused(&mut Statements(t), conversation, turn, message, block)
+        })?)
     }
 
     fn withdraw_blocks(
@@ -486,27 +338,8 @@ impl Storage for PostgresStorage {
         message: usize,
         from: usize,
     ) -> Result<()> {
-        let message_at = position("message", message)?;
-        let from_at = position("block", from)?;
         self.write(|t| {
-            lock_conversation(t, conversation)?;
-            require_running(t, conversation, turn)?;
-            for table in ["block_chunks", "blocks"] {
-                t.execute(
-                    &format!(
-                        "DELETE FROM {table}
-                         WHERE conversation_id = $1 AND turn = $2 AND message = $3
-                           AND block >= $4"
-                    ),
-                    &[
-                        &conversation.as_str(),
-                        &i64::from(turn),
-                        &message_at,
-                        &from_at,
-                    ],
-                )?;
-            }
-            Ok(())
+            rules::withdraw_blocks(&mut Statements(t), conversation, turn, message, from)
         })
     }
 
@@ -516,23 +349,7 @@ impl Storage for PostgresStorage {
         turn: u32,
         status: TurnStatus,
     ) -> Result<()> {
-        self.write(|t| {
-            lock_conversation(t, conversation)?;
-            let current = turn_status(t, conversation, turn)?;
-            if current == status {
-                return Ok(());
-            }
-            require_open(conversation, turn, current)?;
-            t.execute(
-                "UPDATE turns SET status = $3, changed_at = portal_now_ms()
-                 WHERE conversation_id = $1 AND turn = $2",
-                &[&conversation.as_str(), &i64::from(turn), &status.as_str()],
-            )?;
-            if status != TurnStatus::Running {
-                fold_chunks(t, conversation, turn)?;
-            }
-            conversations::touch(t, conversation)
-        })
+        self.write(|t| rules::set_turn_status(&mut Statements(t), conversation, turn, status))
     }
 
     fn claim_paused(
@@ -542,46 +359,7 @@ impl Storage for PostgresStorage {
         messages: usize,
         claim: PausedClaim,
     ) -> Result<()> {
-        let messages = position("message count", messages)?;
-        self.write(|t| {
-            lock_conversation(t, conversation)?;
-            // The turn's messages are counted as a transcript loads them: up to its last one with
-            // a block (a paused turn has no empty message).
-            let paused = "conversation_id = $1 AND turn = $2 AND status = 'paused'
-                AND (SELECT COALESCE(MAX(message) + 1, 0) FROM blocks
-                     WHERE conversation_id = $1 AND turn = $2) = $3";
-            let (id, turn_at) = (conversation.as_str(), i64::from(turn));
-            let claimed = match claim {
-                // The resumed turn waits for its run's lease.
-                PausedClaim::Resume => t.execute(
-                    &format!(
-                        "UPDATE turns SET status = 'running', changed_at = portal_now_ms(),
-                           lease_replica = NULL, lease_until = portal_now_ms() + $4
-                         WHERE {paused}"
-                    ),
-                    &[&id, &turn_at, &messages, &replicas::UNCLAIMED_LEASE_MS],
-                )?,
-                PausedClaim::CutOff => t.execute(
-                    &format!(
-                        "UPDATE turns SET status = 'cut_off', changed_at = portal_now_ms()
-                         WHERE {paused}"
-                    ),
-                    &[&id, &turn_at, &messages],
-                )?,
-            };
-            if claimed == 1 {
-                if claim == PausedClaim::CutOff {
-                    fold_chunks(t, conversation, turn)?;
-                }
-                return conversations::touch(t, conversation);
-            }
-            let status = turn_status(t, conversation, turn)?;
-            require_open(conversation, turn, status)?;
-            Err(StorageError::AlreadyResumed {
-                conversation: conversation.clone(),
-                turn,
-            })
-        })
+        self.write(|t| rules::claim_paused(&mut Statements(t), conversation, turn, messages, claim))
     }
 
     fn set_context_tokens(
@@ -590,10 +368,7 @@ impl Storage for PostgresStorage {
         turn: u32,
         tokens: u64,
     ) -> Result<()> {
-        self.write(|t| {
-            require_open(conversation, turn, turn_status(t, conversation, turn)?)?;
-            update_context_tokens(t, conversation, turn, tokens)
-        })
+        self.write(|t| rules::set_context_tokens(&mut Statements(t), conversation, turn, tokens))
     }
 
     fn add_trace(
@@ -602,34 +377,11 @@ impl Storage for PostgresStorage {
         turn: u32,
         entry: &TraceEntry,
     ) -> Result<()> {
-        self.write(|t| {
-            lock_conversation(t, conversation)?;
-            require_open(conversation, turn, turn_status(t, conversation, turn)?)?;
-            insert_trace(t, conversation, turn, entry)
-        })
+        self.write(|t| rules::add_trace(&mut Statements(t), conversation, turn, entry))
     }
 
     fn record_usage(&self, conversation: &ConversationId, turn: u32, usage: &Usage) -> Result<()> {
-        self.write(|t| {
-            let status = turn_status(t, conversation, turn)?;
-            t.execute(
-                "INSERT INTO usage
-                 (conversation_id, turn, purpose, model, input_tokens, output_tokens)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-                &[
-                    &conversation.as_str(),
-                    &i64::from(turn),
-                    &usage.purpose.as_str(),
-                    &usage.model,
-                    &integer("input tokens", usage.input_tokens)?,
-                    &integer("output tokens", usage.output_tokens)?,
-                ],
-            )?;
-            if usage.purpose == CallPurpose::Turn && status.is_open() {
-                update_context_tokens(t, conversation, turn, usage.input_tokens)?;
-            }
-            Ok(())
-        })
+        self.write(|t| rules::record_usage(&mut Statements(t), conversation, turn, usage))
     }
 
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>> {
@@ -664,54 +416,7 @@ impl Storage for PostgresStorage {
         bytes: &[u8],
         quota: u64,
     ) -> Result<()> {
-        let metadata = to_json("attachment", attachment)?;
-        let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-        self.write(|t| {
-            // Uploads of one user take turns, so two at once cannot pass the quota together.
-            t.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                &[&format!("quota {} {}", owner.org_id, owner.user_id)],
-            )?;
-            let taken = t
-                .query_opt(
-                    "SELECT 1 FROM attachments WHERE org_id = $1 AND id = $2",
-                    &[&owner.org_id, &attachment.id()],
-                )?
-                .is_some();
-            if taken {
-                return Err(StorageError::AttachmentExists {
-                    attachment: attachment.id().to_string(),
-                });
-            }
-            let used: i64 = t
-                .query_one(
-                    "SELECT COALESCE(SUM(size), 0)::BIGINT FROM attachments
-                     WHERE org_id = $1 AND user_id = $2",
-                    &[&owner.org_id, &owner.user_id],
-                )?
-                .get(0);
-            let used = count(used)?;
-            if used.saturating_add(size) > quota {
-                return Err(StorageError::QuotaExceeded { used, size, quota });
-            }
-            t.execute(
-                "INSERT INTO attachments (org_id, id, user_id, kind, metadata, size)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-                &[
-                    &owner.org_id,
-                    &attachment.id(),
-                    &owner.user_id,
-                    &attachment_kind(attachment),
-                    &metadata,
-                    &integer("attachment size", size)?,
-                ],
-            )?;
-            t.execute(
-                "INSERT INTO attachment_bytes (org_id, id, bytes) VALUES ($1, $2, $3)",
-                &[&owner.org_id, &attachment.id(), &bytes],
-            )?;
-            Ok(())
-        })
+        self.write(|t| rules::put_attachment(&mut Statements(t), owner, attachment, bytes, quota))
     }
 
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()> {
@@ -786,7 +491,7 @@ impl Storage for PostgresStorage {
                 .collect::<Result<Vec<_>>>()?;
             cut_off.sort_by(|a, b| (&a.conversation, a.turn).cmp(&(&b.conversation, b.turn)));
             for turn in &cut_off {
-                fold_chunks(t, &turn.conversation, turn.turn)?;
+                Statements(t).fold_chunks(&turn.conversation, turn.turn)?;
             }
             Ok(cut_off)
         })
@@ -900,17 +605,6 @@ fn unreadable_number(what: &'static str, value: i64) -> StorageError {
     }
 }
 
-/// Locks the conversation's row until the transaction ends, so writes to one conversation take
-/// turns, and returns its organisation.
-fn lock_conversation(t: &mut Tx<'_>, conversation: &ConversationId) -> Result<String> {
-    Ok(t.query_opt(
-        "SELECT org_id FROM conversations WHERE id = $1 FOR UPDATE",
-        &[&conversation.as_str()],
-    )?
-    .ok_or_else(|| not_found(conversation))?
-    .get(0))
-}
-
 /// Fails unless the conversation belongs to `org_id`.
 fn require_conversation(t: &mut Tx<'_>, org_id: &str, conversation: &ConversationId) -> Result<()> {
     t.query_opt(
@@ -919,142 +613,6 @@ fn require_conversation(t: &mut Tx<'_>, org_id: &str, conversation: &Conversatio
     )?
     .map(|_| ())
     .ok_or_else(|| not_found(conversation))
-}
-
-/// The turn's status, or which of the conversation and the turn is missing.
-fn turn_status(c: &mut Tx<'_>, conversation: &ConversationId, turn: u32) -> Result<TurnStatus> {
-    let status: Option<String> = c
-        .query_opt(
-            "SELECT status FROM turns WHERE conversation_id = $1 AND turn = $2",
-            &[&conversation.as_str(), &i64::from(turn)],
-        )?
-        .map(|row| row.get(0));
-    let conversation_exists = || {
-        Ok(c.query_opt(
-            "SELECT 1 FROM conversations WHERE id = $1",
-            &[&conversation.as_str()],
-        )?
-        .is_some())
-    };
-    status_or_missing(status, conversation_exists, conversation, turn)
-}
-
-/// Fails unless the turn is running: only a running turn takes messages, blocks and text.
-fn require_running(c: &mut Tx<'_>, conversation: &ConversationId, turn: u32) -> Result<()> {
-    assemble::require_running(conversation, turn, turn_status(c, conversation, turn)?)
-}
-
-fn insert_message(
-    t: &mut Tx<'_>,
-    conversation: &ConversationId,
-    turn: u32,
-    message: usize,
-    role: Role,
-) -> Result<()> {
-    t.execute(
-        "INSERT INTO messages (conversation_id, turn, message, role) VALUES ($1, $2, $3, $4)",
-        &[
-            &conversation.as_str(),
-            &i64::from(turn),
-            &position("message", message)?,
-            &role.as_str(),
-        ],
-    )?;
-    Ok(())
-}
-
-fn insert_block(
-    t: &mut Tx<'_>,
-    conversation: &ConversationId,
-    turn: u32,
-    message: usize,
-    block: usize,
-    content: &Block,
-) -> Result<()> {
-    t.execute(
-        "INSERT INTO blocks (conversation_id, turn, message, block, kind, body)
-         VALUES ($1, $2, $3, $4, $5, $6)",
-        &[
-            &conversation.as_str(),
-            &i64::from(turn),
-            &position("message", message)?,
-            &position("block", block)?,
-            &content.kind().as_str(),
-            &to_json("block", content)?,
-        ],
-    )?;
-    Ok(())
-}
-
-fn insert_trace(
-    t: &mut Tx<'_>,
-    conversation: &ConversationId,
-    turn: u32,
-    entry: &TraceEntry,
-) -> Result<()> {
-    t.execute(
-        "INSERT INTO trace_entries (conversation_id, turn, position, entry)
-         SELECT $1, $2, COALESCE(MAX(position) + 1, 0), $3 FROM trace_entries
-         WHERE conversation_id = $1 AND turn = $2",
-        &[
-            &conversation.as_str(),
-            &i64::from(turn),
-            &to_json("trace entry", entry)?,
-        ],
-    )?;
-    Ok(())
-}
-
-fn update_context_tokens(
-    t: &mut Tx<'_>,
-    conversation: &ConversationId,
-    turn: u32,
-    tokens: u64,
-) -> Result<()> {
-    t.execute(
-        "UPDATE turns SET context_tokens = $3 WHERE conversation_id = $1 AND turn = $2",
-        &[
-            &conversation.as_str(),
-            &i64::from(turn),
-            &integer("context tokens", tokens)?,
-        ],
-    )?;
-    Ok(())
-}
-
-/// Moves the turn's streamed text into its blocks, once the turn stops streaming, so that a
-/// finished turn is stored as whole blocks.
-fn fold_chunks(t: &mut Tx<'_>, conversation: &ConversationId, turn: u32) -> Result<()> {
-    let id = conversation.as_str();
-    let at = i64::from(turn);
-    for ((message, block), text) in load::chunks(t, conversation, turn)? {
-        let key: [&(dyn ToSql + Sync); 4] = [
-            &id,
-            &at,
-            &position("message", message)?,
-            &position("block", block)?,
-        ];
-        let body: String = t
-            .query_one(
-                "SELECT body FROM blocks
-                 WHERE conversation_id = $1 AND turn = $2 AND message = $3 AND block = $4",
-                &key,
-            )?
-            .get(0);
-        let body = folded(&body, &text)?;
-        let mut params = key.to_vec();
-        params.push(&body);
-        t.execute(
-            "UPDATE blocks SET body = $5
-             WHERE conversation_id = $1 AND turn = $2 AND message = $3 AND block = $4",
-            &params,
-        )?;
-    }
-    t.execute(
-        "DELETE FROM block_chunks WHERE conversation_id = $1 AND turn = $2",
-        &[&id, &at],
-    )?;
-    Ok(())
 }
 
 /// Reads column `index` of a row as a message or block position.

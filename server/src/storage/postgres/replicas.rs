@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 
 use super::super::{ConversationId, Result, TurnRef};
-use super::{PostgresStorage, fold_chunks, place, turn_number};
+use super::statements::Statements;
+use super::{PostgresStorage, place, turn_number};
+use crate::storage::rules::Statements as _;
 
 /// How long a turn that opened or resumed is left to the replica that is about to run it
 /// before anyone may take it for abandoned: a replica takes its lease right after, so this only
@@ -96,7 +98,7 @@ impl PostgresStorage {
             }
             cut_off.sort_by(|a, b| (&a.conversation, a.turn).cmp(&(&b.conversation, b.turn)));
             for at in &cut_off {
-                fold_chunks(t, &at.conversation, at.turn)?;
+                Statements(t).fold_chunks(&at.conversation, at.turn)?;
                 let (conversation, turn) = (at.conversation.as_str(), i64::from(at.turn));
                 let logged = t
                     .query_one(

@@ -5,13 +5,15 @@ use portal_core::TurnStatus;
 use portal_core::{Block, Message};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::assemble::{self, SummaryRow, not_found, summary, title_of};
+use super::super::assemble::{self, SummaryRow, not_found, summary};
 use super::super::codec::parse_json;
 use super::super::{
     ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
     StorageError,
 };
 use super::search::{FINDS, FINDS_IN_TEXT_BLOCK};
+use super::statements::Statements;
+use crate::storage::rules;
 
 /// The columns of a [`ConversationSummary`], for `c` a conversations row.
 const SUMMARY: &str = "c.id, c.title, c.created_at, c.last_activity,
@@ -151,32 +153,6 @@ pub(super) fn delete(c: &Connection, owner: &Owner, conversation: &ConversationI
     Ok(())
 }
 
-/// Marks the conversation active now: a turn opened, or changed status.
-pub(super) fn touch(c: &Connection, conversation: &ConversationId) -> Result<()> {
-    c.prepare_cached(
-        "UPDATE conversations
-         SET last_activity = MAX(last_activity, CAST(unixepoch('subsec') * 1000 AS INTEGER))
-         WHERE id = ?1",
-    )?
-    .execute([conversation.as_str()])?;
-    Ok(())
-}
-
-/// Titles an untitled conversation after `message`, its newest user message (rule of
-/// [`title_from_message`]); a conversation with a title keeps it.
-pub(super) fn title_after(
-    c: &Connection,
-    conversation: &ConversationId,
-    message: &Message,
-) -> Result<()> {
-    let title = title_of(message);
-    if !title.is_empty() {
-        c.prepare_cached("UPDATE conversations SET title = ?2 WHERE id = ?1 AND title = ''")?
-            .execute(params![conversation.as_str(), title])?;
-    }
-    Ok(())
-}
-
 /// Titles every untitled conversation after its first user message, for conversations stored
 /// before conversations had titles.
 pub(super) fn title_untitled(c: &Connection) -> Result<()> {
@@ -204,7 +180,7 @@ pub(super) fn title_untitled(c: &Connection) -> Result<()> {
         }
     }
     for (conversation, message) in messages {
-        title_after(c, &conversation, &message)?;
+        rules::title_after(&mut Statements(c), &conversation, &message)?;
     }
     Ok(())
 }

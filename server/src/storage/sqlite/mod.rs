@@ -5,20 +5,16 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use portal_core::attachment::Attachment;
-use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
+use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::assemble::{
-    self, Turns, check_user_message, folded, not_found, reading_failed, require_open,
-    status_or_missing, stored_kind,
-};
-use super::codec::{
-    attachment_kind, integer, kind_name, parse_json, parse_name, parse_status, position, to_json,
-};
+use super::assemble::{Turns, not_found, reading_failed, stored_kind};
+use super::codec::{attachment_kind, parse_json, parse_name, position, to_json};
+use super::rules::{self, Statements as _};
 use super::{
-    AttachmentRef, CallPurpose, ConversationId, ConversationInfo, ConversationPage,
-    ConversationQuery, ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result,
-    SignInPlaces, Storage, StorageError, StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
+    AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
+    ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, Storage,
+    StorageError, StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
 };
 
 mod conversations;
@@ -26,6 +22,9 @@ mod load;
 mod schema;
 mod search;
 mod sessions;
+mod statements;
+
+use statements::Statements;
 
 pub use schema::SCHEMA_VERSION;
 
@@ -209,79 +208,7 @@ impl Storage for SqliteStorage {
     }
 
     fn open_turn(&self, conversation: &ConversationId, turn: NewTurn) -> Result<u32> {
-        check_user_message(&turn)?;
-        self.write(|c| {
-            let org_id: String = c
-                .prepare_cached("SELECT org_id FROM conversations WHERE id = ?1")?
-                .query_row([conversation.as_str()], |row| row.get(0))
-                .optional()?
-                .ok_or_else(|| not_found(conversation))?;
-            let latest: Option<(u32, String)> = c
-                .prepare_cached(
-                    "SELECT turn, status FROM turns WHERE conversation_id = ?1
-                     ORDER BY turn DESC LIMIT 1",
-                )?
-                .query_row([conversation.as_str()], |row| {
-                    Ok((row.get(0)?, row.get(1)?))
-                })
-                .optional()?;
-            let index = match latest {
-                Some((latest, status)) => {
-                    if parse_status(&status)? == TurnStatus::Running {
-                        return Err(StorageError::TurnStillRunning {
-                            conversation: conversation.clone(),
-                            turn: latest,
-                        });
-                    }
-                    latest + 1
-                }
-                None => 1,
-            };
-            c.prepare_cached(
-                "INSERT INTO turns (conversation_id, turn, kind, status, effort)
-                 VALUES (?1, ?2, ?3, 'running', ?4)",
-            )?
-            .execute(params![
-                conversation.as_str(),
-                index,
-                kind_name(turn.kind),
-                turn.effort.map(|e| e.as_str())
-            ])?;
-            for entry in &turn.trace {
-                insert_trace(c, conversation, index, entry)?;
-            }
-            insert_message(c, conversation, index, 0, Role::User)?;
-            for (b, block) in turn.message.blocks.iter().enumerate() {
-                insert_block(c, conversation, index, 0, b, block)?;
-            }
-            for (a, attachment) in turn.message.attachments.iter().enumerate() {
-                let stored = c
-                    .prepare_cached("SELECT 1 FROM attachments WHERE org_id = ?1 AND id = ?2")?
-                    .exists(params![org_id, attachment.id()])?;
-                if !stored {
-                    return Err(StorageError::AttachmentNotFound {
-                        attachment: attachment.id().to_string(),
-                    });
-                }
-                c.prepare_cached(
-                    "INSERT INTO message_attachments
-                     (conversation_id, turn, message, position, org_id, attachment_id)
-                     VALUES (?1, ?2, 0, ?3, ?4, ?5)",
-                )?
-                .execute(params![
-                    conversation.as_str(),
-                    index,
-                    position("attachment position", a)?,
-                    org_id,
-                    attachment.id()
-                ])?;
-            }
-            conversations::touch(c, conversation)?;
-            if turn.kind == TurnKind::Chat {
-                conversations::title_after(c, conversation, &turn.message)?;
-            }
-            Ok(index)
-        })
+        self.write(|c| rules::open_turn(&mut Statements(c), conversation, &turn))
     }
 
     fn append_message(
@@ -290,38 +217,7 @@ impl Storage for SqliteStorage {
         turn: u32,
         role: Role,
     ) -> Result<usize> {
-        self.write(|c| {
-            require_running(c, conversation, turn)?;
-            let last: usize = c
-                .prepare_cached(
-                    "SELECT MAX(message) FROM messages WHERE conversation_id = ?1 AND turn = ?2",
-                )?
-                .query_row(params![conversation.as_str(), turn], |row| row.get(0))?;
-            let last_has_blocks = c
-                .prepare_cached(
-                    "SELECT 1 FROM blocks WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3",
-                )?
-                .exists(params![
-                    conversation.as_str(),
-                    turn,
-                    position("message", last)?
-                ])?;
-            if last_has_blocks {
-                insert_message(c, conversation, turn, last + 1, role)?;
-                return Ok(last + 1);
-            }
-            c.prepare_cached(
-                "UPDATE messages SET role = ?4
-                 WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3",
-            )?
-            .execute(params![
-                conversation.as_str(),
-                turn,
-                position("message", last)?,
-                role.as_str()
-            ])?;
-            Ok(last)
-        })
+        self.write(|c| rules::append_message(&mut Statements(c), conversation, turn, role))
     }
 
     fn append_block(
@@ -331,32 +227,7 @@ impl Storage for SqliteStorage {
         message: usize,
         block: &Block,
     ) -> Result<usize> {
-        self.write(|c| {
-            require_running(c, conversation, turn)?;
-            let message_at = position("message", message)?;
-            let exists = c
-                .prepare_cached(
-                    "SELECT 1 FROM messages WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3",
-                )?
-                .exists(params![conversation.as_str(), turn, message_at])?;
-            if !exists {
-                return Err(StorageError::MessageNotFound {
-                    conversation: conversation.clone(),
-                    turn,
-                    message,
-                });
-            }
-            let next: usize = c
-                .prepare_cached(
-                    "SELECT COALESCE(MAX(block) + 1, 0) FROM blocks
-                     WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3",
-                )?
-                .query_row(params![conversation.as_str(), turn, message_at], |row| {
-                    row.get(0)
-                })?;
-            insert_block(c, conversation, turn, message, next, block)?;
-            Ok(next)
-        })
+        self.write(|c| rules::append_block(&mut Statements(c), conversation, turn, message, block))
     }
 
     fn append_block_text(
@@ -392,28 +263,13 @@ impl Storage for SqliteStorage {
         if written == 1 {
             return Ok(());
         }
-        require_running(&connection, conversation, turn)?;
-        let kind: Option<String> = connection
-            .prepare_cached(
-                "SELECT kind FROM blocks
-                 WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3 AND block = ?4",
-            )?
-            .query_row(
-                params![conversation.as_str(), turn, message_at, block_at],
-                |row| row.get(0),
-            )
-            .optional()?;
-        match kind {
-            Some(kind) => Err(StorageError::NotStreamable {
-                kind: parse_name::<BlockKind>("block kind", &kind)?,
-            }),
-            None => Err(StorageError::BlockNotFound {
-                conversation: conversation.clone(),
-                turn,
-                message,
-                block,
-            }),
-        }
+        Err(rules::text_refused(
+            &mut Statements(&connection),
+            conversation,
+            turn,
+            message,
+            block,
+        )?)
     }
 
     fn withdraw_blocks(
@@ -423,23 +279,8 @@ impl Storage for SqliteStorage {
         message: usize,
         from: usize,
     ) -> Result<()> {
-        let message_at = position("message", message)?;
-        let from_at = position("block", from)?;
         self.write(|c| {
-            require_running(c, conversation, turn)?;
-            for table in ["block_chunks", "blocks"] {
-                c.prepare_cached(&format!(
-                    "DELETE FROM {table}
-                     WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3 AND block >= ?4"
-                ))?
-                .execute(params![
-                    conversation.as_str(),
-                    turn,
-                    message_at,
-                    from_at
-                ])?;
-            }
-            Ok(())
+            rules::withdraw_blocks(&mut Statements(c), conversation, turn, message, from)
         })
     }
 
@@ -449,21 +290,7 @@ impl Storage for SqliteStorage {
         turn: u32,
         status: TurnStatus,
     ) -> Result<()> {
-        self.write(|c| {
-            let current = turn_status(c, conversation, turn)?;
-            if current == status {
-                return Ok(());
-            }
-            require_open(conversation, turn, current)?;
-            c.prepare_cached(
-                "UPDATE turns SET status = ?3 WHERE conversation_id = ?1 AND turn = ?2",
-            )?
-            .execute(params![conversation.as_str(), turn, status.as_str()])?;
-            if status != TurnStatus::Running {
-                fold_chunks(c, conversation, turn)?;
-            }
-            conversations::touch(c, conversation)
-        })
+        self.write(|c| rules::set_turn_status(&mut Statements(c), conversation, turn, status))
     }
 
     fn claim_paused(
@@ -473,36 +300,7 @@ impl Storage for SqliteStorage {
         messages: usize,
         claim: PausedClaim,
     ) -> Result<()> {
-        let messages = position("message count", messages)?;
-        self.write(|c| {
-            // The turn's messages are counted as a transcript loads them: up to its last one with
-            // a block (a paused turn has no empty message).
-            let claimed = c
-                .prepare_cached(
-                    "UPDATE turns SET status = ?4
-                     WHERE conversation_id = ?1 AND turn = ?2 AND status = 'paused'
-                       AND (SELECT COALESCE(MAX(message) + 1, 0) FROM blocks
-                            WHERE conversation_id = ?1 AND turn = ?2) = ?3",
-                )?
-                .execute(params![
-                    conversation.as_str(),
-                    turn,
-                    messages,
-                    claim.status().as_str()
-                ])?;
-            if claimed == 1 {
-                if claim == PausedClaim::CutOff {
-                    fold_chunks(c, conversation, turn)?;
-                }
-                return conversations::touch(c, conversation);
-            }
-            let status = turn_status(c, conversation, turn)?;
-            require_open(conversation, turn, status)?;
-            Err(StorageError::AlreadyResumed {
-                conversation: conversation.clone(),
-                turn,
-            })
-        })
+        self.write(|c| rules::claim_paused(&mut Statements(c), conversation, turn, messages, claim))
     }
 
     fn set_context_tokens(
@@ -511,10 +309,7 @@ impl Storage for SqliteStorage {
         turn: u32,
         tokens: u64,
     ) -> Result<()> {
-        self.write(|c| {
-            require_open(conversation, turn, turn_status(c, conversation, turn)?)?;
-            update_context_tokens(c, conversation, turn, tokens)
-        })
+        self.write(|c| rules::set_context_tokens(&mut Statements(c), conversation, turn, tokens))
     }
 
     fn add_trace(
@@ -523,33 +318,11 @@ impl Storage for SqliteStorage {
         turn: u32,
         entry: &TraceEntry,
     ) -> Result<()> {
-        self.write(|c| {
-            require_open(conversation, turn, turn_status(c, conversation, turn)?)?;
-            insert_trace(c, conversation, turn, entry)
-        })
+        self.write(|c| rules::add_trace(&mut Statements(c), conversation, turn, entry))
     }
 
     fn record_usage(&self, conversation: &ConversationId, turn: u32, usage: &Usage) -> Result<()> {
-        self.write(|c| {
-            let status = turn_status(c, conversation, turn)?;
-            c.prepare_cached(
-                "INSERT INTO usage
-                 (conversation_id, turn, purpose, model, input_tokens, output_tokens)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                conversation.as_str(),
-                turn,
-                usage.purpose.as_str(),
-                usage.model,
-                integer("input tokens", usage.input_tokens)?,
-                integer("output tokens", usage.output_tokens)?
-            ])?;
-            if usage.purpose == CallPurpose::Turn && status.is_open() {
-                update_context_tokens(c, conversation, turn, usage.input_tokens)?;
-            }
-            Ok(())
-        })
+        self.write(|c| rules::record_usage(&mut Statements(c), conversation, turn, usage))
     }
 
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>> {
@@ -594,45 +367,7 @@ impl Storage for SqliteStorage {
         bytes: &[u8],
         quota: u64,
     ) -> Result<()> {
-        let metadata = to_json("attachment", attachment)?;
-        let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-        self.write(|c| {
-            let taken = c
-                .prepare_cached("SELECT 1 FROM attachments WHERE org_id = ?1 AND id = ?2")?
-                .exists(params![owner.org_id, attachment.id()])?;
-            if taken {
-                return Err(StorageError::AttachmentExists {
-                    attachment: attachment.id().to_string(),
-                });
-            }
-            // length() of a blob reads its size from the row, not its bytes.
-            let used: u64 = c
-                .prepare_cached(
-                    "SELECT COALESCE(SUM(length(b.bytes)), 0)
-                     FROM attachments a JOIN attachment_bytes b ON b.org_id = a.org_id AND b.id = a.id
-                     WHERE a.org_id = ?1 AND a.user_id = ?2",
-                )?
-                .query_row(params![owner.org_id, owner.user_id], |row| row.get(0))?;
-            if used.saturating_add(size) > quota {
-                return Err(StorageError::QuotaExceeded { used, size, quota });
-            }
-            c.prepare_cached(
-                "INSERT INTO attachments (org_id, id, user_id, kind, metadata)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                owner.org_id,
-                attachment.id(),
-                owner.user_id,
-                attachment_kind(attachment),
-                metadata
-            ])?;
-            c.prepare_cached(
-                "INSERT INTO attachment_bytes (org_id, id, bytes) VALUES (?1, ?2, ?3)",
-            )?
-            .execute(params![owner.org_id, attachment.id(), bytes])?;
-            Ok(())
-        })
+        self.write(|c| rules::put_attachment(&mut Statements(c), owner, attachment, bytes, quota))
     }
 
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()> {
@@ -700,7 +435,7 @@ impl Storage for SqliteStorage {
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             cut_off.sort_by(|a, b| (&a.conversation, a.turn).cmp(&(&b.conversation, b.turn)));
             for turn in &cut_off {
-                fold_chunks(c, &turn.conversation, turn.turn)?;
+                Statements(c).fold_chunks(&turn.conversation, turn.turn)?;
             }
             Ok(cut_off)
         })
@@ -822,135 +557,4 @@ fn require_conversation(c: &Connection, org_id: &str, conversation: &Conversatio
     } else {
         Err(not_found(conversation))
     }
-}
-
-/// The turn's status, or which of the conversation and the turn is missing.
-fn turn_status(c: &Connection, conversation: &ConversationId, turn: u32) -> Result<TurnStatus> {
-    let status: Option<String> = c
-        .prepare_cached("SELECT status FROM turns WHERE conversation_id = ?1 AND turn = ?2")?
-        .query_row(params![conversation.as_str(), turn], |row| row.get(0))
-        .optional()?;
-    let conversation_exists = || {
-        Ok(
-            c.prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?
-                .exists([conversation.as_str()])?,
-        )
-    };
-    status_or_missing(status, conversation_exists, conversation, turn)
-}
-
-/// Fails unless the turn is running: only a running turn takes messages, blocks and text.
-fn require_running(c: &Connection, conversation: &ConversationId, turn: u32) -> Result<()> {
-    assemble::require_running(conversation, turn, turn_status(c, conversation, turn)?)
-}
-
-fn insert_message(
-    c: &Connection,
-    conversation: &ConversationId,
-    turn: u32,
-    message: usize,
-    role: Role,
-) -> Result<()> {
-    c.prepare_cached(
-        "INSERT INTO messages (conversation_id, turn, message, role) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![
-        conversation.as_str(),
-        turn,
-        position("message", message)?,
-        role.as_str()
-    ])?;
-    Ok(())
-}
-
-fn insert_block(
-    c: &Connection,
-    conversation: &ConversationId,
-    turn: u32,
-    message: usize,
-    block: usize,
-    content: &Block,
-) -> Result<()> {
-    c.prepare_cached(
-        "INSERT INTO blocks (conversation_id, turn, message, block, kind, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![
-        conversation.as_str(),
-        turn,
-        position("message", message)?,
-        position("block", block)?,
-        content.kind().as_str(),
-        to_json("block", content)?
-    ])?;
-    Ok(())
-}
-
-fn insert_trace(
-    c: &Connection,
-    conversation: &ConversationId,
-    turn: u32,
-    entry: &TraceEntry,
-) -> Result<()> {
-    c.prepare_cached(
-        "INSERT INTO trace_entries (conversation_id, turn, position, entry)
-         SELECT ?1, ?2, COALESCE(MAX(position) + 1, 0), ?3 FROM trace_entries
-         WHERE conversation_id = ?1 AND turn = ?2",
-    )?
-    .execute(params![
-        conversation.as_str(),
-        turn,
-        to_json("trace entry", entry)?
-    ])?;
-    Ok(())
-}
-
-fn update_context_tokens(
-    c: &Connection,
-    conversation: &ConversationId,
-    turn: u32,
-    tokens: u64,
-) -> Result<()> {
-    c.prepare_cached(
-        "UPDATE turns SET context_tokens = ?3 WHERE conversation_id = ?1 AND turn = ?2",
-    )?
-    .execute(params![
-        conversation.as_str(),
-        turn,
-        integer("context tokens", tokens)?
-    ])?;
-    Ok(())
-}
-
-/// Moves the turn's streamed text into its blocks, once the turn stops streaming, so that a
-/// finished turn is stored as whole blocks.
-fn fold_chunks(c: &Connection, conversation: &ConversationId, turn: u32) -> Result<()> {
-    let chunks = load::chunks(c, conversation, turn)?;
-    for ((message, block), text) in chunks {
-        let message_at = position("message", message)?;
-        let block_at = position("block", block)?;
-        let body: String = c
-            .prepare_cached(
-                "SELECT body FROM blocks
-                 WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3 AND block = ?4",
-            )?
-            .query_row(
-                params![conversation.as_str(), turn, message_at, block_at],
-                |row| row.get(0),
-            )?;
-        c.prepare_cached(
-            "UPDATE blocks SET body = ?5
-             WHERE conversation_id = ?1 AND turn = ?2 AND message = ?3 AND block = ?4",
-        )?
-        .execute(params![
-            conversation.as_str(),
-            turn,
-            message_at,
-            block_at,
-            folded(&body, &text)?
-        ])?;
-    }
-    c.prepare_cached("DELETE FROM block_chunks WHERE conversation_id = ?1 AND turn = ?2")?
-        .execute(params![conversation.as_str(), turn])?;
-    Ok(())
 }

@@ -1,0 +1,508 @@
+//! Storage's rules, written once for both databases: which turn a conversation may open, what a
+//! running turn takes, when a turn's status may change, what an attachment may be stored under
+//! the quota, and which refusal says why. Each database implements [`Statements`], its statements
+//! run inside one of its transactions, and decides nothing itself (docs/storage.md, "One set of
+//! rules").
+
+use portal_core::attachment::Attachment;
+use portal_core::effort::Effort;
+use portal_core::{Block, BlockKind, Message, Role, TraceEntry, TurnKind, TurnStatus};
+
+use super::assemble::{not_found, title_of};
+use super::codec::{parse_name, parse_status};
+use super::{
+    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, StorageError, Usage,
+};
+
+/// One database's statements, run inside one transaction. They read and
+/// write rows as asked and decide nothing: the rules below call them.
+pub(super) trait Statements {
+    /// Locks the conversation's row until the transaction ends, where the database locks rows
+    /// (SQLite's one writer already serialises writes), so writes to one conversation take
+    /// turns; its organisation, or `None` when there is no such conversation.
+    fn lock_conversation(&mut self, conversation: &ConversationId) -> Result<Option<String>>;
+
+    /// Whether the conversation exists.
+    fn conversation_exists(&mut self, conversation: &ConversationId) -> Result<bool>;
+
+    /// The conversation's newest turn and its stored status name.
+    fn latest_turn(&mut self, conversation: &ConversationId) -> Result<Option<(u32, String)>>;
+
+    /// The turn's stored status name, `None` when there is no such turn.
+    fn turn_status(&mut self, conversation: &ConversationId, turn: u32) -> Result<Option<String>>;
+
+    /// Adds the turn, running (and, on PostgreSQL, waiting for a replica's lease).
+    fn insert_turn(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        kind: TurnKind,
+        effort: Option<Effort>,
+    ) -> Result<()>;
+
+    /// Sets the turn's status.
+    fn set_status(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        status: TurnStatus,
+    ) -> Result<()>;
+
+    /// Gives a paused turn whose stored messages number `messages` the status `claim` asks
+    /// for (a resumed turn waits for its run's lease); whether it was such a turn.
+    fn claim_paused(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        messages: usize,
+        claim: PausedClaim,
+    ) -> Result<bool>;
+
+    /// Moves the turn's streamed text into its blocks.
+    fn fold_chunks(&mut self, conversation: &ConversationId, turn: u32) -> Result<()>;
+
+    /// Adds `entry` after the turn's trace.
+    fn insert_trace(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        entry: &TraceEntry,
+    ) -> Result<()>;
+
+    /// Sets the turn's context tokens.
+    fn set_context_tokens(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        tokens: u64,
+    ) -> Result<()>;
+
+    /// The turn's last message's position (a turn always has its user's).
+    fn last_message(&mut self, conversation: &ConversationId, turn: u32) -> Result<usize>;
+
+    /// Whether the message exists.
+    fn message_exists(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+    ) -> Result<bool>;
+
+    /// Whether the message has a block.
+    fn message_has_blocks(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+    ) -> Result<bool>;
+
+    /// Adds an empty message.
+    fn insert_message(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        role: Role,
+    ) -> Result<()>;
+
+    /// Sets a message's role.
+    fn set_message_role(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        role: Role,
+    ) -> Result<()>;
+
+    /// The position after the message's last block.
+    fn next_block(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+    ) -> Result<usize>;
+
+    /// Adds a block.
+    fn insert_block(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+        content: &Block,
+    ) -> Result<()>;
+
+    /// The stored kind name of a block, `None` when there is no such block.
+    fn block_kind(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+    ) -> Result<Option<String>>;
+
+    /// Removes the message's blocks from `from` on, with their streamed text.
+    fn delete_blocks_from(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        from: usize,
+    ) -> Result<()>;
+
+    /// Whether the organisation holds the attachment.
+    fn attachment_stored(&mut self, org_id: &str, attachment_id: &str) -> Result<bool>;
+
+    /// Lists the attachment as the user message's `position`th.
+    fn link_attachment(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        position: usize,
+        org_id: &str,
+        attachment_id: &str,
+    ) -> Result<()>;
+
+    /// Adds a model call's usage to the turn.
+    fn insert_usage(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        usage: &Usage,
+    ) -> Result<()>;
+
+    /// Makes the user's uploads take turns until the transaction ends, where the database runs
+    /// transactions at once (SQLite's one writer already makes them), so two at once cannot
+    /// pass the quota together.
+    fn lock_uploads(&mut self, owner: &Owner) -> Result<()>;
+
+    /// The bytes the user's attachments take.
+    fn attachment_bytes_used(&mut self, owner: &Owner) -> Result<u64>;
+
+    /// Adds the user's attachment and its bytes.
+    fn insert_attachment(
+        &mut self,
+        owner: &Owner,
+        attachment: &Attachment,
+        bytes: &[u8],
+    ) -> Result<()>;
+
+    /// Moves the conversation's last activity to now.
+    fn touch(&mut self, conversation: &ConversationId) -> Result<()>;
+
+    /// Titles the conversation `title` if it has none.
+    fn title_if_untitled(&mut self, conversation: &ConversationId, title: &str) -> Result<()>;
+}
+
+/// Opens the conversation's next turn with its user's message: refused while the newest turn is
+/// running, or when an attachment is not the conversation's organisation's. Returns its number.
+pub(super) fn open_turn(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: &NewTurn,
+) -> Result<u32> {
+    check_user_message(turn)?;
+    let org_id = s
+        .lock_conversation(conversation)?
+        .ok_or_else(|| not_found(conversation))?;
+    let index = match s.latest_turn(conversation)? {
+        Some((latest, status)) => {
+            if parse_status(&status)? == TurnStatus::Running {
+                return Err(StorageError::TurnStillRunning {
+                    conversation: conversation.clone(),
+                    turn: latest,
+                });
+            }
+            latest + 1
+        }
+        None => 1,
+    };
+    s.insert_turn(conversation, index, turn.kind, turn.effort)?;
+    for entry in &turn.trace {
+        s.insert_trace(conversation, index, entry)?;
+    }
+    s.insert_message(conversation, index, 0, Role::User)?;
+    for (b, block) in turn.message.blocks.iter().enumerate() {
+        s.insert_block(conversation, index, 0, b, block)?;
+    }
+    for (a, attachment) in turn.message.attachments.iter().enumerate() {
+        if !s.attachment_stored(&org_id, attachment.id())? {
+            return Err(StorageError::AttachmentNotFound {
+                attachment: attachment.id().to_string(),
+            });
+        }
+        s.link_attachment(conversation, index, a, &org_id, attachment.id())?;
+    }
+    s.touch(conversation)?;
+    if turn.kind == TurnKind::Chat {
+        title_after(s, conversation, &turn.message)?;
+    }
+    Ok(index)
+}
+
+/// Titles an untitled conversation after `message`, its newest user message (the rule of
+/// [`title_of`]); a conversation with a title keeps it.
+pub(super) fn title_after(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    message: &Message,
+) -> Result<()> {
+    let title = title_of(message);
+    if title.is_empty() {
+        return Ok(());
+    }
+    s.title_if_untitled(conversation, &title)
+}
+
+/// Starts the running turn's next message with `role`; the last message is reused when it has
+/// no block yet. Returns its position.
+pub(super) fn append_message(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    role: Role,
+) -> Result<usize> {
+    lock(s, conversation)?;
+    require_running(s, conversation, turn)?;
+    let last = s.last_message(conversation, turn)?;
+    if s.message_has_blocks(conversation, turn, last)? {
+        s.insert_message(conversation, turn, last + 1, role)?;
+        return Ok(last + 1);
+    }
+    s.set_message_role(conversation, turn, last, role)?;
+    Ok(last)
+}
+
+/// Adds `block` after the running turn's message's last; returns its position.
+pub(super) fn append_block(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    message: usize,
+    block: &Block,
+) -> Result<usize> {
+    lock(s, conversation)?;
+    require_running(s, conversation, turn)?;
+    if !s.message_exists(conversation, turn, message)? {
+        return Err(StorageError::MessageNotFound {
+            conversation: conversation.clone(),
+            turn,
+            message,
+        });
+    }
+    let next = s.next_block(conversation, turn, message)?;
+    s.insert_block(conversation, turn, message, next, block)?;
+    Ok(next)
+}
+
+/// Why streamed text for the block was not written: the turn is not running, there is no such
+/// block, or the block takes no streamed text.
+pub(super) fn text_refused(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    message: usize,
+    block: usize,
+) -> Result<StorageError> {
+    require_running(s, conversation, turn)?;
+    Ok(match s.block_kind(conversation, turn, message, block)? {
+        Some(kind) => StorageError::NotStreamable {
+            kind: parse_name::<BlockKind>("block kind", &kind)?,
+        },
+        None => StorageError::BlockNotFound {
+            conversation: conversation.clone(),
+            turn,
+            message,
+            block,
+        },
+    })
+}
+
+/// Removes the running turn's message's blocks from `from` on.
+pub(super) fn withdraw_blocks(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    message: usize,
+    from: usize,
+) -> Result<()> {
+    lock(s, conversation)?;
+    require_running(s, conversation, turn)?;
+    s.delete_blocks_from(conversation, turn, message, from)
+}
+
+/// Moves an open turn to `status` (the same status again changes nothing); a turn that stops
+/// streaming has its streamed text folded into its blocks.
+pub(super) fn set_turn_status(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    status: TurnStatus,
+) -> Result<()> {
+    lock(s, conversation)?;
+    let current = turn_status(s, conversation, turn)?;
+    if current == status {
+        return Ok(());
+    }
+    require_open(conversation, turn, current)?;
+    s.set_status(conversation, turn, status)?;
+    if status != TurnStatus::Running {
+        s.fold_chunks(conversation, turn)?;
+    }
+    s.touch(conversation)
+}
+
+/// Claims a paused turn whose stored messages number `messages` for `claim`, once: a second
+/// claim, or one made after the turn moved on, is refused.
+pub(super) fn claim_paused(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    messages: usize,
+    claim: PausedClaim,
+) -> Result<()> {
+    lock(s, conversation)?;
+    if s.claim_paused(conversation, turn, messages, claim)? {
+        if claim == PausedClaim::CutOff {
+            s.fold_chunks(conversation, turn)?;
+        }
+        return s.touch(conversation);
+    }
+    require_open(conversation, turn, turn_status(s, conversation, turn)?)?;
+    Err(StorageError::AlreadyResumed {
+        conversation: conversation.clone(),
+        turn,
+    })
+}
+
+/// Sets an open turn's context tokens.
+pub(super) fn set_context_tokens(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    tokens: u64,
+) -> Result<()> {
+    require_open(conversation, turn, turn_status(s, conversation, turn)?)?;
+    s.set_context_tokens(conversation, turn, tokens)
+}
+
+/// Adds `entry` to an open turn's trace.
+pub(super) fn add_trace(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    entry: &TraceEntry,
+) -> Result<()> {
+    lock(s, conversation)?;
+    require_open(conversation, turn, turn_status(s, conversation, turn)?)?;
+    s.insert_trace(conversation, turn, entry)
+}
+
+/// Records a model call's usage for the turn; a turn's own call, while the turn is open, also
+/// gives it its context tokens.
+pub(super) fn record_usage(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    usage: &Usage,
+) -> Result<()> {
+    let status = turn_status(s, conversation, turn)?;
+    s.insert_usage(conversation, turn, usage)?;
+    if usage.purpose == CallPurpose::Turn && status.is_open() {
+        s.set_context_tokens(conversation, turn, usage.input_tokens)?;
+    }
+    Ok(())
+}
+
+/// Stores the user's attachment with its bytes: refused when the id is taken in the
+/// organisation, or when the bytes would take the user past `quota`.
+pub(super) fn put_attachment(
+    s: &mut impl Statements,
+    owner: &Owner,
+    attachment: &Attachment,
+    bytes: &[u8],
+    quota: u64,
+) -> Result<()> {
+    s.lock_uploads(owner)?;
+    if s.attachment_stored(&owner.org_id, attachment.id())? {
+        return Err(StorageError::AttachmentExists {
+            attachment: attachment.id().to_string(),
+        });
+    }
+    let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let used = s.attachment_bytes_used(owner)?;
+    if used.saturating_add(size) > quota {
+        return Err(StorageError::QuotaExceeded { used, size, quota });
+    }
+    s.insert_attachment(owner, attachment, bytes)
+}
+
+/// Fails when the turn has ended: an ended turn is never rewritten.
+fn require_open(conversation: &ConversationId, turn: u32, status: TurnStatus) -> Result<()> {
+    if status.is_open() {
+        Ok(())
+    } else {
+        Err(StorageError::TurnEnded {
+            conversation: conversation.clone(),
+            turn,
+            status,
+        })
+    }
+}
+
+/// Locks the conversation for the rest of the transaction; an unknown one is not found.
+fn lock(s: &mut impl Statements, conversation: &ConversationId) -> Result<()> {
+    s.lock_conversation(conversation)?
+        .map(|_| ())
+        .ok_or_else(|| not_found(conversation))
+}
+
+/// The turn's status, or which of the conversation and the turn is missing.
+fn turn_status(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+) -> Result<TurnStatus> {
+    if let Some(status) = s.turn_status(conversation, turn)? {
+        return parse_status(&status);
+    }
+    Err(if s.conversation_exists(conversation)? {
+        StorageError::TurnNotFound {
+            conversation: conversation.clone(),
+            turn,
+        }
+    } else {
+        not_found(conversation)
+    })
+}
+
+/// Fails unless the turn is running: only a running turn takes messages, blocks and text.
+fn require_running(
+    s: &mut impl Statements,
+    conversation: &ConversationId,
+    turn: u32,
+) -> Result<()> {
+    match turn_status(s, conversation, turn)? {
+        TurnStatus::Running => Ok(()),
+        status => Err(StorageError::TurnNotRunning {
+            conversation: conversation.clone(),
+            turn,
+            status,
+        }),
+    }
+}
+
+/// Fails unless a new turn opens with the user's message of text blocks.
+fn check_user_message(turn: &NewTurn) -> Result<()> {
+    let message = &turn.message;
+    let problem = if message.role != Role::User {
+        "the message given is not the user's"
+    } else if message.blocks.is_empty() {
+        "the message given has no blocks"
+    } else if message.blocks.iter().any(|b| b.kind() != BlockKind::Text) {
+        "the message given carries a block other than text"
+    } else {
+        return Ok(());
+    };
+    Err(StorageError::NotAUserMessage { problem })
+}
