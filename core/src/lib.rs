@@ -15,6 +15,7 @@ pub mod model;
 pub mod new_turn;
 pub mod playout;
 pub mod prompt;
+pub mod reply;
 pub mod skills;
 pub mod stream;
 pub mod title;

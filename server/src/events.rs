@@ -22,9 +22,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures_util::Stream;
+use portal_core::reply::paused_after;
 use portal_core::stream::TurnEvent;
 use portal_core::turn_state::{call_header, event_text};
-use portal_core::{Awaiting, Block, BlockKind, Role, Turn, TurnStatus};
+use portal_core::{Block, BlockKind, Turn, TurnStatus};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
@@ -581,32 +582,10 @@ pub(crate) fn block_events(
     events
 }
 
-/// Whether a run paused after message `m`: after an assistant message with approval requests,
-/// or with a question, after it or after the tool message that answers its other calls "not run"
-/// (`turn::gate`).
-fn paused_after(messages: &[portal_core::Message], m: usize) -> bool {
-    let asks = |i: usize| {
-        messages
-            .get(i)
-            .filter(|message| message.role == Role::Assistant)
-            .map(|message| Awaiting::of_blocks(&message.blocks))
-            .filter(|awaiting| awaiting.question || !awaiting.approvals.is_empty())
-    };
-    let next_is_tool = messages.get(m + 1).is_some_and(|n| n.role == Role::Tool);
-    match (asks(m), messages[m].role) {
-        (Some(awaiting), _) => !(awaiting.question && next_is_tool),
-        (None, Role::Tool) => m
-            .checked_sub(1)
-            .and_then(asks)
-            .is_some_and(|awaiting| awaiting.question),
-        (None, _) => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use portal_core::block::{CompactionTrigger, TurnsCovered};
-    use portal_core::{Message, TurnKind};
+    use portal_core::{Message, Role, TurnKind};
     use serde_json::json;
 
     use super::*;

@@ -1,5 +1,6 @@
 //! A model's streamed answer as provider-neutral events, in the order the turn loop reads them.
 
+use portal_core::reply::BadArguments;
 use serde_json::Value;
 
 /// One piece of a model's streamed answer.
@@ -67,48 +68,5 @@ impl FinishReason {
             "content_filter" | "refusal" => FinishReason::ContentFilter,
             other => FinishReason::Other(other.to_string()),
         }
-    }
-}
-
-/// A call whose arguments are not a JSON object. Its text is the error answer for the call.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "The arguments of this call are not a JSON object ({reason}), so the tool was not run. \
-     Call it again with its arguments as one JSON object."
-)]
-pub struct BadArguments {
-    /// The arguments as the model wrote them.
-    pub raw: String,
-    /// What is wrong with them.
-    pub reason: String,
-}
-
-/// Parses a call's arguments: a JSON object, or nothing at all (an empty object).
-pub fn parse_arguments(raw: &str) -> Result<Value, BadArguments> {
-    if raw.trim().is_empty() {
-        return Ok(Value::Object(serde_json::Map::new()));
-    }
-    match serde_json::from_str::<Value>(raw) {
-        Ok(Value::Object(object)) => Ok(Value::Object(object)),
-        Ok(Value::Null) => Ok(Value::Object(serde_json::Map::new())),
-        Ok(other) => Err(BadArguments {
-            raw: raw.to_string(),
-            reason: format!("they are a JSON {}", kind(&other)),
-        }),
-        Err(error) => Err(BadArguments {
-            raw: raw.to_string(),
-            reason: error.to_string(),
-        }),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }

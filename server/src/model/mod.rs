@@ -8,7 +8,8 @@ mod event;
 pub mod registry;
 
 pub use counted::Counted;
-pub use event::{BadArguments, FinishReason, ModelEvent, parse_arguments};
+pub use event::{FinishReason, ModelEvent};
+pub use portal_core::reply::{BadArguments, parse_arguments};
 pub use registry::{ModelRegistry, RegistryError};
 
 use std::pin::Pin;

@@ -11,6 +11,7 @@
 pub mod demo;
 mod read_tool_result;
 
+pub use portal_core::reply::Gate;
 pub use read_tool_result::ReadToolResult;
 
 use std::fmt;
@@ -64,18 +65,6 @@ impl ToolOutput {
             is_error: true,
         }
     }
-}
-
-/// What the turn loop does with a call before running it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Gate {
-    /// Run it now.
-    Run,
-    /// Record an approval request with this summary and pause until the user decides.
-    Approval { summary: String },
-    /// Record this question as a clarification request instead of the call, and pause; the
-    /// user answers with their next message.
-    Clarification { question: String },
 }
 
 /// A tool answer being worked out.

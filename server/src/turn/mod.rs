@@ -8,12 +8,9 @@
 //! ([`Turns::cancel`]) and is recorded cut off. A turn that ends is recorded completed, failed or
 //! cut off.
 
-mod gate;
 mod live;
 mod run;
 mod writer;
-
-pub use run::MAX_MODEL_CALLS;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,12 +1,15 @@
 //! One run of a turn, from its start or from where it paused, to its end or its next pause.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures_util::StreamExt;
 use portal_core::compaction::{CompactionConfig, CompactionError, SummaryFailure, parse_compact};
 use portal_core::memory::CompactionHint;
 use portal_core::prompt::{Prompt, PromptInput, assemble};
+use portal_core::reply::{
+    Call, Gate, MODEL_CALL_LIMIT, Next, call_id, call_ids, ends_on_text, gate_calls,
+};
 use portal_core::stream::TurnEvent;
 use portal_core::tools::DECLINED_RESULT;
 use portal_core::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
@@ -16,15 +19,11 @@ use crate::compaction::{self, Step};
 use crate::events::TurnLog;
 use crate::model::{BadArguments, ModelError, ModelEvent, ModelStream};
 use crate::storage::{CallPurpose, StorageError, TurnRef, Usage};
-use crate::tools::{Gate, ToolCall, ToolContext, ToolOutput, unknown_tool};
+use crate::tools::{ToolCall, ToolContext, ToolOutput, unknown_tool};
 
-use super::gate::{Call, Next, gate_calls};
 use super::live::{CutOffBy, CutOffSignal};
 use super::writer::Writer;
 use super::{TurnSetup, Turns};
-
-/// The most model calls one run of a turn makes before it is failed. **Decision:** 16.
-pub const MAX_MODEL_CALLS: usize = 16;
 
 /// Where a run starts.
 #[derive(Debug)]
@@ -57,7 +56,7 @@ enum RunError {
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(
-        "the model made {MAX_MODEL_CALLS} calls without answering; send the message again, perhaps asking for less at once"
+        "the model made {MODEL_CALL_LIMIT} calls without answering; send the message again, perhaps asking for less at once"
     )]
     TooManyCalls,
     #[error("the model stopped without writing an answer; send the message again")]
@@ -272,7 +271,7 @@ async fn drive(
     }
     let model = &*setup.model;
     let config = CompactionConfig::default();
-    for _ in 0..MAX_MODEL_CALLS {
+    for _ in 0..MODEL_CALL_LIMIT {
         let (mut transcript, mut prompt) = prompt_now(turns, at, setup).await?;
         // Rule C1: compact before the call when its projected input reaches the threshold. A
         // summary covers the history since the newest compaction, more than memory's part.
@@ -338,7 +337,7 @@ async fn drive(
                     name,
                     arguments,
                 } => {
-                    let id = own_call_id(at.turn, &transcript, calls.len(), index, &taken);
+                    let id = call_id(at.turn, &transcript, calls.len(), index, &taken);
                     taken.insert(id.clone());
                     calls.push(Call {
                         id,
@@ -371,7 +370,7 @@ async fn drive(
             let latest = storage
                 .load_recent(&setup.org_id, &at.conversation, 0)
                 .await?;
-            return if ends_on_text(latest.transcript, at.turn) {
+            return if ends_on_text(&latest.transcript, at.turn) {
                 Ok(Stop::Ended(TurnStatus::Completed))
             } else {
                 Err(RunError::NoAnswer)
@@ -596,47 +595,6 @@ fn result(call_id: String, output: ToolOutput) -> Block {
         content: output.content,
         is_error: output.is_error,
     }
-}
-
-fn call_ids(transcript: &Transcript) -> HashSet<String> {
-    transcript
-        .turns
-        .iter()
-        .flat_map(|t| &t.messages)
-        .flat_map(|m| &m.blocks)
-        .filter_map(|b| match b {
-            Block::ToolUse { id, .. } => Some(id.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The id a call is stored under, unique in the conversation by construction: its turn, the
-/// place of the message it is in, and its place in the reply.
-fn own_call_id(
-    turn: u32,
-    transcript: &Transcript,
-    position: usize,
-    index: u32,
-    taken: &HashSet<String>,
-) -> String {
-    let messages = transcript.turn(turn).map_or(0, |t| t.messages.len());
-    let mut id = format!("call_{turn}_{messages}_{index}");
-    let mut extra = position;
-    while taken.contains(&id) {
-        extra += 1;
-        id = format!("call_{turn}_{messages}_{index}_{extra}");
-    }
-    id
-}
-
-fn ends_on_text(transcript: Transcript, turn: u32) -> bool {
-    transcript
-        .turn(turn)
-        .and_then(|t| t.messages.last())
-        .is_some_and(|m| {
-            m.role == Role::Assistant && matches!(m.blocks.last(), Some(Block::Text { .. }))
-        })
 }
 
 #[cfg(test)]
