@@ -15,8 +15,8 @@ use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnStatus};
 use portal_server::model::ModelRegistry;
 use portal_server::storage::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result, SqliteStorage, Storage,
-    StorageError, StoredSession, TurnRef, Usage, UsageRecord,
+    ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result, SqliteStorage,
+    Statements, Storage, StorageError, StoredSession, TurnRef, Usage, UsageRecord,
 };
 use portal_server::tools::ToolRegistry;
 use portal_server::turn::{TurnSetup, Turns};
@@ -225,6 +225,12 @@ impl Storage for Failing {
     }
     fn calls_at_once(&self) -> usize {
         self.inner.calls_at_once()
+    }
+    fn write_statements(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Statements) -> Result<()>,
+    ) -> Result<()> {
+        self.inner.write_statements(work)
     }
 }
 

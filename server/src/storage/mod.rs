@@ -37,6 +37,7 @@ pub use postgres::schema::{
     MIGRATION_LOCK as POSTGRES_MIGRATION_LOCK, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
 };
 pub use postgres::{LOG_CHANNEL, LeaseHolder, LogOp, PostgresStorage};
+pub use rules::Statements;
 pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 
 /// The schema versions this build knows and migrates a database to, one per database: what
@@ -144,13 +145,21 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Refused while the latest turn is still running. The message's attachments are referenced
     /// by id and must have been stored with [`Storage::put_attachment`] in the conversation's
     /// organisation; a loaded transcript shows their stored metadata.
-    fn open_turn(&self, conversation: &ConversationId, turn: NewTurn) -> Result<u32>;
+    fn open_turn(&self, conversation: &ConversationId, turn: NewTurn) -> Result<u32> {
+        in_write(self, |s| rules::open_turn(s, conversation, &turn))
+    }
 
     /// Starts a message in a running turn and returns its position. When the turn's last message
     /// has no block yet, it is reused with the new role, so an empty message never sits between
     /// two others.
-    fn append_message(&self, conversation: &ConversationId, turn: u32, role: Role)
-    -> Result<usize>;
+    fn append_message(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        role: Role,
+    ) -> Result<usize> {
+        in_write(self, |s| rules::append_message(s, conversation, turn, role))
+    }
 
     /// Appends a whole block (or the empty start of a streamed one) to a message of a running
     /// turn and returns its position.
@@ -160,7 +169,11 @@ pub trait Storage: Send + Sync + fmt::Debug {
         turn: u32,
         message: usize,
         block: &Block,
-    ) -> Result<usize>;
+    ) -> Result<usize> {
+        in_write(self, |s| {
+            rules::append_block(s, conversation, turn, message, block)
+        })
+    }
 
     /// Appends streamed text to a thinking or text block's text, or a tool result's content, of a
     /// running turn. Each call writes only the delta, so its cost does not grow with the block.
@@ -183,7 +196,11 @@ pub trait Storage: Send + Sync + fmt::Debug {
         turn: u32,
         message: usize,
         from: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        in_write(self, |s| {
+            rules::withdraw_blocks(s, conversation, turn, message, from)
+        })
+    }
 
     /// Sets a turn's status. A turn that ended (completed, cut off or failed) keeps its status;
     /// setting another is refused.
@@ -192,7 +209,11 @@ pub trait Storage: Send + Sync + fmt::Debug {
         conversation: &ConversationId,
         turn: u32,
         status: TurnStatus,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        in_write(self, |s| {
+            rules::set_turn_status(s, conversation, turn, status)
+        })
+    }
 
     /// Claims a paused turn for the one request that moves it on: the run that resumes it after
     /// an answer or its decisions ([`PausedClaim::Resume`]), or a cancel
@@ -207,7 +228,11 @@ pub trait Storage: Send + Sync + fmt::Debug {
         turn: u32,
         messages: usize,
         claim: PausedClaim,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        in_write(self, |s| {
+            rules::claim_paused(s, conversation, turn, messages, claim)
+        })
+    }
 
     /// Overwrites an open turn's context size (rule C11). [`Storage::record_usage`] already does
     /// this for calls on the turn's own model.
@@ -216,17 +241,29 @@ pub trait Storage: Send + Sync + fmt::Debug {
         conversation: &ConversationId,
         turn: u32,
         tokens: u64,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        in_write(self, |s| {
+            rules::set_context_tokens(s, conversation, turn, tokens)
+        })
+    }
 
     /// Adds a runtime note to an open turn.
-    fn add_trace(&self, conversation: &ConversationId, turn: u32, entry: &TraceEntry)
-    -> Result<()>;
+    fn add_trace(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        entry: &TraceEntry,
+    ) -> Result<()> {
+        in_write(self, |s| rules::add_trace(s, conversation, turn, entry))
+    }
 
     /// Leaves a usage row for one model call of the turn, compaction calls included (rule C11).
     /// A [`CallPurpose::Turn`] call on an open turn also overwrites the turn's context size with
     /// its input tokens; other purposes carry none. Rows are kept for ended turns too: the call
     /// was made.
-    fn record_usage(&self, conversation: &ConversationId, turn: u32, usage: &Usage) -> Result<()>;
+    fn record_usage(&self, conversation: &ConversationId, turn: u32, usage: &Usage) -> Result<()> {
+        in_write(self, |s| rules::record_usage(s, conversation, turn, usage))
+    }
 
     /// The conversation's usage rows in the order they were recorded.
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>>;
@@ -242,7 +279,11 @@ pub trait Storage: Send + Sync + fmt::Debug {
         attachment: &Attachment,
         bytes: &[u8],
         quota: u64,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        in_write(self, |s| {
+            rules::put_attachment(s, owner, attachment, bytes, quota)
+        })
+    }
 
     /// Replaces an attachment's metadata, for reading progress and extracted text. Its kind
     /// cannot change (rule A1).
@@ -306,6 +347,42 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// How many reads, and how many writes, [`AsyncStorage`] runs on the blocking pool at once;
     /// calls beyond that wait in order as tasks, not as blocked threads.
     fn calls_at_once(&self) -> usize;
+
+    /// Runs `work` on this database's statements inside one write transaction, committed when
+    /// `work` succeeds and rolled back when it fails. Storage's rules (`storage/rules.rs`) run
+    /// through it: the methods above that write turns and attachments are theirs.
+    fn write_statements(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Statements) -> Result<()>,
+    ) -> Result<()>;
+}
+
+/// Runs `rule` in one write transaction of `storage` and returns what it decided.
+fn in_write<T>(
+    storage: &(impl Storage + ?Sized),
+    rule: impl FnOnce(&mut dyn Statements) -> Result<T>,
+) -> Result<T> {
+    let mut run = once(rule);
+    let mut decided = None;
+    storage.write_statements(&mut |s| {
+        decided = Some(run(s)?);
+        Ok(())
+    })?;
+    decided.ok_or_else(not_run)
+}
+
+/// `rule` as the `FnMut` a transaction takes; a database runs it once.
+fn once<T>(
+    rule: impl FnOnce(&mut dyn Statements) -> Result<T>,
+) -> impl FnMut(&mut dyn Statements) -> Result<T> {
+    let mut rule = Some(rule);
+    move |s| rule.take().ok_or_else(not_run)?(s)
+}
+
+fn not_run() -> StorageError {
+    StorageError::Interrupted {
+        detail: "a storage rule's transaction did not run it exactly once".into(),
+    }
 }
 
 /// The rule a sign-in is judged by (`sessions::throttle::rule`), given the failures of each of its

@@ -14,9 +14,9 @@ use super::{
     CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, StorageError, Usage,
 };
 
-/// One database's statements, run inside one transaction. They read and
-/// write rows as asked and decide nothing: the rules below call them.
-pub(super) trait Statements {
+/// One database's statements, run inside one of its transactions ([`super::Storage::write_statements`]).
+/// They read and write rows as asked and decide nothing: storage's rules, below, call them.
+pub trait Statements {
     /// Locks the conversation's row until the transaction ends, where the database locks rows
     /// (SQLite's one writer already serialises writes), so writes to one conversation take
     /// turns; its organisation, or `None` when there is no such conversation.
@@ -197,7 +197,7 @@ pub(super) trait Statements {
 /// Opens the conversation's next turn with its user's message: refused while the newest turn is
 /// running, or when an attachment is not the conversation's organisation's. Returns its number.
 pub(super) fn open_turn(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: &NewTurn,
 ) -> Result<u32> {
@@ -243,7 +243,7 @@ pub(super) fn open_turn(
 /// Titles an untitled conversation after `message`, its newest user message (the rule of
 /// [`title_of`]); a conversation with a title keeps it.
 pub(super) fn title_after(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     message: &Message,
 ) -> Result<()> {
@@ -257,7 +257,7 @@ pub(super) fn title_after(
 /// Starts the running turn's next message with `role`; the last message is reused when it has
 /// no block yet. Returns its position.
 pub(super) fn append_message(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
     role: Role,
@@ -275,7 +275,7 @@ pub(super) fn append_message(
 
 /// Adds `block` after the running turn's message's last; returns its position.
 pub(super) fn append_block(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
     message: usize,
@@ -298,7 +298,7 @@ pub(super) fn append_block(
 /// Why streamed text for the block was not written: the turn is not running, there is no such
 /// block, or the block takes no streamed text.
 pub(super) fn text_refused(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
     message: usize,
@@ -320,7 +320,7 @@ pub(super) fn text_refused(
 
 /// Removes the running turn's message's blocks from `from` on.
 pub(super) fn withdraw_blocks(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
     message: usize,
@@ -334,7 +334,7 @@ pub(super) fn withdraw_blocks(
 /// Moves an open turn to `status` (the same status again changes nothing); a turn that stops
 /// streaming has its streamed text folded into its blocks.
 pub(super) fn set_turn_status(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
     status: TurnStatus,
@@ -355,7 +355,7 @@ pub(super) fn set_turn_status(
 /// Claims a paused turn whose stored messages number `messages` for `claim`, once: a second
 /// claim, or one made after the turn moved on, is refused.
 pub(super) fn claim_paused(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
     messages: usize,
@@ -377,7 +377,7 @@ pub(super) fn claim_paused(
 
 /// Sets an open turn's context tokens.
 pub(super) fn set_context_tokens(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
     tokens: u64,
@@ -388,7 +388,7 @@ pub(super) fn set_context_tokens(
 
 /// Adds `entry` to an open turn's trace.
 pub(super) fn add_trace(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
     entry: &TraceEntry,
@@ -401,7 +401,7 @@ pub(super) fn add_trace(
 /// Records a model call's usage for the turn; a turn's own call, while the turn is open, also
 /// gives it its context tokens.
 pub(super) fn record_usage(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
     usage: &Usage,
@@ -417,7 +417,7 @@ pub(super) fn record_usage(
 /// Stores the user's attachment with its bytes: refused when the id is taken in the
 /// organisation, or when the bytes would take the user past `quota`.
 pub(super) fn put_attachment(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     owner: &Owner,
     attachment: &Attachment,
     bytes: &[u8],
@@ -451,7 +451,7 @@ fn require_open(conversation: &ConversationId, turn: u32, status: TurnStatus) ->
 }
 
 /// Locks the conversation for the rest of the transaction; an unknown one is not found.
-fn lock(s: &mut impl Statements, conversation: &ConversationId) -> Result<()> {
+fn lock(s: &mut dyn Statements, conversation: &ConversationId) -> Result<()> {
     s.lock_conversation(conversation)?
         .map(|_| ())
         .ok_or_else(|| not_found(conversation))
@@ -459,7 +459,7 @@ fn lock(s: &mut impl Statements, conversation: &ConversationId) -> Result<()> {
 
 /// The turn's status, or which of the conversation and the turn is missing.
 fn turn_status(
-    s: &mut impl Statements,
+    s: &mut dyn Statements,
     conversation: &ConversationId,
     turn: u32,
 ) -> Result<TurnStatus> {
@@ -477,11 +477,7 @@ fn turn_status(
 }
 
 /// Fails unless the turn is running: only a running turn takes messages, blocks and text.
-fn require_running(
-    s: &mut impl Statements,
-    conversation: &ConversationId,
-    turn: u32,
-) -> Result<()> {
+fn require_running(s: &mut dyn Statements, conversation: &ConversationId, turn: u32) -> Result<()> {
     match turn_status(s, conversation, turn)? {
         TurnStatus::Running => Ok(()),
         status => Err(StorageError::TurnNotRunning {

@@ -17,8 +17,8 @@ pub use replicas::{LOG_CHANNEL, LeaseHolder, LogOp};
 
 use std::time::Duration;
 
+use portal_core::Transcript;
 use portal_core::attachment::Attachment;
-use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 use postgres::Row;
 
 use connection::{Manager, Tx};
@@ -30,8 +30,8 @@ use super::codec::{attachment_kind, integer, parse_name, position, to_json};
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, Storage,
-    StorageError, StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
+    ConversationSummary, Owner, RecentTurns, Result, SignInPlaces, Storage, StorageError,
+    StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -270,29 +270,6 @@ impl Storage for PostgresStorage {
         })
     }
 
-    fn open_turn(&self, conversation: &ConversationId, turn: NewTurn) -> Result<u32> {
-        self.write(|t| rules::open_turn(&mut Statements(t), conversation, &turn))
-    }
-
-    fn append_message(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        role: Role,
-    ) -> Result<usize> {
-        self.write(|t| rules::append_message(&mut Statements(t), conversation, turn, role))
-    }
-
-    fn append_block(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        message: usize,
-        block: &Block,
-    ) -> Result<usize> {
-        self.write(|t| rules::append_block(&mut Statements(t), conversation, turn, message, block))
-    }
-
     fn append_block_text(
         &self,
         conversation: &ConversationId,
@@ -331,59 +308,6 @@ impl Storage for PostgresStorage {
         })?)
     }
 
-    fn withdraw_blocks(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        message: usize,
-        from: usize,
-    ) -> Result<()> {
-        self.write(|t| {
-            rules::withdraw_blocks(&mut Statements(t), conversation, turn, message, from)
-        })
-    }
-
-    fn set_turn_status(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        status: TurnStatus,
-    ) -> Result<()> {
-        self.write(|t| rules::set_turn_status(&mut Statements(t), conversation, turn, status))
-    }
-
-    fn claim_paused(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        messages: usize,
-        claim: PausedClaim,
-    ) -> Result<()> {
-        self.write(|t| rules::claim_paused(&mut Statements(t), conversation, turn, messages, claim))
-    }
-
-    fn set_context_tokens(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        tokens: u64,
-    ) -> Result<()> {
-        self.write(|t| rules::set_context_tokens(&mut Statements(t), conversation, turn, tokens))
-    }
-
-    fn add_trace(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        entry: &TraceEntry,
-    ) -> Result<()> {
-        self.write(|t| rules::add_trace(&mut Statements(t), conversation, turn, entry))
-    }
-
-    fn record_usage(&self, conversation: &ConversationId, turn: u32, usage: &Usage) -> Result<()> {
-        self.write(|t| rules::record_usage(&mut Statements(t), conversation, turn, usage))
-    }
-
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>> {
         self.read(|t| {
             require_conversation(t, org_id, conversation)?;
@@ -407,16 +331,6 @@ impl Storage for PostgresStorage {
                 })
                 .collect()
         })
-    }
-
-    fn put_attachment(
-        &self,
-        owner: &Owner,
-        attachment: &Attachment,
-        bytes: &[u8],
-        quota: u64,
-    ) -> Result<()> {
-        self.write(|t| rules::put_attachment(&mut Statements(t), owner, attachment, bytes, quota))
     }
 
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()> {
@@ -571,6 +485,13 @@ impl Storage for PostgresStorage {
     /// conversations run at once.
     fn calls_at_once(&self) -> usize {
         6
+    }
+
+    fn write_statements(
+        &self,
+        work: &mut dyn FnMut(&mut dyn rules::Statements) -> Result<()>,
+    ) -> Result<()> {
+        self.write(|t| work(&mut Statements(t)))
     }
 }
 

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use portal_core::Transcript;
 use portal_core::attachment::Attachment;
-use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::assemble::{Turns, not_found, reading_failed, stored_kind};
@@ -13,8 +13,8 @@ use super::codec::{attachment_kind, parse_json, parse_name, position, to_json};
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, Storage,
-    StorageError, StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
+    ConversationSummary, Owner, RecentTurns, Result, SignInPlaces, Storage, StorageError,
+    StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
 };
 
 mod conversations;
@@ -207,29 +207,6 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn open_turn(&self, conversation: &ConversationId, turn: NewTurn) -> Result<u32> {
-        self.write(|c| rules::open_turn(&mut Statements(c), conversation, &turn))
-    }
-
-    fn append_message(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        role: Role,
-    ) -> Result<usize> {
-        self.write(|c| rules::append_message(&mut Statements(c), conversation, turn, role))
-    }
-
-    fn append_block(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        message: usize,
-        block: &Block,
-    ) -> Result<usize> {
-        self.write(|c| rules::append_block(&mut Statements(c), conversation, turn, message, block))
-    }
-
     fn append_block_text(
         &self,
         conversation: &ConversationId,
@@ -272,59 +249,6 @@ impl Storage for SqliteStorage {
         )?)
     }
 
-    fn withdraw_blocks(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        message: usize,
-        from: usize,
-    ) -> Result<()> {
-        self.write(|c| {
-            rules::withdraw_blocks(&mut Statements(c), conversation, turn, message, from)
-        })
-    }
-
-    fn set_turn_status(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        status: TurnStatus,
-    ) -> Result<()> {
-        self.write(|c| rules::set_turn_status(&mut Statements(c), conversation, turn, status))
-    }
-
-    fn claim_paused(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        messages: usize,
-        claim: PausedClaim,
-    ) -> Result<()> {
-        self.write(|c| rules::claim_paused(&mut Statements(c), conversation, turn, messages, claim))
-    }
-
-    fn set_context_tokens(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        tokens: u64,
-    ) -> Result<()> {
-        self.write(|c| rules::set_context_tokens(&mut Statements(c), conversation, turn, tokens))
-    }
-
-    fn add_trace(
-        &self,
-        conversation: &ConversationId,
-        turn: u32,
-        entry: &TraceEntry,
-    ) -> Result<()> {
-        self.write(|c| rules::add_trace(&mut Statements(c), conversation, turn, entry))
-    }
-
-    fn record_usage(&self, conversation: &ConversationId, turn: u32, usage: &Usage) -> Result<()> {
-        self.write(|c| rules::record_usage(&mut Statements(c), conversation, turn, usage))
-    }
-
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>> {
         self.read(|c| {
             require_conversation(c, org_id, conversation)?;
@@ -358,16 +282,6 @@ impl Storage for SqliteStorage {
             }
             Ok(records)
         })
-    }
-
-    fn put_attachment(
-        &self,
-        owner: &Owner,
-        attachment: &Attachment,
-        bytes: &[u8],
-        quota: u64,
-    ) -> Result<()> {
-        self.write(|c| rules::put_attachment(&mut Statements(c), owner, attachment, bytes, quota))
     }
 
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()> {
@@ -516,6 +430,13 @@ impl Storage for SqliteStorage {
     /// only waits for the first to finish, ready to start the moment it does.
     fn calls_at_once(&self) -> usize {
         2
+    }
+
+    fn write_statements(
+        &self,
+        work: &mut dyn FnMut(&mut dyn rules::Statements) -> Result<()>,
+    ) -> Result<()> {
+        self.write(|c| work(&mut Statements(c)))
     }
 }
 
