@@ -276,11 +276,13 @@ fn open_database(location: &storage::Location) -> anyhow::Result<Opened> {
     let opened = match location {
         storage::Location::Sqlite(dir) => {
             let lock = storage::DataLock::acquire(dir)?;
-            let storage = storage::SqliteStorage::open(dir).with_context(|| {
-                format!(
+            // A folder a newer build migrated says what to do itself; another folder is not it.
+            let storage = storage::SqliteStorage::open(dir).map_err(|error| match error {
+                too_new @ storage::StorageError::SchemaTooNew { .. } => anyhow::Error::new(too_new),
+                other => anyhow::Error::new(other).context(format!(
                     "cannot open the data folder {}; pick another with --data",
                     dir.display()
-                )
+                )),
             })?;
             let recovered = storage::Storage::recover(&storage)?;
             if !recovered.is_empty() {

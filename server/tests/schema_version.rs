@@ -70,6 +70,10 @@ fn a_start_on_a_database_a_newer_build_migrated_is_refused_with_what_to_do(db: &
         "{refused}"
     );
     assert!(!refused.contains("panicked"), "{refused}");
+    assert!(
+        !refused.contains("pick another"),
+        "another folder is not what to do: {refused}"
+    );
     assert_eq!(
         db.schema_version(),
         i64::from(known + 1),
