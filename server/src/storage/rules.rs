@@ -17,13 +17,13 @@ use super::{
 /// One database's statements, run inside one of its transactions ([`super::Storage::write_statements`]).
 /// They read and write rows as asked and decide nothing: storage's rules, below, call them.
 pub trait Statements {
-    /// Locks the conversation's row until the transaction ends, where the database locks rows
-    /// (SQLite's one writer already serialises writes), so writes to one conversation take
-    /// turns; its organisation, or `None` when there is no such conversation.
-    fn lock_conversation(&mut self, conversation: &ConversationId) -> Result<Option<String>>;
+    /// Locks the conversation's row until the transaction ends, so writes to one conversation
+    /// take turns, where the database locks rows: SQLite's one writer already serialises writes,
+    /// and runs no statement for it. A conversation that is not there locks nothing.
+    fn lock_conversation(&mut self, conversation: &ConversationId) -> Result<()>;
 
-    /// Whether the conversation exists.
-    fn conversation_exists(&mut self, conversation: &ConversationId) -> Result<bool>;
+    /// The conversation's organisation, `None` when there is no such conversation.
+    fn conversation_org(&mut self, conversation: &ConversationId) -> Result<Option<String>>;
 
     /// The conversation's newest turn and its stored status name.
     fn latest_turn(&mut self, conversation: &ConversationId) -> Result<Option<(u32, String)>>;
@@ -202,8 +202,9 @@ pub(super) fn open_turn(
     turn: &NewTurn,
 ) -> Result<u32> {
     check_user_message(turn)?;
+    s.lock_conversation(conversation)?;
     let org_id = s
-        .lock_conversation(conversation)?
+        .conversation_org(conversation)?
         .ok_or_else(|| not_found(conversation))?;
     let index = match s.latest_turn(conversation)? {
         Some((latest, status)) => {
@@ -262,7 +263,7 @@ pub(super) fn append_message(
     turn: u32,
     role: Role,
 ) -> Result<usize> {
-    lock(s, conversation)?;
+    s.lock_conversation(conversation)?;
     require_running(s, conversation, turn)?;
     let last = s.last_message(conversation, turn)?;
     if s.message_has_blocks(conversation, turn, last)? {
@@ -281,7 +282,7 @@ pub(super) fn append_block(
     message: usize,
     block: &Block,
 ) -> Result<usize> {
-    lock(s, conversation)?;
+    s.lock_conversation(conversation)?;
     require_running(s, conversation, turn)?;
     if !s.message_exists(conversation, turn, message)? {
         return Err(StorageError::MessageNotFound {
@@ -326,7 +327,7 @@ pub(super) fn withdraw_blocks(
     message: usize,
     from: usize,
 ) -> Result<()> {
-    lock(s, conversation)?;
+    s.lock_conversation(conversation)?;
     require_running(s, conversation, turn)?;
     s.delete_blocks_from(conversation, turn, message, from)
 }
@@ -339,7 +340,7 @@ pub(super) fn set_turn_status(
     turn: u32,
     status: TurnStatus,
 ) -> Result<()> {
-    lock(s, conversation)?;
+    s.lock_conversation(conversation)?;
     let current = turn_status(s, conversation, turn)?;
     if current == status {
         return Ok(());
@@ -361,7 +362,7 @@ pub(super) fn claim_paused(
     messages: usize,
     claim: PausedClaim,
 ) -> Result<()> {
-    lock(s, conversation)?;
+    s.lock_conversation(conversation)?;
     if s.claim_paused(conversation, turn, messages, claim)? {
         if claim == PausedClaim::CutOff {
             s.fold_chunks(conversation, turn)?;
@@ -393,7 +394,7 @@ pub(super) fn add_trace(
     turn: u32,
     entry: &TraceEntry,
 ) -> Result<()> {
-    lock(s, conversation)?;
+    s.lock_conversation(conversation)?;
     require_open(conversation, turn, turn_status(s, conversation, turn)?)?;
     s.insert_trace(conversation, turn, entry)
 }
@@ -450,13 +451,6 @@ fn require_open(conversation: &ConversationId, turn: u32, status: TurnStatus) ->
     }
 }
 
-/// Locks the conversation for the rest of the transaction; an unknown one is not found.
-fn lock(s: &mut dyn Statements, conversation: &ConversationId) -> Result<()> {
-    s.lock_conversation(conversation)?
-        .map(|_| ())
-        .ok_or_else(|| not_found(conversation))
-}
-
 /// The turn's status, or which of the conversation and the turn is missing.
 fn turn_status(
     s: &mut dyn Statements,
@@ -466,7 +460,7 @@ fn turn_status(
     if let Some(status) = s.turn_status(conversation, turn)? {
         return parse_status(&status);
     }
-    Err(if s.conversation_exists(conversation)? {
+    Err(if s.conversation_org(conversation)?.is_some() {
         StorageError::TurnNotFound {
             conversation: conversation.clone(),
             turn,

@@ -15,24 +15,22 @@ use crate::storage::{ConversationId, Owner, PausedClaim, Result, Usage, rules};
 pub(super) struct Statements<'a, 't>(pub(super) &'a mut Tx<'t>);
 
 impl rules::Statements for Statements<'_, '_> {
-    fn lock_conversation(&mut self, conversation: &ConversationId) -> Result<Option<String>> {
+    fn lock_conversation(&mut self, conversation: &ConversationId) -> Result<()> {
+        self.0.execute(
+            "SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE",
+            &[&conversation.as_str()],
+        )?;
+        Ok(())
+    }
+
+    fn conversation_org(&mut self, conversation: &ConversationId) -> Result<Option<String>> {
         Ok(self
             .0
             .query_opt(
-                "SELECT org_id FROM conversations WHERE id = $1 FOR UPDATE",
+                "SELECT org_id FROM conversations WHERE id = $1",
                 &[&conversation.as_str()],
             )?
             .map(|row| row.get(0)))
-    }
-
-    fn conversation_exists(&mut self, conversation: &ConversationId) -> Result<bool> {
-        Ok(self
-            .0
-            .query_opt(
-                "SELECT 1 FROM conversations WHERE id = $1",
-                &[&conversation.as_str()],
-            )?
-            .is_some())
     }
 
     fn latest_turn(&mut self, conversation: &ConversationId) -> Result<Option<(u32, String)>> {

@@ -15,19 +15,16 @@ use crate::storage::{ConversationId, Owner, PausedClaim, Result, Usage, rules};
 pub(super) struct Statements<'c>(pub(super) &'c Connection);
 
 impl rules::Statements for Statements<'_> {
-    fn lock_conversation(&mut self, conversation: &ConversationId) -> Result<Option<String>> {
+    fn lock_conversation(&mut self, _conversation: &ConversationId) -> Result<()> {
+        Ok(())
+    }
+
+    fn conversation_org(&mut self, conversation: &ConversationId) -> Result<Option<String>> {
         Ok(self
             .0
             .prepare_cached("SELECT org_id FROM conversations WHERE id = ?1")?
             .query_row([conversation.as_str()], |row| row.get(0))
             .optional()?)
-    }
-
-    fn conversation_exists(&mut self, conversation: &ConversationId) -> Result<bool> {
-        Ok(self
-            .0
-            .prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?
-            .exists([conversation.as_str()])?)
     }
 
     fn latest_turn(&mut self, conversation: &ConversationId) -> Result<Option<(u32, String)>> {
