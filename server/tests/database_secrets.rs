@@ -173,6 +173,16 @@ fn refused(url: &str, more: &[&str], env: &[(&str, &str)]) -> String {
     }
 }
 
+/// What a start with verify-full, `authority` as its sslrootcert and the right password says.
+fn refused_verifying_with(db: &TlsDatabase, authority: &std::path::Path) -> String {
+    let tls = format!("sslmode=verify-full&sslrootcert={}", authority.display());
+    refused(
+        &db.url("localhost", &tls),
+        &[],
+        &[("PORTAL_DATABASE_PASSWORD", &db.password)],
+    )
+}
+
 /// Stores a conversation through `spawned` and reads it back: the demo's answer to "hello".
 async fn stores_and_reads_a_conversation(spawned: &Spawned) {
     let server = Server::at(spawned.base.clone());
@@ -236,14 +246,7 @@ fn a_server_whose_certificate_another_authority_signed_is_refused_at_start_namin
     let stranger =
         rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("a certificate");
     let other_ca = db.file("other-ca.pem", &stranger.cert.pem(), 0o644);
-    let output = refused(
-        &db.url(
-            "localhost",
-            &format!("sslmode=verify-full&sslrootcert={}", other_ca.display()),
-        ),
-        &[],
-        &[("PORTAL_DATABASE_PASSWORD", &db.password)],
-    );
+    let output = refused_verifying_with(&db, &other_ca);
     assert!(
         output.contains(&format!(
             "presented a certificate that the certificate authority in {} did not sign",
@@ -258,14 +261,7 @@ fn a_server_whose_certificate_another_authority_signed_is_refused_at_start_namin
     assert_no_secret(&output, &db);
 
     let missing = db.files.path().join("missing.pem");
-    let output = refused(
-        &db.url(
-            "localhost",
-            &format!("sslmode=verify-full&sslrootcert={}", missing.display()),
-        ),
-        &[],
-        &[("PORTAL_DATABASE_PASSWORD", &db.password)],
-    );
+    let output = refused_verifying_with(&db, &missing);
     assert!(
         output.contains(&format!(
             "cannot use {} as the certificate authority of the PostgreSQL server (sslrootcert)",

@@ -128,14 +128,7 @@ async fn forty_guesses_at_once_split_across_two_replicas_have_exactly_five_check
         }
     });
     let answers = futures_util::future::join_all(guesses).await;
-    let checked = answers
-        .iter()
-        .filter(|s| **s == StatusCode::UNAUTHORIZED)
-        .count();
-    let refused = answers
-        .iter()
-        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
-        .count();
+    let (checked, refused) = common::checked_and_refused(&answers);
     assert_eq!(checked + refused, 40, "{answers:?}");
     assert_eq!(
         checked,

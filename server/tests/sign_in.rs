@@ -750,14 +750,7 @@ async fn guesses_sent_all_at_once_are_throttled_like_guesses_one_after_another()
         }
     });
     let answers = futures_util::future::join_all(guesses).await;
-    let checked = answers
-        .iter()
-        .filter(|s| **s == StatusCode::UNAUTHORIZED)
-        .count();
-    let refused = answers
-        .iter()
-        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
-        .count();
+    let (checked, refused) = common::checked_and_refused(&answers);
     assert_eq!(checked + refused, 40, "{answers:?}");
     // Each guess takes its place among the failures before it waits for its check, so exactly
     // as many are checked as one after another.

@@ -519,3 +519,12 @@ pub fn session_cookie(headers: &reqwest::header::HeaderMap) -> Option<String> {
         .map(|v| v.split(';').next().unwrap_or_default().to_string())
         .filter(|v| !v.is_empty())
 }
+
+/// Of sign-in guesses made at once, how many were checked (401) and how many refused (429).
+pub fn checked_and_refused(answers: &[reqwest::StatusCode]) -> (usize, usize) {
+    let count = |status| answers.iter().filter(|s| **s == status).count();
+    (
+        count(reqwest::StatusCode::UNAUTHORIZED),
+        count(reqwest::StatusCode::TOO_MANY_REQUESTS),
+    )
+}
