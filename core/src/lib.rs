@@ -23,7 +23,9 @@ pub mod tokens;
 pub mod tool_card;
 pub mod tools;
 pub mod transcript;
+pub mod turn_run;
 pub mod turn_state;
+pub mod usage;
 pub mod validate;
 
 pub use block::{Block, BlockKind, CompactionTrigger, TurnsCovered};

@@ -79,25 +79,19 @@ pub struct Call {
     pub arguments: Result<Value, BadArguments>,
 }
 
-/// What to do with one reply's calls.
+/// What to write for one reply's calls. Whether the turn then pauses is [`paused_after`]'s to
+/// say, of the messages as written: the same rule decides it live and for a stored turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GatePlan {
     /// The blocks that close the reply's assistant message, in the calls' order: each call, or
     /// the question it became, and after a call that needs approval, its approval request.
     pub blocks: Vec<Block>,
-    pub next: Next,
-}
-
-/// What follows the reply's blocks.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Next {
-    /// Run these calls now, in order, and answer each with its result in a tool message.
-    Run(Vec<Call>),
-    /// Pause until the user decides every approval request.
-    AwaitDecisions,
-    /// Pause until the user answers the question. The reply's other calls are answered first
-    /// with these results, in a tool message (none when there are no other calls).
-    AwaitAnswer { not_run: Vec<Block> },
+    /// Results for the calls a question keeps from running, written in a tool message after
+    /// the blocks (none when there are none).
+    pub not_run: Vec<Block>,
+    /// The calls to run now, in order, each answered with its result in a tool message: every
+    /// call, unless one needs approval or a question was asked.
+    pub run: Vec<Call>,
 }
 
 /// Plans one reply's calls, each with its tool's gate, in the order the model made them.
@@ -136,23 +130,26 @@ pub fn gate_calls(calls: impl IntoIterator<Item = (Call, Gate)>) -> GatePlan {
             }
         }
     }
-    let next = if question {
-        Next::AwaitAnswer {
-            not_run: recorded
-                .into_iter()
-                .map(|call| Block::ToolResult {
-                    call_id: call.id,
-                    content: NOT_RUN_FOR_A_QUESTION.into(),
-                    is_error: true,
-                })
-                .collect(),
-        }
+    let (not_run, run) = if question {
+        let not_run = recorded
+            .into_iter()
+            .map(|call| Block::ToolResult {
+                call_id: call.id,
+                content: NOT_RUN_FOR_A_QUESTION.into(),
+                is_error: true,
+            })
+            .collect();
+        (not_run, Vec::new())
     } else if approvals {
-        Next::AwaitDecisions
+        (Vec::new(), Vec::new())
     } else {
-        Next::Run(recorded)
+        (Vec::new(), recorded)
     };
-    GatePlan { blocks, next }
+    GatePlan {
+        blocks,
+        not_run,
+        run,
+    }
 }
 
 /// The ids of every call stored in the transcript.
@@ -189,15 +186,12 @@ pub fn call_id(
     id
 }
 
-/// Whether the turn's last message is the assistant's ending on text: a reply that ends the turn
+/// Whether a turn's last message is the assistant's ending on text: a reply that ends the turn
 /// (rule B3); anything else asks for another model call.
-pub fn ends_on_text(transcript: &Transcript, turn: u32) -> bool {
-    transcript
-        .turn(turn)
-        .and_then(|t| t.messages.last())
-        .is_some_and(|m| {
-            m.role == Role::Assistant && matches!(m.blocks.last(), Some(Block::Text { .. }))
-        })
+pub fn ends_on_text(messages: &[Message]) -> bool {
+    messages.last().is_some_and(|m| {
+        m.role == Role::Assistant && matches!(m.blocks.last(), Some(Block::Text { .. }))
+    })
 }
 
 /// Whether a stored turn paused after its message `m`: after an assistant message with approval
@@ -269,33 +263,30 @@ mod tests {
                 other => format!("unexpected {other:?}"),
             })
             .collect();
-        lines.push(match &plan.next {
-            Next::Run(calls) => {
-                let calls: Vec<String> = calls
-                    .iter()
-                    .map(|c| match &c.arguments {
-                        Ok(arguments) => format!("{} {arguments}", c.id),
-                        Err(bad) => format!("{} bad:{}", c.id, bad.raw),
-                    })
-                    .collect();
-                format!("then run [{}]", calls.join(", "))
-            }
-            Next::AwaitDecisions => "then await decisions".into(),
-            Next::AwaitAnswer { not_run } => {
-                let answered: Vec<String> = not_run
-                    .iter()
-                    .map(|b| match b {
-                        Block::ToolResult {
-                            call_id,
-                            content,
-                            is_error: true,
-                        } if content == NOT_RUN_FOR_A_QUESTION => call_id.clone(),
-                        other => format!("unexpected {other:?}"),
-                    })
-                    .collect();
-                format!("then await the answer, not run [{}]", answered.join(", "))
-            }
-        });
+        if !plan.not_run.is_empty() {
+            let answered: Vec<String> = plan
+                .not_run
+                .iter()
+                .map(|b| match b {
+                    Block::ToolResult {
+                        call_id,
+                        content,
+                        is_error: true,
+                    } if content == NOT_RUN_FOR_A_QUESTION => call_id.clone(),
+                    other => format!("unexpected {other:?}"),
+                })
+                .collect();
+            lines.push(format!("then not run [{}]", answered.join(", ")));
+        }
+        let calls: Vec<String> = plan
+            .run
+            .iter()
+            .map(|c| match &c.arguments {
+                Ok(arguments) => format!("{} {arguments}", c.id),
+                Err(bad) => format!("{} bad:{}", c.id, bad.raw),
+            })
+            .collect();
+        lines.push(format!("then run [{}]", calls.join(", ")));
         lines.join("\n")
     }
 
@@ -324,7 +315,8 @@ then run [c1 {"text":"a"}, c2 {"text":"b"}]"#,
 tool_use c1 count "{\"text\":"
 then run [c1 bad:{"text":]"#,
         );
-        // An approval pauses the turn; its request follows its call.
+        // An approval runs nothing: its request follows its call, and the turn pauses after
+        // the message (`paused_after`).
         check(
             vec![
                 call("c1", "count", "{}", "run"),
@@ -337,17 +329,17 @@ tool_use c2 publish {}
 approval_request c2 Publish the note A
 tool_use c3 publish {}
 approval_request c3 Publish the note B
-then await decisions"#,
+then run []"#,
         );
-        // A question alone pauses the turn with nothing answered.
+        // A question alone runs nothing and answers nothing.
         check(
             vec![call("c1", "ask_user", "{}", "ask:Which part?")],
             r#"
 clarification_request c1 Which part?
-then await the answer, not run []"#,
+then run []"#,
         );
         // A question wins over approvals: every other call is answered "not run", even one
-        // that needed approval, and no decision is awaited.
+        // that needed approval.
         check(
             vec![
                 call("c1", "count", "{}", "run"),
@@ -359,7 +351,8 @@ tool_use c1 count {}
 tool_use c2 publish {}
 approval_request c2 Publish
 clarification_request c3 Which part?
-then await the answer, not run [c1, c2]"#,
+then not run [c1, c2]
+then run []"#,
         );
         // No calls: nothing to write, nothing to run.
         check(Vec::new(), "then run []");
@@ -431,22 +424,11 @@ then await the answer, not run [c1, c2]"#,
 
     #[test]
     fn b3_only_a_reply_ending_on_text_ends_the_turn() {
-        let mut transcript = Transcript::new();
-        let mut turn = crate::Turn {
-            index: 1,
-            kind: crate::TurnKind::Chat,
-            status: crate::TurnStatus::Completed,
-            effort: None,
-            context_tokens: None,
-            trace: Vec::new(),
-            messages: messages("ua"),
-        };
-        transcript.turns.push(turn.clone());
-        assert!(ends_on_text(&transcript, 1));
-        assert!(!ends_on_text(&transcript, 2), "no such turn");
-        turn.messages = messages("ur");
-        transcript.turns = vec![turn];
-        assert!(!ends_on_text(&transcript, 1));
+        assert!(ends_on_text(&messages("ua")));
+        assert!(!ends_on_text(&messages("ur")));
+        assert!(!ends_on_text(&messages("uq")));
+        assert!(!ends_on_text(&messages("uat")));
+        assert!(!ends_on_text(&messages("")));
     }
 
     #[test]

@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::block::{BlockKind, CompactionTrigger, TurnsCovered};
+use crate::block::{Block, BlockKind, CompactionTrigger, TurnsCovered};
 use crate::transcript::{Role, TurnStatus};
+use crate::turn_state::{call_header, event_text};
 
 /// One event of a turn's stream. Each is sent as one server-sent event whose `event` field is the
 /// variant's name and whose `data` is this value as JSON.
@@ -88,4 +89,54 @@ impl TurnEvent {
             TurnEvent::TurnEnd { .. } => "turn_end",
         }
     }
+}
+
+/// The events of a block written whole at `position` of `message`: its start, naming its call
+/// (`siblings` is its message, where an approval request finds its call's tool name), its text
+/// as one delta, as [`call_header`] and [`event_text`] define them, and its end. A compaction
+/// block is its start and `compacted`.
+pub fn block_events(
+    message: usize,
+    position: usize,
+    block: &Block,
+    siblings: &[Block],
+) -> Vec<TurnEvent> {
+    let start = TurnEvent::BlockStart {
+        message,
+        block: position,
+        kind: block.kind(),
+        call: call_header(block, siblings),
+        is_error: matches!(block, Block::ToolResult { is_error: true, .. }),
+    };
+    if let Block::Compaction {
+        summary,
+        trigger,
+        covers,
+        ..
+    } = block
+    {
+        return vec![
+            start,
+            TurnEvent::Compacted {
+                message,
+                block: position,
+                trigger: *trigger,
+                covers: *covers,
+                summary: summary.clone(),
+            },
+        ];
+    }
+    let mut events = vec![start];
+    if let Some(text) = event_text(block).filter(|t| !t.is_empty()) {
+        events.push(TurnEvent::Delta {
+            message,
+            block: position,
+            text,
+        });
+    }
+    events.push(TurnEvent::BlockEnd {
+        message,
+        block: position,
+    });
+    events
 }

@@ -186,3 +186,26 @@ pub fn page(text: &str, offset: usize, length: usize) -> Page<'_> {
         remaining: total - last,
     }
 }
+
+/// A tool's answer: its text, and whether it reports an error to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}

@@ -22,10 +22,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures_util::Stream;
-use portal_core::reply::paused_after;
 use portal_core::stream::TurnEvent;
-use portal_core::turn_state::{call_header, event_text};
-use portal_core::{Block, BlockKind, Turn, TurnStatus};
+use portal_core::turn_run::replay;
+use portal_core::{BlockKind, Turn};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
@@ -55,11 +54,6 @@ impl Default for StreamLimits {
         }
     }
 }
-
-/// Why a failed turn failed when its log is rebuilt from storage and the turn kept no
-/// `TURN_FAILED` note (turns stored before the note existed, or whose note could not be written).
-const REBUILT_FAILURE: &str = "The turn failed; the server's log says why. Send the message \
-                                   again.";
 
 /// A turn's events so far, shared between the turn loop and every stream that reads them.
 #[derive(Debug)]
@@ -323,48 +317,8 @@ impl TurnLog {
         let log = TurnLog::new();
         {
             let mut state = log.lock();
-            let messages = &turn.messages;
-            for (m, message) in messages.iter().enumerate().skip(1) {
-                if message.blocks.is_empty() {
-                    continue;
-                }
-                state.push(TurnEvent::MessageStart {
-                    message: m,
-                    role: message.role,
-                });
-                for (b, block) in message.blocks.iter().enumerate() {
-                    for event in block_events(m, b, block, &message.blocks) {
-                        state.push(event);
-                    }
-                }
-                if paused_after(messages, m) {
-                    state.push(TurnEvent::TurnEnd {
-                        status: TurnStatus::Paused,
-                        reason: None,
-                    });
-                }
-            }
-            let paused_last = matches!(
-                state.entries.last(),
-                Some(Entry {
-                    event: TurnEvent::TurnEnd {
-                        status: TurnStatus::Paused,
-                        ..
-                    },
-                    ..
-                })
-            );
-            match turn.status {
-                TurnStatus::Running => {}
-                TurnStatus::Paused if paused_last => {}
-                status => state.push(TurnEvent::TurnEnd {
-                    status,
-                    reason: match (status, turn.end_reason()) {
-                        (_, Some(reason)) => Some(reason.to_string()),
-                        (TurnStatus::Failed, None) => Some(REBUILT_FAILURE.to_string()),
-                        _ => None,
-                    },
-                }),
+            for event in replay(turn) {
+                state.push(event);
             }
             state.running = false;
         }
@@ -429,32 +383,6 @@ impl TurnLog {
         }
         drop(state);
         self.changed.send_replace(());
-    }
-
-    /// Publishes what `stored` (the same turn, read from storage) holds beyond this log, and
-    /// ends its open block: a run cut off between writing a piece and publishing it left the
-    /// piece stored only, and its readers must get what a reload shows. False, publishing
-    /// nothing, when the log withdrew events: its ids then run past the stored turn's.
-    pub fn catch_up(&self, stored: &Turn) -> bool {
-        let tail: Vec<TurnEvent> = {
-            let state = self.lock();
-            if !state.withdrawals.is_empty() {
-                return false;
-            }
-            let rebuilt = TurnLog::rebuilt(stored);
-            let rebuilt = rebuilt.lock();
-            rebuilt
-                .entries
-                .iter()
-                .skip_while(|entry| entry.end <= state.end)
-                .filter(|entry| !matches!(entry.event, TurnEvent::TurnEnd { .. }))
-                .map(|entry| entry.rest(state.end))
-                .collect()
-        };
-        for event in tail {
-            self.push(event);
-        }
-        true
     }
 
     /// Readers at the end stop waiting: nothing more will come (the run writing it is gone).
@@ -532,60 +460,11 @@ impl TurnLog {
     }
 }
 
-/// The events of a block written whole at `position` of `message`: its start, naming its call
-/// (`siblings` is its message, where an approval request finds its call's tool name), its text
-/// as one delta, as core's `call_header` and `event_text` define them, and its end. A compaction
-/// block is its start and `compacted`.
-pub(crate) fn block_events(
-    message: usize,
-    position: usize,
-    block: &Block,
-    siblings: &[Block],
-) -> Vec<TurnEvent> {
-    let start = TurnEvent::BlockStart {
-        message,
-        block: position,
-        kind: block.kind(),
-        call: call_header(block, siblings),
-        is_error: matches!(block, Block::ToolResult { is_error: true, .. }),
-    };
-    if let Block::Compaction {
-        summary,
-        trigger,
-        covers,
-        ..
-    } = block
-    {
-        return vec![
-            start,
-            TurnEvent::Compacted {
-                message,
-                block: position,
-                trigger: *trigger,
-                covers: *covers,
-                summary: summary.clone(),
-            },
-        ];
-    }
-    let mut events = vec![start];
-    if let Some(text) = event_text(block).filter(|t| !t.is_empty()) {
-        events.push(TurnEvent::Delta {
-            message,
-            block: position,
-            text,
-        });
-    }
-    events.push(TurnEvent::BlockEnd {
-        message,
-        block: position,
-    });
-    events
-}
-
 #[cfg(test)]
 mod tests {
     use portal_core::block::{CompactionTrigger, TurnsCovered};
-    use portal_core::{Message, Role, TurnKind};
+    use portal_core::stream::block_events;
+    use portal_core::{Block, Message, Role, TurnKind, TurnStatus};
     use serde_json::json;
 
     use super::*;
@@ -865,7 +744,7 @@ mod tests {
             last,
             TurnEvent::TurnEnd {
                 status: TurnStatus::Failed,
-                reason: Some(REBUILT_FAILURE.into()),
+                reason: Some(portal_core::turn_run::UNNOTED_FAILURE.into()),
             },
         );
         for after in [last, last + 1, u64::MAX] {

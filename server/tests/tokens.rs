@@ -142,8 +142,11 @@ fn c1_a_model_whose_tokenizer_is_named_projects_in_its_exact_tokens() {
             &PromptConfig::default(),
         )
         .prompt;
-        let projection =
-            portal_server::compaction::projection(model.as_ref(), &transcript, &prompt);
+        // As the turn machine projects a call: with the model's own counter.
+        let counter = model.tokens();
+        let projection = portal_core::compaction::project_input(&transcript, counter, || {
+            counter.count(&render(&prompt)) as u64
+        });
         projected.push((projection.tokens, render(&prompt)));
     }
     let (counted, rendered) = &projected[0];

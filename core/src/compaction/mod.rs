@@ -41,24 +41,25 @@ mod projection;
 mod prompt;
 mod screen;
 mod settle;
+mod summary_call;
 mod tail;
 mod text;
 mod view;
 
+pub use crate::usage::CallPurpose;
 pub use command::{CompactCommand, CompactRefusal, check_compact, parse_compact};
 pub use guard::{CallGuard, Decision};
 pub use language::{language_sample, word_count};
 pub use note::{SECTIONS, SUMMARY_NOTE, reference, strip_references, summary_note, turns_header};
 pub use plan::{Cause, CompactionPlan, Diagnostic, PlanError, Tail, plan};
-pub use projection::{
-    Basis, CallPurpose, Projection, project_input, reaches_threshold, record_context_size,
-};
+pub use projection::{Basis, Projection, project_input, reaches_threshold, record_context_size};
 pub use prompt::SummaryRequest;
 pub use screen::{
     ContextMeter, Divider, compact_pill, composer_refusal, context_in_use, context_meter, divider,
     summarising_clock,
 };
 pub use settle::{Commit, CompactionError, Outcome, SummaryFailure, settle};
+pub use summary_call::{SummaryCall, SummaryReader};
 pub use view::{MessagePosition, NewestCompaction, newest_compaction};
 
 /// The compaction numbers, each a default from the product rules or a documented decision.

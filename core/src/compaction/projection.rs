@@ -4,6 +4,7 @@ use super::CompactionConfig;
 use super::view::{flat, newest_compaction};
 use crate::tokens::{TokenCounter, message_tokens};
 use crate::transcript::{Role, Transcript, Turn, TurnKind};
+use crate::usage::CallPurpose;
 
 /// The projected input of the next model call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,19 +53,6 @@ pub fn project_input(
 pub fn reaches_threshold(projected: u64, window: u64, config: &CompactionConfig) -> bool {
     window > 0
         && u128::from(projected) * 100 >= u128::from(window) * u128::from(config.threshold_percent)
-}
-
-/// What a model call was for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallPurpose {
-    /// A call of the agent loop on the turn's own model.
-    Turn,
-    /// A summary, such as a thinking summary or a title.
-    Summary,
-    /// A guardrail or review check.
-    Review,
-    /// A compaction summary (rule C11).
-    Compaction,
 }
 
 /// Records a call's reported input tokens as the turn's context size, which only calls of the

@@ -4,11 +4,10 @@
 //! its config.
 
 mod counted;
-mod event;
 pub mod registry;
 
 pub use counted::Counted;
-pub use event::{FinishReason, ModelEvent};
+pub use portal_core::model::{FinishReason, ModelEvent};
 pub use portal_core::reply::{BadArguments, parse_arguments};
 pub use registry::{ModelRegistry, RegistryError};
 

@@ -77,13 +77,6 @@ impl AsyncStorage {
         .map_err(|error| interrupted(error.to_string()))?
     }
 
-    /// Waits until every write started so far has ended, those whose futures were dropped (a
-    /// cut-off run's) included.
-    pub async fn settled(&self) {
-        let all = u32::try_from(self.storage.calls_at_once()).unwrap_or(u32::MAX);
-        let _all = self.writes.acquire_many(all).await;
-    }
-
     /// See [`Storage::create_conversation`].
     pub async fn create_conversation(
         &self,

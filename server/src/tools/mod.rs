@@ -44,28 +44,7 @@ pub struct ToolContext {
     pub transcript: Arc<Transcript>,
 }
 
-/// A tool's answer: its text, and whether it reports an error to the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolOutput {
-    pub content: String,
-    pub is_error: bool,
-}
-
-impl ToolOutput {
-    pub fn ok(content: impl Into<String>) -> Self {
-        ToolOutput {
-            content: content.into(),
-            is_error: false,
-        }
-    }
-
-    pub fn error(content: impl Into<String>) -> Self {
-        ToolOutput {
-            content: content.into(),
-            is_error: true,
-        }
-    }
-}
+pub use portal_core::tools::ToolOutput;
 
 /// A tool answer being worked out.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;

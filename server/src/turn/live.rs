@@ -7,27 +7,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use portal_core::Turn;
+use portal_core::turn_run::CutOff;
 use tokio::sync::watch;
 
 use crate::events::TurnLog;
 use crate::storage::TurnRef;
 
-/// Who cuts a running turn off before it ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum CutOffBy {
-    /// Its user (Stop, or a cancel through the API).
-    User,
-    /// The server, stopping: the grace it gives running turns is over.
-    Shutdown,
-}
-
 /// What a run watches for being cut off: `None` while it may go on.
-pub(super) type CutOffSignal = watch::Receiver<Option<CutOffBy>>;
+pub(super) type CutOffSignal = watch::Receiver<Option<CutOff>>;
 
 #[derive(Debug, Default)]
 struct Live {
     log: Option<Arc<TurnLog>>,
-    cancel: Option<watch::Sender<Option<CutOffBy>>>,
+    cancel: Option<watch::Sender<Option<CutOff>>>,
     /// The decisions taken on the pause the turn had with `decided_at` messages.
     decisions: HashMap<String, bool>,
     decided_at: usize,
@@ -37,13 +29,13 @@ struct Live {
     /// here ([`LiveTurns::starting`]).
     starting: usize,
     /// A cut-off that arrived while a run was starting: the run starts cut off.
-    cancelled_early: Option<CutOffBy>,
+    cancelled_early: Option<CutOff>,
 }
 
 impl Live {
     /// Signals its run to stop, or the run about to start to start cut off; false when none
     /// runs or is starting.
-    fn cut_off(&mut self, by: CutOffBy) -> bool {
+    fn cut_off(&mut self, by: CutOff) -> bool {
         if self
             .cancel
             .as_ref()
@@ -104,7 +96,7 @@ impl LiveTurns {
         log.resume();
         let early = live.cancelled_early.take();
         let cut_off = if self.shut_down.load(Ordering::SeqCst) {
-            Some(CutOffBy::Shutdown)
+            Some(CutOff::Shutdown)
         } else {
             early
         };
@@ -143,7 +135,7 @@ impl LiveTurns {
         let mut turns = self.lock();
         turns
             .get_mut(at)
-            .is_some_and(|live| live.cut_off(CutOffBy::User))
+            .is_some_and(|live| live.cut_off(CutOff::User))
     }
 
     /// Cuts off every run of this process, and those about to start or started later: the
@@ -153,7 +145,7 @@ impl LiveTurns {
         let mut turns = self.lock();
         turns
             .values_mut()
-            .map(|live| live.cut_off(CutOffBy::Shutdown))
+            .map(|live| live.cut_off(CutOff::Shutdown))
             .filter(|&signalled| signalled)
             .count()
     }

@@ -10,7 +10,6 @@
 
 mod live;
 mod run;
-mod writer;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +19,7 @@ use portal_core::effort::Effort;
 use portal_core::prompt::PromptConfig;
 use portal_core::skills::{CatalogueEntry, Skill};
 use portal_core::stream::TurnEvent;
+use portal_core::turn_run::Start;
 use portal_core::{Turn, TurnStatus};
 
 use crate::attachments::ModelPictures;
@@ -244,7 +244,7 @@ impl Turns {
             conversation: conversation.clone(),
             turn: index,
         };
-        self.spawn(at, setup, run::Resume::Fresh, None).await?;
+        self.spawn(at, setup, Start::Fresh, None).await?;
         Ok(index)
     }
 
@@ -399,7 +399,7 @@ impl Turns {
                     return Err(error.into());
                 }
             }
-            self.spawn(at, setup, run::Resume::Decided(decisions), Some(&paused))
+            self.spawn(at, setup, Start::Decided(decisions), Some(&paused))
                 .await?;
         }
         Ok(())
@@ -440,13 +440,8 @@ impl Turns {
                 PausedClaim::Resume,
             )
             .await?;
-        self.spawn(
-            at,
-            setup,
-            run::Resume::Answered(text.to_string()),
-            Some(&paused),
-        )
-        .await?;
+        self.spawn(at, setup, Start::Answered(text.to_string()), Some(&paused))
+            .await?;
         Ok(())
     }
 
@@ -457,7 +452,7 @@ impl Turns {
         self: &Arc<Self>,
         at: TurnRef,
         setup: TurnSetup,
-        resume: run::Resume,
+        start: Start,
         stored: Option<&Turn>,
     ) -> Result<(), TurnError> {
         let given = match &self.replica {
@@ -472,7 +467,7 @@ impl Turns {
         };
         let (log, cancel) = self.live.running(&at, given, stored);
         self.runs
-            .spawn(run::run(Arc::clone(self), at, setup, log, cancel, resume));
+            .spawn(run::run(Arc::clone(self), at, setup, log, cancel, start));
         Ok(())
     }
 

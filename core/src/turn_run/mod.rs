@@ -1,0 +1,1042 @@
+//! One run of a turn, from its start or from where it paused, to its end or its next pause, as a
+//! sans-IO state machine: the host hands in what happened (`handle_*`: a load, a model event, a
+//! summary, a tool's output, the gates of a reply's calls, a failed write, a cut-off, a
+//! timeout) and performs what [`TurnRun::poll_action`] asks, in order (load, call the model with
+//! this prompt, call for a summary, gate these calls, run this tool, write this, publish this
+//! event). [`TurnRun::poll_timeout`] says when it next wants to be woken. Time is an argument, in
+//! milliseconds from an epoch the host picks.
+//!
+//! Every turn rule lives here or below: the model-call limit, gating and pausing
+//! ([`crate::reply`]), when a reply ends the turn (rule B3), compaction before a call and on an
+//! overflow (rules C1, C2, C5, C6), withdrawing an overflowed call's output, cut-offs and their
+//! reasons, and where a stored turn paused when it is read back ([`replay`]).
+//!
+//! The host performs each action before polling the next: an action that asks for something
+//! (a load, a summary, the gates, a tool) is answered before polling again; after
+//! [`Action::CallModel`] `poll_action` answers `None` until a model event, failure or the
+//! stream's end is handed in. A write is always followed by the event that publishes it, so
+//! the stream never shows what the store does not hold; a write that fails is reported with
+//! [`TurnRun::handle_write_failed`] before polling on.
+
+mod failure;
+mod replay;
+mod writer;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::compaction::{
+    CallGuard, CompactionConfig, CompactionError, CompactionPlan, Decision, Outcome, Projection,
+    SummaryCall, SummaryFailure, SummaryRequest, parse_compact, plan, project_input, settle,
+};
+use crate::effort::Effort;
+use crate::memory::CompactionHint;
+use crate::model::{ModelCapabilities, ModelEvent};
+use crate::prompt::{Prompt, PromptConfig, PromptInput, assemble, render};
+use crate::reply::{Call, Gate, call_id, call_ids, ends_on_text, gate_calls, paused_after};
+use crate::skills::{CatalogueEntry, Skill};
+use crate::stream::TurnEvent;
+use crate::tokens::TokenCounter;
+use crate::tools::{DECLINED_RESULT, ToolDefinition, ToolOutput};
+use crate::usage::{CallPurpose, Usage};
+use crate::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
+
+pub use failure::Failure;
+pub use replay::{UNNOTED_FAILURE, replay};
+use writer::Writer;
+
+/// Why a turn the stopping server cut off stopped, as `turn_end` and its note say.
+pub const SHUTDOWN_REASON: &str = "The server stopped for a restart while this reply was being \
+                                   written; send the message again.";
+
+/// What a run is made with: the turn, the agent's model, instructions, skills and tools, the
+/// effort the turn recorded, and the numbers it keeps to.
+#[derive(Debug, Clone)]
+pub struct RunSetup {
+    /// The turn's index in its conversation.
+    pub turn: u32,
+    pub model: ModelCapabilities,
+    /// Layer 2 of the prompt.
+    pub instructions: String,
+    /// Layer 3: the skills the message selected.
+    pub selected_skills: Vec<Skill>,
+    /// Layer 4: the agent's other skills.
+    pub catalogue: Vec<CatalogueEntry>,
+    /// The tools the agent is offered.
+    pub agent_tools: Vec<ToolDefinition>,
+    pub effort: Effort,
+    pub prompt: PromptConfig,
+    pub compaction: CompactionConfig,
+    pub limits: RunLimits,
+}
+
+/// The numbers one run keeps to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunLimits {
+    /// Model calls one run makes at most before the turn fails, saying the model made that many
+    /// calls without answering. **Decision:** 16.
+    pub model_calls: usize,
+    /// How long one tool call may take, in milliseconds, before it is stopped and answered
+    /// with an error the model reads. **Decision:** 120 s (docs/decisions.md).
+    pub tool_ms: u64,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            model_calls: crate::reply::MODEL_CALL_LIMIT,
+            tool_ms: 120_000,
+        }
+    }
+}
+
+/// Where a run starts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Start {
+    /// A turn just opened.
+    Fresh,
+    /// A paused turn, claimed running, whose approval requests were all decided (call id →
+    /// approved).
+    Decided(HashMap<String, bool>),
+    /// A paused turn, claimed running, whose question the user answered with this text.
+    Answered(String),
+}
+
+/// What to read from storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// Memory's part of the conversation (rule M1): its last `max_turns` turns and the newest
+    /// compaction, with the running turn.
+    Recent { max_turns: usize },
+    /// The whole conversation, for planning a summary of its history.
+    Whole,
+}
+
+/// What a load read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    pub transcript: Arc<Transcript>,
+    /// The turn that holds the newest compaction, when the load says (a recent load does).
+    pub newest_compaction: Option<u32>,
+}
+
+/// One call a tool is to run, its arguments a JSON object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolRun {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// What the host does next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Read this and answer with [`TurnRun::handle_loaded`].
+    Load(Load),
+    /// Call the turn's model with this prompt and hand in its stream: each event
+    /// ([`TurnRun::handle_model_event`]), a failure ([`TurnRun::handle_model_failure`]) or its
+    /// end ([`TurnRun::handle_model_end`]). What the call writes from here on may be withdrawn:
+    /// a `withdrawn` event published later takes the stream back to where this call began.
+    CallModel(Box<Prompt>),
+    /// Make this summary call on the turn's model and answer with
+    /// [`TurnRun::handle_summary`].
+    Summarise(Box<SummaryRequest>),
+    /// Ask each call's tool how it takes the call and answer with [`TurnRun::handle_gates`], in
+    /// the same order.
+    Gate(Vec<Call>),
+    /// Run this call and answer with [`TurnRun::handle_tool_output`]; a call to a tool the agent
+    /// is not offered is answered as unknown.
+    RunTool(ToolRun),
+    /// Write this to the turn in storage.
+    Write(TurnWrite),
+    /// Publish this event on the turn's stream.
+    Publish(TurnEvent),
+}
+
+/// One write to the running turn in storage.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnWrite {
+    /// Start a message with `role`; storage places it `at` (taking the last message again when
+    /// it has no block yet).
+    Message { role: Role, at: usize },
+    /// Add a block to `message`; storage places it `at`.
+    Block {
+        message: usize,
+        at: usize,
+        block: Block,
+    },
+    /// Append streamed text to a text or thinking block.
+    Text {
+        message: usize,
+        block: usize,
+        text: String,
+    },
+    /// Remove the blocks of `message` from `from` on (rule C2).
+    Withdraw { message: usize, from: usize },
+    /// Keep an entry in the turn's trace. A note of why the turn ended that cannot be written
+    /// leaves the turn to end all the same.
+    Trace(TraceEntry),
+    /// Leave a usage row (rule C11).
+    Usage(Usage),
+    /// Record the turn's status.
+    Status(TurnStatus),
+}
+
+/// How a model call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelFailure {
+    /// The call's input did not fit the model's context window (rule C2).
+    Overflow,
+    /// Anything else: `reason` is what the person is told, without what the endpoint sent;
+    /// `detail` is the whole error, which a summary's trace keeps.
+    Failed { reason: String, detail: String },
+}
+
+/// Who cuts a running turn off before it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutOff {
+    /// Its user (Stop, or a cancel through the API).
+    User,
+    /// The server, stopping: the grace it gives running turns is over (rule D2).
+    Shutdown,
+}
+
+/// One run of one turn. See the module documentation.
+pub struct TurnRun {
+    setup: RunSetup,
+    counter: Arc<dyn TokenCounter + Send + Sync>,
+    phase: Phase,
+    actions: VecDeque<Action>,
+    writer: Writer,
+    /// Model calls made so far (an overflow's retry is not another).
+    model_calls: usize,
+    /// The compaction guard of the current call attempt.
+    guard: Option<CallGuard>,
+    /// The write polled last, whose failure the host reports.
+    last_write: Option<TurnWrite>,
+    /// How the run ends, once it does.
+    end: Option<(TurnStatus, Option<String>)>,
+}
+
+impl std::fmt::Debug for TurnRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnRun")
+            .field("turn", &self.setup.turn)
+            .field("phase", &self.phase)
+            .field("model_calls", &self.model_calls)
+            .field("end", &self.end)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the run waits for.
+#[derive(Debug)]
+enum Phase {
+    /// A load, and what to do with it.
+    Loading(AfterLoad),
+    /// The model's stream.
+    Streaming(Streaming),
+    /// A summary call's answer.
+    Summarising(Box<Summarising>),
+    /// The gates of these calls.
+    Gating(Vec<Call>),
+    /// The tools of a reply, run in order.
+    Tools(Tools),
+    /// Nothing more: the run ended or paused with this status.
+    Ended,
+}
+
+#[derive(Debug)]
+enum AfterLoad {
+    /// The run's first load.
+    Start(Start),
+    /// Build the prompt for the next call and compact first when it asks to (rule C1).
+    Prompt,
+    /// Build the prompt and make the call: a compaction was committed for it.
+    Call,
+    /// The whole history, to plan a compaction before the call `prompt` on `recent`.
+    BeforeCall {
+        projection: Projection,
+        prompt: Box<Prompt>,
+        recent: Arc<Transcript>,
+    },
+    /// The whole history after the call overflowed (rule C2).
+    Overflow,
+    /// The whole history, for a `/compact` turn (rule C6).
+    Command { instructions: Option<String> },
+}
+
+#[derive(Debug)]
+struct Streaming {
+    /// Memory's part of the conversation, as the call's prompt was built from it.
+    transcript: Arc<Transcript>,
+    taken: HashSet<String>,
+    calls: Vec<Call>,
+}
+
+#[derive(Debug)]
+struct Summarising {
+    plan: CompactionPlan,
+    /// The history the plan was made on.
+    history: Arc<Transcript>,
+    /// The assistant message the summary opened.
+    message: usize,
+    /// A `/compact` turn's summary, which ends the turn.
+    command: bool,
+    /// The call to make when a summary before it fails (rule C5).
+    then: Option<(Box<Prompt>, Arc<Transcript>)>,
+}
+
+#[derive(Debug, Default)]
+struct Tools {
+    pending: VecDeque<Pending>,
+    /// The call running, and when it must have answered.
+    running: Option<Running>,
+}
+
+#[derive(Debug)]
+enum Pending {
+    Run(ToolRun),
+    /// A result known without running anything.
+    Answer(Block),
+}
+
+#[derive(Debug)]
+struct Running {
+    id: String,
+    name: String,
+    deadline: Option<u64>,
+}
+
+impl TurnRun {
+    /// A run of `setup.turn` from `start`, counting tokens with the model's `counter`.
+    pub fn new(
+        setup: RunSetup,
+        counter: Arc<dyn TokenCounter + Send + Sync>,
+        start: Start,
+    ) -> Self {
+        let load = match start {
+            Start::Decided(_) => Load::Whole,
+            _ => Load::Recent {
+                max_turns: setup.prompt.memory.max_turns,
+            },
+        };
+        TurnRun {
+            setup,
+            counter,
+            phase: Phase::Loading(AfterLoad::Start(start)),
+            actions: VecDeque::from([Action::Load(load)]),
+            writer: Writer::new(),
+            model_calls: 0,
+            guard: None,
+            last_write: None,
+            end: None,
+        }
+    }
+
+    /// The next action, at `now_ms`; `None` while the run waits for the model's stream, or once
+    /// it is finished ([`TurnRun::is_finished`]).
+    pub fn poll_action(&mut self, now_ms: u64) -> Option<Action> {
+        let action = self.actions.pop_front()?;
+        match &action {
+            Action::Write(write) => self.last_write = Some(write.clone()),
+            Action::RunTool(_) => {
+                if let Phase::Tools(Tools {
+                    running: Some(running),
+                    ..
+                }) = &mut self.phase
+                {
+                    running.deadline = Some(now_ms.saturating_add(self.setup.limits.tool_ms));
+                }
+            }
+            _ => {}
+        }
+        Some(action)
+    }
+
+    /// When the run wants to be woken with [`TurnRun::handle_timeout`]: a tool call's deadline.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        match &self.phase {
+            Phase::Tools(Tools {
+                running: Some(running),
+                ..
+            }) => running.deadline,
+            _ => None,
+        }
+    }
+
+    /// Whether the run ended or paused and every action was taken.
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase, Phase::Ended) && self.actions.is_empty()
+    }
+
+    /// How the run ended: its status and the reason `turn_end` gives, once it ended or paused.
+    pub fn end(&self) -> Option<(TurnStatus, Option<&str>)> {
+        self.end
+            .as_ref()
+            .map(|(status, reason)| (*status, reason.as_deref()))
+    }
+
+    /// What a load read.
+    pub fn handle_loaded(&mut self, loaded: Loaded) {
+        let Phase::Loading(_) = &self.phase else {
+            return;
+        };
+        let Phase::Loading(after) = std::mem::replace(&mut self.phase, Phase::Ended) else {
+            return;
+        };
+        self.writer.loaded(loaded.transcript.turn(self.setup.turn));
+        match after {
+            AfterLoad::Start(Start::Fresh) => match self.compact_command(&loaded.transcript) {
+                Some(instructions) => {
+                    self.load(Load::Whole, AfterLoad::Command { instructions });
+                }
+                None => {
+                    self.model_calls += 1;
+                    self.prompt(loaded);
+                }
+            },
+            AfterLoad::Start(Start::Answered(text)) => {
+                self.writer.message(Role::User, &mut self.actions);
+                self.writer.whole(&Block::text(text), &mut self.actions);
+                self.next_call();
+            }
+            AfterLoad::Start(Start::Decided(decisions)) => {
+                self.run_decided(&loaded.transcript, &decisions);
+            }
+            AfterLoad::Prompt => self.prompt(loaded),
+            AfterLoad::Call => {
+                let prompt = self.assemble(&loaded);
+                self.call_model(prompt, loaded.transcript);
+            }
+            AfterLoad::BeforeCall {
+                projection,
+                prompt,
+                recent,
+            } => {
+                self.writer.next_message(&mut self.actions);
+                let counter = Arc::clone(&self.counter);
+                let decision = match &mut self.guard {
+                    Some(guard) => guard.before_call(&loaded.transcript, &projection, &*counter),
+                    None => Decision::Proceed { trace: None },
+                };
+                self.decide(decision, loaded.transcript, Some((prompt, recent)));
+            }
+            AfterLoad::Overflow => {
+                let counter = Arc::clone(&self.counter);
+                let decision = match &mut self.guard {
+                    Some(guard) => guard.on_overflow(&loaded.transcript, &*counter),
+                    None => Decision::Fail {
+                        error: CompactionError::TailTooLarge {
+                            tokens: self.setup.model.context_window,
+                            window: self.setup.model.context_window,
+                        },
+                        trace: TraceEntry::CompactionFailed {
+                            reason: "the call overflowed before it was guarded".into(),
+                        },
+                    },
+                };
+                self.decide(decision, loaded.transcript, None);
+            }
+            AfterLoad::Command { instructions } => {
+                self.command(loaded.transcript, instructions.as_deref());
+            }
+        }
+    }
+
+    /// One event of the model's stream.
+    pub fn handle_model_event(&mut self, event: ModelEvent) {
+        let Phase::Streaming(streaming) = &mut self.phase else {
+            return;
+        };
+        match event {
+            ModelEvent::ThinkingDelta(text) => {
+                self.writer
+                    .delta(BlockKind::Thinking, &text, &mut self.actions)
+            }
+            ModelEvent::TextDelta(text) => {
+                self.writer.delta(BlockKind::Text, &text, &mut self.actions)
+            }
+            ModelEvent::ToolCallStart { .. } | ModelEvent::ToolCallArgumentsDelta { .. } => {}
+            // The provider's id is not kept: memory's part of the transcript cannot tell whether
+            // an older turn used it, and rule B4 wants every id unique.
+            ModelEvent::ToolCallEnd {
+                index,
+                id: _,
+                name,
+                arguments,
+            } => {
+                let id = call_id(
+                    self.setup.turn,
+                    &streaming.transcript,
+                    streaming.calls.len(),
+                    index,
+                    &streaming.taken,
+                );
+                streaming.taken.insert(id.clone());
+                streaming.calls.push(Call {
+                    id,
+                    name,
+                    arguments,
+                });
+            }
+            ModelEvent::Usage {
+                input_tokens,
+                output_tokens,
+            } => self.write(TurnWrite::Usage(Usage {
+                purpose: CallPurpose::Turn,
+                model: self.setup.model.id.clone(),
+                input_tokens,
+                output_tokens,
+            })),
+            ModelEvent::Finished { .. } => self.handle_model_end(),
+        }
+    }
+
+    /// The model's stream ended (after `Finished`, or without it).
+    pub fn handle_model_end(&mut self) {
+        let Phase::Streaming(streaming) = std::mem::replace(&mut self.phase, Phase::Ended) else {
+            return;
+        };
+        self.writer.close(&mut self.actions);
+        if !streaming.calls.is_empty() {
+            self.actions
+                .push_back(Action::Gate(streaming.calls.clone()));
+            self.phase = Phase::Gating(streaming.calls);
+        } else if ends_on_text(&self.writer.messages) {
+            self.finish(TurnStatus::Completed, None);
+        } else {
+            self.fail(Failure::NoAnswer);
+        }
+    }
+
+    /// The model call failed.
+    pub fn handle_model_failure(&mut self, failure: ModelFailure) {
+        if !matches!(self.phase, Phase::Streaming(_)) {
+            return;
+        }
+        match failure {
+            // Rule C2: on a context overflow, whenever it comes, what the call wrote is
+            // withdrawn, and the turn compacts and makes the call again. The guard allows one
+            // compaction per call attempt, so a second overflow fails the turn.
+            ModelFailure::Overflow => {
+                self.writer.withdraw(&mut self.actions);
+                self.load(Load::Whole, AfterLoad::Overflow);
+            }
+            ModelFailure::Failed { reason, .. } => self.fail(Failure::Model(reason)),
+        }
+    }
+
+    /// The summary call answered.
+    pub fn handle_summary(&mut self, call: SummaryCall) {
+        let Phase::Summarising(summarising) = std::mem::replace(&mut self.phase, Phase::Ended)
+        else {
+            return;
+        };
+        let Summarising {
+            plan,
+            history,
+            message,
+            command,
+            then,
+        } = *summarising;
+        self.write(TurnWrite::Usage(call.usage));
+        let counter = Arc::clone(&self.counter);
+        let outcome = match (&mut self.guard, command) {
+            (Some(guard), false) => guard.on_summary(&plan, call.answer, &history, &*counter),
+            _ => settle(&plan, call.answer, &history, &*counter),
+        };
+        match outcome {
+            Outcome::Commit(commit) => {
+                let block =
+                    self.writer
+                        .compaction(message, commit.block.clone(), &mut self.actions);
+                if let Block::Compaction {
+                    summary,
+                    trigger,
+                    covers,
+                    ..
+                } = commit.block
+                {
+                    self.publish(TurnEvent::Compacted {
+                        message,
+                        block,
+                        trigger,
+                        covers,
+                        summary,
+                    });
+                }
+                if command {
+                    self.finish(TurnStatus::Completed, None);
+                } else {
+                    // The call's output goes on in the message the compaction opened (rule B2).
+                    self.load(self.recent(), AfterLoad::Call);
+                }
+            }
+            Outcome::Proceed { trace } => {
+                self.summary_failed(message, trace);
+                match then {
+                    Some((prompt, recent)) => self.call_model(*prompt, recent),
+                    None => self.load(self.recent(), AfterLoad::Call),
+                }
+            }
+            Outcome::FailTurn { error, trace } => {
+                self.summary_failed(message, trace);
+                self.fail(Failure::Compaction(error));
+            }
+        }
+    }
+
+    /// How each call's tool takes it, in the order of [`Action::Gate`]'s calls. Missing gates
+    /// are taken as [`Gate::Run`].
+    pub fn handle_gates(&mut self, gates: Vec<Gate>) {
+        let Phase::Gating(calls) = std::mem::replace(&mut self.phase, Phase::Ended) else {
+            return;
+        };
+        let mut gates = gates.into_iter();
+        let plan = gate_calls(
+            calls
+                .into_iter()
+                .map(|call| (call, gates.next().unwrap_or(Gate::Run))),
+        );
+        for block in &plan.blocks {
+            self.writer.whole(block, &mut self.actions);
+        }
+        if !plan.not_run.is_empty() {
+            self.writer.message(Role::Tool, &mut self.actions);
+            for result in &plan.not_run {
+                self.writer.whole(result, &mut self.actions);
+            }
+        }
+        let last = self.writer.messages.len().saturating_sub(1);
+        if paused_after(&self.writer.messages, last) {
+            self.finish(TurnStatus::Paused, None);
+            return;
+        }
+        let pending = plan
+            .run
+            .into_iter()
+            .map(|call| match call.arguments {
+                Ok(arguments) => Pending::Run(ToolRun {
+                    id: call.id,
+                    name: call.name,
+                    arguments,
+                }),
+                Err(bad) => Pending::Answer(result(call.id, ToolOutput::error(bad.to_string()))),
+            })
+            .collect();
+        self.run_tools(pending);
+    }
+
+    /// The running tool's answer.
+    pub fn handle_tool_output(&mut self, output: ToolOutput) {
+        let Phase::Tools(tools) = &mut self.phase else {
+            return;
+        };
+        let Some(running) = tools.running.take() else {
+            return;
+        };
+        self.writer
+            .whole(&result(running.id, output), &mut self.actions);
+        self.next_tool();
+    }
+
+    /// Time passed: a tool past its deadline is stopped and answered with an error.
+    pub fn handle_timeout(&mut self, now_ms: u64) {
+        let Phase::Tools(Tools {
+            running: Some(running),
+            ..
+        }) = &self.phase
+        else {
+            return;
+        };
+        if running.deadline.is_none_or(|deadline| now_ms < deadline) {
+            return;
+        }
+        let seconds = self.setup.limits.tool_ms.div_ceil(1000);
+        let name = running.name.clone();
+        self.handle_tool_output(ToolOutput::error(format!(
+            "The tool `{name}` did not answer within {seconds} seconds, so it was stopped and \
+             nothing it would have returned is known. Call it again with less to do, or go on \
+             without it."
+        )));
+    }
+
+    /// The load asked for failed. The host has logged why.
+    pub fn handle_load_failed(&mut self) {
+        if !matches!(self.phase, Phase::Loading(_)) {
+            return;
+        }
+        self.actions.clear();
+        self.fail(Failure::Storage);
+    }
+
+    /// The write polled last failed (storage refused it, or placed it elsewhere than the run
+    /// said). The host has logged why.
+    pub fn handle_write_failed(&mut self) {
+        let Some(write) = self.last_write.take() else {
+            return;
+        };
+        match write {
+            TurnWrite::Trace(TraceEntry::TurnFailed { .. } | TraceEntry::TurnCutOff { .. }) => {}
+            // The status could not be recorded: the turn is recorded failed instead, so that it
+            // is not left running; one more write, whatever the first was.
+            TurnWrite::Status(status) => {
+                self.actions.clear();
+                let reason = self
+                    .end
+                    .as_ref()
+                    .and_then(|(_, reason)| reason.clone())
+                    .unwrap_or_else(|| Failure::Storage.reason());
+                if status != TurnStatus::Failed {
+                    self.write(TurnWrite::Status(TurnStatus::Failed));
+                }
+                self.end = Some((TurnStatus::Failed, Some(reason.clone())));
+                self.publish(TurnEvent::TurnEnd {
+                    status: TurnStatus::Failed,
+                    reason: Some(reason),
+                });
+            }
+            TurnWrite::Block { .. } | TurnWrite::Message { .. } => {
+                self.actions.clear();
+                self.writer.forget_open();
+                self.fail(Failure::Storage);
+            }
+            _ => {
+                self.actions.clear();
+                self.fail(Failure::Storage);
+            }
+        }
+    }
+
+    /// The run is cut off: what it was waiting for is dropped, and the turn is recorded cut off
+    /// (memory replays what it wrote, rule M10).
+    pub fn handle_cut_off(&mut self, by: CutOff) {
+        if matches!(self.phase, Phase::Ended) {
+            return;
+        }
+        self.actions.clear();
+        self.writer.close(&mut self.actions);
+        match by {
+            CutOff::User => self.finish(TurnStatus::CutOff, None),
+            CutOff::Shutdown => {
+                let reason = SHUTDOWN_REASON.to_string();
+                self.write(TurnWrite::Trace(TraceEntry::TurnCutOff {
+                    reason: reason.clone(),
+                }));
+                self.finish(TurnStatus::CutOff, Some(reason));
+            }
+        }
+    }
+
+    fn recent(&self) -> Load {
+        Load::Recent {
+            max_turns: self.setup.prompt.memory.max_turns,
+        }
+    }
+
+    fn load(&mut self, load: Load, after: AfterLoad) {
+        self.actions.push_back(Action::Load(load));
+        self.phase = Phase::Loading(after);
+    }
+
+    fn write(&mut self, write: TurnWrite) {
+        self.actions.push_back(Action::Write(write));
+    }
+
+    fn publish(&mut self, event: TurnEvent) {
+        self.actions.push_back(Action::Publish(event));
+    }
+
+    /// The instructions of a `/compact` turn (rule C6), `Some(None)` for none; `None` for a chat
+    /// turn.
+    fn compact_command(&self, transcript: &Transcript) -> Option<Option<String>> {
+        let turn = transcript
+            .turn(self.setup.turn)
+            .filter(|t| t.kind == TurnKind::Compact)?;
+        Some(
+            turn.messages
+                .first()
+                .and_then(|m| m.blocks.first())
+                .and_then(|b| match b {
+                    Block::Text { text } => parse_compact(text),
+                    _ => None,
+                })
+                .and_then(|command| command.instructions),
+        )
+    }
+
+    /// The next model call, unless the run made as many as it may.
+    fn next_call(&mut self) {
+        if self.model_calls >= self.setup.limits.model_calls {
+            self.fail(Failure::TooManyCalls(self.setup.limits.model_calls));
+            return;
+        }
+        self.model_calls += 1;
+        self.load(self.recent(), AfterLoad::Prompt);
+    }
+
+    /// The prompt from memory's part of the conversation (rule M1), with a compaction first
+    /// when the call's projected input reaches the threshold (rule C1). A summary covers the
+    /// history since the newest compaction, more than memory's part.
+    fn prompt(&mut self, loaded: Loaded) {
+        let prompt = self.assemble(&loaded);
+        let counter = &*self.counter;
+        let guard = guard_for(&self.setup, &prompt, counter);
+        let projection = project_input(&loaded.transcript, counter, || {
+            counter.count(&render(&prompt)) as u64
+        });
+        let compact = guard.would_compact(&projection);
+        self.guard = Some(guard);
+        if compact {
+            self.load(
+                Load::Whole,
+                AfterLoad::BeforeCall {
+                    projection,
+                    prompt: Box::new(prompt),
+                    recent: loaded.transcript,
+                },
+            );
+        } else {
+            self.writer.next_message(&mut self.actions);
+            self.call_model(prompt, loaded.transcript);
+        }
+    }
+
+    fn assemble(&self, loaded: &Loaded) -> Prompt {
+        let setup = &self.setup;
+        assemble(
+            &PromptInput {
+                transcript: &loaded.transcript,
+                compaction_hint: loaded
+                    .newest_compaction
+                    .map_or(CompactionHint::NoCompaction, CompactionHint::NewestInTurn),
+                model: &setup.model,
+                instructions: &setup.instructions,
+                selected_skills: &setup.selected_skills,
+                catalogue: &setup.catalogue,
+                agent_tools: &setup.agent_tools,
+                effort: setup.effort,
+            },
+            &setup.prompt,
+        )
+        .prompt
+    }
+
+    fn call_model(&mut self, prompt: Prompt, transcript: Arc<Transcript>) {
+        self.writer.begin_call();
+        let taken = call_ids(&transcript);
+        self.actions.push_back(Action::CallModel(Box::new(prompt)));
+        self.phase = Phase::Streaming(Streaming {
+            transcript,
+            taken,
+            calls: Vec::new(),
+        });
+    }
+
+    /// Acts on the compaction guard's decision for the call `then`, or for the call that
+    /// overflowed.
+    fn decide(
+        &mut self,
+        decision: Decision,
+        history: Arc<Transcript>,
+        then: Option<(Box<Prompt>, Arc<Transcript>)>,
+    ) {
+        match decision {
+            Decision::Proceed { trace } => {
+                if let Some(trace @ TraceEntry::CompactionFailed { .. }) = trace {
+                    self.write(TurnWrite::Trace(trace));
+                }
+                match then {
+                    Some((prompt, recent)) => self.call_model(*prompt, recent),
+                    None => self.load(self.recent(), AfterLoad::Call),
+                }
+            }
+            Decision::Fail { error, trace } => {
+                if let TraceEntry::CompactionFailed { .. } = &trace {
+                    self.write(TurnWrite::Trace(trace));
+                }
+                self.fail(Failure::Compaction(error));
+            }
+            Decision::Compact(plan) => self.summarise(*plan, history, false, then),
+        }
+    }
+
+    /// A `/compact [instructions]` turn (rule C6): summarises the history with the user's
+    /// instructions; the turn's assistant message is the compaction block alone. The refusals
+    /// of rule C7 were checked before the turn was opened.
+    fn command(&mut self, history: Arc<Transcript>, instructions: Option<&str>) {
+        let planned = plan(
+            &history,
+            crate::compaction::Cause::Command,
+            instructions,
+            self.setup.model.context_window,
+            &self.setup.compaction,
+            &*self.counter,
+        );
+        match planned {
+            Ok(planned) => self.summarise(planned, history, true, None),
+            Err(error) => {
+                let error = CompactionError::CommandFailed {
+                    failure: SummaryFailure::Error(error.to_string()),
+                };
+                self.write(TurnWrite::Trace(TraceEntry::CompactionFailed {
+                    reason: error.to_string(),
+                }));
+                self.fail(Failure::Compaction(error));
+            }
+        }
+    }
+
+    /// Opens the assistant message, announces the summary being written (its start is not
+    /// stored until the summary is, rule C5) and asks for the summary call.
+    fn summarise(
+        &mut self,
+        plan: CompactionPlan,
+        history: Arc<Transcript>,
+        command: bool,
+        then: Option<(Box<Prompt>, Arc<Transcript>)>,
+    ) {
+        let message = self.writer.message(Role::Assistant, &mut self.actions);
+        self.publish(TurnEvent::BlockStart {
+            message,
+            block: 0,
+            kind: BlockKind::Compaction,
+            call: None,
+            is_error: false,
+        });
+        self.actions
+            .push_back(Action::Summarise(Box::new(plan.request.clone())));
+        self.phase = Phase::Summarising(Box::new(Summarising {
+            plan,
+            history,
+            message,
+            command,
+            then,
+        }));
+    }
+
+    /// The summary failed: its trace entry is kept, the divider's block ends without a block
+    /// written, and the next call opens its own message.
+    fn summary_failed(&mut self, message: usize, trace: TraceEntry) {
+        if let TraceEntry::CompactionFailed { .. } = &trace {
+            self.write(TurnWrite::Trace(trace));
+        }
+        self.publish(TurnEvent::BlockEnd { message, block: 0 });
+        self.writer.next_message(&mut self.actions);
+    }
+
+    /// Runs the calls of a paused turn's last assistant message once every approval is
+    /// decided: approved ones run, declined ones are answered as declined.
+    fn run_decided(&mut self, transcript: &Transcript, decisions: &HashMap<String, bool>) {
+        let pending: VecDeque<Pending> = transcript
+            .turn(self.setup.turn)
+            .and_then(|t| t.last_assistant_message())
+            .map(|m| {
+                m.blocks
+                    .iter()
+                    .filter_map(|b| match b {
+                        Block::ToolUse { id, name, input } => Some(match decisions.get(id) {
+                            Some(false) => Pending::Answer(result(
+                                id.clone(),
+                                ToolOutput::error(DECLINED_RESULT),
+                            )),
+                            _ => Pending::Run(ToolRun {
+                                id: id.clone(),
+                                name: name.clone(),
+                                arguments: input.clone(),
+                            }),
+                        }),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.run_tools(pending);
+    }
+
+    /// Answers a reply's calls in a tool message, in order, running those that run.
+    fn run_tools(&mut self, pending: VecDeque<Pending>) {
+        self.writer.message(Role::Tool, &mut self.actions);
+        self.phase = Phase::Tools(Tools {
+            pending,
+            running: None,
+        });
+        self.next_tool();
+    }
+
+    fn next_tool(&mut self) {
+        let Phase::Tools(tools) = &mut self.phase else {
+            return;
+        };
+        while let Some(pending) = tools.pending.pop_front() {
+            match pending {
+                Pending::Answer(block) => {
+                    self.writer.whole(&block, &mut self.actions);
+                }
+                Pending::Run(run) => {
+                    tools.running = Some(Running {
+                        id: run.id.clone(),
+                        name: run.name.clone(),
+                        deadline: None,
+                    });
+                    self.actions.push_back(Action::RunTool(run));
+                    return;
+                }
+            }
+        }
+        self.next_call();
+    }
+
+    /// Fails the turn: its note keeps why, and `turn_end` says it.
+    fn fail(&mut self, failure: Failure) {
+        let reason = failure.reason();
+        self.writer.close(&mut self.actions);
+        self.write(TurnWrite::Trace(TraceEntry::TurnFailed {
+            reason: reason.clone(),
+        }));
+        self.finish(TurnStatus::Failed, Some(reason));
+    }
+
+    /// Records the status the run stops with and publishes `turn_end`.
+    fn finish(&mut self, status: TurnStatus, reason: Option<String>) {
+        self.writer.close(&mut self.actions);
+        self.write(TurnWrite::Status(status));
+        self.publish(TurnEvent::TurnEnd {
+            status,
+            reason: reason.clone(),
+        });
+        self.end = Some((status, reason));
+        self.phase = Phase::Ended;
+    }
+}
+
+/// The guard for one call attempt (a call and its overflow retry) with `prompt`: the model's
+/// window, and the system text and tools as the part no summary can shrink.
+fn guard_for(setup: &RunSetup, prompt: &Prompt, counter: &dyn TokenCounter) -> CallGuard {
+    let tools: usize = prompt
+        .tools
+        .iter()
+        .map(|t| {
+            counter.count(&t.name)
+                + counter.count(&t.description)
+                + counter.count(&t.parameters.to_string())
+        })
+        .sum();
+    let overhead = (counter.count(&prompt.system_text()) + tools) as u64;
+    CallGuard::new(
+        setup.compaction.clone(),
+        setup.model.context_window,
+        overhead,
+    )
+}
+
+fn result(call_id: String, output: ToolOutput) -> Block {
+    Block::ToolResult {
+        call_id,
+        content: output.content,
+        is_error: output.is_error,
+    }
+}
