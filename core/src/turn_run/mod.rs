@@ -18,190 +18,40 @@
 //! the stream never shows what the store does not hold; a write that fails is reported with
 //! [`TurnRun::handle_write_failed`] before polling on.
 
+mod action;
+mod compaction;
 mod failure;
 mod replay;
+mod setup;
+mod tools;
 mod writer;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::compaction::{
-    CallGuard, CompactionConfig, CompactionError, CompactionPlan, Decision, Outcome, Projection,
-    SummaryCall, SummaryFailure, SummaryRequest, parse_compact, plan, project_input, settle,
+    CallGuard, CompactionError, Decision, Projection, parse_compact, project_input,
 };
-use crate::effort::Effort;
 use crate::memory::CompactionHint;
-use crate::model::{ModelCapabilities, ModelEvent};
-use crate::prompt::{Prompt, PromptConfig, PromptInput, assemble, render};
-use crate::reply::{Call, Gate, call_id, call_ids, ends_on_text, gate_calls, paused_after};
-use crate::skills::{CatalogueEntry, Skill};
+use crate::model::ModelEvent;
+use crate::prompt::{Prompt, PromptInput, assemble, render};
+use crate::reply::{Call, call_id, call_ids, ends_on_text};
 use crate::stream::TurnEvent;
 use crate::tokens::TokenCounter;
-use crate::tools::{DECLINED_RESULT, ToolDefinition, ToolOutput};
 use crate::usage::{CallPurpose, Usage};
 use crate::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
 
+pub use action::{Action, CutOff, ModelFailure, ToolRun, TurnWrite};
+use compaction::{Summarising, guard_for};
 pub use failure::Failure;
 pub use replay::{UNNOTED_FAILURE, replay};
+pub use setup::{Load, Loaded, RunLimits, RunSetup, Start};
+use tools::Tools;
 use writer::Writer;
 
 /// Why a turn the stopping server cut off stopped, as `turn_end` and its note say.
 pub const SHUTDOWN_REASON: &str = "The server stopped for a restart while this reply was being \
                                    written; send the message again.";
-
-/// What a run is made with: the turn, the agent's model, instructions, skills and tools, the
-/// effort the turn recorded, and the numbers it keeps to.
-#[derive(Debug, Clone)]
-pub struct RunSetup {
-    /// The turn's index in its conversation.
-    pub turn: u32,
-    pub model: ModelCapabilities,
-    /// Layer 2 of the prompt.
-    pub instructions: String,
-    /// Layer 3: the skills the message selected.
-    pub selected_skills: Vec<Skill>,
-    /// Layer 4: the agent's other skills.
-    pub catalogue: Vec<CatalogueEntry>,
-    /// The tools the agent is offered.
-    pub agent_tools: Vec<ToolDefinition>,
-    pub effort: Effort,
-    pub prompt: PromptConfig,
-    pub compaction: CompactionConfig,
-    pub limits: RunLimits,
-}
-
-/// The numbers one run keeps to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunLimits {
-    /// Model calls one run makes at most before the turn fails, saying the model made that many
-    /// calls without answering. **Decision:** 16.
-    pub model_calls: usize,
-    /// How long one tool call may take, in milliseconds, before it is stopped and answered
-    /// with an error the model reads. **Decision:** 120 s (docs/decisions.md).
-    pub tool_ms: u64,
-}
-
-impl Default for RunLimits {
-    fn default() -> Self {
-        RunLimits {
-            model_calls: crate::reply::MODEL_CALL_LIMIT,
-            tool_ms: 120_000,
-        }
-    }
-}
-
-/// Where a run starts.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Start {
-    /// A turn just opened.
-    Fresh,
-    /// A paused turn, claimed running, whose approval requests were all decided (call id →
-    /// approved).
-    Decided(HashMap<String, bool>),
-    /// A paused turn, claimed running, whose question the user answered with this text.
-    Answered(String),
-}
-
-/// What to read from storage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Load {
-    /// Memory's part of the conversation (rule M1): its last `max_turns` turns and the newest
-    /// compaction, with the running turn.
-    Recent { max_turns: usize },
-    /// The whole conversation, for planning a summary of its history.
-    Whole,
-}
-
-/// What a load read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Loaded {
-    pub transcript: Arc<Transcript>,
-    /// The turn that holds the newest compaction, when the load says (a recent load does).
-    pub newest_compaction: Option<u32>,
-}
-
-/// One call a tool is to run, its arguments a JSON object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolRun {
-    pub id: String,
-    pub name: String,
-    pub arguments: Value,
-}
-
-/// What the host does next.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    /// Read this and answer with [`TurnRun::handle_loaded`].
-    Load(Load),
-    /// Call the turn's model with this prompt and hand in its stream: each event
-    /// ([`TurnRun::handle_model_event`]), a failure ([`TurnRun::handle_model_failure`]) or its
-    /// end ([`TurnRun::handle_model_end`]). What the call writes from here on may be withdrawn:
-    /// a `withdrawn` event published later takes the stream back to where this call began.
-    CallModel(Box<Prompt>),
-    /// Make this summary call on the turn's model and answer with
-    /// [`TurnRun::handle_summary`].
-    Summarise(Box<SummaryRequest>),
-    /// Ask each call's tool how it takes the call and answer with [`TurnRun::handle_gates`], in
-    /// the same order.
-    Gate(Vec<Call>),
-    /// Run this call and answer with [`TurnRun::handle_tool_output`]; a call to a tool the agent
-    /// is not offered is answered as unknown.
-    RunTool(ToolRun),
-    /// Write this to the turn in storage.
-    Write(TurnWrite),
-    /// Publish this event on the turn's stream.
-    Publish(TurnEvent),
-}
-
-/// One write to the running turn in storage.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TurnWrite {
-    /// Start a message with `role`; storage places it `at` (taking the last message again when
-    /// it has no block yet).
-    Message { role: Role, at: usize },
-    /// Add a block to `message`; storage places it `at`.
-    Block {
-        message: usize,
-        at: usize,
-        block: Block,
-    },
-    /// Append streamed text to a text or thinking block.
-    Text {
-        message: usize,
-        block: usize,
-        text: String,
-    },
-    /// Remove the blocks of `message` from `from` on (rule C2).
-    Withdraw { message: usize, from: usize },
-    /// Keep an entry in the turn's trace. A note of why the turn ended that cannot be written
-    /// leaves the turn to end all the same.
-    Trace(TraceEntry),
-    /// Leave a usage row (rule C11).
-    Usage(Usage),
-    /// Record the turn's status.
-    Status(TurnStatus),
-}
-
-/// How a model call failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelFailure {
-    /// The call's input did not fit the model's context window (rule C2).
-    Overflow,
-    /// Anything else: `reason` is what the person is told, without what the endpoint sent;
-    /// `detail` is the whole error, which a summary's trace keeps.
-    Failed { reason: String, detail: String },
-}
-
-/// Who cuts a running turn off before it ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CutOff {
-    /// Its user (Stop, or a cancel through the API).
-    User,
-    /// The server, stopping: the grace it gives running turns is over (rule D2).
-    Shutdown,
-}
 
 /// One run of one turn. See the module documentation.
 pub struct TurnRun {
@@ -274,40 +124,6 @@ struct Streaming {
     transcript: Arc<Transcript>,
     taken: HashSet<String>,
     calls: Vec<Call>,
-}
-
-#[derive(Debug)]
-struct Summarising {
-    plan: CompactionPlan,
-    /// The history the plan was made on.
-    history: Arc<Transcript>,
-    /// The assistant message the summary opened.
-    message: usize,
-    /// A `/compact` turn's summary, which ends the turn.
-    command: bool,
-    /// The call to make when a summary before it fails (rule C5).
-    then: Option<(Box<Prompt>, Arc<Transcript>)>,
-}
-
-#[derive(Debug, Default)]
-struct Tools {
-    pending: VecDeque<Pending>,
-    /// The call running, and when it must have answered.
-    running: Option<Running>,
-}
-
-#[derive(Debug)]
-enum Pending {
-    Run(ToolRun),
-    /// A result known without running anything.
-    Answer(Block),
-}
-
-#[derive(Debug)]
-struct Running {
-    id: String,
-    name: String,
-    deadline: Option<u64>,
 }
 
 impl TurnRun {
@@ -529,141 +345,6 @@ impl TurnRun {
         }
     }
 
-    /// The summary call answered.
-    pub fn handle_summary(&mut self, call: SummaryCall) {
-        let Phase::Summarising(summarising) = std::mem::replace(&mut self.phase, Phase::Ended)
-        else {
-            return;
-        };
-        let Summarising {
-            plan,
-            history,
-            message,
-            command,
-            then,
-        } = *summarising;
-        self.write(TurnWrite::Usage(call.usage));
-        let counter = Arc::clone(&self.counter);
-        let outcome = match (&mut self.guard, command) {
-            (Some(guard), false) => guard.on_summary(&plan, call.answer, &history, &*counter),
-            _ => settle(&plan, call.answer, &history, &*counter),
-        };
-        match outcome {
-            Outcome::Commit(commit) => {
-                let block =
-                    self.writer
-                        .compaction(message, commit.block.clone(), &mut self.actions);
-                if let Block::Compaction {
-                    summary,
-                    trigger,
-                    covers,
-                    ..
-                } = commit.block
-                {
-                    self.publish(TurnEvent::Compacted {
-                        message,
-                        block,
-                        trigger,
-                        covers,
-                        summary,
-                    });
-                }
-                if command {
-                    self.finish(TurnStatus::Completed, None);
-                } else {
-                    // The call's output goes on in the message the compaction opened (rule B2).
-                    self.load(self.recent(), AfterLoad::Call);
-                }
-            }
-            Outcome::Proceed { trace } => {
-                self.summary_failed(message, trace);
-                match then {
-                    Some((prompt, recent)) => self.call_model(*prompt, recent),
-                    None => self.load(self.recent(), AfterLoad::Call),
-                }
-            }
-            Outcome::FailTurn { error, trace } => {
-                self.summary_failed(message, trace);
-                self.fail(Failure::Compaction(error));
-            }
-        }
-    }
-
-    /// How each call's tool takes it, in the order of [`Action::Gate`]'s calls. Missing gates
-    /// are taken as [`Gate::Run`].
-    pub fn handle_gates(&mut self, gates: Vec<Gate>) {
-        let Phase::Gating(calls) = std::mem::replace(&mut self.phase, Phase::Ended) else {
-            return;
-        };
-        let mut gates = gates.into_iter();
-        let plan = gate_calls(
-            calls
-                .into_iter()
-                .map(|call| (call, gates.next().unwrap_or(Gate::Run))),
-        );
-        for block in &plan.blocks {
-            self.writer.whole(block, &mut self.actions);
-        }
-        if !plan.not_run.is_empty() {
-            self.writer.message(Role::Tool, &mut self.actions);
-            for result in &plan.not_run {
-                self.writer.whole(result, &mut self.actions);
-            }
-        }
-        let last = self.writer.messages.len().saturating_sub(1);
-        if paused_after(&self.writer.messages, last) {
-            self.finish(TurnStatus::Paused, None);
-            return;
-        }
-        let pending = plan
-            .run
-            .into_iter()
-            .map(|call| match call.arguments {
-                Ok(arguments) => Pending::Run(ToolRun {
-                    id: call.id,
-                    name: call.name,
-                    arguments,
-                }),
-                Err(bad) => Pending::Answer(result(call.id, ToolOutput::error(bad.to_string()))),
-            })
-            .collect();
-        self.run_tools(pending);
-    }
-
-    /// The running tool's answer.
-    pub fn handle_tool_output(&mut self, output: ToolOutput) {
-        let Phase::Tools(tools) = &mut self.phase else {
-            return;
-        };
-        let Some(running) = tools.running.take() else {
-            return;
-        };
-        self.writer
-            .whole(&result(running.id, output), &mut self.actions);
-        self.next_tool();
-    }
-
-    /// Time passed: a tool past its deadline is stopped and answered with an error.
-    pub fn handle_timeout(&mut self, now_ms: u64) {
-        let Phase::Tools(Tools {
-            running: Some(running),
-            ..
-        }) = &self.phase
-        else {
-            return;
-        };
-        if running.deadline.is_none_or(|deadline| now_ms < deadline) {
-            return;
-        }
-        let seconds = self.setup.limits.tool_ms.div_ceil(1000);
-        let name = running.name.clone();
-        self.handle_tool_output(ToolOutput::error(format!(
-            "The tool `{name}` did not answer within {seconds} seconds, so it was stopped and \
-             nothing it would have returned is known. Call it again with less to do, or go on \
-             without it."
-        )));
-    }
-
     /// The load asked for failed. The host has logged why.
     pub fn handle_load_failed(&mut self) {
         if !matches!(self.phase, Phase::Loading(_)) {
@@ -836,160 +517,6 @@ impl TurnRun {
         });
     }
 
-    /// Acts on the compaction guard's decision for the call `then`, or for the call that
-    /// overflowed.
-    fn decide(
-        &mut self,
-        decision: Decision,
-        history: Arc<Transcript>,
-        then: Option<(Box<Prompt>, Arc<Transcript>)>,
-    ) {
-        match decision {
-            Decision::Proceed { trace } => {
-                if let Some(trace @ TraceEntry::CompactionFailed { .. }) = trace {
-                    self.write(TurnWrite::Trace(trace));
-                }
-                match then {
-                    Some((prompt, recent)) => self.call_model(*prompt, recent),
-                    None => self.load(self.recent(), AfterLoad::Call),
-                }
-            }
-            Decision::Fail { error, trace } => {
-                if let TraceEntry::CompactionFailed { .. } = &trace {
-                    self.write(TurnWrite::Trace(trace));
-                }
-                self.fail(Failure::Compaction(error));
-            }
-            Decision::Compact(plan) => self.summarise(*plan, history, false, then),
-        }
-    }
-
-    /// A `/compact [instructions]` turn (rule C6): summarises the history with the user's
-    /// instructions; the turn's assistant message is the compaction block alone. The refusals
-    /// of rule C7 were checked before the turn was opened.
-    fn command(&mut self, history: Arc<Transcript>, instructions: Option<&str>) {
-        let planned = plan(
-            &history,
-            crate::compaction::Cause::Command,
-            instructions,
-            self.setup.model.context_window,
-            &self.setup.compaction,
-            &*self.counter,
-        );
-        match planned {
-            Ok(planned) => self.summarise(planned, history, true, None),
-            Err(error) => {
-                let error = CompactionError::CommandFailed {
-                    failure: SummaryFailure::Error(error.to_string()),
-                };
-                self.write(TurnWrite::Trace(TraceEntry::CompactionFailed {
-                    reason: error.to_string(),
-                }));
-                self.fail(Failure::Compaction(error));
-            }
-        }
-    }
-
-    /// Opens the assistant message, announces the summary being written (its start is not
-    /// stored until the summary is, rule C5) and asks for the summary call.
-    fn summarise(
-        &mut self,
-        plan: CompactionPlan,
-        history: Arc<Transcript>,
-        command: bool,
-        then: Option<(Box<Prompt>, Arc<Transcript>)>,
-    ) {
-        let message = self.writer.message(Role::Assistant, &mut self.actions);
-        self.publish(TurnEvent::BlockStart {
-            message,
-            block: 0,
-            kind: BlockKind::Compaction,
-            call: None,
-            is_error: false,
-        });
-        self.actions
-            .push_back(Action::Summarise(Box::new(plan.request.clone())));
-        self.phase = Phase::Summarising(Box::new(Summarising {
-            plan,
-            history,
-            message,
-            command,
-            then,
-        }));
-    }
-
-    /// The summary failed: its trace entry is kept, the divider's block ends without a block
-    /// written, and the next call opens its own message.
-    fn summary_failed(&mut self, message: usize, trace: TraceEntry) {
-        if let TraceEntry::CompactionFailed { .. } = &trace {
-            self.write(TurnWrite::Trace(trace));
-        }
-        self.publish(TurnEvent::BlockEnd { message, block: 0 });
-        self.writer.next_message(&mut self.actions);
-    }
-
-    /// Runs the calls of a paused turn's last assistant message once every approval is
-    /// decided: approved ones run, declined ones are answered as declined.
-    fn run_decided(&mut self, transcript: &Transcript, decisions: &HashMap<String, bool>) {
-        let pending: VecDeque<Pending> = transcript
-            .turn(self.setup.turn)
-            .and_then(|t| t.last_assistant_message())
-            .map(|m| {
-                m.blocks
-                    .iter()
-                    .filter_map(|b| match b {
-                        Block::ToolUse { id, name, input } => Some(match decisions.get(id) {
-                            Some(false) => Pending::Answer(result(
-                                id.clone(),
-                                ToolOutput::error(DECLINED_RESULT),
-                            )),
-                            _ => Pending::Run(ToolRun {
-                                id: id.clone(),
-                                name: name.clone(),
-                                arguments: input.clone(),
-                            }),
-                        }),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        self.run_tools(pending);
-    }
-
-    /// Answers a reply's calls in a tool message, in order, running those that run.
-    fn run_tools(&mut self, pending: VecDeque<Pending>) {
-        self.writer.message(Role::Tool, &mut self.actions);
-        self.phase = Phase::Tools(Tools {
-            pending,
-            running: None,
-        });
-        self.next_tool();
-    }
-
-    fn next_tool(&mut self) {
-        let Phase::Tools(tools) = &mut self.phase else {
-            return;
-        };
-        while let Some(pending) = tools.pending.pop_front() {
-            match pending {
-                Pending::Answer(block) => {
-                    self.writer.whole(&block, &mut self.actions);
-                }
-                Pending::Run(run) => {
-                    tools.running = Some(Running {
-                        id: run.id.clone(),
-                        name: run.name.clone(),
-                        deadline: None,
-                    });
-                    self.actions.push_back(Action::RunTool(run));
-                    return;
-                }
-            }
-        }
-        self.next_call();
-    }
-
     /// Fails the turn: its note keeps why, and `turn_end` says it.
     fn fail(&mut self, failure: Failure) {
         let reason = failure.reason();
@@ -1010,33 +537,5 @@ impl TurnRun {
         });
         self.end = Some((status, reason));
         self.phase = Phase::Ended;
-    }
-}
-
-/// The guard for one call attempt (a call and its overflow retry) with `prompt`: the model's
-/// window, and the system text and tools as the part no summary can shrink.
-fn guard_for(setup: &RunSetup, prompt: &Prompt, counter: &dyn TokenCounter) -> CallGuard {
-    let tools: usize = prompt
-        .tools
-        .iter()
-        .map(|t| {
-            counter.count(&t.name)
-                + counter.count(&t.description)
-                + counter.count(&t.parameters.to_string())
-        })
-        .sum();
-    let overhead = (counter.count(&prompt.system_text()) + tools) as u64;
-    CallGuard::new(
-        setup.compaction.clone(),
-        setup.model.context_window,
-        overhead,
-    )
-}
-
-fn result(call_id: String, output: ToolOutput) -> Block {
-    Block::ToolResult {
-        call_id,
-        content: output.content,
-        is_error: output.is_error,
     }
 }
