@@ -77,7 +77,9 @@ impl Lifecycle {
     }
 
     /// `items` until they end, or until the server closes, when `hint` (asking the reader to
-    /// reconnect) comes last instead, ending the stream at once.
+    /// reconnect) comes last instead, once the items ready then are sent: a turn's end published
+    /// just before the server closed reaches its readers, who would otherwise reconnect to a
+    /// server that is gone and never read it.
     pub fn until_closing<T, S>(&self, items: S, hint: T) -> impl Stream<Item = T> + use<T, S>
     where
         T: Send + 'static,
@@ -100,12 +102,12 @@ impl Lifecycle {
             let closing = reading.closing.as_mut()?;
             tokio::select! {
                 biased;
+                item = reading.items.next() => item.map(|item| (item, reading)),
                 () = closing => {
                     reading.closing = None;
                     let hint = reading.hint.take()?;
                     Some((hint, reading))
                 }
-                item = reading.items.next() => item.map(|item| (item, reading)),
             }
         })
     }
@@ -132,6 +134,22 @@ mod tests {
         );
         lifecycle.enter(Phase::Closing);
         assert_eq!(read.next().await, Some(0), "the hint");
+        assert_eq!(read.next().await, None);
+    }
+
+    #[tokio::test]
+    async fn d3_what_was_published_before_the_server_closed_is_read_before_the_hint() {
+        let lifecycle = Lifecycle::new();
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel::<u32>();
+        let items = tokio_stream::wrappers::UnboundedReceiverStream::new(receiver);
+        let mut read = Box::pin(lifecycle.until_closing(items, 0));
+        lifecycle.enter(Phase::Stopping);
+        sender.send(1).unwrap();
+        sender.send(2).unwrap();
+        lifecycle.enter(Phase::Closing);
+        assert_eq!(read.next().await, Some(1));
+        assert_eq!(read.next().await, Some(2), "the turn's end, say");
+        assert_eq!(read.next().await, Some(0), "then the hint");
         assert_eq!(read.next().await, None);
     }
 
