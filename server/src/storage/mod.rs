@@ -119,7 +119,9 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Deletes one of `owner`'s conversations with its turns, and the attachments its messages
     /// used that no other conversation uses. Refused with [`StorageError::TurnStillRunning`]
     /// while its latest turn runs; anyone else's is not found.
-    fn delete_conversation(&self, owner: &Owner, conversation: &ConversationId) -> Result<()>;
+    fn delete_conversation(&self, owner: &Owner, conversation: &ConversationId) -> Result<()> {
+        in_write(self, |s| rules::delete_conversation(s, owner, conversation))
+    }
 
     /// Who owns a conversation. Another organisation's conversation is not found.
     fn conversation(&self, org_id: &str, conversation: &ConversationId)
@@ -332,12 +334,18 @@ pub trait Storage: Send + Sync + fmt::Debug {
         keys: &[String],
         window_ms: i64,
         rule: ThrottleRule,
-    ) -> Result<SignInPlaces>;
+    ) -> Result<SignInPlaces> {
+        in_write(self, |s| {
+            rules::take_sign_in_places(s, keys, window_ms, rule)
+        })
+    }
 
     /// Removes every failure of `keys`, and the failures `places` ([`Storage::take_sign_in_places`]'s
     /// ids): a right password forgets its user's failures and gives its address's place back; a
     /// sign-in never checked gives its places back. Removing what is gone does nothing.
-    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()>;
+    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()> {
+        in_write(self, |s| rules::forget_sign_in_failures(s, keys, places))
+    }
 
     /// The schema version the database holds now. It is [`SCHEMA_VERSIONS`]'s for this
     /// database once opened, unless a newer build has migrated it since: a replica still

@@ -1,6 +1,7 @@
 //! Storage's rules, written once for both databases: which turn a conversation may open, what a
 //! running turn takes, when a turn's status may change, what an attachment may be stored under
-//! the quota, and which refusal says why. Each database implements [`Statements`], its statements
+//! the quota, what deleting a conversation takes with it, how failed sign-ins are counted, and
+//! which refusal says why. Each database implements [`Statements`], its statements
 //! run inside one of its transactions, and decides nothing itself (docs/storage.md, "One set of
 //! rules").
 
@@ -11,7 +12,8 @@ use portal_core::{Block, BlockKind, Message, Role, TraceEntry, TurnKind, TurnSta
 use super::assemble::{not_found, title_of};
 use super::codec::{parse_name, parse_status};
 use super::{
-    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, StorageError, Usage,
+    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, SignInPlaces, StorageError,
+    ThrottleRule, Usage,
 };
 
 /// One database's statements, run inside one of its transactions ([`super::Storage::write_statements`]).
@@ -192,6 +194,51 @@ pub trait Statements {
 
     /// Titles the conversation `title` if it has none.
     fn title_if_untitled(&mut self, conversation: &ConversationId, title: &str) -> Result<()>;
+
+    /// Locks `owner`'s conversation for a change; false when there is no such conversation of
+    /// theirs.
+    fn lock_owned_conversation(
+        &mut self,
+        owner: &Owner,
+        conversation: &ConversationId,
+    ) -> Result<bool>;
+
+    /// The attachments the conversation's messages use, each once, as (organisation, id).
+    fn conversation_attachments(
+        &mut self,
+        conversation: &ConversationId,
+    ) -> Result<Vec<(String, String)>>;
+
+    /// Removes the conversation and every row of its turns.
+    fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()>;
+
+    /// Whether any message uses the attachment.
+    fn attachment_used(&mut self, org_id: &str, attachment_id: &str) -> Result<bool>;
+
+    /// Removes the attachment and its bytes.
+    fn delete_attachment(&mut self, org_id: &str, attachment_id: &str) -> Result<()>;
+
+    /// Locks `keys` against sign-ins taking places for them at once, on any server.
+    fn lock_sign_in_keys(&mut self, keys: &[String]) -> Result<()>;
+
+    /// The time now by the database's clock, in milliseconds since the Unix epoch.
+    fn now_ms(&mut self) -> Result<i64>;
+
+    /// Removes the failed sign-ins recorded at or before `cutoff_ms`, of every key, except those
+    /// another sign-in holds locked.
+    fn delete_sign_in_failures_until(&mut self, cutoff_ms: i64) -> Result<()>;
+
+    /// The times of `key`'s failed sign-ins after `cutoff_ms`, oldest first.
+    fn sign_in_failures_after(&mut self, key: &str, cutoff_ms: i64) -> Result<Vec<i64>>;
+
+    /// Records a failed sign-in of `key` at `at_ms`; returns its id.
+    fn insert_sign_in_failure(&mut self, key: &str, at_ms: i64) -> Result<i64>;
+
+    /// Removes every failed sign-in of `key`.
+    fn delete_sign_in_failures_of(&mut self, key: &str) -> Result<()>;
+
+    /// Removes the failed sign-in `id`.
+    fn delete_sign_in_failure(&mut self, id: i64) -> Result<()>;
 }
 
 /// Opens the conversation's next turn with its user's message: refused while the newest turn is
@@ -436,6 +483,75 @@ pub(super) fn put_attachment(
         return Err(StorageError::QuotaExceeded { used, size, quota });
     }
     s.insert_attachment(owner, attachment, bytes)
+}
+
+/// Deletes `owner`'s conversation with its turns, and the attachments its messages used that no
+/// other conversation uses: refused while its latest turn runs; anyone else's is not found.
+pub(super) fn delete_conversation(
+    s: &mut dyn Statements,
+    owner: &Owner,
+    conversation: &ConversationId,
+) -> Result<()> {
+    if !s.lock_owned_conversation(owner, conversation)? {
+        return Err(not_found(conversation));
+    }
+    if let Some((turn, status)) = s.latest_turn(conversation)?
+        && parse_status(&status)? == TurnStatus::Running
+    {
+        return Err(StorageError::TurnStillRunning {
+            conversation: conversation.clone(),
+            turn,
+        });
+    }
+    let attachments = s.conversation_attachments(conversation)?;
+    s.delete_conversation_rows(conversation)?;
+    for (org_id, attachment_id) in attachments {
+        if !s.attachment_used(&org_id, &attachment_id)? {
+            s.delete_attachment(&org_id, &attachment_id)?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes a place among the failed sign-ins of each of `keys` if `rule` lets the sign-in try
+/// (`Storage::take_sign_in_places`), under a lock on the keys.
+pub(super) fn take_sign_in_places(
+    s: &mut dyn Statements,
+    keys: &[String],
+    window_ms: i64,
+    rule: ThrottleRule,
+) -> Result<SignInPlaces> {
+    s.lock_sign_in_keys(keys)?;
+    let now = s.now_ms()?;
+    let cutoff = now.saturating_sub(window_ms);
+    s.delete_sign_in_failures_until(cutoff)?;
+    let failures = keys
+        .iter()
+        .map(|key| s.sign_in_failures_after(key, cutoff))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(wait) = rule(&failures, now) {
+        return Ok(SignInPlaces::Wait(wait));
+    }
+    let places = keys
+        .iter()
+        .map(|key| s.insert_sign_in_failure(key, now))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(SignInPlaces::Taken(places))
+}
+
+/// Removes every failure of `keys` and the failures `places` (`Storage::forget_sign_in_failures`).
+pub(super) fn forget_sign_in_failures(
+    s: &mut dyn Statements,
+    keys: &[String],
+    places: &[i64],
+) -> Result<()> {
+    for key in keys {
+        s.delete_sign_in_failures_of(key)?;
+    }
+    for place in places {
+        s.delete_sign_in_failure(*place)?;
+    }
+    Ok(())
 }
 
 /// Fails when the turn has ended: an ended turn is never rewritten.

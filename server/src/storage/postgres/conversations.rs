@@ -1,14 +1,13 @@
 //! The PostgreSQL queries behind the conversation list: a page of a user's conversations
-//! (searched or not), one conversation's summary, renaming and deleting.
+//! (searched or not), one conversation's summary and renaming
+//! (deleting is `rules::delete_conversation`).
 
 use super::connection::Tx;
-use portal_core::TurnStatus;
 use postgres::types::ToSql;
 
 use super::super::assemble::{self, SummaryRow, not_found, summary};
 use super::super::{
     ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
-    StorageError,
 };
 
 /// The columns of a [`ConversationSummary`], for `c` a conversations row.
@@ -103,76 +102,6 @@ pub(super) fn rename(
         return Err(not_found(conversation));
     }
     one(t, owner, conversation)
-}
-
-pub(super) fn delete(t: &mut Tx<'_>, owner: &Owner, conversation: &ConversationId) -> Result<()> {
-    let id = conversation.as_str();
-    let owned = t
-        .query_opt(
-            "SELECT 1 FROM conversations WHERE id = $1 AND org_id = $2 AND user_id = $3
-             FOR UPDATE",
-            &[&id, &owner.org_id, &owner.user_id],
-        )?
-        .is_some();
-    if !owned {
-        return Err(not_found(conversation));
-    }
-    if one(t, owner, conversation)?.status == Some(TurnStatus::Running) {
-        let turn: i64 = t
-            .query_one(
-                "SELECT MAX(turn) FROM turns WHERE conversation_id = $1",
-                &[&id],
-            )?
-            .get(0);
-        return Err(StorageError::TurnStillRunning {
-            conversation: conversation.clone(),
-            turn: super::turn_number(turn)?,
-        });
-    }
-    let attachments: Vec<(String, String)> = t
-        .query(
-            "SELECT DISTINCT org_id, attachment_id FROM message_attachments
-             WHERE conversation_id = $1",
-            &[&id],
-        )?
-        .iter()
-        .map(|row| (row.get(0), row.get(1)))
-        .collect();
-    for table in [
-        "block_chunks",
-        "blocks",
-        "message_attachments",
-        "messages",
-        "trace_entries",
-        "usage",
-        "turn_log",
-        "turn_decisions",
-        "turns",
-    ] {
-        t.execute(
-            &format!("DELETE FROM {table} WHERE conversation_id = $1"),
-            &[&id],
-        )?;
-    }
-    t.execute("DELETE FROM conversations WHERE id = $1", &[&id])?;
-    for (org_id, attachment_id) in attachments {
-        let used_elsewhere = t
-            .query_opt(
-                "SELECT 1 FROM message_attachments WHERE org_id = $1 AND attachment_id = $2
-                 LIMIT 1",
-                &[&org_id, &attachment_id],
-            )?
-            .is_some();
-        if !used_elsewhere {
-            for table in ["attachment_bytes", "attachments"] {
-                t.execute(
-                    &format!("DELETE FROM {table} WHERE org_id = $1 AND id = $2"),
-                    &[&org_id, &attachment_id],
-                )?;
-            }
-        }
-    }
-    Ok(())
 }
 
 fn summary_row(row: &postgres::Row) -> SummaryRow {

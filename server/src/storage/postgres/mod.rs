@@ -30,8 +30,8 @@ use super::codec::{attachment_kind, integer, parse_name, position, to_json};
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, SignInPlaces, Storage, StorageError,
-    StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
+    ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
+    Usage, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -200,10 +200,6 @@ impl Storage for PostgresStorage {
         title: &str,
     ) -> Result<ConversationSummary> {
         self.write(|t| conversations::rename(t, owner, conversation, title))
-    }
-
-    fn delete_conversation(&self, owner: &Owner, conversation: &ConversationId) -> Result<()> {
-        self.write(|t| conversations::delete(t, owner, conversation))
     }
 
     fn conversation(
@@ -465,19 +461,6 @@ impl Storage for PostgresStorage {
 
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|t| sessions::remove_expired(t, now_ms))
-    }
-
-    fn take_sign_in_places(
-        &self,
-        keys: &[String],
-        window_ms: i64,
-        rule: ThrottleRule,
-    ) -> Result<SignInPlaces> {
-        self.write(|t| sessions::take_places(t, keys, window_ms, rule))
-    }
-
-    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()> {
-        self.write(|t| sessions::forget(t, keys, places))
     }
 
     /// **Decision:** 6 reads and 6 writes: together with a replica's own calls (publishing,

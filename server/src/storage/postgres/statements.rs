@@ -491,4 +491,143 @@ impl rules::Statements for Statements<'_, '_> {
         )?;
         Ok(())
     }
+
+    fn lock_owned_conversation(
+        &mut self,
+        owner: &Owner,
+        conversation: &ConversationId,
+    ) -> Result<bool> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT 1 FROM conversations WHERE id = $1 AND org_id = $2 AND user_id = $3
+                 FOR UPDATE",
+                &[&conversation.as_str(), &owner.org_id, &owner.user_id],
+            )?
+            .is_some())
+    }
+
+    fn conversation_attachments(
+        &mut self,
+        conversation: &ConversationId,
+    ) -> Result<Vec<(String, String)>> {
+        Ok(self
+            .0
+            .query(
+                "SELECT DISTINCT org_id, attachment_id FROM message_attachments
+                 WHERE conversation_id = $1",
+                &[&conversation.as_str()],
+            )?
+            .iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect())
+    }
+
+    fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()> {
+        let id = conversation.as_str();
+        for table in [
+            "block_chunks",
+            "blocks",
+            "message_attachments",
+            "messages",
+            "trace_entries",
+            "usage",
+            "turn_log",
+            "turn_decisions",
+            "turns",
+        ] {
+            self.0.execute(
+                &format!("DELETE FROM {table} WHERE conversation_id = $1"),
+                &[&id],
+            )?;
+        }
+        self.0
+            .execute("DELETE FROM conversations WHERE id = $1", &[&id])?;
+        Ok(())
+    }
+
+    fn attachment_used(&mut self, org_id: &str, attachment_id: &str) -> Result<bool> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT 1 FROM message_attachments WHERE org_id = $1 AND attachment_id = $2
+                 LIMIT 1",
+                &[&org_id, &attachment_id],
+            )?
+            .is_some())
+    }
+
+    fn delete_attachment(&mut self, org_id: &str, attachment_id: &str) -> Result<()> {
+        for table in ["attachment_bytes", "attachments"] {
+            self.0.execute(
+                &format!("DELETE FROM {table} WHERE org_id = $1 AND id = $2"),
+                &[&org_id, &attachment_id],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// An advisory lock per key, taken in sorted order so that two sign-ins never wait on each
+    /// other.
+    fn lock_sign_in_keys(&mut self, keys: &[String]) -> Result<()> {
+        let mut locked: Vec<&String> = keys.iter().collect();
+        locked.sort();
+        locked.dedup();
+        for key in locked {
+            self.0.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                &[&format!("sign-in {key}")],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn now_ms(&mut self) -> Result<i64> {
+        Ok(self.0.query_one("SELECT portal_now_ms()", &[])?.get(0))
+    }
+
+    /// Failures another sign-in holds are skipped (`SKIP LOCKED`), so sign-ins never wait on
+    /// this.
+    fn delete_sign_in_failures_until(&mut self, cutoff_ms: i64) -> Result<()> {
+        self.0.execute(
+            "DELETE FROM sign_in_failures WHERE id IN
+                 (SELECT id FROM sign_in_failures WHERE at <= $1 FOR UPDATE SKIP LOCKED)",
+            &[&cutoff_ms],
+        )?;
+        Ok(())
+    }
+
+    fn sign_in_failures_after(&mut self, key: &str, cutoff_ms: i64) -> Result<Vec<i64>> {
+        Ok(self
+            .0
+            .query(
+                "SELECT at FROM sign_in_failures WHERE key = $1 AND at > $2 ORDER BY at, id",
+                &[&key, &cutoff_ms],
+            )?
+            .iter()
+            .map(|row| row.get(0))
+            .collect())
+    }
+
+    fn insert_sign_in_failure(&mut self, key: &str, at_ms: i64) -> Result<i64> {
+        Ok(self
+            .0
+            .query_one(
+                "INSERT INTO sign_in_failures (key, at) VALUES ($1, $2) RETURNING id",
+                &[&key, &at_ms],
+            )?
+            .get(0))
+    }
+
+    fn delete_sign_in_failures_of(&mut self, key: &str) -> Result<()> {
+        self.0
+            .execute("DELETE FROM sign_in_failures WHERE key = $1", &[&key])?;
+        Ok(())
+    }
+
+    fn delete_sign_in_failure(&mut self, id: i64) -> Result<()> {
+        self.0
+            .execute("DELETE FROM sign_in_failures WHERE id = $1", &[&id])?;
+        Ok(())
+    }
 }

@@ -1,7 +1,7 @@
 //! The SQLite queries behind the conversation list: a page of a user's conversations (searched
-//! or not), one conversation's summary, renaming and deleting.
+//! or not), one conversation's summary and renaming
+//! (deleting is `rules::delete_conversation`).
 
-use portal_core::TurnStatus;
 use portal_core::{Block, Message};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -9,7 +9,6 @@ use super::super::assemble::{self, SummaryRow, not_found, summary};
 use super::super::codec::parse_json;
 use super::super::{
     ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
-    StorageError,
 };
 use super::search::{FINDS, FINDS_IN_TEXT_BLOCK};
 use super::statements::Statements;
@@ -99,58 +98,6 @@ pub(super) fn rename(
         return Err(not_found(conversation));
     }
     one(c, owner, conversation)
-}
-
-pub(super) fn delete(c: &Connection, owner: &Owner, conversation: &ConversationId) -> Result<()> {
-    let summary = one(c, owner, conversation)?;
-    if summary.status == Some(TurnStatus::Running) {
-        let turn: u32 = c
-            .prepare_cached("SELECT MAX(turn) FROM turns WHERE conversation_id = ?1")?
-            .query_row([conversation.as_str()], |row| row.get(0))?;
-        return Err(StorageError::TurnStillRunning {
-            conversation: conversation.clone(),
-            turn,
-        });
-    }
-    let attachments: Vec<(String, String)> = c
-        .prepare_cached(
-            "SELECT DISTINCT org_id, attachment_id FROM message_attachments
-             WHERE conversation_id = ?1",
-        )?
-        .query_map([conversation.as_str()], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    for table in [
-        "block_chunks",
-        "blocks",
-        "message_attachments",
-        "messages",
-        "trace_entries",
-        "usage",
-        "turns",
-    ] {
-        c.prepare_cached(&format!("DELETE FROM {table} WHERE conversation_id = ?1"))?
-            .execute([conversation.as_str()])?;
-    }
-    c.prepare_cached("DELETE FROM conversations WHERE id = ?1")?
-        .execute([conversation.as_str()])?;
-    for (org_id, attachment_id) in attachments {
-        let used_elsewhere = c
-            .prepare_cached(
-                "SELECT 1 FROM message_attachments WHERE org_id = ?1 AND attachment_id = ?2",
-            )?
-            .exists(params![org_id, attachment_id])?;
-        if !used_elsewhere {
-            for table in ["attachment_bytes", "attachments"] {
-                c.prepare_cached(&format!(
-                    "DELETE FROM {table} WHERE org_id = ?1 AND id = ?2"
-                ))?
-                .execute(params![org_id, attachment_id])?;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Titles every untitled conversation after its first user message, for conversations stored

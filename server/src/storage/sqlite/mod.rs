@@ -13,8 +13,8 @@ use super::codec::{attachment_kind, parse_json, parse_name, position, to_json};
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, SignInPlaces, Storage, StorageError,
-    StoredSession, ThrottleRule, TurnRef, Usage, UsageRecord,
+    ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
+    Usage, UsageRecord,
 };
 
 mod conversations;
@@ -153,10 +153,6 @@ impl Storage for SqliteStorage {
         title: &str,
     ) -> Result<ConversationSummary> {
         self.write(|c| conversations::rename(c, owner, conversation, title))
-    }
-
-    fn delete_conversation(&self, owner: &Owner, conversation: &ConversationId) -> Result<()> {
-        self.write(|c| conversations::delete(c, owner, conversation))
     }
 
     fn conversation(
@@ -411,19 +407,6 @@ impl Storage for SqliteStorage {
 
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|c| sessions::remove_expired(c, now_ms))
-    }
-
-    fn take_sign_in_places(
-        &self,
-        keys: &[String],
-        window_ms: i64,
-        rule: ThrottleRule,
-    ) -> Result<SignInPlaces> {
-        self.write(|c| sessions::take_places(c, keys, window_ms, rule))
-    }
-
-    fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()> {
-        self.write(|c| sessions::forget(c, keys, places))
     }
 
     /// **Decision:** 2 each: SQLite has one writer and one reader connection, so a second call

@@ -467,4 +467,123 @@ impl rules::Statements for Statements<'_> {
             .execute(params![conversation.as_str(), title])?;
         Ok(())
     }
+
+    fn lock_owned_conversation(
+        &mut self,
+        owner: &Owner,
+        conversation: &ConversationId,
+    ) -> Result<bool> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT 1 FROM conversations WHERE id = ?1 AND org_id = ?2 AND user_id = ?3",
+            )?
+            .exists(params![conversation.as_str(), owner.org_id, owner.user_id])?)
+    }
+
+    fn conversation_attachments(
+        &mut self,
+        conversation: &ConversationId,
+    ) -> Result<Vec<(String, String)>> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT DISTINCT org_id, attachment_id FROM message_attachments
+                 WHERE conversation_id = ?1",
+            )?
+            .query_map([conversation.as_str()], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()> {
+        for table in [
+            "block_chunks",
+            "blocks",
+            "message_attachments",
+            "messages",
+            "trace_entries",
+            "usage",
+            "turns",
+        ] {
+            self.0
+                .prepare_cached(&format!("DELETE FROM {table} WHERE conversation_id = ?1"))?
+                .execute([conversation.as_str()])?;
+        }
+        self.0
+            .prepare_cached("DELETE FROM conversations WHERE id = ?1")?
+            .execute([conversation.as_str()])?;
+        Ok(())
+    }
+
+    fn attachment_used(&mut self, org_id: &str, attachment_id: &str) -> Result<bool> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT 1 FROM message_attachments WHERE org_id = ?1 AND attachment_id = ?2",
+            )?
+            .exists(params![org_id, attachment_id])?)
+    }
+
+    fn delete_attachment(&mut self, org_id: &str, attachment_id: &str) -> Result<()> {
+        for table in ["attachment_bytes", "attachments"] {
+            self.0
+                .prepare_cached(&format!(
+                    "DELETE FROM {table} WHERE org_id = ?1 AND id = ?2"
+                ))?
+                .execute(params![org_id, attachment_id])?;
+        }
+        Ok(())
+    }
+
+    /// Nothing: the write transaction is the lock, SQLite having one writer.
+    fn lock_sign_in_keys(&mut self, _keys: &[String]) -> Result<()> {
+        Ok(())
+    }
+
+    fn now_ms(&mut self) -> Result<i64> {
+        Ok(self
+            .0
+            .prepare_cached("SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)")?
+            .query_row([], |row| row.get(0))?)
+    }
+
+    fn delete_sign_in_failures_until(&mut self, cutoff_ms: i64) -> Result<()> {
+        self.0
+            .prepare_cached("DELETE FROM sign_in_failures WHERE at <= ?1")?
+            .execute([cutoff_ms])?;
+        Ok(())
+    }
+
+    fn sign_in_failures_after(&mut self, key: &str, cutoff_ms: i64) -> Result<Vec<i64>> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT at FROM sign_in_failures WHERE key = ?1 AND at > ?2 ORDER BY at, id",
+            )?
+            .query_map(params![key, cutoff_ms], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn insert_sign_in_failure(&mut self, key: &str, at_ms: i64) -> Result<i64> {
+        Ok(self
+            .0
+            .prepare_cached("INSERT INTO sign_in_failures (key, at) VALUES (?1, ?2) RETURNING id")?
+            .query_row(params![key, at_ms], |row| row.get(0))?)
+    }
+
+    fn delete_sign_in_failures_of(&mut self, key: &str) -> Result<()> {
+        self.0
+            .prepare_cached("DELETE FROM sign_in_failures WHERE key = ?1")?
+            .execute([key])?;
+        Ok(())
+    }
+
+    fn delete_sign_in_failure(&mut self, id: i64) -> Result<()> {
+        self.0
+            .prepare_cached("DELETE FROM sign_in_failures WHERE id = ?1")?
+            .execute([id])?;
+        Ok(())
+    }
 }
