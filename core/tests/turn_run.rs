@@ -271,3 +271,36 @@ fn arguments_that_are_not_an_object_are_answered_without_running() {
     sim.check();
     expect_file!["turn_run/bad_arguments.txt"].assert_eq(&sim.golden());
 }
+
+#[test]
+fn an_answer_that_comes_out_of_turn_leaves_the_run_as_it_was() {
+    use portal_core::compaction::{CallPurpose, SummaryCall};
+    use portal_core::turn_run::{Action, Loaded, RunLimits, TurnRun};
+    use portal_core::usage::Usage;
+    use std::sync::Arc;
+
+    let store = open(history(2, 10, None), TurnKind::Chat, "Hello");
+    let mut run = TurnRun::new(
+        setup(3, RunLimits::default()),
+        Arc::new(portal_core::tokens::EstimateCounter),
+        Start::Fresh,
+    );
+    assert!(matches!(run.poll_action(0), Some(Action::Load(_))));
+    run.handle_summary(SummaryCall {
+        answer: Ok("late".into()),
+        usage: Usage {
+            purpose: CallPurpose::Compaction,
+            model: "sim".into(),
+            input_tokens: 1,
+            output_tokens: 1,
+        },
+    });
+    run.handle_model_end();
+    run.handle_gates(Vec::new());
+    assert!(!run.is_finished(), "still waiting for its load");
+    run.handle_loaded(Loaded {
+        transcript: Arc::new(store),
+        newest_compaction: None,
+    });
+    assert!(matches!(run.poll_action(0), Some(Action::CallModel(_))));
+}

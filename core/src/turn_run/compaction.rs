@@ -17,7 +17,8 @@ use super::{Action, AfterLoad, Failure, Phase, RunSetup, TurnRun, TurnWrite};
 impl TurnRun {
     /// The summary call answered.
     pub fn handle_summary(&mut self, call: SummaryCall) {
-        let Phase::Summarising(summarising) = std::mem::replace(&mut self.phase, Phase::Ended)
+        let Some(Phase::Summarising(summarising)) =
+            self.take_phase(|p| matches!(p, Phase::Summarising(_)))
         else {
             return;
         };

@@ -197,10 +197,8 @@ impl TurnRun {
 
     /// What a load read.
     pub fn handle_loaded(&mut self, loaded: Loaded) {
-        let Phase::Loading(_) = &self.phase else {
-            return;
-        };
-        let Phase::Loading(after) = std::mem::replace(&mut self.phase, Phase::Ended) else {
+        let Some(Phase::Loading(after)) = self.take_phase(|p| matches!(p, Phase::Loading(_)))
+        else {
             return;
         };
         self.writer.loaded(loaded.transcript.turn(self.setup.turn));
@@ -313,7 +311,9 @@ impl TurnRun {
 
     /// The model's stream ended (after `Finished`, or without it).
     pub fn handle_model_end(&mut self) {
-        let Phase::Streaming(streaming) = std::mem::replace(&mut self.phase, Phase::Ended) else {
+        let Some(Phase::Streaming(streaming)) =
+            self.take_phase(|p| matches!(p, Phase::Streaming(_)))
+        else {
             return;
         };
         self.writer.close(&mut self.actions);
@@ -410,6 +410,12 @@ impl TurnRun {
                 self.finish(TurnStatus::CutOff, Some(reason));
             }
         }
+    }
+
+    /// Takes the phase a handler answers, when the run is in it; a handler called in another
+    /// phase (an answer that comes late or twice) leaves the run as it was.
+    fn take_phase(&mut self, answers: fn(&Phase) -> bool) -> Option<Phase> {
+        answers(&self.phase).then(|| std::mem::replace(&mut self.phase, Phase::Ended))
     }
 
     fn recent(&self) -> Load {

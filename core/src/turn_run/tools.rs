@@ -13,7 +13,7 @@ impl TurnRun {
     /// How each call's tool takes it, in the order of [`Action::Gate`]'s calls. Missing gates
     /// are taken as [`Gate::Run`].
     pub fn handle_gates(&mut self, gates: Vec<Gate>) {
-        let Phase::Gating(calls) = std::mem::replace(&mut self.phase, Phase::Ended) else {
+        let Some(Phase::Gating(calls)) = self.take_phase(|p| matches!(p, Phase::Gating(_))) else {
             return;
         };
         let mut gates = gates.into_iter();

@@ -203,6 +203,22 @@ pub fn model() -> ModelCapabilities {
     }
 }
 
+/// What the simulated runs are made with.
+pub fn setup(turn: u32, limits: RunLimits) -> RunSetup {
+    RunSetup {
+        turn,
+        model: model(),
+        instructions: "Answer briefly.".into(),
+        selected_skills: Vec::new(),
+        catalogue: Vec::new(),
+        agent_tools: Vec::new(),
+        effort: portal_core::effort::Effort::Medium,
+        prompt: PromptConfig::default(),
+        compaction: Default::default(),
+        limits,
+    }
+}
+
 /// One simulated turn: the store, the scripts, the clock and what happened.
 pub struct Sim {
     pub store: Transcript,
@@ -272,22 +288,7 @@ impl Sim {
         }
         self.lines
             .push(format!("== run from {}", describe_start(&start)));
-        let mut run = TurnRun::new(
-            RunSetup {
-                turn,
-                model: model(),
-                instructions: "Answer briefly.".into(),
-                selected_skills: Vec::new(),
-                catalogue: Vec::new(),
-                agent_tools: Vec::new(),
-                effort: portal_core::effort::Effort::Medium,
-                prompt: PromptConfig::default(),
-                compaction: Default::default(),
-                limits: self.limits,
-            },
-            Arc::new(EstimateCounter),
-            start,
-        );
+        let mut run = TurnRun::new(setup(turn, self.limits), Arc::new(EstimateCounter), start);
         let mut stream: Option<VecDeque<Step>> = None;
         // Bounded so that a machine that loops fails the test instead of hanging it.
         for _ in 0..100_000 {
