@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::reply::BadArguments;
+use crate::usage::Tokens;
 
 /// The request shape a model is called with (rule L3). Written `"openai"` or `"anthropic"`, as the
 /// models file names the adapter (`kind = "openai"`).
@@ -80,11 +81,8 @@ pub enum ModelEvent {
         arguments: Result<Value, BadArguments>,
     },
     /// The tokens the call read and wrote, as the provider counted them (rule C1 projects from
-    /// `input_tokens`).
-    Usage {
-        input_tokens: u64,
-        output_tokens: u64,
-    },
+    /// the input).
+    Usage(Tokens),
     /// The model stopped.
     Finished { reason: FinishReason },
 }

@@ -276,7 +276,7 @@ fn arguments_that_are_not_an_object_are_answered_without_running() {
 fn an_answer_that_comes_out_of_turn_leaves_the_run_as_it_was() {
     use portal_core::compaction::{CallPurpose, SummaryCall};
     use portal_core::turn_run::{Action, Loaded, RunLimits, TurnRun};
-    use portal_core::usage::Usage;
+    use portal_core::usage::{Tokens, Usage};
     use std::sync::Arc;
 
     let store = open(history(2, 10, None), TurnKind::Chat, "Hello");
@@ -291,8 +291,8 @@ fn an_answer_that_comes_out_of_turn_leaves_the_run_as_it_was() {
         usage: Usage {
             purpose: CallPurpose::Compaction,
             model: "sim".into(),
-            input_tokens: 1,
-            output_tokens: 1,
+            tokens: Tokens::reported(1, 1),
+            price: None,
         },
     });
     run.handle_model_end();

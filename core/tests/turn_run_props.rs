@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use portal_core::model::FinishReason;
 use portal_core::turn_run::Start;
+use portal_core::usage::Tokens;
 use portal_core::{TurnKind, TurnStatus};
 use proptest::prelude::*;
 use serde_json::json;
@@ -30,10 +31,7 @@ fn step() -> impl Strategy<Value = Step> {
                 arguments: Ok(json!({ "title": "T", "question": "Which?", "text": "x" })),
             })),
         1 => Just(bad_call("count", "\"seven\"")),
-        1 => (0u64..120_000).prop_map(|input_tokens| Step::Event(ModelEvent::Usage {
-                input_tokens,
-                output_tokens: 10,
-            })),
+        1 => (0u64..120_000).prop_map(|input| Step::Event(ModelEvent::Usage(Tokens::reported(input, 10)))),
         2 => prop::sample::select(vec![FinishReason::Stop, FinishReason::ToolCalls, FinishReason::Length])
             .prop_map(|reason| Step::Event(ModelEvent::Finished { reason })),
         1 => Just(Step::Overflow),

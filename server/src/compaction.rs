@@ -13,6 +13,7 @@ use futures_util::{StreamExt, stream};
 use portal_core::compaction::{SummaryCall, SummaryReader, SummaryRequest, extractive};
 use portal_core::prompt::NoPictures;
 use portal_core::tokens::{EstimateCounter, TokenCounter};
+use portal_core::usage::Tokens;
 
 use crate::model::{FinishReason, Model, ModelError, ModelEvent, ModelStream};
 
@@ -63,10 +64,10 @@ pub fn demo_summary(request: &SummaryRequest, pace: f64) -> ModelStream {
     }
     steps.push((
         Duration::ZERO,
-        Ok(ModelEvent::Usage {
-            input_tokens: EstimateCounter.count(&request.text()) as u64,
-            output_tokens: EstimateCounter.count(&summary) as u64,
-        }),
+        Ok(ModelEvent::Usage(Tokens::estimated(
+            EstimateCounter.count(&request.text()) as u64,
+            EstimateCounter.count(&summary) as u64,
+        ))),
     ));
     steps.push((
         Duration::ZERO,

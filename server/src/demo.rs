@@ -24,6 +24,7 @@ use portal_core::compaction::{SUMMARY_NOTE, SummaryRequest};
 use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{Answer, Entry, Layer, Part, PictureSource, Prompt, render};
 use portal_core::tokens::{EstimateCounter, TokenCounter};
+use portal_core::usage::Tokens;
 use serde_json::json;
 
 use crate::model::{FinishReason, Model, ModelError, ModelEvent, ModelStream};
@@ -178,10 +179,11 @@ impl DemoModel {
             .sum();
         script.push((
             0,
-            ModelEvent::Usage {
-                input_tokens: EstimateCounter.count(&render(prompt)) as u64,
-                output_tokens: (output / 4).max(1) as u64,
-            },
+            // The demo is not a provider: its tokens are the portal's estimate, and say so.
+            ModelEvent::Usage(Tokens::estimated(
+                EstimateCounter.count(&render(prompt)) as u64,
+                (output / 4).max(1) as u64,
+            )),
         ));
         script.push((0, ModelEvent::Finished { reason: finish }));
         Ok(script

@@ -77,12 +77,23 @@ fn text_with_multibyte_characters_and_usage_counting_the_cache() {
     check(
         "text.sse",
         expect![[r#"
-        text "Grüße aus"
-        text " Zürich 👋🏽! 日本語"
-        text "も少し — and a family: 👨\u{200d}👩\u{200d}👧."
-        usage: 1522 in, 21 out
-        finished: Stop
-    "#]],
+            text "Grüße aus"
+            text " Zürich 👋🏽! 日本語"
+            text "も少し — and a family: 👨\u{200d}👩\u{200d}👧."
+            usage: 1522 in (0 cached), 21 out (0 reasoning)
+            finished: Stop
+        "#]],
+    );
+}
+
+/// Issue 29: cached input is priced at its own rate. thinking.sse read 1,510 of its 1,595
+/// input tokens from the cache and wrote 96.
+#[test]
+fn cached_input_tokens_are_priced_apart() {
+    let decoded = decode(&[&fixture("thinking.sse")]);
+    assert_eq!(
+        stream_support::cost_at_list_prices(&decoded),
+        85 * 3_000 + 1_510 * 300 + 96 * 15_000
     );
 }
 
@@ -91,12 +102,12 @@ fn thinking_streams_as_thinking_and_its_signature_is_not_kept() {
     check(
         "thinking.sse",
         expect![[r#"
-        thinking "27 × 453: 27 × 400 = 10,800"
-        thinking " and 27 × 53 = 1,431, so 12,231."
-        text "27 × 453 = **12,231**."
-        usage: 1595 in, 96 out
-        finished: Stop
-    "#]],
+            thinking "27 × 453: 27 × 400 = 10,800"
+            thinking " and 27 × 53 = 1,431, so 12,231."
+            text "27 × 453 = **12,231**."
+            usage: 1595 in (1510 cached), 96 out (0 reasoning)
+            finished: Stop
+        "#]],
     );
 }
 
@@ -105,13 +116,13 @@ fn redacted_thinking_is_named_in_the_thinking_and_set_apart() {
     check(
         "redacted-thinking.sse",
         expect![[r#"
-        thinking "The question is about lock mechanisms."
-        thinking "\n\n"
-        thinking "[Anthropic's safety systems hid this part of the reasoning.]"
-        text "A pin tumbler lock has spring-loaded pins of different lengths."
-        usage: 230 in, 154 out
-        finished: Stop
-    "#]],
+            thinking "The question is about lock mechanisms."
+            thinking "\n\n"
+            thinking "[Anthropic's safety systems hid this part of the reasoning.]"
+            text "A pin tumbler lock has spring-loaded pins of different lengths."
+            usage: 230 in (0 cached), 154 out (0 reasoning)
+            finished: Stop
+        "#]],
     );
 }
 
@@ -120,21 +131,21 @@ fn tool_calls_with_input_split_across_events_end_in_order_once_the_model_stops()
     check(
         "tool-use.sse",
         expect![[r#"
-        thinking "Both texts can be counted at once."
-        text "Let me count both."
-        call 0 starts: count_characters Some("toolu_01T1x1fJ34qAmk2tNTrN7Up6")
-        call 0 arguments "{\"text\": \"Grü"
-        call 0 arguments "ße aus Zü"
-        call 0 arguments "rich 👋"
-        call 0 arguments "🏽\"}"
-        call 1 starts: count_characters Some("toolu_01Hn7pW2xQ9sLbT4kZ1cVeMr")
-        call 1 arguments "{\"te"
-        call 1 arguments "xt\": \"日本語\"}"
-        call 0 ends: count_characters Some("toolu_01T1x1fJ34qAmk2tNTrN7Up6") {"text":"Grüße aus Zürich 👋🏽"}
-        call 1 ends: count_characters Some("toolu_01Hn7pW2xQ9sLbT4kZ1cVeMr") {"text":"日本語"}
-        usage: 472 in, 89 out
-        finished: ToolCalls
-    "#]],
+            thinking "Both texts can be counted at once."
+            text "Let me count both."
+            call 0 starts: count_characters Some("toolu_01T1x1fJ34qAmk2tNTrN7Up6")
+            call 0 arguments "{\"text\": \"Grü"
+            call 0 arguments "ße aus Zü"
+            call 0 arguments "rich 👋"
+            call 0 arguments "🏽\"}"
+            call 1 starts: count_characters Some("toolu_01Hn7pW2xQ9sLbT4kZ1cVeMr")
+            call 1 arguments "{\"te"
+            call 1 arguments "xt\": \"日本語\"}"
+            call 0 ends: count_characters Some("toolu_01T1x1fJ34qAmk2tNTrN7Up6") {"text":"Grüße aus Zürich 👋🏽"}
+            call 1 ends: count_characters Some("toolu_01Hn7pW2xQ9sLbT4kZ1cVeMr") {"text":"日本語"}
+            usage: 472 in (0 cached), 89 out (0 reasoning)
+            finished: ToolCalls
+        "#]],
     );
 }
 
@@ -143,13 +154,13 @@ fn input_cut_by_the_output_limit_becomes_an_error_answer_not_a_panic() {
     check(
         "max-tokens-cut-input.sse",
         expect![[r##"
-        call 0 starts: write_file Some("toolu_01Rk8sN2vX5qLmB9tY1wZcPe")
-        call 0 arguments "{\"path\": \"notes.md\", \"text\": \"# Notes\\n\\nThe meeting"
-        call 0 arguments " covered the bud"
-        call 0 ends: write_file Some("toolu_01Rk8sN2vX5qLmB9tY1wZcPe") refused: The arguments of this call are not a JSON object (EOF while parsing a string at line 1 column 68), so the tool was not run. Call it again with its arguments as one JSON object.
-        usage: 96 in, 32 out
-        finished: Length
-    "##]],
+            call 0 starts: write_file Some("toolu_01Rk8sN2vX5qLmB9tY1wZcPe")
+            call 0 arguments "{\"path\": \"notes.md\", \"text\": \"# Notes\\n\\nThe meeting"
+            call 0 arguments " covered the bud"
+            call 0 ends: write_file Some("toolu_01Rk8sN2vX5qLmB9tY1wZcPe") refused: The arguments of this call are not a JSON object (EOF while parsing a string at line 1 column 68), so the tool was not run. Call it again with its arguments as one JSON object.
+            usage: 96 in (0 cached), 32 out (0 reasoning)
+            finished: Length
+        "##]],
     );
 }
 
@@ -269,7 +280,7 @@ fn events_and_blocks_of_unknown_kinds_are_skipped() {
     let decoded = decode(&[stream.as_bytes()]);
     expect![[r#"
         text "Hi"
-        usage: 5 in, 2 out
+        usage: 5 in (0 cached), 2 out (0 reasoning)
         finished: Stop
     "#]]
     .assert_eq(&render(&decoded));

@@ -8,6 +8,7 @@ use portal_core::compaction::{
 use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{PictureSource, Prompt};
 use portal_core::tokens::EstimateCounter;
+use portal_core::usage::Tokens;
 use portal_core::{Block, Message, Role, Transcript, Turn, TurnKind, TurnStatus};
 use portal_server::compaction::summarise;
 use portal_server::demo::DemoModel;
@@ -109,7 +110,11 @@ async fn c11_the_demo_writes_an_extractive_summary_and_leaves_a_compaction_usage
     assert!(summary.contains("Request 3: plan the budget for the Lisbon office"));
     assert_eq!(call.usage.purpose, CallPurpose::Compaction);
     assert_eq!(call.usage.model, "demo", "priced at the turn's model");
-    assert!(call.usage.input_tokens > 0 && call.usage.output_tokens > 0);
+    assert!(call.usage.tokens.input > 0 && call.usage.tokens.output > 0);
+    assert!(
+        call.usage.tokens.estimated,
+        "the demo's tokens are the portal's estimate"
+    );
 }
 
 /// A case name, what the model streams, and the failure expected (`None`: a summary).
@@ -175,19 +180,13 @@ async fn c5_an_empty_summary_commits_nothing() {
     let call = summarise(
         &Scripted::new(vec![
             text(" \n"),
-            Ok(ModelEvent::Usage {
-                input_tokens: 900,
-                output_tokens: 1,
-            }),
+            Ok(ModelEvent::Usage(Tokens::reported(900, 1))),
             finished(FinishReason::Stop),
         ]),
         &plan.request,
     )
     .await;
-    assert_eq!(
-        (call.usage.input_tokens, call.usage.output_tokens),
-        (900, 1)
-    );
+    assert_eq!(call.usage.tokens, Tokens::reported(900, 1));
     assert!(matches!(
         settle(&plan, call.answer, &t, &EstimateCounter),
         Outcome::FailTurn { .. }

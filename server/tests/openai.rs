@@ -20,6 +20,7 @@ use portal_core::memory::CompactionHint;
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 use portal_core::prompt::{EncodedPicture, PictureSource, Prompt, PromptConfig, PromptInput};
 use portal_core::tools::ToolDefinition;
+use portal_core::usage::Tokens;
 use portal_server::anthropic::AnthropicConfig;
 use portal_server::endpoint::{AnswerLimits, ApiKey, EndpointError, EventStream, classify, redact};
 use portal_server::model::{FinishReason, ModelError, ModelEvent};
@@ -69,16 +70,16 @@ fn check(name: &str, expected: Expect) {
 fn openai_text_with_multibyte_characters_and_usage_in_its_own_chunk() {
     check(
         "openai-text.sse",
-        expect![[r##"
+        expect![[r#"
             text "Guten"
             text " Tag! Grüße"
             text " aus Köln "
             text "👋🏽. Ich"
             text " helfe dir gern 👩\u{200d}💻"
             text " — \"日本語\" auch."
-            usage: 1873 in, 24 out
+            usage: 1873 in (1664 cached), 24 out (0 reasoning)
             finished: Stop
-        "##]],
+        "#]],
     );
 }
 
@@ -86,7 +87,7 @@ fn openai_text_with_multibyte_characters_and_usage_in_its_own_chunk() {
 fn openai_parallel_tool_calls_with_arguments_split_mid_string() {
     check(
         "openai-parallel-tool-calls.sse",
-        expect![[r##"
+        expect![[r#"
             call 0 starts: get_weather Some("call_Vq3kY8zN1mWcR5tB0xLdHs2J")
             call 0 arguments "{\"ci"
             call 0 arguments "ty\": \"S"
@@ -98,9 +99,9 @@ fn openai_parallel_tool_calls_with_arguments_split_mid_string() {
             call 1 arguments "rich\", \"unit\": \"celsius\"}"
             call 0 ends: get_weather Some("call_Vq3kY8zN1mWcR5tB0xLdHs2J") {"city":"São Paulo","unit":"celsius"}
             call 1 ends: get_weather Some("call_Hn7pW2xQ9sLbT4kZ1cVeMr6D") {"city":"Zürich","unit":"celsius"}
-            usage: 312 in, 58 out
+            usage: 312 in (0 cached), 58 out (0 reasoning)
             finished: ToolCalls
-        "##]],
+        "#]],
     );
 }
 
@@ -113,7 +114,7 @@ fn arguments_cut_by_the_output_limit_become_an_error_answer_not_a_panic() {
             call 0 arguments "{\"path\": \"notes.md\", \"text\": \"# Notes\\n\\nThe meeting"
             call 0 arguments " covered the bud"
             call 0 ends: write_file Some("call_Rk8sN2vX5qLmB9tY1wZcPe3D") refused: The arguments of this call are not a JSON object (EOF while parsing a string at line 1 column 68), so the tool was not run. Call it again with its arguments as one JSON object.
-            usage: 96 in, 32 out
+            usage: 96 in (0 cached), 32 out (0 reasoning)
             finished: Length
         "##]],
     );
@@ -123,7 +124,7 @@ fn arguments_cut_by_the_output_limit_become_an_error_answer_not_a_panic() {
 fn vllm_reasoning_then_parallel_calls_with_interleaved_indices() {
     check(
         "vllm-interleaved-tool-calls.sse",
-        expect![[r##"
+        expect![[r#"
             thinking "The user wants flights"
             thinking " and a hotel; both lookups are independent."
             call 0 starts: search_flights Some("chatcmpl-tool-5b1d0c7e2f8a4a39")
@@ -135,9 +136,9 @@ fn vllm_reasoning_then_parallel_calls_with_interleaved_indices() {
             call 0 arguments "14\"}"
             call 0 ends: search_flights Some("chatcmpl-tool-5b1d0c7e2f8a4a39") {"date":"2025-07-14","from":"BER","to":"LIS"}
             call 1 ends: search_hotels Some("chatcmpl-tool-9e4a7b3c1d2f4e08") {"city":"Lisboa","nights":3}
-            usage: 587 in, 115 out
+            usage: 587 in (0 cached), 115 out (0 reasoning)
             finished: ToolCalls
-        "##]],
+        "#]],
     );
 }
 
@@ -145,14 +146,14 @@ fn vllm_reasoning_then_parallel_calls_with_interleaved_indices() {
 fn llamacpp_reasoning_content_and_usage_in_the_finishing_chunk() {
     check(
         "llamacpp-reasoning.sse",
-        expect![[r##"
+        expect![[r#"
             thinking "Twelve"
             thinking " times seven: 70 + 14 = 84."
             text "12 × 7"
             text " = **84**."
-            usage: 22 in, 31 out
+            usage: 22 in (0 cached), 31 out (0 reasoning)
             finished: Stop
-        "##]],
+        "#]],
     );
 }
 
@@ -160,15 +161,15 @@ fn llamacpp_reasoning_content_and_usage_in_the_finishing_chunk() {
 fn ollama_reasoning_field_and_a_whole_call_in_one_chunk() {
     check(
         "ollama-tool-call.sse",
-        expect![[r##"
+        expect![[r#"
             thinking "I should check"
             thinking " the weather in Tokyo."
             call 0 starts: get_weather Some("call_x3m9tq2e")
             call 0 arguments "{\"city\":\"東京\"}"
             call 0 ends: get_weather Some("call_x3m9tq2e") {"city":"東京"}
-            usage: 164 in, 41 out
+            usage: 164 in (0 cached), 41 out (0 reasoning)
             finished: ToolCalls
-        "##]],
+        "#]],
     );
 }
 
@@ -176,13 +177,13 @@ fn ollama_reasoning_field_and_a_whole_call_in_one_chunk() {
 fn openrouter_keepalive_comments_are_skipped() {
     check(
         "openrouter-keepalive.sse",
-        expect![[r##"
+        expect![[r#"
             thinking "Paris is"
             thinking " the capital."
             text "The capital of France is Paris."
-            usage: 11 in, 96 out
+            usage: 11 in (0 cached), 96 out (88 reasoning)
             finished: Stop
-        "##]],
+        "#]],
     );
 }
 
@@ -298,6 +299,18 @@ fn a_last_line_without_its_line_break_still_counts() {
     assert_eq!(events, decode(&[text.as_bytes()]).0);
 }
 
+/// Issue 29: cached input is priced at its own rate. openai-text.sse read 1,664 of its 1,873
+/// prompt tokens from the cache and wrote 24.
+#[test]
+fn cached_input_tokens_are_priced_apart() {
+    let text = fixture("openai-text.sse");
+    let decoded = decode(&[&text]);
+    assert_eq!(
+        stream_support::cost_at_list_prices(&decoded),
+        209 * 3_000 + 1_664 * 300 + 24 * 15_000
+    );
+}
+
 #[test]
 fn a_stream_that_closes_after_its_finish_reason_without_done_still_finishes() {
     let text = String::from_utf8(fixture("openai-text.sse")).expect("utf-8");
@@ -307,10 +320,10 @@ fn a_stream_that_closes_after_its_finish_reason_without_done_still_finishes() {
     assert_eq!(
         &events[events.len() - 2..],
         [
-            ModelEvent::Usage {
-                input_tokens: 1873,
-                output_tokens: 24
-            },
+            ModelEvent::Usage(Tokens {
+                cached_input: 1664,
+                ..Tokens::reported(1873, 24)
+            }),
             ModelEvent::Finished {
                 reason: FinishReason::Stop
             }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use portal_core::attachment::{Attachment, Document, Picture, ReadingStatus};
 use portal_core::effort::Effort;
+use portal_core::usage::{Price, Tokens};
 use portal_core::{
     Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, validate,
 };
@@ -235,8 +236,8 @@ fn full_turn_with_tool_calls_round_trips_and_validates(db: &Database) {
     let usage = |input_tokens| Usage {
         purpose: CallPurpose::Turn,
         model: "model-x".into(),
-        input_tokens,
-        output_tokens: 40,
+        tokens: Tokens::reported(input_tokens, 40),
+        price: None,
     };
     storage
         .record_usage(&id, turn, &usage(1_200))
@@ -844,8 +845,8 @@ fn another_organisation_sees_nothing_of_a_conversation(db: &Database) {
             &Usage {
                 purpose: CallPurpose::Turn,
                 model: "m".into(),
-                input_tokens: 1,
-                output_tokens: 1,
+                tokens: Tokens::reported(1, 1),
+                price: None,
             },
         )
         .expect("usage");
@@ -913,6 +914,56 @@ fn another_organisation_sees_nothing_of_a_conversation(db: &Database) {
     );
 }
 
+/// Issue 29: a row keeps the price it was priced at when the models file changes, and deleting
+/// a conversation leaves its usage for quotas and reports.
+fn usage_rows_keep_the_price_they_were_written_with_and_outlive_their_conversation(db: &Database) {
+    let storage = db.open();
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let turn = write_answered_turn(&*storage, &id);
+    let priced = |input: f64| Usage {
+        purpose: CallPurpose::Turn,
+        model: "model-x".into(),
+        tokens: Tokens {
+            cached_input: 400,
+            reasoning: 7,
+            estimated: true,
+            ..Tokens::reported(1_000, 50)
+        },
+        price: Some(Price::per_million("EUR", input, Some(0.25), 10.0).expect("price")),
+    };
+    for usage in [priced(2.0), priced(4.0)] {
+        storage.record_usage(&id, turn, &usage).expect("usage row");
+    }
+    let rows = storage.usage("org_a", &id).expect("usage");
+    assert_eq!(
+        rows.iter().map(|r| r.usage.clone()).collect::<Vec<_>>(),
+        vec![priced(2.0), priced(4.0)],
+        "each row as written, with its own price"
+    );
+    let costs: Vec<u64> = rows
+        .iter()
+        .map(|r| r.usage.cost().expect("priced").nanos)
+        .collect();
+    assert_eq!(
+        costs,
+        vec![
+            600 * 2_000 + 400 * 250 + 50 * 10_000,
+            600 * 4_000 + 400 * 250 + 50 * 10_000
+        ]
+    );
+    storage
+        .set_turn_status(&id, turn, TurnStatus::Completed)
+        .expect("ended");
+    storage.delete_conversation(&owner(), &id).expect("deleted");
+    let sql = format!(
+        "SELECT count(*) FROM usage WHERE conversation_id = '{}' AND org_id = 'org_a'",
+        id.as_str()
+    );
+    assert_eq!(db.count(&sql), 2, "the usage outlives the conversation");
+}
+
 fn c11_turn_calls_set_the_context_size_and_compaction_calls_leave_only_a_usage_row(db: &Database) {
     let storage = db.open();
     let id = storage
@@ -922,8 +973,8 @@ fn c11_turn_calls_set_the_context_size_and_compaction_calls_leave_only_a_usage_r
     let call = |purpose, input_tokens| Usage {
         purpose,
         model: "turn-model".into(),
-        input_tokens,
-        output_tokens: 10,
+        tokens: Tokens::reported(input_tokens, 10),
+        price: None,
     };
     let context = |storage: &dyn Storage| {
         storage.load_transcript("org_a", &id).expect("loads").turns[0].context_tokens
@@ -1721,6 +1772,7 @@ on_every_database!(
     c2_withdrawn_blocks_leave_storage_and_nothing_before_them_changes,
     another_organisation_sees_nothing_of_a_conversation,
     c11_turn_calls_set_the_context_size_and_compaction_calls_leave_only_a_usage_row,
+    usage_rows_keep_the_price_they_were_written_with_and_outlive_their_conversation,
     a1_an_attachment_keeps_the_kind_it_was_stored_with,
     a_loaded_message_shows_its_attachment_as_last_stored,
     an_ended_turn_is_never_rewritten,

@@ -5,7 +5,7 @@ use super::prompt::SummaryRequest;
 use super::settle::SummaryFailure;
 use crate::model::{FinishReason, ModelEvent};
 use crate::tokens::TokenCounter;
-use crate::usage::{CallPurpose, Usage};
+use crate::usage::{CallPurpose, Tokens, Usage};
 
 /// What a summary call returned: the summary or why there is none, and its usage row.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,8 +13,8 @@ pub struct SummaryCall {
     /// The summary's text as the model wrote it; `settle` checks it (an empty answer, or one with
     /// nothing but a header, is a failure too).
     pub answer: Result<String, SummaryFailure>,
-    /// The call's usage row, priced at the turn's model. The tokens the model did not report
-    /// are estimated.
+    /// The call's usage row, unpriced: the turn's run prices it at the turn's model. The tokens
+    /// the model did not report are estimated.
     pub usage: Usage,
 }
 
@@ -23,7 +23,7 @@ pub struct SummaryCall {
 #[derive(Debug, Clone, Default)]
 pub struct SummaryReader {
     text: String,
-    reported: Option<(u64, u64)>,
+    reported: Option<Tokens>,
     outcome: Option<Result<(), SummaryFailure>>,
 }
 
@@ -33,10 +33,7 @@ impl SummaryReader {
     pub fn event(&mut self, event: ModelEvent) -> bool {
         match event {
             ModelEvent::TextDelta(delta) => self.text.push_str(&delta),
-            ModelEvent::Usage {
-                input_tokens,
-                output_tokens,
-            } => self.reported = Some((input_tokens, output_tokens)),
+            ModelEvent::Usage(tokens) => self.reported = Some(tokens),
             ModelEvent::Finished { reason } => {
                 self.outcome = Some(match reason {
                     FinishReason::Stop | FinishReason::Unstated => Ok(()),
@@ -64,8 +61,8 @@ impl SummaryReader {
         model: &str,
         counter: &dyn TokenCounter,
     ) -> SummaryCall {
-        let (input_tokens, output_tokens) = self.reported.unwrap_or_else(|| {
-            (
+        let tokens = self.reported.unwrap_or_else(|| {
+            Tokens::estimated(
                 counter.count(&request.text()) as u64,
                 counter.count(&self.text) as u64,
             )
@@ -76,8 +73,8 @@ impl SummaryReader {
             usage: Usage {
                 purpose: CallPurpose::Compaction,
                 model: model.to_string(),
-                input_tokens,
-                output_tokens,
+                tokens,
+                price: None,
             },
         }
     }

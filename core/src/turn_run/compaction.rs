@@ -29,7 +29,7 @@ impl TurnRun {
             command,
             then,
         } = *summarising;
-        self.write(TurnWrite::Usage(call.usage));
+        self.record_usage(call.usage.purpose, call.usage.tokens);
         let counter = Arc::clone(&self.counter);
         let outcome = match (&mut self.guard, command) {
             (Some(guard), false) => guard.on_summary(&plan, call.answer, &history, &*counter),

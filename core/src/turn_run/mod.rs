@@ -38,7 +38,7 @@ use crate::prompt::{Prompt, PromptInput, assemble, render};
 use crate::reply::{Call, call_id, call_ids, ends_on_text};
 use crate::stream::TurnEvent;
 use crate::tokens::TokenCounter;
-use crate::usage::{CallPurpose, Usage};
+use crate::usage::{CallPurpose, Tokens, Usage};
 use crate::{Block, BlockKind, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
 
 pub use action::{Action, CutOff, ModelFailure, ToolRun, TurnWrite};
@@ -124,6 +124,10 @@ struct Streaming {
     transcript: Arc<Transcript>,
     taken: HashSet<String>,
     calls: Vec<Call>,
+    /// The call's tokens by the run's counter, for a usage row when the provider reports none.
+    estimate: Tokens,
+    /// Whether the provider reported the call's usage.
+    reported: bool,
 }
 
 impl TurnRun {
@@ -267,10 +271,12 @@ impl TurnRun {
         };
         match event {
             ModelEvent::ThinkingDelta(text) => {
+                streaming.estimate.output += self.counter.count(&text) as u64;
                 self.writer
                     .delta(BlockKind::Thinking, &text, &mut self.actions)
             }
             ModelEvent::TextDelta(text) => {
+                streaming.estimate.output += self.counter.count(&text) as u64;
                 self.writer.delta(BlockKind::Text, &text, &mut self.actions)
             }
             ModelEvent::ToolCallStart { .. } | ModelEvent::ToolCallArgumentsDelta { .. } => {}
@@ -289,6 +295,11 @@ impl TurnRun {
                     index,
                     &streaming.taken,
                 );
+                streaming.estimate.output += (self.counter.count(&name)
+                    + arguments
+                        .as_ref()
+                        .map_or(0, |a| self.counter.count(&a.to_string())))
+                    as u64;
                 streaming.taken.insert(id.clone());
                 streaming.calls.push(Call {
                     id,
@@ -296,15 +307,10 @@ impl TurnRun {
                     arguments,
                 });
             }
-            ModelEvent::Usage {
-                input_tokens,
-                output_tokens,
-            } => self.write(TurnWrite::Usage(Usage {
-                purpose: CallPurpose::Turn,
-                model: self.setup.model.id.clone(),
-                input_tokens,
-                output_tokens,
-            })),
+            ModelEvent::Usage(tokens) => {
+                streaming.reported = true;
+                self.record_usage(CallPurpose::Turn, tokens);
+            }
             ModelEvent::Finished { .. } => self.handle_model_end(),
         }
     }
@@ -317,6 +323,9 @@ impl TurnRun {
             return;
         };
         self.writer.close(&mut self.actions);
+        if !streaming.reported {
+            self.record_usage(CallPurpose::Turn, streaming.estimate);
+        }
         if !streaming.calls.is_empty() {
             self.actions
                 .push_back(Action::Gate(streaming.calls.clone()));
@@ -433,6 +442,16 @@ impl TurnRun {
         self.actions.push_back(Action::Write(write));
     }
 
+    /// Leaves a usage row for a call, priced at the turn's model (rule C11).
+    fn record_usage(&mut self, purpose: CallPurpose, tokens: Tokens) {
+        self.write(TurnWrite::Usage(Usage {
+            purpose,
+            model: self.setup.model.id.clone(),
+            tokens,
+            price: self.setup.price.clone(),
+        }));
+    }
+
     fn publish(&mut self, event: TurnEvent) {
         self.actions.push_back(Action::Publish(event));
     }
@@ -515,11 +534,14 @@ impl TurnRun {
     fn call_model(&mut self, prompt: Prompt, transcript: Arc<Transcript>) {
         self.writer.begin_call();
         let taken = call_ids(&transcript);
+        let estimate = Tokens::estimated(self.counter.count(&render(&prompt)) as u64, 0);
         self.actions.push_back(Action::CallModel(Box::new(prompt)));
         self.phase = Phase::Streaming(Streaming {
             transcript,
             taken,
             calls: Vec::new(),
+            estimate,
+            reported: false,
         });
     }
 

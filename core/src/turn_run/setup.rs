@@ -10,6 +10,7 @@ use crate::model::ModelCapabilities;
 use crate::prompt::PromptConfig;
 use crate::skills::{CatalogueEntry, Skill};
 use crate::tools::ToolDefinition;
+use crate::usage::Price;
 
 /// What a run is made with: the turn, the agent's model, instructions, skills and tools, the
 /// effort the turn recorded, and the numbers it keeps to.
@@ -18,6 +19,8 @@ pub struct RunSetup {
     /// The turn's index in its conversation.
     pub turn: u32,
     pub model: ModelCapabilities,
+    /// The model's price, which every usage row of the turn is priced at (rule C11).
+    pub price: Option<Price>,
     /// Layer 2 of the prompt.
     pub instructions: String,
     /// Layer 3: the skills the message selected.

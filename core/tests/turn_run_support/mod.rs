@@ -19,7 +19,7 @@ use portal_core::tools::ToolOutput;
 use portal_core::turn_run::{
     Action, CutOff, Load, Loaded, ModelFailure, RunLimits, RunSetup, Start, TurnRun, TurnWrite,
 };
-use portal_core::usage::Usage;
+use portal_core::usage::{Price, Tokens, Usage};
 use portal_core::{
     Block, CompactionState, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnState,
     TurnStatus,
@@ -82,10 +82,7 @@ pub fn gate(call: &Call) -> Gate {
 pub fn says(text: &str) -> Vec<Step> {
     vec![
         Step::Event(ModelEvent::TextDelta(text.into())),
-        Step::Event(ModelEvent::Usage {
-            input_tokens: 1_000,
-            output_tokens: 20,
-        }),
+        Step::Event(ModelEvent::Usage(Tokens::reported(1_000, 20))),
         Step::Event(ModelEvent::Finished {
             reason: FinishReason::Stop,
         }),
@@ -208,6 +205,7 @@ pub fn setup(turn: u32, limits: RunLimits) -> RunSetup {
     RunSetup {
         turn,
         model: model(),
+        price: Some(Price::per_million("USD", 2.0, Some(0.5), 8.0).expect("a valid price")),
         instructions: "Answer briefly.".into(),
         selected_skills: Vec::new(),
         catalogue: Vec::new(),
@@ -498,7 +496,7 @@ impl Sim {
             }
             TurnWrite::Trace(entry) => turn.trace.push(entry),
             TurnWrite::Usage(usage) => {
-                record_context_size(turn, usage.purpose, usage.input_tokens);
+                record_context_size(turn, usage.purpose, usage.tokens.input);
                 self.usage.push(usage);
             }
             TurnWrite::Status(status) => turn.status = status,
@@ -519,13 +517,7 @@ impl Sim {
             let _ = write!(out, "\n   trace {}", describe_trace(entry));
         }
         for usage in &self.usage {
-            let _ = write!(
-                out,
-                "\n   usage {} {} in, {} out",
-                usage.purpose.as_str(),
-                usage.input_tokens,
-                usage.output_tokens
-            );
+            let _ = write!(out, "\n   usage {}", describe_usage(usage));
         }
         out.push('\n');
         out
@@ -651,14 +643,24 @@ fn describe_write(write: &TurnWrite) -> String {
         } => format!("text {message}.{block} {text:?}"),
         TurnWrite::Withdraw { message, from } => format!("withdraw {message}.{from}.."),
         TurnWrite::Trace(entry) => format!("trace {}", describe_trace(entry)),
-        TurnWrite::Usage(usage) => format!(
-            "usage {} {} in, {} out",
-            usage.purpose.as_str(),
-            usage.input_tokens,
-            usage.output_tokens
-        ),
+        TurnWrite::Usage(usage) => format!("usage {}", describe_usage(usage)),
         TurnWrite::Status(status) => format!("status {status:?}"),
     }
+}
+
+fn describe_usage(usage: &Usage) -> String {
+    format!(
+        "{} {} in, {} out{}, {}",
+        usage.purpose.as_str(),
+        usage.tokens.input,
+        usage.tokens.output,
+        if usage.tokens.estimated {
+            " (estimated)"
+        } else {
+            ""
+        },
+        usage.cost().map_or("unpriced".into(), |c| c.display())
+    )
 }
 
 fn describe_block(block: &Block) -> String {

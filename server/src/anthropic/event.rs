@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use portal_core::usage::Tokens;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -227,11 +228,8 @@ impl MessageReader {
             return;
         }
         self.end_calls(out);
-        if let Some((input_tokens, output_tokens)) = self.usage.totals() {
-            out.push(ModelEvent::Usage {
-                input_tokens,
-                output_tokens,
-            });
+        if let Some(tokens) = self.usage.totals() {
+            out.push(ModelEvent::Usage(tokens));
         }
         out.push(ModelEvent::Finished {
             reason: self.stop.take().unwrap_or(FinishReason::Unstated),
@@ -273,15 +271,18 @@ impl Usage {
     }
 
     /// The tokens read, cached or not (Anthropic's `input_tokens` leaves out what was written to
-    /// or read from the cache, yet all of it fills the window), and the tokens written.
-    fn totals(&self) -> Option<(u64, u64)> {
-        self.seen.then(|| {
-            (
-                self.input_tokens
-                    .saturating_add(self.cache_creation_input_tokens)
-                    .saturating_add(self.cache_read_input_tokens),
-                self.output_tokens,
-            )
+    /// or read from the cache, yet all of it fills the window), the part read from the cache, and
+    /// the tokens written. What was written to the cache is priced as input.
+    fn totals(&self) -> Option<Tokens> {
+        self.seen.then(|| Tokens {
+            input: self
+                .input_tokens
+                .saturating_add(self.cache_creation_input_tokens)
+                .saturating_add(self.cache_read_input_tokens),
+            cached_input: self.cache_read_input_tokens,
+            output: self.output_tokens,
+            reasoning: 0,
+            estimated: false,
         })
     }
 }

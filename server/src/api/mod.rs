@@ -163,9 +163,11 @@ impl AppState {
         skills: TurnSkills,
     ) -> TurnSetup {
         let agent = self.agent(caller, conversation);
-        let model = agent
-            .and_then(|a| self.models.get(&a.model))
-            .unwrap_or_else(|| self.models.default_model());
+        let name = agent
+            .map(|a| a.model.as_str())
+            .filter(|name| self.models.get(name).is_some())
+            .unwrap_or_else(|| self.models.default_name());
+        let model = self.models.get(name).expect("a listed model");
         let tools = match agent {
             Some(agent) => self.turns.tools().for_agent(agent),
             None => self
@@ -177,6 +179,7 @@ impl AppState {
             org_id: caller.organisation.clone(),
             instructions: agent.map(|a| a.instructions.clone()).unwrap_or_default(),
             model: Arc::clone(model),
+            price: self.models.price(name).cloned(),
             selected_skills: skills.selected,
             catalogue: skills.catalogue,
             effort: winning_effort(agent.map_or(Effort::Medium, |a| a.effort), effort),

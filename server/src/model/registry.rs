@@ -15,6 +15,8 @@
 //! base_url = "https://api.openai.com/v1"
 //! api_key = { env = "OPENAI_API_KEY" }
 //! model = "gpt-4.1"
+//! # optional, any kind: every usage row of the model's turns is priced at it
+//! price = { currency = "USD", input = 2.00, cached_input = 0.50, output = 8.00 }
 //! [models.capabilities]
 //! context_window = 1047576
 //! max_output_tokens = 32768
@@ -36,12 +38,15 @@
 //! ```
 //!
 //! Without a file the server offers the demo model alone. Every model's capabilities (context
-//! window, reasoning, vision, largest picture) come from here; the demo model has defaults.
+//! window, reasoning, vision, largest picture) come from here; the demo model has defaults. A
+//! price is in units of its currency per million tokens; a cached input rate left out is the
+//! input rate, and a model without a price leaves unpriced usage rows.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
+use portal_core::usage::Price;
 
 use crate::anthropic::{AnthropicConfig, AnthropicModel};
 use crate::demo::DemoModel;
@@ -99,6 +104,8 @@ pub fn demo_capabilities() -> ModelCapabilities {
 #[derive(Debug, Clone)]
 pub struct ModelRegistry {
     models: Vec<(String, Arc<dyn Model>)>,
+    /// Each model's price, in the order of `models`.
+    prices: Vec<Option<Price>>,
     default: usize,
 }
 
@@ -110,6 +117,7 @@ impl ModelRegistry {
                 "demo".into(),
                 Arc::new(DemoModel::new(pace, demo_capabilities())),
             )],
+            prices: vec![None],
             default: 0,
         }
     }
@@ -128,6 +136,7 @@ impl ModelRegistry {
                     },
                 )),
             )],
+            prices: vec![None],
             default: 0,
         }
     }
@@ -161,6 +170,7 @@ impl ModelRegistry {
             None => Vec::new(),
         };
         let mut models: Vec<(String, Arc<dyn Model>)> = Vec::new();
+        let mut prices = Vec::new();
         for (position, entry) in entries.into_iter().enumerate() {
             let position = position + 1;
             let toml::Value::Table(mut entry) = entry else {
@@ -201,6 +211,11 @@ impl ModelRegistry {
                 name: name.clone(),
                 reason,
             };
+            let price = entry
+                .remove("price")
+                .map(price_entry)
+                .transpose()
+                .map_err(misconfigured)?;
             let model: Arc<dyn Model> = match kind.as_str() {
                 "demo" => {
                     let capabilities = demo_entry(&name, entry).map_err(misconfigured)?;
@@ -239,6 +254,7 @@ impl ModelRegistry {
                 None => model,
             };
             models.push((name, model));
+            prices.push(price);
         }
         if models.is_empty() {
             return Err(RegistryError::Empty);
@@ -256,12 +272,22 @@ impl ModelRegistry {
                 "unknown key `{key}`; the file holds `default` and [[models]]"
             )));
         }
-        Ok(ModelRegistry { models, default })
+        Ok(ModelRegistry {
+            models,
+            prices,
+            default,
+        })
     }
 
     /// The model named `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Model>> {
         self.models.iter().find(|(n, _)| n == name).map(|(_, m)| m)
+    }
+
+    /// The price of the model named `name`, `None` when the models file gives it none.
+    pub fn price(&self, name: &str) -> Option<&Price> {
+        let at = self.models.iter().position(|(n, _)| n == name)?;
+        self.prices[at].as_ref()
     }
 
     /// The default model's name.
@@ -278,6 +304,37 @@ impl ModelRegistry {
     pub fn models(&self) -> impl Iterator<Item = (&str, &Arc<dyn Model>)> {
         self.models.iter().map(|(n, m)| (n.as_str(), m))
     }
+}
+
+/// A model's `price` table: `currency`, and `input`, `cached_input` (optional) and `output` in
+/// units of it per million tokens.
+fn price_entry(value: toml::Value) -> Result<Price, String> {
+    let toml::Value::Table(mut table) = value else {
+        return Err(
+            "`price` must be a table, e.g. { currency = \"USD\", input = 2.5, output = 10 }".into(),
+        );
+    };
+    let currency = match table.remove("currency") {
+        Some(toml::Value::String(currency)) => currency,
+        _ => return Err("`price` needs a `currency`, a code such as \"USD\"".into()),
+    };
+    let mut rate = |field: &str| match table.remove(field) {
+        Some(toml::Value::Float(rate)) => Ok(Some(rate)),
+        Some(toml::Value::Integer(rate)) => Ok(Some(rate as f64)),
+        Some(other) => Err(format!(
+            "the price's `{field}` is {other}; give a number of {currency} per million tokens"
+        )),
+        None => Ok(None),
+    };
+    let input = rate("input")?.ok_or("`price` needs an `input` rate per million tokens")?;
+    let cached_input = rate("cached_input")?;
+    let output = rate("output")?.ok_or("`price` needs an `output` rate per million tokens")?;
+    if let Some(key) = table.keys().next() {
+        return Err(format!(
+            "`price` takes `currency`, `input`, `cached_input` and `output`, not `{key}`"
+        ));
+    }
+    Price::per_million(&currency, input, cached_input, output).map_err(|e| e.to_string())
 }
 
 /// A demo entry's capabilities: the defaults under the entry's own name (so errors and usage

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use portal_core::usage::Tokens;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -20,7 +21,7 @@ pub struct ChunkReader {
     /// The index of the call the last fragment went to, for servers that leave out `index`.
     last_call: Option<u32>,
     finish: Option<FinishReason>,
-    usage: Option<(u64, u64)>,
+    usage: Option<Tokens>,
     finished: bool,
 }
 
@@ -69,10 +70,7 @@ impl AnswerReader for ChunkReader {
             return Err(classify_stream_error(&error));
         }
         if let Some(usage) = chunk.usage {
-            self.usage = Some((
-                usage.prompt_tokens.unwrap_or(0),
-                usage.completion_tokens.unwrap_or(0),
-            ));
+            self.usage = Some(usage.tokens());
         }
         if self.finish.is_some() {
             return Ok(());
@@ -111,11 +109,8 @@ impl ChunkReader {
             return Ok(());
         }
         self.end_calls(out)?;
-        if let Some((input_tokens, output_tokens)) = self.usage {
-            out.push(ModelEvent::Usage {
-                input_tokens,
-                output_tokens,
-            });
+        if let Some(tokens) = self.usage {
+            out.push(ModelEvent::Usage(tokens));
         }
         out.push(ModelEvent::Finished {
             reason: self.finish.take().unwrap_or(FinishReason::Unstated),
@@ -301,4 +296,46 @@ struct Usage {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+/// The cached part of the prompt (OpenAI's `prompt_tokens` counts it too).
+#[derive(Debug, Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+/// The reasoning part of the completion (OpenAI's `completion_tokens` counts it too).
+#[derive(Debug, Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+impl Usage {
+    fn tokens(&self) -> Tokens {
+        let input = self.prompt_tokens.unwrap_or(0);
+        let output = self.completion_tokens.unwrap_or(0);
+        Tokens {
+            input,
+            cached_input: self
+                .prompt_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens)
+                .unwrap_or(0)
+                .min(input),
+            output,
+            reasoning: self
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0)
+                .min(output),
+            estimated: false,
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! How the transcript's values become column values and back.
 
 use portal_core::attachment::Attachment;
+use portal_core::usage::{Price, Tokens, Usage};
 use portal_core::{Block, TurnKind, TurnStatus};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -77,4 +78,73 @@ pub(super) fn append_text(block: &mut Block, delta: &str) -> bool {
         _ => return false,
     }
     true
+}
+
+/// A usage row's values as both databases store them: its tokens, whether they were estimated,
+/// and the price it was priced at with its cost, all `None` for an unpriced row.
+pub(super) struct UsageColumns {
+    pub purpose: String,
+    pub tokens: [i64; 4],
+    pub estimated: bool,
+    pub currency: Option<String>,
+    pub prices: [Option<i64>; 3],
+    pub cost_nanos: Option<i64>,
+}
+
+impl UsageColumns {
+    /// The columns of `usage`.
+    pub fn of(usage: &Usage) -> Result<Self> {
+        let t = &usage.tokens;
+        let price = usage.price.as_ref();
+        let rate = |r: fn(&Price) -> u64, what| price.map(|p| integer(what, r(p))).transpose();
+        Ok(UsageColumns {
+            purpose: usage.purpose.as_str().to_string(),
+            tokens: [
+                integer("input tokens", t.input)?,
+                integer("cached input tokens", t.cached_input)?,
+                integer("output tokens", t.output)?,
+                integer("reasoning tokens", t.reasoning)?,
+            ],
+            estimated: t.estimated,
+            currency: price.map(|p| p.currency.clone()),
+            prices: [
+                rate(|p| p.input_micros, "input price")?,
+                rate(|p| p.cached_input_micros, "cached input price")?,
+                rate(|p| p.output_micros, "output price")?,
+            ],
+            cost_nanos: usage.cost().map(|c| integer("cost", c.nanos)).transpose()?,
+        })
+    }
+
+    /// The usage the columns hold, priced at the price stored with them.
+    pub fn usage(self, model: String) -> Result<Usage> {
+        let count = |what: &'static str, value: i64| {
+            u64::try_from(value).map_err(|_| StorageError::Unreadable {
+                what,
+                detail: format!("{value} is below zero"),
+            })
+        };
+        let [input, cached_input, output, reasoning] = self.tokens;
+        let price = match (self.currency, self.prices) {
+            (Some(currency), [Some(input), Some(cached), Some(output)]) => Some(Price {
+                currency,
+                input_micros: count("input price", input)?,
+                cached_input_micros: count("cached input price", cached)?,
+                output_micros: count("output price", output)?,
+            }),
+            _ => None,
+        };
+        Ok(Usage {
+            purpose: parse_name("usage purpose", &self.purpose)?,
+            model,
+            tokens: Tokens {
+                input: count("input tokens", input)?,
+                cached_input: count("cached input tokens", cached_input)?,
+                output: count("output tokens", output)?,
+                reasoning: count("reasoning tokens", reasoning)?,
+                estimated: self.estimated,
+            },
+            price,
+        })
+    }
 }

@@ -457,7 +457,7 @@ pub(super) fn record_usage(
     let status = turn_status(s, conversation, turn)?;
     s.insert_usage(conversation, turn, usage)?;
     if usage.purpose == CallPurpose::Turn && status.is_open() {
-        s.set_context_tokens(conversation, turn, usage.input_tokens)?;
+        s.set_context_tokens(conversation, turn, usage.tokens.input)?;
     }
     Ok(())
 }

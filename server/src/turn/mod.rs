@@ -20,6 +20,7 @@ use portal_core::prompt::PromptConfig;
 use portal_core::skills::{CatalogueEntry, Skill};
 use portal_core::stream::TurnEvent;
 use portal_core::turn_run::Start;
+use portal_core::usage::Price;
 use portal_core::{Turn, TurnStatus};
 
 use crate::attachments::ModelPictures;
@@ -44,6 +45,8 @@ pub struct TurnSetup {
     /// Layer 2 of the prompt.
     pub instructions: String,
     pub model: Arc<dyn Model>,
+    /// The model's price, which every usage row of the turn is priced at (rule C11).
+    pub price: Option<Price>,
     /// Layer 3: the skills the message selected.
     pub selected_skills: Vec<Skill>,
     /// Layer 4: the agent's other skills.

@@ -41,6 +41,7 @@ pub(super) async fn run(
         RunSetup {
             turn: at.turn,
             model: setup.model.capabilities().clone(),
+            price: setup.price.clone(),
             instructions: setup.instructions.clone(),
             selected_skills: setup.selected_skills.clone(),
             catalogue: setup.catalogue.clone(),

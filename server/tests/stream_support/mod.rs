@@ -30,10 +30,10 @@ pub fn render((events, error): &Decoded) -> String {
                 Ok(arguments) => format!("call {index} ends: {name} {id:?} {arguments}"),
                 Err(bad) => format!("call {index} ends: {name} {id:?} refused: {bad}"),
             },
-            ModelEvent::Usage {
-                input_tokens,
-                output_tokens,
-            } => format!("usage: {input_tokens} in, {output_tokens} out"),
+            ModelEvent::Usage(tokens) => format!(
+                "usage: {} in ({} cached), {} out ({} reasoning)",
+                tokens.input, tokens.cached_input, tokens.output, tokens.reasoning
+            ),
             ModelEvent::Finished { reason } => format!("finished: {reason:?}"),
         })
         .collect();
@@ -61,4 +61,20 @@ pub fn check_cuts(
     let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
     assert_eq!(decode(&bytewise), whole, "{name} fed a byte at a time");
     whole
+}
+
+/// What the decoded stream's usage costs at 3.00 per million input tokens, 0.30 per million
+/// cached ones and 15.00 per million output tokens, in nano-units.
+pub fn cost_at_list_prices(decoded: &Decoded) -> u64 {
+    let price =
+        portal_core::usage::Price::per_million("USD", 3.0, Some(0.3), 15.0).expect("a valid price");
+    let tokens = decoded
+        .0
+        .iter()
+        .find_map(|event| match event {
+            ModelEvent::Usage(tokens) => Some(*tokens),
+            _ => None,
+        })
+        .expect("the stream reports its usage");
+    price.cost(&tokens).nanos
 }

@@ -26,12 +26,12 @@ use statements::Statements;
 use target::Target;
 
 use super::assemble::{Turns, not_found, reading_failed, stored_kind};
-use super::codec::{attachment_kind, integer, parse_name, position, to_json};
+use super::codec::{UsageColumns, attachment_kind, integer, position, to_json};
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
     ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
-    Usage, UsageRecord,
+    UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -308,21 +308,26 @@ impl Storage for PostgresStorage {
         self.read(|t| {
             require_conversation(t, org_id, conversation)?;
             let rows = t.query(
-                "SELECT turn, purpose, model, input_tokens, output_tokens, recorded_at FROM usage
-                 WHERE conversation_id = $1 ORDER BY id",
+                "SELECT turn, purpose, model, input_tokens, cached_input_tokens, output_tokens,
+                        reasoning_tokens, estimated, currency, input_price, cached_input_price,
+                        output_price, recorded_at
+                 FROM usage WHERE conversation_id = $1 ORDER BY id",
                 &[&conversation.as_str()],
             )?;
             rows.iter()
                 .map(|row| {
+                    let columns = UsageColumns {
+                        purpose: row.get(1),
+                        tokens: [row.get(3), row.get(4), row.get(5), row.get(6)],
+                        estimated: row.get(7),
+                        currency: row.get(8),
+                        prices: [row.get(9), row.get(10), row.get(11)],
+                        cost_nanos: None,
+                    };
                     Ok(UsageRecord {
                         turn: turn_number(row.get(0))?,
-                        usage: Usage {
-                            purpose: parse_name("usage purpose", row.get(1))?,
-                            model: row.get(2),
-                            input_tokens: count(row.get(3))?,
-                            output_tokens: count(row.get(4))?,
-                        },
-                        recorded_at_ms: row.get(5),
+                        usage: columns.usage(row.get(2))?,
+                        recorded_at_ms: row.get(12),
                     })
                 })
                 .collect()

@@ -190,6 +190,34 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX sign_in_failures_by_key ON sign_in_failures (key, at);
     CREATE INDEX sign_in_failures_by_time ON sign_in_failures (at);
     "#,
+    // Version 4: usage rows are priced and kept apart from the conversation they were spent in
+    // (deleting it keeps them, so quotas and reports still count them): each row names its
+    // organisation, user and agent, the cached and reasoning parts of its tokens, whether they
+    // were estimated, and the price it was priced at when written, with its cost in nano-units.
+    r#"
+    ALTER TABLE usage DROP CONSTRAINT IF EXISTS usage_conversation_id_turn_fkey;
+    ALTER TABLE usage
+        ADD COLUMN org_id TEXT,
+        ADD COLUMN user_id TEXT,
+        ADD COLUMN agent_id TEXT,
+        ADD COLUMN cached_input_tokens BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN estimated BOOLEAN NOT NULL DEFAULT FALSE,
+        ADD COLUMN currency TEXT,
+        ADD COLUMN input_price BIGINT,
+        ADD COLUMN cached_input_price BIGINT,
+        ADD COLUMN output_price BIGINT,
+        ADD COLUMN cost_nanos BIGINT;
+    UPDATE usage SET org_id = c.org_id, user_id = c.user_id, agent_id = c.agent_id
+    FROM conversations c WHERE c.id = usage.conversation_id;
+    DELETE FROM usage WHERE org_id IS NULL;
+    ALTER TABLE usage
+        ALTER COLUMN org_id SET NOT NULL,
+        ALTER COLUMN user_id SET NOT NULL,
+        ALTER COLUMN agent_id SET NOT NULL;
+    CREATE INDEX usage_by_user ON usage (org_id, user_id, recorded_at);
+    CREATE INDEX usage_by_time ON usage (org_id, recorded_at);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

@@ -8,7 +8,7 @@ use postgres::types::ToSql;
 use super::connection::Tx;
 use super::{count, load, place, replicas};
 use crate::storage::assemble::folded;
-use crate::storage::codec::{attachment_kind, integer, kind_name, position, to_json};
+use crate::storage::codec::{UsageColumns, attachment_kind, integer, kind_name, position, to_json};
 use crate::storage::{ConversationId, Owner, PausedClaim, Result, Usage, rules};
 
 /// The rules' statements on one PostgreSQL transaction.
@@ -413,17 +413,32 @@ impl rules::Statements for Statements<'_, '_> {
         turn: u32,
         usage: &Usage,
     ) -> Result<()> {
+        let row = UsageColumns::of(usage)?;
+        let [input, cached_input, output, reasoning] = row.tokens;
+        let [input_price, cached_input_price, output_price] = row.prices;
         self.0.execute(
             "INSERT INTO usage
-             (conversation_id, turn, purpose, model, input_tokens, output_tokens)
-             VALUES ($1, $2, $3, $4, $5, $6)",
+             (org_id, user_id, agent_id, conversation_id, turn, purpose, model,
+              input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, estimated,
+              currency, input_price, cached_input_price, output_price, cost_nanos)
+             SELECT org_id, user_id, agent_id, id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+                    $12, $13, $14
+             FROM conversations WHERE id = $1",
             &[
                 &conversation.as_str(),
                 &i64::from(turn),
-                &usage.purpose.as_str(),
+                &row.purpose,
                 &usage.model,
-                &integer("input tokens", usage.input_tokens)?,
-                &integer("output tokens", usage.output_tokens)?,
+                &input,
+                &cached_input,
+                &output,
+                &reasoning,
+                &row.estimated,
+                &row.currency,
+                &input_price,
+                &cached_input_price,
+                &output_price,
+                &row.cost_nanos,
             ],
         )?;
         Ok(())
@@ -531,7 +546,6 @@ impl rules::Statements for Statements<'_, '_> {
             "message_attachments",
             "messages",
             "trace_entries",
-            "usage",
             "turn_log",
             "turn_decisions",
             "turns",

@@ -9,12 +9,12 @@ use portal_core::attachment::Attachment;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::assemble::{Turns, not_found, reading_failed, stored_kind};
-use super::codec::{attachment_kind, parse_json, parse_name, position, to_json};
+use super::codec::{UsageColumns, attachment_kind, parse_json, position, to_json};
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
     ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
-    Usage, UsageRecord,
+    UsageRecord,
 };
 
 mod conversations;
@@ -249,30 +249,28 @@ impl Storage for SqliteStorage {
         self.read(|c| {
             require_conversation(c, org_id, conversation)?;
             let mut statement = c.prepare_cached(
-                "SELECT turn, purpose, model, input_tokens, output_tokens, recorded_at FROM usage
-                 WHERE conversation_id = ?1 ORDER BY id",
+                "SELECT turn, purpose, model, input_tokens, cached_input_tokens, output_tokens,
+                        reasoning_tokens, estimated, currency, input_price, cached_input_price,
+                        output_price, recorded_at
+                 FROM usage WHERE conversation_id = ?1 ORDER BY id",
             )?;
             let rows = statement.query_map([conversation.as_str()], |row| {
-                Ok((
-                    row.get::<_, u32>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, u64>(3)?,
-                    row.get::<_, u64>(4)?,
-                    row.get::<_, i64>(5)?,
-                ))
+                let columns = UsageColumns {
+                    purpose: row.get(1)?,
+                    tokens: [row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?],
+                    estimated: row.get(7)?,
+                    currency: row.get(8)?,
+                    prices: [row.get(9)?, row.get(10)?, row.get(11)?],
+                    cost_nanos: None,
+                };
+                Ok((row.get::<_, u32>(0)?, columns, row.get(2)?, row.get(12)?))
             })?;
             let mut records = Vec::new();
             for row in rows {
-                let (turn, purpose, model, input_tokens, output_tokens, recorded_at_ms) = row?;
+                let (turn, columns, model, recorded_at_ms) = row?;
                 records.push(UsageRecord {
                     turn,
-                    usage: Usage {
-                        purpose: parse_name("usage purpose", &purpose)?,
-                        model,
-                        input_tokens,
-                        output_tokens,
-                    },
+                    usage: columns.usage(model)?,
                     recorded_at_ms,
                 });
             }

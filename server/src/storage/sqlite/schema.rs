@@ -161,6 +161,43 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX sign_in_failures_by_key ON sign_in_failures (key, at);
     CREATE INDEX sign_in_failures_by_time ON sign_in_failures (at);
     "#,
+    // Version 5: usage rows are priced and kept apart from the conversation they were spent in
+    // (deleting it keeps them, so quotas and reports still count them): each row names its
+    // organisation, user and agent, the cached and reasoning parts of its tokens, whether they
+    // were estimated, and the price it was priced at when written, with its cost in nano-units.
+    r#"
+    CREATE TABLE usage_rows (
+        id                  INTEGER PRIMARY KEY,
+        org_id              TEXT NOT NULL,
+        user_id             TEXT NOT NULL,
+        agent_id            TEXT NOT NULL,
+        conversation_id     TEXT NOT NULL,
+        turn                INTEGER NOT NULL,
+        purpose             TEXT NOT NULL,
+        model               TEXT NOT NULL,
+        input_tokens        INTEGER NOT NULL,
+        cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens       INTEGER NOT NULL,
+        reasoning_tokens    INTEGER NOT NULL DEFAULT 0,
+        estimated           INTEGER NOT NULL DEFAULT 0,
+        currency            TEXT,
+        input_price         INTEGER,
+        cached_input_price  INTEGER,
+        output_price        INTEGER,
+        cost_nanos          INTEGER,
+        recorded_at         INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    );
+    INSERT INTO usage_rows (id, org_id, user_id, agent_id, conversation_id, turn, purpose, model,
+                            input_tokens, output_tokens, recorded_at)
+    SELECT u.id, c.org_id, c.user_id, c.agent_id, u.conversation_id, u.turn, u.purpose, u.model,
+           u.input_tokens, u.output_tokens, u.recorded_at
+    FROM usage u JOIN conversations c ON c.id = u.conversation_id;
+    DROP TABLE usage;
+    ALTER TABLE usage_rows RENAME TO usage;
+    CREATE INDEX usage_by_conversation ON usage (conversation_id, turn);
+    CREATE INDEX usage_by_user ON usage (org_id, user_id, recorded_at);
+    CREATE INDEX usage_by_time ON usage (org_id, recorded_at);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

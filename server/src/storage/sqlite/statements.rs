@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::load;
 use crate::storage::assemble::folded;
-use crate::storage::codec::{attachment_kind, integer, kind_name, position, to_json};
+use crate::storage::codec::{UsageColumns, attachment_kind, integer, kind_name, position, to_json};
 use crate::storage::{ConversationId, Owner, PausedClaim, Result, Usage, rules};
 
 /// The rules' statements on one SQLite connection, inside its transaction.
@@ -393,19 +393,34 @@ impl rules::Statements for Statements<'_> {
         turn: u32,
         usage: &Usage,
     ) -> Result<()> {
+        let row = UsageColumns::of(usage)?;
+        let [input, cached_input, output, reasoning] = row.tokens;
+        let [input_price, cached_input_price, output_price] = row.prices;
         self.0
             .prepare_cached(
                 "INSERT INTO usage
-                 (conversation_id, turn, purpose, model, input_tokens, output_tokens)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                 (org_id, user_id, agent_id, conversation_id, turn, purpose, model,
+                  input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, estimated,
+                  currency, input_price, cached_input_price, output_price, cost_nanos)
+                 SELECT org_id, user_id, agent_id, id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+                        ?12, ?13, ?14
+                 FROM conversations WHERE id = ?1",
             )?
             .execute(params![
                 conversation.as_str(),
                 turn,
-                usage.purpose.as_str(),
+                row.purpose,
                 usage.model,
-                integer("input tokens", usage.input_tokens)?,
-                integer("output tokens", usage.output_tokens)?
+                input,
+                cached_input,
+                output,
+                reasoning,
+                row.estimated,
+                row.currency,
+                input_price,
+                cached_input_price,
+                output_price,
+                row.cost_nanos
             ])?;
         Ok(())
     }
@@ -504,7 +519,6 @@ impl rules::Statements for Statements<'_> {
             "message_attachments",
             "messages",
             "trace_entries",
-            "usage",
             "turns",
         ] {
             self.0
