@@ -183,6 +183,50 @@ impl Cost {
     }
 }
 
+/// What a set of calls spent together: a turn's, a conversation's, a report line's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub calls: u64,
+    /// The calls' tokens summed; `estimated` when any call's were.
+    pub tokens: Tokens,
+    /// What the priced calls cost, one amount per currency in the order first met.
+    pub costs: Vec<Cost>,
+    /// Calls without a price, whose tokens count but whose cost is unknown.
+    pub unpriced_calls: u64,
+}
+
+impl Tally {
+    /// Adds one call.
+    pub fn add(&mut self, usage: &Usage) {
+        self.calls += 1;
+        let (sum, call) = (&mut self.tokens, &usage.tokens);
+        sum.input = sum.input.saturating_add(call.input);
+        sum.cached_input = sum.cached_input.saturating_add(call.cached_input);
+        sum.output = sum.output.saturating_add(call.output);
+        sum.reasoning = sum.reasoning.saturating_add(call.reasoning);
+        sum.estimated |= call.estimated;
+        match usage.cost() {
+            Some(cost) => match self.costs.iter_mut().find(|c| c.currency == cost.currency) {
+                Some(total) => total.nanos = total.nanos.saturating_add(cost.nanos),
+                None => self.costs.push(cost),
+            },
+            None => self.unpriced_calls += 1,
+        }
+    }
+
+    /// The cost in words (`0.0034 USD`, amounts in several currencies joined with ` + `), `None`
+    /// when no call was priced.
+    pub fn cost_text(&self) -> Option<String> {
+        (!self.costs.is_empty()).then(|| {
+            self.costs
+                .iter()
+                .map(Cost::display)
+                .collect::<Vec<_>>()
+                .join(" + ")
+        })
+    }
+}
+
 /// Nano-units written as a decimal amount, as [`Cost::display`] describes.
 pub fn amount(nanos: u64) -> String {
     const UNIT: u64 = 1_000_000_000;
@@ -255,6 +299,32 @@ mod tests {
             Price::per_million("dollars", 1.0, None, 1.0),
             Err(PriceError::Currency(_))
         ));
+    }
+
+    #[test]
+    fn a_tally_sums_tokens_and_keeps_each_currency_apart() {
+        let call = |price: Option<Price>, estimated| Usage {
+            purpose: CallPurpose::Turn,
+            model: "m".into(),
+            tokens: Tokens {
+                estimated,
+                ..Tokens::reported(1_000_000, 0)
+            },
+            price,
+        };
+        let mut tally = Tally::default();
+        tally.add(&call(Some(usd(1.0, None, 0.0)), false));
+        tally.add(&call(Some(usd(2.0, None, 0.0)), true));
+        tally.add(&call(None, false));
+        tally.add(&call(
+            Some(Price::per_million("EUR", 0.5, None, 0.0).unwrap()),
+            false,
+        ));
+        assert_eq!(tally.calls, 4);
+        assert_eq!(tally.tokens.input, 4_000_000);
+        assert!(tally.tokens.estimated);
+        assert_eq!(tally.unpriced_calls, 1);
+        assert_eq!(tally.cost_text().as_deref(), Some("3.00 USD + 0.50 EUR"));
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Conversations: `POST /api/conversations` opens one, `GET /api/conversations` lists a page of
 //! the caller's (newest activity first, searched with `q`), `GET /api/conversations/{id}` reads
 //! one's transcript, `PATCH` renames it, `DELETE` deletes it, and
-//! `GET /api/conversations/{id}/agent` names the agent it talks to.
+//! `GET /api/conversations/{id}/agent` names the agent it talks to, and
+//! `GET /api/conversations/{id}/usage` says what each of its turns spent and the total.
+
+use std::collections::BTreeMap;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -9,6 +12,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use portal_core::title::shown_name;
+use portal_core::usage::Tally;
 use serde::{Deserialize, Serialize};
 
 use crate::identity::{Caller, DEFAULT_AGENT};
@@ -32,6 +36,7 @@ pub(super) fn router() -> Router<AppState> {
             get(show).patch(rename).delete(delete),
         )
         .route("/api/conversations/{id}/agent", get(agent))
+        .route("/api/conversations/{id}/usage", get(usage))
 }
 
 #[derive(Debug, Deserialize)]
@@ -284,6 +289,67 @@ async fn delete(
             .map(|()| StatusCode::NO_CONTENT)
             .map_err(ApiError::from),
     }
+}
+
+/// What a conversation spent: each turn's calls summed, and all of them.
+#[derive(Debug, Serialize)]
+struct ConversationUsage {
+    turns: Vec<TurnUsage>,
+    total: Spent,
+}
+
+#[derive(Debug, Serialize)]
+struct TurnUsage {
+    turn: u32,
+    #[serde(flatten)]
+    spent: Spent,
+}
+
+/// A tally as JSON: its calls, tokens and costs, and the cost in words.
+#[derive(Debug, Serialize)]
+struct Spent {
+    #[serde(flatten)]
+    tally: Tally,
+    /// The cost as a person reads it (`0.0034 USD`); null when no call was priced.
+    cost_text: Option<String>,
+}
+
+impl From<Tally> for Spent {
+    fn from(tally: Tally) -> Self {
+        Spent {
+            cost_text: tally.cost_text(),
+            tally,
+        }
+    }
+}
+
+async fn usage(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<ConversationUsage>, ApiError> {
+    let conversation = state.conversation(&caller, &id).await?;
+    let rows = state
+        .turns
+        .storage()
+        .usage(&caller.organisation, &conversation.id)
+        .await?;
+    let mut total = Tally::default();
+    let mut turns: BTreeMap<u32, Tally> = BTreeMap::new();
+    for row in &rows {
+        total.add(&row.usage);
+        turns.entry(row.turn).or_default().add(&row.usage);
+    }
+    Ok(Json(ConversationUsage {
+        turns: turns
+            .into_iter()
+            .map(|(turn, tally)| TurnUsage {
+                turn,
+                spent: tally.into(),
+            })
+            .collect(),
+        total: total.into(),
+    }))
 }
 
 /// The agent a conversation talks to, fixed when it was opened.

@@ -303,6 +303,17 @@ impl AsyncStorage {
         .await
     }
 
+    /// See [`Storage::usage`].
+    pub async fn usage(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+    ) -> Result<Vec<super::UsageRecord>> {
+        let (org_id, conversation) = (org_id.to_string(), conversation.clone());
+        self.run(Lane::Read, move |s| s.usage(&org_id, &conversation))
+            .await
+    }
+
     /// See [`Storage::attachment`].
     pub async fn attachment(&self, owner: &Owner, attachment_id: &str) -> Result<Attachment> {
         let (owner, attachment_id) = (owner.clone(), attachment_id.to_string());
