@@ -15,6 +15,7 @@ pub mod limits;
 pub mod model;
 pub mod openai;
 pub mod prompt_preview;
+pub mod quota;
 pub mod replicas;
 pub mod sessions;
 pub mod skills;

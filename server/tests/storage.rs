@@ -92,6 +92,7 @@ fn write_transcript(
                     effort: turn.effort,
                     trace: first_trace.to_vec(),
                     message: user.clone(),
+                    quotas: Vec::new(),
                 },
             )
             .expect("turn opens");
@@ -195,6 +196,7 @@ fn full_turn_with_tool_calls_round_trips_and_validates(db: &Database) {
                     skill_ids: vec!["weather".into()],
                 }],
                 message: user.clone(),
+                quotas: Vec::new(),
             },
         )
         .expect("turn opens");

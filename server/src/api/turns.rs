@@ -116,6 +116,7 @@ async fn send(
             .into_iter()
             .next()
             .expect("the user's message"),
+        quotas: state.identity.quotas(&caller),
     };
     let index = state.turns.start(&conversation.id, turn, setup).await?;
     Ok((StatusCode::ACCEPTED, Json(Sent { turn: index })))

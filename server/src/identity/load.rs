@@ -10,6 +10,7 @@ use portal_core::skills::is_slug;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::quotas::{QuotaEntry, quota_rules};
 use super::{
     Agent, ConfigError, DEFAULT_MODEL, Identity, Mode, Organisation, PasswordDigest, TokenDigest,
     User, default_agent, local_user,
@@ -19,6 +20,8 @@ use super::{
 #[serde(deny_unknown_fields)]
 struct OrganisationFile {
     name: String,
+    #[serde(default)]
+    quotas: Vec<QuotaEntry>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,6 +96,7 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
     let file: OrganisationFile = read_toml(&dir.join("organisation.toml"))?;
     let path = dir.join("organisation.toml");
     let name = required(&path, "name", file.name)?;
+    let quotas = quota_rules(&path, file.quotas)?;
     let mut users = Vec::new();
     let users_dir = dir.join("users");
     if users_dir.is_dir() {
@@ -116,6 +120,7 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
         dir: Some(dir.to_path_buf()),
         users,
         agents,
+        quotas,
     })
 }
 

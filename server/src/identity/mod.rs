@@ -8,6 +8,7 @@ mod error;
 mod http;
 mod load;
 mod password;
+mod quotas;
 mod token;
 mod user_file;
 
@@ -20,6 +21,7 @@ use serde::Serialize;
 pub use error::{AuthError, ConfigError};
 pub use http::Unauthorized;
 pub use password::{PasswordDigest, PasswordError, check_new as check_new_password};
+pub use quotas::QuotaRule;
 pub use token::TokenDigest;
 pub use user_file::{UserFileError, add_user, set_password};
 
@@ -59,6 +61,8 @@ pub struct Organisation {
     pub dir: Option<PathBuf>,
     pub users: Vec<User>,
     pub agents: Vec<Agent>,
+    /// Its usage quotas (docs/usage.md).
+    pub quotas: Vec<QuotaRule>,
 }
 
 /// A person who signs in with a password (in the browser) or a bearer token (API clients).
@@ -127,11 +131,24 @@ impl Identity {
             dir: None,
             users: vec![local_user(LOCAL_ORGANISATION)],
             agents: vec![default_agent(LOCAL_ORGANISATION)],
+            quotas: Vec::new(),
         };
         Identity {
             mode: Mode::Local,
             organisations: BTreeMap::from([(organisation.id.clone(), organisation)]),
         }
+    }
+
+    /// The usage quotas `caller` is held to: their organisation's that apply to them.
+    pub fn quotas(&self, caller: &Caller) -> Vec<crate::quota::Quota> {
+        self.organisation(&caller.organisation)
+            .map(|o| {
+                o.quotas
+                    .iter()
+                    .filter_map(|rule| rule.for_caller(caller))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Reads the configuration directory `dir` (layout in `docs/identity.md`).

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Result, StorageError};
+use crate::quota::Spender;
 
 /// Reads a turn status stored under its transcript-format name ([`TurnStatus::as_str`] writes
 /// it).
@@ -146,5 +147,13 @@ impl UsageColumns {
             },
             price,
         })
+    }
+}
+
+/// A spender's organisation, and its user for a user's quota (`None` for the organisation's).
+pub(super) fn spender_ids(spender: &Spender) -> (&str, Option<&str>) {
+    match spender {
+        Spender::User { org_id, user_id } => (org_id, Some(user_id)),
+        Spender::Organisation { org_id } => (org_id, None),
     }
 }

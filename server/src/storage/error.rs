@@ -161,6 +161,10 @@ pub enum StorageError {
         "a {kind} block takes no streamed text; stream into thinking, text and tool_result blocks only"
     )]
     NotStreamable { kind: BlockKind },
+    /// A usage quota refused the turn (docs/usage.md); the sentence says which and when it
+    /// resets.
+    #[error(transparent)]
+    UsageQuota(#[from] crate::quota::QuotaRefusal),
     #[error(
         "turn {turn} of conversation `{conversation}` is still running; wait for it to end, or cut it off, before opening another"
     )]

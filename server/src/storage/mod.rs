@@ -24,6 +24,7 @@ mod sqlite;
 
 use std::fmt;
 
+use crate::quota::Quota;
 use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
 use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
@@ -545,6 +546,8 @@ pub struct NewTurn {
     pub trace: Vec<TraceEntry>,
     /// The user's message: at least one text block.
     pub message: Message,
+    /// The usage quotas the turn may not start past (docs/usage.md).
+    pub quotas: Vec<Quota>,
 }
 
 impl NewTurn {
@@ -555,6 +558,7 @@ impl NewTurn {
             effort: None,
             trace: Vec::new(),
             message,
+            quotas: Vec::new(),
         }
     }
 }

@@ -15,6 +15,7 @@ use super::{
     CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, SignInPlaces, StorageError,
     ThrottleRule, Usage,
 };
+use crate::quota::{Limit, Quota, Spender, Spending};
 
 /// One database's statements, run inside one of its transactions ([`super::Storage::write_statements`]).
 /// They read and write rows as asked and decide nothing: storage's rules, below, call them.
@@ -218,8 +219,22 @@ pub trait Statements {
     /// Removes the attachment and its bytes.
     fn delete_attachment(&mut self, org_id: &str, attachment_id: &str) -> Result<()>;
 
-    /// Locks `keys` against sign-ins taking places for them at once, on any server.
-    fn lock_sign_in_keys(&mut self, keys: &[String]) -> Result<()>;
+    /// Locks `keys` until the transaction ends against other transactions locking any of them,
+    /// on any server (sign-ins taking places, quotas being checked), where the database runs
+    /// transactions at once (SQLite's one writer already serialises them).
+    fn lock_keys(&mut self, keys: &[String]) -> Result<()>;
+
+    /// What `spender` spent since `since_ms` in `limit`'s unit (tokens, or nano-units of its
+    /// currency), and how many turns spent it.
+    fn spent_since(
+        &mut self,
+        spender: &Spender,
+        limit: &Limit,
+        since_ms: i64,
+    ) -> Result<(u64, u64)>;
+
+    /// How many of `spender`'s turns are running.
+    fn running_turns(&mut self, spender: &Spender) -> Result<u64>;
 
     /// The time now by the database's clock, in milliseconds since the Unix epoch.
     fn now_ms(&mut self) -> Result<i64>;
@@ -265,6 +280,7 @@ pub(super) fn open_turn(
         }
         None => 1,
     };
+    check_quotas(s, &turn.quotas)?;
     s.insert_turn(conversation, index, turn.kind, turn.effort)?;
     for entry in &turn.trace {
         s.insert_trace(conversation, index, entry)?;
@@ -286,6 +302,31 @@ pub(super) fn open_turn(
         title_after(s, conversation, &turn.message)?;
     }
     Ok(index)
+}
+
+/// Refuses a turn past any of `quotas`, under a lock on their spenders held until the turn is
+/// opened, so two turns at once cannot both pass a quota's last part (docs/usage.md).
+fn check_quotas(s: &mut dyn Statements, quotas: &[Quota]) -> Result<()> {
+    if quotas.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<String> = quotas.iter().map(|q| q.spender.lock_key()).collect();
+    s.lock_keys(&keys)?;
+    let now = s.now_ms()?;
+    for quota in quotas {
+        let (start, _) = quota.period.around(now);
+        let (spent, turns) = s.spent_since(&quota.spender, &quota.limit, start)?;
+        let running = s.running_turns(&quota.spender)?;
+        quota.check(
+            Spending {
+                spent,
+                turns,
+                running,
+            },
+            now,
+        )?;
+    }
+    Ok(())
 }
 
 /// Titles an untitled conversation after `message`, its newest user message (the rule of
@@ -521,7 +562,8 @@ pub(super) fn take_sign_in_places(
     window_ms: i64,
     rule: ThrottleRule,
 ) -> Result<SignInPlaces> {
-    s.lock_sign_in_keys(keys)?;
+    let locks: Vec<String> = keys.iter().map(|key| format!("sign-in {key}")).collect();
+    s.lock_keys(&locks)?;
     let now = s.now_ms()?;
     let cutoff = now.saturating_sub(window_ms);
     s.delete_sign_in_failures_until(cutoff)?;

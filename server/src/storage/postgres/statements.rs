@@ -7,8 +7,11 @@ use postgres::types::ToSql;
 
 use super::connection::Tx;
 use super::{count, load, place, replicas};
+use crate::quota::{Limit, Spender};
 use crate::storage::assemble::folded;
-use crate::storage::codec::{UsageColumns, attachment_kind, integer, kind_name, position, to_json};
+use crate::storage::codec::{
+    UsageColumns, attachment_kind, integer, kind_name, position, spender_ids, to_json,
+};
 use crate::storage::{ConversationId, Owner, PausedClaim, Result, Usage, rules};
 
 /// The rules' statements on one PostgreSQL transaction.
@@ -583,17 +586,56 @@ impl rules::Statements for Statements<'_, '_> {
 
     /// An advisory lock per key, taken in sorted order so that two sign-ins never wait on each
     /// other.
-    fn lock_sign_in_keys(&mut self, keys: &[String]) -> Result<()> {
+    fn lock_keys(&mut self, keys: &[String]) -> Result<()> {
+        // In one order everywhere, so two transactions locking the same keys cannot deadlock.
         let mut locked: Vec<&String> = keys.iter().collect();
         locked.sort();
         locked.dedup();
         for key in locked {
             self.0.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                &[&format!("sign-in {key}")],
+                &[key],
             )?;
         }
         Ok(())
+    }
+
+    fn spent_since(
+        &mut self,
+        spender: &Spender,
+        limit: &Limit,
+        since_ms: i64,
+    ) -> Result<(u64, u64)> {
+        let (amount, currency) = match limit {
+            Limit::Tokens(_) => ("input_tokens + output_tokens", None),
+            Limit::Cost(cost) => ("cost_nanos", Some(cost.currency.as_str())),
+        };
+        let (org_id, user_id) = spender_ids(spender);
+        let row = self.0.query_one(
+            &format!(
+                "SELECT COALESCE(SUM({amount}), 0)::BIGINT, COUNT(DISTINCT (conversation_id, turn))
+                 FROM usage
+                 WHERE org_id = $1 AND ($2::TEXT IS NULL OR user_id = $2) AND recorded_at >= $3
+                   AND ($4::TEXT IS NULL OR currency = $4)"
+            ),
+            &[&org_id, &user_id, &since_ms, &currency],
+        )?;
+        let (spent, turns): (i64, i64) = (row.get(0), row.get(1));
+        Ok((spent.max(0) as u64, turns.max(0) as u64))
+    }
+
+    fn running_turns(&mut self, spender: &Spender) -> Result<u64> {
+        let (org_id, user_id) = spender_ids(spender);
+        let running: i64 = self
+            .0
+            .query_one(
+                "SELECT COUNT(*) FROM turns JOIN conversations ON conversations.id = turns.conversation_id
+                 WHERE turns.status = 'running' AND conversations.org_id = $1
+                   AND ($2::TEXT IS NULL OR conversations.user_id = $2)",
+                &[&org_id, &user_id],
+            )?
+            .get(0);
+        Ok(running.max(0) as u64)
     }
 
     fn now_ms(&mut self) -> Result<i64> {

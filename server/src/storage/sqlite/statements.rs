@@ -7,8 +7,11 @@ use portal_core::{Block, Role, TraceEntry, TurnKind, TurnStatus};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::load;
+use crate::quota::{Limit, Spender};
 use crate::storage::assemble::folded;
-use crate::storage::codec::{UsageColumns, attachment_kind, integer, kind_name, position, to_json};
+use crate::storage::codec::{
+    UsageColumns, attachment_kind, integer, kind_name, position, spender_ids, to_json,
+};
 use crate::storage::{ConversationId, Owner, PausedClaim, Result, Usage, rules};
 
 /// The rules' statements on one SQLite connection, inside its transaction.
@@ -552,8 +555,46 @@ impl rules::Statements for Statements<'_> {
     }
 
     /// Nothing: the write transaction is the lock, SQLite having one writer.
-    fn lock_sign_in_keys(&mut self, _keys: &[String]) -> Result<()> {
+    fn lock_keys(&mut self, _keys: &[String]) -> Result<()> {
         Ok(())
+    }
+
+    fn spent_since(
+        &mut self,
+        spender: &Spender,
+        limit: &Limit,
+        since_ms: i64,
+    ) -> Result<(u64, u64)> {
+        let (amount, currency) = match limit {
+            Limit::Tokens(_) => ("input_tokens + output_tokens", None),
+            Limit::Cost(cost) => ("cost_nanos", Some(cost.currency.as_str())),
+        };
+        let (org_id, user_id) = spender_ids(spender);
+        let (spent, turns): (i64, i64) = self
+            .0
+            .prepare_cached(&format!(
+                "SELECT COALESCE(SUM({amount}), 0), COUNT(DISTINCT conversation_id || '/' || turn)
+                 FROM usage
+                 WHERE org_id = ?1 AND (?2 IS NULL OR user_id = ?2) AND recorded_at >= ?3
+                   AND (?4 IS NULL OR currency = ?4)"
+            ))?
+            .query_row(params![org_id, user_id, since_ms, currency], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?;
+        Ok((spent.max(0) as u64, turns.max(0) as u64))
+    }
+
+    fn running_turns(&mut self, spender: &Spender) -> Result<u64> {
+        let (org_id, user_id) = spender_ids(spender);
+        let running: i64 = self
+            .0
+            .prepare_cached(
+                "SELECT COUNT(*) FROM turns JOIN conversations ON conversations.id = turns.conversation_id
+                 WHERE turns.status = 'running' AND conversations.org_id = ?1
+                   AND (?2 IS NULL OR conversations.user_id = ?2)",
+            )?
+            .query_row(params![org_id, user_id], |row| row.get(0))?;
+        Ok(running.max(0) as u64)
     }
 
     fn now_ms(&mut self) -> Result<i64> {
