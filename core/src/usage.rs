@@ -214,6 +214,48 @@ impl Tally {
         }
     }
 
+    /// What it cost in words, or its tokens when no call was priced: `0.0034 USD`, amounts in
+    /// several currencies joined with ` + `, or `1,234 tokens`; a `~` before it when some
+    /// tokens were estimated.
+    pub fn short(&self) -> String {
+        let estimated = if self.tokens.estimated { "~" } else { "" };
+        match self.cost_text() {
+            Some(cost) => format!("{estimated}{cost}"),
+            None => format!("{estimated}{} tokens", thousands(self.tokens.total())),
+        }
+    }
+
+    /// The calls and their tokens in words: `2 calls · 1,200 tokens in (400 cached) · 80 out
+    /// (12 reasoning)`, then ` · estimated` when some were, and ` · 1 call unpriced` when some
+    /// cost is unknown.
+    pub fn details(&self) -> String {
+        let t = &self.tokens;
+        let mut parts = vec![
+            match self.calls {
+                1 => "1 call".to_string(),
+                n => format!("{} calls", thousands(n)),
+            },
+            format!("{} tokens in", thousands(t.input)),
+            format!("{} out", thousands(t.output)),
+        ];
+        if t.cached_input > 0 {
+            parts[1].push_str(&format!(" ({} cached)", thousands(t.cached_input)));
+        }
+        if t.reasoning > 0 {
+            parts[2].push_str(&format!(" ({} reasoning)", thousands(t.reasoning)));
+        }
+        if t.estimated {
+            parts.push("estimated".into());
+        }
+        if self.unpriced_calls > 0 && !self.costs.is_empty() {
+            parts.push(match self.unpriced_calls {
+                1 => "1 call unpriced".into(),
+                n => format!("{} calls unpriced", thousands(n)),
+            });
+        }
+        parts.join(" · ")
+    }
+
     /// The cost in words (`0.0034 USD`, amounts in several currencies joined with ` + `), `None`
     /// when no call was priced.
     pub fn cost_text(&self) -> Option<String> {
@@ -225,6 +267,69 @@ impl Tally {
                 .join(" + ")
         })
     }
+}
+
+/// What a conversation spent, as `GET /api/conversations/{id}/usage` answers it: each turn's
+/// calls together, and all of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationUsage {
+    /// Turns that made calls, in order.
+    pub turns: Vec<TurnUsage>,
+    pub total: Tally,
+}
+
+/// One turn's calls together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnUsage {
+    pub turn: u32,
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+impl ConversationUsage {
+    /// Sums `calls`, each the usage row of a turn, in any order.
+    pub fn of<'a>(calls: impl IntoIterator<Item = (u32, &'a Usage)>) -> Self {
+        let mut spent = ConversationUsage::default();
+        for (turn, usage) in calls {
+            spent.total.add(usage);
+            let at = match spent.turns.binary_search_by_key(&turn, |t| t.turn) {
+                Ok(at) => at,
+                Err(at) => {
+                    spent.turns.insert(
+                        at,
+                        TurnUsage {
+                            turn,
+                            tally: Tally::default(),
+                        },
+                    );
+                    at
+                }
+            };
+            spent.turns[at].tally.add(usage);
+        }
+        spent
+    }
+
+    /// Turn `turn`'s calls, if it made any.
+    pub fn turn(&self, turn: u32) -> Option<&Tally> {
+        self.turns
+            .binary_search_by_key(&turn, |t| t.turn)
+            .ok()
+            .map(|at| &self.turns[at].tally)
+    }
+}
+
+/// A whole number with its thousands set apart by commas: `1,250,000`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// Nano-units written as a decimal amount, as [`Cost::display`] describes.
@@ -325,6 +430,28 @@ mod tests {
         assert!(tally.tokens.estimated);
         assert_eq!(tally.unpriced_calls, 1);
         assert_eq!(tally.cost_text().as_deref(), Some("3.00 USD + 0.50 EUR"));
+        assert_eq!(tally.short(), "~3.00 USD + 0.50 EUR");
+        assert_eq!(
+            tally.details(),
+            "4 calls · 4,000,000 tokens in · 0 out · estimated · 1 call unpriced"
+        );
+    }
+
+    #[test]
+    fn a_conversation_sums_its_turns_apart_and_together() {
+        let call = |input| Usage {
+            purpose: CallPurpose::Turn,
+            model: "m".into(),
+            tokens: Tokens::reported(input, 5),
+            price: None,
+        };
+        let (a, b, c) = (call(100), call(2_000), call(30));
+        let spent = ConversationUsage::of([(2, &a), (1, &b), (2, &c)]);
+        assert_eq!(spent.turns.iter().map(|t| t.turn).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(spent.turn(2).map(|t| t.tokens.input), Some(130));
+        assert_eq!(spent.turn(3), None);
+        assert_eq!(spent.total.short(), "2,145 tokens");
+        assert_eq!(spent.total.details(), "3 calls · 2,130 tokens in · 15 out");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! spend, so each one holds back what the period's turns spent on average: a message is refused
 //! when the spending plus those holds reaches the limit. A turn already running always finishes.
 
-use portal_core::usage::{Cost, amount};
+use portal_core::usage::{Cost, amount, thousands};
 use time::{Date, Month, OffsetDateTime, Time};
 
 /// Whose spending a quota counts.
@@ -91,7 +91,7 @@ pub enum Limit {
 impl Limit {
     fn words(&self, spent: u64) -> String {
         match self {
-            Limit::Tokens(_) => format!("{} tokens", grouped(spent)),
+            Limit::Tokens(_) => format!("{} tokens", thousands(spent)),
             Limit::Cost(cost) => format!("{} {}", amount(spent), cost.currency),
         }
     }
@@ -184,19 +184,6 @@ impl QuotaRefusal {
             period.words(),
         )
     }
-}
-
-/// A whole number with its thousands set apart by commas: `1,250,000`.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 #[cfg(test)]

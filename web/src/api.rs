@@ -229,6 +229,13 @@ pub async fn transcript(conversation: &str) -> Result<portal_core::Transcript, E
     call("GET", &format!("/api/conversations/{conversation}"), None).await
 }
 
+/// What a stored conversation's turns spent, each and together.
+pub async fn usage(
+    conversation: &str,
+) -> Result<portal_core::usage::ConversationUsage, Error> {
+    call("GET", &format!("/api/conversations/{conversation}/usage"), None).await
+}
+
 /// The skills the user can select with `/slug`, for the composer's completion.
 pub async fn skills() -> Result<Vec<CatalogueEntry>, Error> {
     call("GET", "/api/skills", None).await

@@ -55,9 +55,32 @@ pub fn Header() -> impl IntoView {
                     })
             }}
             {move || meter().map(|meter| view! { <Meter meter /> })}
+            <ConversationCost />
             <ThemeToggle />
             <SignedIn />
         </header>
+    }
+}
+
+/// What the conversation has cost so far, with its calls and tokens on hover; nothing before
+/// its first call.
+#[component]
+fn ConversationCost() -> impl IntoView {
+    let portal = portal();
+    move || {
+        let usage = portal.usage.get()?;
+        (usage.total.calls > 0).then(|| {
+            let total = usage.total;
+            view! {
+                <span
+                    class="conversation-cost"
+                    data-testid="conversation-cost"
+                    title=format!("This conversation so far: {}", total.details())
+                >
+                    {total.short()}
+                </span>
+            }
+        })
     }
 }
 

@@ -90,6 +90,7 @@ pub fn open(portal: Portal, id: String) {
                 portal
                     .in_use
                     .set(Some(context_in_use(&transcript, &EstimateCounter)));
+                read_usage(portal, shown, id.clone());
                 let mut turns: Vec<TurnView> =
                     transcript.turns.iter().map(TurnView::stored).collect();
                 let running = transcript
@@ -133,6 +134,7 @@ fn start_over(portal: Portal, conversation: Option<String>) {
     portal.sending.set(false);
     portal.problem.set(None);
     portal.in_use.set(None);
+    portal.usage.set(None);
     portal.draft.set(draft);
     portal.follow.to_end();
 }
@@ -326,8 +328,19 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
     })
 }
 
-/// Reads the stored conversation again after a turn, for the context meter and the effort the
-/// turn recorded (rule E2).
+/// Reads what the conversation's turns spent; when it cannot be read, the page shows no cost
+/// rather than an old one.
+fn read_usage(portal: Portal, shown: u32, id: String) {
+    spawn_local(async move {
+        let usage = api::usage(&id).await;
+        if portal.still_shows(shown) {
+            portal.usage.set(usage.ok());
+        }
+    });
+}
+
+/// Reads the stored conversation again after a turn, for the context meter, what the turns
+/// spent and the effort the turn recorded (rule E2).
 fn refresh_after(portal: Portal, shown: u32, id: String, turn: TurnView) {
     spawn_local(async move {
         let transcript = api::transcript(&id).await;
@@ -335,6 +348,7 @@ fn refresh_after(portal: Portal, shown: u32, id: String, turn: TurnView) {
             return;
         }
         if let Ok(transcript) = transcript {
+            read_usage(portal, shown, id.clone());
             portal
                 .in_use
                 .set(Some(context_in_use(&transcript, &EstimateCounter)));

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use portal_core::TurnStatus;
 use portal_core::effort::Effort;
 use portal_core::skills::CatalogueEntry;
+use portal_core::usage::ConversationUsage;
 
 use crate::api;
 use crate::composer::Chip;
@@ -57,6 +58,8 @@ pub struct Portal {
     pub problem: RwSignal<Option<String>>,
     /// The conversation's context in use, in tokens, for the meter.
     pub in_use: RwSignal<Option<u64>>,
+    /// What the conversation's turns spent, for the header's total and each reply's.
+    pub usage: RwSignal<Option<ConversationUsage>>,
     pub agents: Signal<Vec<api::Agent>>,
     pub skills: Signal<Vec<CatalogueEntry>>,
     pub list: ConversationList,
@@ -95,6 +98,7 @@ impl Portal {
             sending: RwSignal::new(false),
             problem: RwSignal::new(None),
             in_use: RwSignal::new(None),
+            usage: RwSignal::new(None),
             agents,
             skills,
             list: ConversationList::default(),

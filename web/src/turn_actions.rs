@@ -75,8 +75,27 @@ pub fn ReplyActions(turn: TurnView) -> impl IntoView {
                             "Regenerate"
                         </button>
                     })}
+                    <TurnCost index=turn.index />
                 </div>
             }
+        })
+    }
+}
+
+/// What the turn's calls cost, with their calls and tokens on hover and when opened; nothing
+/// until the conversation's usage is read.
+#[component]
+fn TurnCost(index: u32) -> impl IntoView {
+    let portal = portal();
+    move || {
+        let tally = portal.usage.with(|u| u.as_ref()?.turn(index).cloned())?;
+        let details = tally.details();
+        let title = format!("This reply: {details}");
+        Some(view! {
+            <details class="turn-cost" data-testid="turn-cost" title=title>
+                <summary aria-label=format!("This reply cost {}", tally.short())>{tally.short()}</summary>
+                <span class="turn-cost-details">{details}</span>
+            </details>
         })
     }
 }

@@ -4,15 +4,13 @@
 //! `GET /api/conversations/{id}/agent` names the agent it talks to, and
 //! `GET /api/conversations/{id}/usage` says what each of its turns spent and the total.
 
-use std::collections::BTreeMap;
-
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use portal_core::title::shown_name;
-use portal_core::usage::Tally;
+use portal_core::usage::ConversationUsage;
 use serde::{Deserialize, Serialize};
 
 use crate::identity::{Caller, DEFAULT_AGENT};
@@ -291,38 +289,6 @@ async fn delete(
     }
 }
 
-/// What a conversation spent: each turn's calls summed, and all of them.
-#[derive(Debug, Serialize)]
-struct ConversationUsage {
-    turns: Vec<TurnUsage>,
-    total: Spent,
-}
-
-#[derive(Debug, Serialize)]
-struct TurnUsage {
-    turn: u32,
-    #[serde(flatten)]
-    spent: Spent,
-}
-
-/// A tally as JSON: its calls, tokens and costs, and the cost in words.
-#[derive(Debug, Serialize)]
-struct Spent {
-    #[serde(flatten)]
-    tally: Tally,
-    /// The cost as a person reads it (`0.0034 USD`); null when no call was priced.
-    cost_text: Option<String>,
-}
-
-impl From<Tally> for Spent {
-    fn from(tally: Tally) -> Self {
-        Spent {
-            cost_text: tally.cost_text(),
-            tally,
-        }
-    }
-}
-
 async fn usage(
     State(state): State<AppState>,
     caller: Caller,
@@ -334,22 +300,9 @@ async fn usage(
         .storage()
         .usage(&caller.organisation, &conversation.id)
         .await?;
-    let mut total = Tally::default();
-    let mut turns: BTreeMap<u32, Tally> = BTreeMap::new();
-    for row in &rows {
-        total.add(&row.usage);
-        turns.entry(row.turn).or_default().add(&row.usage);
-    }
-    Ok(Json(ConversationUsage {
-        turns: turns
-            .into_iter()
-            .map(|(turn, tally)| TurnUsage {
-                turn,
-                spent: tally.into(),
-            })
-            .collect(),
-        total: total.into(),
-    }))
+    Ok(Json(ConversationUsage::of(
+        rows.iter().map(|row| (row.turn, &row.usage)),
+    )))
 }
 
 /// The agent a conversation talks to, fixed when it was opened.
