@@ -447,7 +447,10 @@ mod tests {
         };
         let (a, b, c) = (call(100), call(2_000), call(30));
         let spent = ConversationUsage::of([(2, &a), (1, &b), (2, &c)]);
-        assert_eq!(spent.turns.iter().map(|t| t.turn).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(
+            spent.turns.iter().map(|t| t.turn).collect::<Vec<_>>(),
+            [1, 2]
+        );
         assert_eq!(spent.turn(2).map(|t| t.tokens.input), Some(130));
         assert_eq!(spent.turn(3), None);
         assert_eq!(spent.total.short(), "2,145 tokens");

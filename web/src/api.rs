@@ -230,10 +230,13 @@ pub async fn transcript(conversation: &str) -> Result<portal_core::Transcript, E
 }
 
 /// What a stored conversation's turns spent, each and together.
-pub async fn usage(
-    conversation: &str,
-) -> Result<portal_core::usage::ConversationUsage, Error> {
-    call("GET", &format!("/api/conversations/{conversation}/usage"), None).await
+pub async fn usage(conversation: &str) -> Result<portal_core::usage::ConversationUsage, Error> {
+    call(
+        "GET",
+        &format!("/api/conversations/{conversation}/usage"),
+        None,
+    )
+    .await
 }
 
 /// The skills the user can select with `/slug`, for the composer's completion.
