@@ -210,3 +210,93 @@ fn fifty_sends_at_once_across_two_replicas_with_three_turns_of_quota_left_start_
         three_of_fifty_start(db, &[&one, &two]).await;
     });
 }
+
+/// An organisation's monthly quota in dollars counts every user's dollar rows, and nothing
+/// priced in another currency or unpriced.
+fn an_organisation_quota_in_dollars_counts_every_users_dollars_only(db: &Database) {
+    use portal_core::usage::{Cost, Price};
+    use portal_server::quota::{Limit, Period, Quota, Spender};
+
+    let storage = db.open();
+    let priced =
+        |currency: &str| Some(Price::per_million(currency, 1_000.0, None, 0.0).expect("a price"));
+    // 1,000 input tokens at 1,000 a million: 1.00 a call.
+    for (user, price) in [
+        ("alice", priced("USD")),
+        ("bob", priced("USD")),
+        ("bob", priced("EUR")),
+        ("carol", None),
+    ] {
+        let owner = Owner {
+            org_id: "acme".into(),
+            user_id: user.into(),
+        };
+        let id = storage
+            .create_conversation(&owner, "default")
+            .expect("conversation");
+        let message = || Message {
+            role: Role::User,
+            blocks: vec![Block::text("earlier")],
+            attachments: Vec::new(),
+        };
+        let turn = storage
+            .open_turn(&id, NewTurn::chat(message()))
+            .expect("turn");
+        let usage = Usage {
+            purpose: CallPurpose::Turn,
+            model: "m".into(),
+            tokens: Tokens::reported(1_000, 0),
+            price,
+        };
+        storage.record_usage(&id, turn, &usage).expect("usage");
+        storage
+            .set_turn_status(&id, turn, TurnStatus::Completed)
+            .expect("ended");
+    }
+    let quota = |dollars: u64| Quota {
+        spender: Spender::Organisation {
+            org_id: "acme".into(),
+        },
+        period: Period::Month,
+        limit: Limit::Cost(Cost {
+            currency: "USD".into(),
+            nanos: dollars * 1_000_000_000,
+        }),
+    };
+    let open = |dollars| {
+        let owner = Owner {
+            org_id: "acme".into(),
+            user_id: "dave".into(),
+        };
+        let id = storage
+            .create_conversation(&owner, "default")
+            .expect("conversation");
+        let mut turn = NewTurn::chat(Message {
+            role: Role::User,
+            blocks: vec![Block::text("now")],
+            attachments: Vec::new(),
+        });
+        turn.quotas = vec![quota(dollars)];
+        storage.open_turn(&id, turn)
+    };
+    let refused = open(2).expect_err("alice's and bob's dollars reach 2.00");
+    assert!(
+        refused
+            .to_string()
+            .starts_with("Your organisation has used 2.00 USD of its 2.00 USD for this month"),
+        "{refused}"
+    );
+    open(3).expect("euros and unpriced rows do not count: 2.00 of 3.00");
+}
+
+#[test]
+fn an_organisation_quota_in_dollars_counts_every_users_dollars_only_on_sqlite() {
+    an_organisation_quota_in_dollars_counts_every_users_dollars_only(&Database::sqlite());
+}
+
+#[test]
+fn an_organisation_quota_in_dollars_counts_every_users_dollars_only_on_postgres() {
+    if let Some(db) = Database::postgres() {
+        an_organisation_quota_in_dollars_counts_every_users_dollars_only(&db);
+    }
+}
