@@ -123,6 +123,7 @@ pub fn tool_card(state: &TurnState, at: usize, config: &ToolCardConfig) -> Optio
         Some(result) if result.text == NOT_RUN_FOR_A_QUESTION => ToolState::NotRun,
         Some(_) => ToolState::Failed,
         None if asked && state.status == TurnStatus::Paused => ToolState::AwaitingApproval,
+        None if state.decision(&call.id) == Some(false) => ToolState::Declined,
         None if state.status == TurnStatus::Running => ToolState::Running,
         None => ToolState::NotRun,
     };

@@ -14,11 +14,12 @@
 
 use crate::block::{Block, BlockKind};
 use crate::compaction::{Divider, divider};
+use crate::reply::paused_after;
 use crate::stream::{CallHeader, TurnEvent};
 use crate::transcript::{Awaiting, Role, Turn, TurnStatus};
 
 /// A turn's drawn state.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct TurnState {
     /// The turn's number (1-based).
     pub index: u32,
@@ -37,6 +38,28 @@ pub struct TurnState {
     /// A compaction read again in a resumed turn that failed where a stored block now stands:
     /// its end is not that block's.
     replayed_compaction: Option<(usize, usize)>,
+    /// The pauses of a turn read from storage whose `turn_end`s its events bring again when it
+    /// is followed from its start: each is already drawn, and changes nothing.
+    pauses_held: usize,
+    /// Calls the person decided here while the turn paused on them, before the server's answer
+    /// came: call id and whether it was approved.
+    decided: Vec<(String, bool)>,
+}
+
+/// Two states are equal when they draw the same: what a state keeps only to fold the events
+/// still to come (a stored turn's pauses, decisions made here) is not compared, so a streamed
+/// turn folds to the state of the stored one (R10).
+impl PartialEq for TurnState {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+            && self.status == other.status
+            && self.user_text == other.user_text
+            && self.blocks == other.blocks
+            && self.messages == other.messages
+            && self.failed_compactions == other.failed_compactions
+            && self.end_reason == other.end_reason
+            && self.replayed_compaction == other.replayed_compaction
+    }
 }
 
 /// One block as drawn.
@@ -105,6 +128,8 @@ impl TurnState {
             failed_compactions: 0,
             end_reason: None,
             replayed_compaction: None,
+            pauses_held: 0,
+            decided: Vec::new(),
         }
     }
 
@@ -123,6 +148,12 @@ impl TurnState {
         state.status = turn.status;
         state.end_reason = turn.end_reason().map(str::to_string);
         state.messages = turn.messages.iter().map(|m| m.role).collect();
+        // A running turn whose last message asks has not published that pause yet.
+        let last = turn.messages.iter().rposition(|m| !m.blocks.is_empty());
+        state.pauses_held = (1..turn.messages.len())
+            .filter(|&m| !turn.messages[m].blocks.is_empty() && paused_after(&turn.messages, m))
+            .filter(|&m| turn.status != TurnStatus::Running || Some(m) != last)
+            .count();
         for (m, message) in turn.messages.iter().enumerate() {
             if message.role == Role::User {
                 continue;
@@ -269,6 +300,13 @@ impl TurnState {
                 }
                 _ => Change::Nothing,
             },
+            TurnEvent::TurnEnd {
+                status: TurnStatus::Paused,
+                ..
+            } if self.pauses_held > 0 => {
+                self.pauses_held -= 1;
+                Change::Nothing
+            }
             TurnEvent::TurnEnd { status, reason } => {
                 for at in 0..self.blocks.len() {
                     self.end_block(at);
@@ -278,6 +316,35 @@ impl TurnState {
                 Change::TurnEnded { status: *status }
             }
         }
+    }
+
+    /// The person approved (or declined) `calls` of the paused turn: it runs again at once, its
+    /// cards say so, and nothing waits on them, before the server's answer comes.
+    pub fn decide(&mut self, calls: &[String], approve: bool) {
+        self.status = TurnStatus::Running;
+        self.decided
+            .extend(calls.iter().map(|call| (call.clone(), approve)));
+    }
+
+    /// The person answered the paused turn's question: it runs again at once.
+    pub fn answered(&mut self) {
+        self.status = TurnStatus::Running;
+    }
+
+    /// The decision or answer did not reach the server: the turn waits on the person again.
+    pub fn undecided(&mut self) {
+        self.status = TurnStatus::Paused;
+        self.decided.clear();
+    }
+
+    /// Whether the person approved (`Some(true)`) or declined call `call` here, while its result
+    /// has not come.
+    pub fn decision(&self, call: &str) -> Option<bool> {
+        self.decided
+            .iter()
+            .rev()
+            .find(|(id, _)| id == call)
+            .map(|(_, approve)| *approve)
     }
 
     /// What the turn waits for while paused: the requests of its last assistant message, by the

@@ -536,3 +536,53 @@ fn the_event_logs_cover_every_event_kind() {
     let every: std::collections::BTreeSet<&str> = TurnEvent::NAMES.into_iter().collect();
     assert_eq!(seen, every);
 }
+
+// Issue 32: a paused turn opened from storage and decided or answered in the page is followed
+// from its start; the pauses its events bring again are already drawn and change nothing, so the
+// turn stays running, and its cards say the decision at once.
+#[test]
+fn a_reopened_paused_turn_decided_here_stays_running_through_its_replayed_pauses() {
+    let mut checked = 0;
+    for (name, turn) in stored_turns() {
+        if turn.status != TurnStatus::Paused {
+            continue;
+        }
+        let mut state = TurnState::stored(&turn);
+        let awaiting = state.awaiting();
+        if awaiting.approvals.is_empty() {
+            state.answered();
+        } else {
+            state.decide(&awaiting.approvals, false);
+            for call in &awaiting.approvals {
+                assert_eq!(state.decision(call), Some(false), "{name}");
+            }
+            let declined = (0..state.blocks.len())
+                .filter_map(|at| portal_core::tool_card::tool_card(&state, at, &Default::default()))
+                .filter(|card| awaiting.approvals.contains(&card.call_id))
+                .all(|card| card.state == portal_core::tool_card::ToolState::Declined);
+            assert!(declined, "{name}: the cards say Declined at once");
+        }
+        for event in portal_core::turn_run::replay(&turn) {
+            assert_eq!(
+                state.apply(&event),
+                portal_core::Change::Nothing,
+                "{name}: {event:?} is already drawn"
+            );
+        }
+        assert_eq!(state.status, TurnStatus::Running, "{name}");
+        // The next pause is a new one.
+        let change = state.apply(&TurnEvent::TurnEnd {
+            status: TurnStatus::Paused,
+            reason: None,
+        });
+        assert_eq!(
+            change,
+            portal_core::Change::TurnEnded {
+                status: TurnStatus::Paused
+            },
+            "{name}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "only {checked} paused turns were checked");
+}

@@ -54,13 +54,18 @@ test('the page follows the reply, stops when the reader scrolls up, and jumps to
     await page.waitForFunction(() => document.documentElement.scrollHeight - (window.scrollY + window.innerHeight) <= 40);
     assert.ok((await page.evaluate(() => window.scrollY)) > 0);
 
-    // A turn waiting for approval brings its Approve button into view, focused.
+    // A turn waiting for approval takes no focus: the message box keeps it, and the line under it
+    // leads to the request, which comes into view above the composer.
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.getByLabel('Message').fill('Please publish a note on the herons');
     await page.keyboard.press('Enter');
     await status(page, 2, 'paused');
+    const to = page.getByTestId('to-request');
+    await to.waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Message');
+    await to.click();
+    await page.waitForFunction(() => document.activeElement?.classList.contains('turn-controls'));
     const approve = page.getByTestId('approve');
-    await page.waitForFunction(() => document.activeElement?.dataset.testid === 'approve');
     const box = await approve.boundingBox();
     const dock = await page.locator('.dock').boundingBox();
     assert.ok(box.y >= 0 && box.y + box.height <= dock.y, `Approve is in view above the composer: ${JSON.stringify([box, dock])}`);

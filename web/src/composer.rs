@@ -15,6 +15,7 @@ use wasm_bindgen::JsCast;
 
 use crate::api;
 use crate::wait::sleep;
+use crate::waiting::Waiting;
 
 /// How long to wait before asking again how far a document's reading has got.
 const PROGRESS_POLL_MS: i32 = 1000;
@@ -242,6 +243,7 @@ pub fn Composer(
                 on:click=move |_| read_cursor()
                 on:keydown=on_keydown
             ></textarea>
+            <Waiting />
             <label class="attach" title="Attach files">
                 <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
                     <path d="M13.5 6.5l-5.8 5.8a1.6 1.6 0 0 0 2.3 2.3l6-6a3.2 3.2 0 0 0-4.5-4.5l-6.2 6.2a4.8 4.8 0 0 0 6.8 6.8l5.4-5.4" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round" />

@@ -1,14 +1,13 @@
 //! The buttons of an open turn: stop it while it runs; approve, decline or answer while it is
 //! paused, sending exactly what core says the turn waits on. Each resumes following the turn
-//! after the last event read. Controls that need the person are brought into view and focused;
-//! a decision or an answer on its way disables them, so a double click sends it once.
+//! after the last event read. Controls that need the person never take the focus on their own:
+//! the composer says the turn waits and leads to them ([`crate::waiting`]). A decision or an
+//! answer shows at once and the controls go, so a double click sends it once; the focus goes back
+//! to the composer.
 
-use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use portal_core::TurnStatus;
 
-use crate::scroll::bring_to;
 use crate::state::portal;
 use crate::turn_view::TurnView;
 use crate::{api, session};
@@ -34,6 +33,10 @@ pub fn TurnControls(turn: TurnView) -> impl IntoView {
             return;
         }
         acting.set(true);
+        turn.state.update(|s| match &action {
+            Action::Decide(calls, approve) => s.decide(calls, *approve),
+            Action::Answer(_) => s.answered(),
+        });
         let index = turn.index;
         let shown = portal.shown.get_value();
         spawn_local(async move {
@@ -51,33 +54,20 @@ pub fn TurnControls(turn: TurnView) -> impl IntoView {
                 | Err(api::Error {
                     status: Some(409), ..
                 }) => {
-                    turn.state.update(|s| s.status = TurnStatus::Running);
                     if let Err(error) = session::follow(portal, turn) {
                         portal.problem.set(Some(error));
                     }
+                    session::focus_composer();
                 }
-                Err(error) => portal.report(error),
+                Err(error) => {
+                    turn.state.update(|s| s.undecided());
+                    portal.report(error);
+                }
             }
         });
     };
     // Where the turn stands, read again only when it changes (not at each streamed piece).
     let stands = Memo::new(move |_| turn.state.with(|s| (s.status, s.awaiting())));
-    let first = NodeRef::<html::Div>::new();
-    // A pause that needs the person brings its first control into view, with the focus.
-    Effect::new(move || {
-        let waits =
-            stands.with(|(_, awaiting)| !awaiting.approvals.is_empty() || awaiting.question);
-        if waits && let Some(controls) = first.get() {
-            let focusable = controls
-                .query_selector("input, button")
-                .ok()
-                .flatten()
-                .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok());
-            if let Some(control) = focusable {
-                request_animation_frame(move || bring_to(&control));
-            }
-        }
-    });
     move || {
         let (status, awaiting) = stands.get();
         if !status.is_open() {
@@ -132,7 +122,13 @@ pub fn TurnControls(turn: TurnView) -> impl IntoView {
             ().into_any()
         };
         view! {
-            <div class="turn-controls" node_ref=first>
+            <div
+                class="turn-controls"
+                id=crate::waiting::controls_id(turn.index)
+                tabindex="-1"
+                role="group"
+                aria-label="What the reply waits for"
+            >
                 {requests}
                 <button
                     type="button"

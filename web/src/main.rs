@@ -38,6 +38,7 @@ mod turn_failure;
 mod turn_view;
 mod unknown_conversation;
 mod wait;
+mod waiting;
 
 fn main() {
     console_error_panic_hook_lite();

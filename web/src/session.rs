@@ -8,7 +8,6 @@ use portal_core::TurnStatus;
 use portal_core::attachment::Attachment;
 use portal_core::compaction::{composer_refusal, context_in_use};
 use portal_core::effort::{Effort, winning_effort};
-use portal_core::stream::TurnEvent;
 use portal_core::tokens::EstimateCounter;
 use wasm_bindgen::JsCast;
 
@@ -141,8 +140,8 @@ fn start_over(portal: Portal, conversation: Option<String>) {
 
 /// Sends the draft with its attachments and the effort chosen for it, unless something stops it
 /// (a refused `/compact`, a running turn, an upload still going). A refused message keeps its
-/// draft and attachments; a sent one leaves the composer empty, with the agent's effort again
-/// (rule E1) and the cursor in the message box.
+/// draft and attachments; a sent one leaves the composer with only what was typed after it,
+/// with the agent's effort again (rule E1) and the cursor in the message box.
 pub fn send(portal: Portal) {
     let text = portal.draft.get_untracked().trim().to_string();
     if let Some(refusal) = composer_refusal(&text, portal.latest_status()) {
@@ -166,8 +165,10 @@ pub fn send(portal: Portal) {
         attachments: chips.into_iter().filter_map(|c| c.uploaded).collect(),
     };
     dispatch(portal, message, move || {
-        if portal.draft.get_untracked().trim() == text {
-            portal.draft.set(String::new());
+        // What the person typed after pressing Enter, while the message was on its way, stays.
+        let draft = portal.draft.get_untracked();
+        if let Some(rest) = draft.trim_start().strip_prefix(text.as_str()) {
+            portal.draft.set(rest.trim_start().to_string());
         }
         portal.attachments.set(Vec::new());
         portal.effort.set(None);
@@ -250,11 +251,12 @@ pub fn follow(portal: Portal, turn: TurnView) -> Result<(), String> {
         turn.seen.get_value(),
         move |at, event| {
             turn.seen.set_value(at);
-            turn.apply(&event);
-            if matches!(event, TurnEvent::TurnEnd { .. }) {
+            let ended = turn.apply(&event);
+            if ended {
                 refresh_after(portal, shown, id.clone(), turn);
                 conversation_list::refresh(portal);
             }
+            ended
         },
         move || refused(portal),
     )?;

@@ -28,16 +28,17 @@ impl Drop for Following {
 }
 
 /// Follows turn `turn` of `conversation` after event `after` (0: from its start), calling
-/// `on_event` with each event's id and the event, in order. The browser reconnects on its own
+/// `on_event` with each event's id and the event, in order; it answers whether the event ended
+/// or paused the turn, which closes the stream. The browser reconnects on its own
 /// after a dropped connection, sending `Last-Event-ID`, so nothing is lost or repeated; when the
 /// server refuses the stream (an ended session, a deleted conversation) the browser gives up and
-/// `on_refused` is called. The stream closes itself after the turn's end or pause; a resumed turn
-/// is followed again after the last id read.
+/// `on_refused` is called. A resumed turn is followed again after the last id read; one read
+/// from storage is followed from its start, and the pauses it brings again do not close it.
 pub fn follow(
     conversation: &str,
     turn: u32,
     after: usize,
-    on_event: impl Fn(usize, TurnEvent) + 'static,
+    on_event: impl Fn(usize, TurnEvent) -> bool + 'static,
     on_refused: impl Fn() + 'static,
 ) -> Result<Following, String> {
     let url = format!("/api/conversations/{conversation}/turns/{turn}/events?after={after}");
@@ -50,9 +51,7 @@ pub fn follow(
         };
         match serde_json::from_str::<TurnEvent>(&data) {
             Ok(event) => {
-                let ended = matches!(event, TurnEvent::TurnEnd { .. });
-                on_event(message.last_event_id().parse().unwrap_or(0), event);
-                if ended {
+                if on_event(message.last_event_id().parse().unwrap_or(0), event) {
                     closer.close();
                 }
             }

@@ -93,11 +93,13 @@ impl TurnView {
         }
     }
 
-    /// Folds one streamed event into the turn and draws what it changed.
-    pub fn apply(&self, event: &TurnEvent) {
+    /// Folds one streamed event into the turn and draws what it changed; true when it ended or
+    /// paused the turn (a pause read again is not one).
+    pub fn apply(&self, event: &TurnEvent) -> bool {
         let Some(change) = self.state.try_update(|s| s.apply(event)) else {
-            return;
+            return false;
         };
+        let ended = matches!(change, Change::TurnEnded { .. });
         match change {
             Change::Nothing => {}
             Change::Started { at } => {
@@ -134,6 +136,7 @@ impl TurnView {
                 }
             }
         }
+        ended
     }
 
     /// Whether the turn has ended and every block has played out.

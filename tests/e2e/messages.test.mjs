@@ -1,0 +1,45 @@
+// A person's message as they wrote it (issue 32): a 300-character address wraps inside its bubble
+// and the reply, so the page never scrolls sideways, and Shift+Enter's line breaks are kept, at
+// phone and desktop widths.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openPortal, shots, sendAndWait } from './portal.mjs';
+
+const url = `https://example.org/${'herons-of-the-lake-'.repeat(15)}end`;
+
+test('a long address and a two-line message wrap inside the page at 390 and 1280 px', async () => {
+  const { page, close } = await openPortal(['--demo-pace', '0.1'], { viewport: { width: 1280, height: 800 } });
+  try {
+    assert.ok(url.length >= 300, `${url.length} characters`);
+    await sendAndWait(page, `Read this: ${url}`);
+    // Two lines, typed with Shift+Enter between them.
+    await page.getByLabel('Message').fill('First line about the herons');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('Second line about the nests');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-turn="2"][data-turn-status="completed"]').waitFor({ timeout: 60000 });
+    const second = page.locator('[data-turn="2"] .message.user p');
+    assert.equal(await second.innerText(), 'First line about the herons\nSecond line about the nests');
+    const lines = await second.evaluate((p) => {
+      const range = document.createRange();
+      range.selectNodeContents(p);
+      return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+    });
+    assert.equal(lines, 2, 'drawn on two lines');
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      // Drawn afresh at this width (a narrow screen's conversation list slides away).
+      await page.reload();
+      await page.locator('[data-turn="2"][data-settled="true"]').waitFor();
+      await page.locator('[data-turn="1"] .message.user').scrollIntoViewIfNeeded();
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(wide <= 0, `no sideways scroll at ${width} px (${wide} px too wide)`);
+      const bubble = await page.locator('[data-turn="1"] .message.user').boundingBox();
+      assert.ok(bubble.x + bubble.width <= width, `the bubble fits at ${width} px`);
+      await page.screenshot({ path: join(shots, `messages-long-address-${width}.png`) });
+    }
+  } finally {
+    await close();
+  }
+});
