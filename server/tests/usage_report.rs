@@ -1,0 +1,223 @@
+//! The operator's usage report (issue 29): `Storage::usage_report` on both databases, `portal
+//! usage` run as the real binary, and `GET /api/usage` for an organisation's administrators.
+
+mod databases;
+
+use databases::Database;
+
+use portal_core::usage::{Cost, Price, Tokens};
+use portal_core::{Block, Message, Role};
+use portal_server::storage::{
+    CallPurpose, NewTurn, Owner, Usage, UsageGrouping, UsageLine, UsageQuery,
+};
+
+/// 2026-12-01 00:00 UTC, in milliseconds since the epoch.
+const DEC_1: i64 = 20_788 * 86_400_000;
+const HOUR: i64 = 3_600_000;
+
+fn usd(input: f64) -> Price {
+    Price::per_million("USD", input, Some(0.25), 10.0).expect("price")
+}
+
+fn call(model: &str, tokens: Tokens, price: Option<Price>) -> Usage {
+    Usage {
+        purpose: CallPurpose::Turn,
+        model: model.into(),
+        tokens,
+        price,
+    }
+}
+
+fn cost(usage: &Usage) -> u64 {
+    usage.cost().expect("priced").nanos
+}
+
+/// The rows the report tests read, each recorded at `at` (ms) through `record_usage` on a
+/// conversation of its owner with its agent.
+fn rows() -> Vec<(Owner, &'static str, i64, Usage)> {
+    let tokens = Tokens {
+        cached_input: 400,
+        reasoning: 7,
+        ..Tokens::reported(1_000, 50)
+    };
+    vec![
+        // Alice's calls on model-x before and after its price changed.
+        (
+            Owner::new("acme", "alice"),
+            "researcher",
+            DEC_1 + 10 * HOUR,
+            call("model-x", tokens, Some(usd(2.0))),
+        ),
+        (
+            Owner::new("acme", "alice"),
+            "researcher",
+            DEC_1 + 24 * HOUR,
+            call("model-x", Tokens::estimated(300, 20), Some(usd(4.0))),
+        ),
+        // Dave's calls: one on a model without a price, one in euros at the day's last moment.
+        (
+            Owner::new("acme", "dave"),
+            "assistant",
+            DEC_1 + 30 * HOUR,
+            call("model-y", Tokens::reported(100, 10), None),
+        ),
+        (
+            Owner::new("acme", "dave"),
+            "assistant",
+            DEC_1 + 48 * HOUR - 1,
+            call(
+                "model-z",
+                Tokens::reported(2_000, 100),
+                Some(Price::per_million("EUR", 1.0, None, 2.0).expect("price")),
+            ),
+        ),
+        // Another organisation's call, which acme's reports never show.
+        (
+            Owner::new("globex", "bob"),
+            "assistant",
+            DEC_1 + HOUR,
+            call("model-x", Tokens::reported(5_000, 500), Some(usd(2.0))),
+        ),
+    ]
+}
+
+/// Records [`rows`] in `db`, each at its time.
+fn seed(db: &Database) {
+    let storage = db.open();
+    for (owner, agent, at, usage) in rows() {
+        let id = storage
+            .create_conversation(&owner, agent)
+            .expect("conversation");
+        let turn = storage
+            .open_turn(
+                &id,
+                NewTurn::chat(Message::new(Role::User, vec![Block::text("Hello")])),
+            )
+            .expect("turn");
+        storage.record_usage(&id, turn, &usage).expect("usage row");
+        db.execute(&format!(
+            "UPDATE usage SET recorded_at = {at} WHERE id = (SELECT MAX(id) FROM usage)"
+        ));
+    }
+}
+
+fn query(org: Option<&str>, by: UsageGrouping) -> UsageQuery {
+    UsageQuery {
+        org_id: org.map(String::from),
+        user_id: None,
+        since_ms: None,
+        until_ms: None,
+        by,
+    }
+}
+
+fn keys(lines: &[UsageLine]) -> Vec<&str> {
+    lines.iter().map(|l| l.key.as_str()).collect()
+}
+
+fn costs(line: &UsageLine) -> Vec<(String, u64)> {
+    line.spent
+        .costs
+        .iter()
+        .map(|Cost { currency, nanos }| (currency.clone(), *nanos))
+        .collect()
+}
+
+fn usage_report_groups_by_day_user_model_and_agent(db: &Database) {
+    seed(db);
+    let storage = db.open();
+    let all = rows();
+    let (alice_1, alice_2, dave_eur) = (cost(&all[0].3), cost(&all[1].3), cost(&all[3].3));
+
+    let days = storage
+        .usage_report(&query(Some("acme"), UsageGrouping::Day))
+        .expect("by day");
+    assert_eq!(keys(&days), ["2026-12-01", "2026-12-02"]);
+    assert_eq!(days[0].spent.calls, 1);
+    assert_eq!(costs(&days[0]), [("USD".into(), alice_1)]);
+    assert_eq!(days[1].spent.calls, 3);
+    assert_eq!(
+        costs(&days[1]),
+        [("EUR".into(), dave_eur), ("USD".into(), alice_2)]
+    );
+    assert_eq!(days[1].spent.unpriced_calls, 1);
+    assert_eq!(days[1].estimated_calls, 1);
+    assert!(days[1].spent.tokens.estimated);
+
+    let users = storage
+        .usage_report(&query(Some("acme"), UsageGrouping::User))
+        .expect("by user");
+    assert_eq!(keys(&users), ["alice", "dave"]);
+    let alice = &users[0];
+    assert_eq!(alice.spent.calls, 2);
+    assert_eq!(
+        (
+            alice.spent.tokens.input,
+            alice.spent.tokens.cached_input,
+            alice.spent.tokens.output,
+            alice.spent.tokens.reasoning
+        ),
+        (1_300, 400, 70, 7)
+    );
+    assert_eq!(
+        costs(alice),
+        [("USD".into(), alice_1 + alice_2)],
+        "each row at the price it was written with"
+    );
+    assert_ne!(alice_1, alice_2, "the price changed between the two rows");
+
+    let everyone = storage
+        .usage_report(&query(None, UsageGrouping::User))
+        .expect("every organisation");
+    assert_eq!(keys(&everyone), ["acme/alice", "acme/dave", "globex/bob"]);
+
+    let models = storage
+        .usage_report(&query(Some("acme"), UsageGrouping::Model))
+        .expect("by model");
+    assert_eq!(keys(&models), ["model-x", "model-y", "model-z"]);
+    assert!(models[1].spent.costs.is_empty(), "unpriced, never 0");
+    assert_eq!(models[1].spent.unpriced_calls, 1);
+    assert_eq!(
+        models[0].spent.calls, 2,
+        "globex's model-x call is not acme's"
+    );
+
+    let agents = storage
+        .usage_report(&query(Some("acme"), UsageGrouping::Agent))
+        .expect("by agent");
+    assert_eq!(keys(&agents), ["assistant", "researcher"]);
+    assert_eq!(
+        agents.iter().map(|l| l.spent.calls).collect::<Vec<_>>(),
+        [2, 2]
+    );
+}
+
+fn usage_report_counts_only_the_user_and_the_days_asked_for(db: &Database) {
+    seed(db);
+    let storage = db.open();
+    let dec_2 = UsageQuery {
+        user_id: Some("dave".into()),
+        since_ms: Some(DEC_1 + 24 * HOUR),
+        until_ms: Some(DEC_1 + 48 * HOUR),
+        ..query(Some("acme"), UsageGrouping::Day)
+    };
+    let lines = storage.usage_report(&dec_2).expect("dave's 2 December");
+    assert_eq!(keys(&lines), ["2026-12-02"]);
+    assert_eq!(lines[0].spent.calls, 2);
+    let before = UsageQuery {
+        until_ms: Some(DEC_1 + 24 * HOUR),
+        ..query(Some("acme"), UsageGrouping::User)
+    };
+    let lines = storage.usage_report(&before).expect("1 December");
+    assert_eq!(keys(&lines), ["alice"]);
+    assert_eq!(lines[0].spent.calls, 1);
+    let nobody = storage
+        .usage_report(&query(Some("initech"), UsageGrouping::User))
+        .expect("an organisation without rows");
+    assert!(nobody.is_empty());
+}
+
+on_every_database!(
+    usage_report_groups_by_day_user_model_and_agent,
+    usage_report_counts_only_the_user_and_the_days_asked_for,
+);
