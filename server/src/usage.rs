@@ -1,7 +1,8 @@
 //! What the operator's usage report (`portal usage`, `GET /api/usage`) reads from a person: days
 //! written `YYYY-MM-DD` in UTC and the grouping's name, and the table the command prints.
 
-use portal_core::usage::{Tally, amount};
+use portal_core::usage::{Cost, Tally};
+use serde::Serialize;
 use thiserror::Error;
 
 use crate::storage::{UsageGrouping, UsageLine};
@@ -91,25 +92,41 @@ pub fn day_text(days: i64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
-/// What every line of a report spent together.
-pub fn total(lines: &[UsageLine]) -> UsageLine {
-    let mut total = UsageLine {
-        key: "total".into(),
-        spent: Tally::default(),
-        estimated_calls: 0,
-    };
-    for line in lines {
-        total.absorb(&line.spent, line.estimated_calls);
+/// A usage report as `portal usage --json` prints it and `GET /api/usage` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    pub by: UsageGrouping,
+    pub lines: Vec<UsageLine>,
+    /// What every line spent together, keyed `total`.
+    pub total: UsageLine,
+}
+
+impl Report {
+    /// The report of `lines`, with their total.
+    pub fn new(by: UsageGrouping, lines: Vec<UsageLine>) -> Self {
+        let mut total = UsageLine {
+            key: "total".into(),
+            spent: Tally::default(),
+            estimated_calls: 0,
+        };
+        for line in &lines {
+            total.absorb(&line.spent, line.estimated_calls);
+        }
+        total
+            .spent
+            .costs
+            .sort_by(|a, b| a.currency.cmp(&b.currency));
+        Report { by, lines, total }
     }
-    total
 }
 
 /// The report as the command prints it: a line per key, aligned, then the total. Counts with
 /// estimated calls among them are marked `~`; a line none of whose calls was priced says
 /// `unpriced`, one with some unpriced calls adds how many.
-pub fn table(by: UsageGrouping, lines: &[UsageLine]) -> String {
+pub fn table(report: &Report) -> String {
+    let lines = &report.lines;
     let header = [
-        by.as_str(),
+        report.by.as_str(),
         "calls",
         "input",
         "cached",
@@ -120,8 +137,7 @@ pub fn table(by: UsageGrouping, lines: &[UsageLine]) -> String {
     .map(String::from);
     let mut rows = vec![header];
     rows.extend(lines.iter().map(row));
-    let total = total(lines);
-    rows.push(row(&total));
+    rows.push(row(&report.total));
     let widths: Vec<usize> = (0..7)
         .map(|column| {
             rows.iter()
@@ -161,11 +177,7 @@ fn row(line: &UsageLine) -> [String; 7] {
     let spent = &line.spent;
     let mark = if line.estimated_calls > 0 { "~" } else { "" };
     let tokens = |n: u64| format!("{mark}{}", grouped(n));
-    let costs: Vec<String> = spent
-        .costs
-        .iter()
-        .map(|c| format!("{} {}", amount(c.nanos), c.currency))
-        .collect();
+    let costs: Vec<String> = spent.costs.iter().map(Cost::display).collect();
     let cost = match (costs.is_empty(), spent.unpriced_calls) {
         (true, _) => "unpriced".to_string(),
         (false, 0) => costs.join(" + "),

@@ -217,7 +217,83 @@ fn usage_report_counts_only_the_user_and_the_days_asked_for(db: &Database) {
     assert!(nobody.is_empty());
 }
 
+/// `portal usage` on `db` with `args`.
+fn portal_usage(db: &Database, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_portal"))
+        .args(["usage", "--database", &db.url()])
+        .args(args)
+        .output()
+        .expect("the portal binary runs")
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    assert!(
+        output.status.success(),
+        "portal usage failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn usage_report_cli_prints_a_table_and_json(db: &Database) {
+    seed(db);
+    let table = stdout(&portal_usage(db, &["--org", "acme", "--by", "user"]));
+    expect_test::expect![[r#"
+        user   calls   input  cached  output  reasoning  cost
+        alice      2  ~1,300    ~400     ~70         ~7  0.0032 USD
+        dave       2   2,100       0     110          0  0.0022 EUR (+1 unpriced)
+        --------------------------------------------------------------------------------------
+        total      4  ~3,400    ~400    ~180         ~7  0.0022 EUR + 0.0032 USD (+1 unpriced)
+        ~ counts include the portal's estimate for calls the provider reported no tokens for
+    "#]]
+    .assert_eq(&table);
+    let days = stdout(&portal_usage(
+        db,
+        &[
+            "--org",
+            "acme",
+            "--since",
+            "2026-12-02",
+            "--until",
+            "2026-12-02",
+        ],
+    ));
+    assert!(days.contains("2026-12-02"), "{days}");
+    assert!(!days.contains("2026-12-01"), "{days}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&portal_usage(db, &["--by", "model", "--json"])))
+            .expect("JSON");
+    assert_eq!(json["by"], "model");
+    let keys: Vec<&str> = json["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .map(|l| l["key"].as_str().expect("key"))
+        .collect();
+    assert_eq!(keys, ["model-x", "model-y", "model-z"]);
+    assert_eq!(json["lines"][1]["costs"], serde_json::json!([]));
+    assert_eq!(json["lines"][1]["unpriced_calls"], 1);
+    assert_eq!(json["total"]["calls"], 5, "every organisation's calls");
+}
+
+fn usage_report_cli_refuses_what_it_cannot_read(db: &Database) {
+    for (args, says) in [
+        (&["--user", "alice"][..], "--org"),
+        (&["--since", "1/12/2026"][..], "YYYY-MM-DD"),
+        (&["--until", "2026-02-30"][..], "YYYY-MM-DD"),
+        (&["--by", "week"][..], "day, user, model or agent"),
+    ] {
+        let output = portal_usage(db, args);
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
 on_every_database!(
     usage_report_groups_by_day_user_model_and_agent,
     usage_report_counts_only_the_user_and_the_days_asked_for,
+    usage_report_cli_prints_a_table_and_json,
+    usage_report_cli_refuses_what_it_cannot_read,
 );
