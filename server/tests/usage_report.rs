@@ -1,6 +1,7 @@
 //! The operator's usage report (issue 29): `Storage::usage_report` on both databases, `portal
 //! usage` run as the real binary, and `GET /api/usage` for an organisation's administrators.
 
+mod common;
 mod databases;
 
 use databases::Database;
@@ -291,7 +292,111 @@ fn usage_report_cli_refuses_what_it_cannot_read(db: &Database) {
     }
 }
 
+/// A configuration with acme's administrator alice and member dave, and globex's
+/// administrator bob, each signing in with a token named after them.
+fn configuration() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let users = [
+        ("acme", "alice", "admin"),
+        ("acme", "dave", "member"),
+        ("globex", "bob", "admin"),
+    ];
+    for (org, user, role) in users {
+        let folder = dir.path().join(format!("organisations/{org}/users/{user}"));
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        std::fs::write(
+            dir.path()
+                .join(format!("organisations/{org}/organisation.toml")),
+            format!("name = \"{org}\"\n"),
+        )
+        .expect("write");
+        let digest = portal_server::identity::TokenDigest::of(&format!("{user}-token")).to_hex();
+        std::fs::write(
+            folder.join("user.toml"),
+            format!("name = \"{user}\"\ntoken_sha256 = \"{digest}\"\nrole = \"{role}\"\n"),
+        )
+        .expect("write");
+    }
+    dir
+}
+
+fn usage_report_api_answers_an_organisations_administrators_with_its_rows_alone(db: &Database) {
+    seed(db);
+    let config_dir = configuration();
+    let identity = portal_server::identity::Identity::load(config_dir.path()).expect("loads");
+    let data = tempfile::tempdir().expect("tempdir");
+    let config = portal_server::Config {
+        database: db.url().parse().expect("a database URL"),
+        identity: Some(identity),
+        ..common::config(data.path(), 0.0, None)
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async move {
+        let server = common::start_config(config).await;
+        let get = |user: &str, query: &str| {
+            let request = server
+                .client
+                .get(server.url(&format!("/api/usage{query}")))
+                .bearer_auth(format!("{user}-token"));
+            async move {
+                let response = request.send().await.expect("answer");
+                let status = response.status().as_u16();
+                let body: serde_json::Value = response.json().await.expect("JSON");
+                (status, body)
+            }
+        };
+        let (status, body) = get("dave", "?by=user").await;
+        assert_eq!(status, 403, "{body}");
+        let error = body["error"].as_str().expect("a sentence");
+        assert!(
+            error.contains("administrator of acme") && error.contains("role = \"admin\""),
+            "{error}"
+        );
+
+        let (status, body) = get("alice", "?by=user").await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["by"], "user");
+        let keys: Vec<&str> = body["lines"]
+            .as_array()
+            .expect("lines")
+            .iter()
+            .map(|l| l["key"].as_str().expect("key"))
+            .collect();
+        assert_eq!(keys, ["alice", "dave"], "globex's bob is not acme's");
+        assert_eq!(body["total"]["calls"], 4);
+
+        let (status, body) = get("bob", "?by=model").await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["lines"].as_array().expect("lines").len(), 1);
+        assert_eq!(body["lines"][0]["key"], "model-x");
+        assert_eq!(body["total"]["calls"], 1, "acme's calls are not globex's");
+        let (_, body) = get("bob", "?user=alice").await;
+        assert_eq!(
+            body["lines"],
+            serde_json::json!([]),
+            "another organisation's user"
+        );
+
+        let (_, body) = get("alice", "?since=2026-12-02&user=dave").await;
+        assert_eq!(body["lines"][0]["key"], "2026-12-02");
+        assert_eq!(body["total"]["calls"], 2);
+
+        for (query, says) in [
+            ("?since=yesterday", "YYYY-MM-DD"),
+            ("?by=week", "day, user, model or agent"),
+            ("?org=globex", "`by`, `user`, `since` and `until`"),
+            ("?since=2026-12-03&until=2026-12-01", "earlier day first"),
+        ] {
+            let (status, body) = get("alice", query).await;
+            assert_eq!(status, 400, "{query}: {body}");
+            let error = body["error"].as_str().expect("a sentence");
+            assert!(error.contains(says), "{query}: {error}");
+        }
+    });
+}
+
 on_every_database!(
+    usage_report_api_answers_an_organisations_administrators_with_its_rows_alone,
     usage_report_groups_by_day_user_model_and_agent,
     usage_report_counts_only_the_user_and_the_days_asked_for,
     usage_report_cli_prints_a_table_and_json,
