@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use portal_core::usage::{Cost, Tally};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{Result, StorageError};
 use crate::usage::{DAY_MS, day_text};
@@ -25,7 +25,7 @@ pub struct UsageQuery {
 }
 
 /// What a report's lines are.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UsageGrouping {
     /// A line per day, `YYYY-MM-DD` in UTC, of the time each row was recorded.
