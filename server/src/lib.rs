@@ -23,6 +23,7 @@ pub mod storage;
 pub mod tokens;
 pub mod tools;
 pub mod turn;
+pub mod usage;
 
 use std::path::PathBuf;
 use std::sync::Arc;

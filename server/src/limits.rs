@@ -195,6 +195,7 @@ mod tests {
         Caller {
             organisation: "acme".into(),
             user: user.into(),
+            admin: false,
         }
     }
 

@@ -150,6 +150,8 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<prompt_preview::Format>,
     },
+    /// Print what model calls spent, per day, user, model or agent (docs/usage.md).
+    Usage(UsageArgs),
     /// Read a PDF from standard input within the limits given, reporting each page on standard
     /// output: how `portal serve` reads an upload, in a process of its own.
     #[command(hide = true)]
@@ -158,6 +160,45 @@ enum Command {
         #[arg(long)]
         limits: String,
     },
+}
+
+#[derive(Debug, clap::Args)]
+struct UsageArgs {
+    /// The configuration directory (docs/identity.md): --org and --user are checked against it.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The server's data folder (SQLite). The same as `--database sqlite://FOLDER`.
+    #[arg(long, default_value = portal_server::storage::DEFAULT_DATA_DIR)]
+    data: PathBuf,
+    /// The server's database: `sqlite://FOLDER` or `postgres://USER@HOST:PORT/DATABASE`, as
+    /// `portal serve --database` takes it.
+    #[arg(long, value_name = "URL", conflicts_with = "data")]
+    database: Option<portal_server::storage::Location>,
+    /// A file holding the PostgreSQL password, as for `portal serve`.
+    #[arg(long, value_name = "PATH")]
+    database_password_file: Option<PathBuf>,
+    /// Only this organisation's usage; every organisation's when left out.
+    #[arg(long, value_name = "ORG")]
+    org: Option<String>,
+    /// Only this user's usage; needs --org.
+    #[arg(long, value_name = "USER", requires = "org")]
+    user: Option<String>,
+    /// The first day counted (UTC), YYYY-MM-DD.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    since: Option<String>,
+    /// The last day counted (UTC, the whole day), YYYY-MM-DD.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    until: Option<String>,
+    /// A line per day, user, model or agent.
+    #[arg(long, default_value = "day", value_parser = grouping)]
+    by: portal_server::storage::UsageGrouping,
+    /// Print the report as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn grouping(name: &str) -> Result<portal_server::storage::UsageGrouping, String> {
+    portal_server::usage::parse_grouping(name).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -229,6 +270,10 @@ fn main() -> anyhow::Result<()> {
     // A PDF reader runs on this thread alone, without the async runtime's threads.
     if let Command::ReadPdf { limits } = &cli.command {
         return Ok(portal_server::attachments::run_reader(limits)?);
+    }
+    // PostgreSQL's blocking client may not run on the async runtime's threads.
+    if let Command::Usage(args) = cli.command {
+        return usage(args);
     }
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -391,6 +436,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::ReadPdf { .. } => unreachable!("a PDF reader runs before the runtime starts"),
+        Command::Usage(_) => unreachable!("the usage report runs before the runtime starts"),
         Command::Prompt {
             transcript,
             agent,
@@ -418,4 +464,71 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `portal usage`: the report, read from the server's database.
+fn usage(args: UsageArgs) -> anyhow::Result<()> {
+    use portal_server::storage::{Location, PostgresStorage, SqliteStorage, Storage, UsageQuery};
+
+    let (since_ms, until_ms) =
+        portal_server::usage::period(args.since.as_deref(), args.until.as_deref())?;
+    if let Some(dir) = &args.config {
+        let identity = portal_server::identity::Identity::load(dir)
+            .with_context(|| format!("cannot use the configuration directory {}", dir.display()))?;
+        if let Some(org) = &args.org {
+            match identity.organisation(org) {
+                None => eprintln!(
+                    "note: {} has no organisation `{org}`; its rows are reported if the database has any",
+                    dir.display()
+                ),
+                Some(_) => {
+                    if let Some(user) = &args.user
+                        && identity.user(org, user).is_none()
+                    {
+                        eprintln!(
+                            "note: {} has no user `{user}` in `{org}`; their rows are reported if the database has any",
+                            dir.display()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let (database, warnings) = args
+        .database
+        .unwrap_or(Location::Sqlite(args.data))
+        .with_password(&portal_server::storage::PasswordSources {
+            file: args.database_password_file,
+            environment: std::env::var(portal_server::storage::PASSWORD_VARIABLE).ok(),
+        })?;
+    for warning in warnings {
+        eprintln!("Warning: {warning}");
+    }
+    let storage: Box<dyn Storage> = match &database {
+        Location::Sqlite(dir) => {
+            let file = dir.join(portal_server::storage::DATABASE_FILE);
+            if !file.is_file() {
+                anyhow::bail!(
+                    "there is no database in {}; point --data (or --database) at the folder `portal serve` keeps its conversations in",
+                    dir.display()
+                );
+            }
+            Box::new(SqliteStorage::open(dir)?)
+        }
+        Location::Postgres(url) => Box::new(PostgresStorage::connect(url)?),
+    };
+    let query = UsageQuery {
+        org_id: args.org,
+        user_id: args.user,
+        since_ms,
+        until_ms,
+        by: args.by,
+    };
+    let report = portal_server::usage::Report::new(args.by, storage.usage_report(&query)?);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", portal_server::usage::table(&report));
+    }
+    Ok(())
 }

@@ -221,15 +221,9 @@ fn caller(identity: &Identity, agent: &Agent, user: Option<&str>) -> Result<Call
                     user: user.to_string(),
                 });
             }
-            Ok(Caller {
-                organisation,
-                user: user.to_string(),
-            })
+            Ok(identity.caller(&organisation, user))
         }
-        None if identity.mode() == Mode::Local => Ok(Caller {
-            organisation,
-            user: LOCAL_USER.to_string(),
-        }),
+        None if identity.mode() == Mode::Local => Ok(identity.caller(&organisation, LOCAL_USER)),
         None => Err(PreviewError::NoUser),
     }
 }

@@ -16,7 +16,8 @@ use portal_server::model::ModelRegistry;
 use portal_server::storage::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
     ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result, SqliteStorage,
-    Statements, Storage, StorageError, StoredSession, TurnRef, Usage, UsageRecord,
+    Statements, Storage, StorageError, StoredSession, TurnRef, Usage, UsageLine, UsageQuery,
+    UsageRecord,
 };
 use portal_server::tools::ToolRegistry;
 use portal_server::turn::{TurnSetup, Turns};
@@ -169,6 +170,9 @@ impl Storage for Failing {
     }
     fn usage(&self, org_id: &str, id: &ConversationId) -> Result<Vec<UsageRecord>> {
         self.inner.usage(org_id, id)
+    }
+    fn usage_report(&self, query: &UsageQuery) -> Result<Vec<UsageLine>> {
+        self.inner.usage_report(query)
     }
     fn put_attachment(
         &self,

@@ -1,6 +1,6 @@
 //! Priced usage (issue 29, docs/usage.md): a conversation with tool calls and an automatic
 //! compaction leaves a priced row for every call, the compaction's at the turn's model (rule
-//! C11), and the rows add up to the total the usage API shows.
+//! C11), and the rows add up to the total the usage API shows and `portal usage` prints.
 
 mod common;
 
@@ -107,4 +107,15 @@ async fn a_conversation_with_tool_calls_and_a_compaction_leaves_priced_rows_addi
         .sum();
     assert_eq!(answered.total.costs[0].nanos, nanos);
     assert!(nanos > 0);
+
+    // The operator's report says the same.
+    let report = std::process::Command::new(env!("CARGO_BIN_EXE_portal"))
+        .args(["usage", "--by", "day", "--json", "--data"])
+        .arg(data.path())
+        .output()
+        .expect("portal usage runs");
+    assert!(report.status.success(), "{report:?}");
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).expect("JSON");
+    let total: Tally = serde_json::from_value(report["total"].clone()).expect("a tally");
+    assert_eq!(total, summed, "portal usage's total is the rows' sum");
 }

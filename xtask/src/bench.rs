@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: performance is measured here, never in timed tests. The criterion benches
 //! of core, the server's load bench (200 conversations streaming at once), two replicas on
 //! PostgreSQL under 2 × 500 streams next to one on SQLite (given a throwaway PostgreSQL in
-//! `PORTAL_TEST_POSTGRES`, `postgres.rs`), a call's prompt from storage, the conversation list at
+//! `PORTAL_TEST_POSTGRES`, `postgres.rs`), the usage report over 1,000,000 rows on both
+//! databases (the same PostgreSQL), a call's prompt from storage, the conversation list at
 //! 10,000 conversations, then the browser playout bench, which writes `target/bench/playout.json`
 //! and prints a table (`docs/bench.md`).
 
@@ -36,6 +37,12 @@ pub fn all() -> anyhow::Result<()> {
         "Benchmarking replicas (2 replicas on PostgreSQL × 500 streams, next to 1 on SQLite)",
         "cargo",
         &["bench", "-p", "portal-server", "--bench", "replicas"],
+        &postgres.test_env(),
+    )?;
+    run::step_with_env(
+        "Benchmarking the usage report (1,000,000 rows by user, on SQLite and PostgreSQL)",
+        "cargo",
+        &["bench", "-p", "portal-server", "--bench", "usage_report"],
         &postgres.test_env(),
     )?;
     drop(postgres);

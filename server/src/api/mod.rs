@@ -11,6 +11,7 @@ mod info;
 mod session;
 mod skills;
 mod turns;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -243,6 +244,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(attachments::router())
         .merge(conversations::router())
         .merge(turns::router())
+        .merge(usage::router())
         .route("/api", any(unknown))
         .route("/api/{*path}", any(unknown))
         .method_not_allowed_fallback(wrong_method)

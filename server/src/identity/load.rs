@@ -12,8 +12,8 @@ use serde::de::DeserializeOwned;
 
 use super::quotas::{QuotaEntry, quota_rules};
 use super::{
-    Agent, ConfigError, DEFAULT_MODEL, Identity, Mode, Organisation, PasswordDigest, TokenDigest,
-    User, default_agent, local_user,
+    Agent, ConfigError, DEFAULT_MODEL, Identity, Mode, Organisation, PasswordDigest, Role,
+    TokenDigest, User, default_agent, local_user,
 };
 
 #[derive(Debug, Deserialize)]
@@ -32,6 +32,8 @@ struct UserFile {
     token_sha256: Option<String>,
     #[serde(default)]
     password_argon2id: Option<String>,
+    #[serde(default)]
+    role: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -148,6 +150,17 @@ fn user(organisation: &str, id: &str, path: &Path) -> Result<User, ConfigError> 
             })
         })
         .transpose()?;
+    let role = match file.role {
+        None => Role::Member,
+        Some(name) => Role::parse(&name).ok_or_else(|| ConfigError::Field {
+            path: path.to_path_buf(),
+            field: "role",
+            problem: format!(
+                "is `{name}`; write one of {}",
+                Role::NAMES.map(|n| format!("\"{n}\"")).join(" or ")
+            ),
+        })?,
+    };
     if token.is_none() && password.is_none() {
         return Err(ConfigError::Field {
             path: path.to_path_buf(),
@@ -161,6 +174,7 @@ fn user(organisation: &str, id: &str, path: &Path) -> Result<User, ConfigError> 
         name: required(path, "name", file.name)?,
         token,
         password,
+        role,
     })
 }
 

@@ -76,6 +76,33 @@ pub struct User {
     pub token: Option<TokenDigest>,
     /// The hash of the user's password; `None` for users without one and the local user.
     pub password: Option<PasswordDigest>,
+    /// What the user may do in their organisation besides talking to its agents.
+    pub role: Role,
+}
+
+/// A user's role in their organisation (`role` in `user.toml`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Talks to the organisation's agents: the default.
+    #[default]
+    Member,
+    /// Also reads the organisation's usage (`GET /api/usage`).
+    Admin,
+}
+
+impl Role {
+    /// The values `role` takes in `user.toml`.
+    pub const NAMES: [&str; 2] = ["member", "admin"];
+
+    /// The role `name` (`member` or `admin`) names.
+    pub fn parse(name: &str) -> Option<Role> {
+        match name {
+            "member" => Some(Role::Member),
+            "admin" => Some(Role::Admin),
+            _ => None,
+        }
+    }
 }
 
 impl Agent {
@@ -120,6 +147,9 @@ pub struct Agent {
 pub struct Caller {
     pub organisation: String,
     pub user: String,
+    /// Whether they are an administrator of their organisation ([`Role::Admin`]). Local mode's
+    /// user is: they are one person on their own machine.
+    pub admin: bool,
 }
 
 impl Identity {
@@ -210,6 +240,18 @@ impl Identity {
             .find(|u| u.id == user)
     }
 
+    /// The caller that user `user` of organisation `organisation` is, an administrator when the
+    /// configuration says so; a user it does not know is not one.
+    pub fn caller(&self, organisation: &str, user: &str) -> Caller {
+        Caller {
+            organisation: organisation.to_string(),
+            user: user.to_string(),
+            admin: self
+                .user(organisation, user)
+                .is_some_and(|u| u.role == Role::Admin),
+        }
+    }
+
     /// The caller a sign-in with `password` is, when it is right. Slow on purpose (argon2id, tens
     /// of milliseconds), so async code calls it on the blocking pool. A user who does not exist
     /// or has no password takes as long to refuse as a wrong password.
@@ -221,10 +263,9 @@ impl Identity {
             .and_then(|u| u.password.as_ref())
             .unwrap_or_else(|| password::decoy());
         let matches = digest.verify(password);
-        found.filter(|_| matches).map(|u| Caller {
-            organisation: u.organisation.clone(),
-            user: u.id.clone(),
-        })
+        found
+            .filter(|_| matches)
+            .map(|u| self.caller(&u.organisation, &u.id))
     }
 
     /// The fingerprint of the caller's current password hash ([`PasswordDigest::stamp`]);
@@ -249,6 +290,7 @@ impl Identity {
             return Ok(Caller {
                 organisation,
                 user: LOCAL_USER.into(),
+                admin: true,
             });
         }
         let value = authorization.ok_or(AuthError::Missing)?.trim();
@@ -266,10 +308,7 @@ impl Identity {
             }
         }
         found
-            .map(|user| Caller {
-                organisation: user.organisation.clone(),
-                user: user.id.clone(),
-            })
+            .map(|user| self.caller(&user.organisation, &user.id))
             .ok_or(AuthError::Unknown)
     }
 }
@@ -286,6 +325,7 @@ fn local_user(organisation: &str) -> User {
         name: "You".into(),
         token: None,
         password: None,
+        role: Role::Admin,
     }
 }
 

@@ -207,6 +207,7 @@ mod tests {
         let caller = |user: &str| Caller {
             organisation: "acme".into(),
             user: user.into(),
+            admin: false,
         };
         let quota = rule.for_caller(&caller("alice")).expect("alice's");
         assert_eq!(

@@ -65,7 +65,8 @@ fn built_in_local_mode_is_one_organisation_one_user_no_login() {
         caller,
         Caller {
             organisation: LOCAL_ORGANISATION.into(),
-            user: LOCAL_USER.into()
+            user: LOCAL_USER.into(),
+            admin: true,
         }
     );
     let agents = identity.agents(&caller);
@@ -304,4 +305,45 @@ fn a_directory_without_organisations_is_refused() {
     let error = Identity::load(dir.path()).expect_err("empty");
     assert!(matches!(error, ConfigError::NoOrganisation { .. }));
     assert!(error.to_string().contains("organisation.toml"));
+}
+
+#[test]
+fn usage_report_readers_are_the_users_whose_role_is_admin() {
+    let dir = two_organisations();
+    write(
+        dir.path(),
+        "organisations/acme/users/alice/user.toml",
+        &format!("{}role = \"admin\"\n", user_file("Alice", ALICE)),
+    );
+    write(
+        dir.path(),
+        "organisations/acme/users/dave/user.toml",
+        &format!("{}role = \"member\"\n", user_file("Dave", "dave-token")),
+    );
+    let identity = Identity::load(dir.path()).expect("loads");
+    assert!(identity.authenticate(Some(&bearer(ALICE))).unwrap().admin);
+    assert!(
+        !identity
+            .authenticate(Some(&bearer("dave-token")))
+            .unwrap()
+            .admin
+    );
+    assert!(!identity.authenticate(Some(&bearer(BOB))).unwrap().admin);
+    assert!(Identity::local().authenticate(None).unwrap().admin);
+}
+
+#[test]
+fn an_unknown_role_names_the_file_and_the_roles() {
+    let dir = two_organisations();
+    write(
+        dir.path(),
+        "organisations/acme/users/alice/user.toml",
+        &format!("{}role = \"owner\"\n", user_file("Alice", ALICE)),
+    );
+    let error = Identity::load(dir.path())
+        .expect_err("an unknown role")
+        .to_string();
+    assert!(error.contains("alice/user.toml"), "{error}");
+    assert!(error.contains("`owner`"), "{error}");
+    assert!(error.contains("\"member\" or \"admin\""), "{error}");
 }

@@ -193,10 +193,9 @@ impl Sessions {
             return Ok(None);
         };
         let now = now_ms();
-        let caller = Caller {
-            organisation: session.owner.org_id.clone(),
-            user: session.owner.user_id.clone(),
-        };
+        let caller = self
+            .identity
+            .caller(&session.owner.org_id, &session.owner.user_id);
         let current = self.identity.password_stamp(&caller);
         if session.expires_at_ms <= now || current.as_deref() != Some(session.stamp.as_str()) {
             self.storage.revoke_session(&id_sha256).await?;

@@ -59,6 +59,7 @@ fn alice() -> Caller {
     Caller {
         organisation: "acme".into(),
         user: "alice".into(),
+        admin: false,
     }
 }
 
@@ -140,6 +141,7 @@ fn s3_visible_active_skills_resolve_for_their_author_and_organisation() {
     let bob = Caller {
         organisation: "acme".into(),
         user: "bob".into(),
+        admin: false,
     };
     let refused = resolve_selection(&library.directory(&bob), "acme", &slugs)
         .expect_err("S3: alice's drafts are private");

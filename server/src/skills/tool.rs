@@ -8,7 +8,7 @@ use portal_core::skills::{self, SkillError, catalogue, resume_selection};
 use portal_core::tools::{self, ToolDefinition};
 
 use super::SkillLibrary;
-use crate::identity::{Caller, Identity};
+use crate::identity::Identity;
 use crate::tools::{Tool, ToolCall, ToolContext, ToolFuture, ToolOutput};
 
 /// Loads a catalogue skill's instructions for the model.
@@ -40,10 +40,9 @@ impl LoadSkill {
             .conversation(&context.org_id, &context.conversation)
             .await
             .map_err(|error| format!("{}: {error}", tools::LOAD_SKILL))?;
-        let caller = Caller {
-            organisation: info.owner.org_id,
-            user: info.owner.user_id,
-        };
+        let caller = self
+            .identity
+            .caller(&info.owner.org_id, &info.owner.user_id);
         let unavailable = || {
             let name = call
                 .arguments

@@ -19,6 +19,7 @@ mod location;
 mod lock;
 mod off_thread;
 mod postgres;
+mod report;
 mod rules;
 mod sqlite;
 
@@ -38,6 +39,7 @@ pub use postgres::schema::{
     MIGRATION_LOCK as POSTGRES_MIGRATION_LOCK, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
 };
 pub use postgres::{LOG_CHANNEL, LeaseHolder, LogOp, PostgresStorage};
+pub use report::{UsageGrouping, UsageLine, UsageQuery};
 pub use rules::Statements;
 pub use sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 
@@ -270,6 +272,11 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// The conversation's usage rows in the order they were recorded.
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>>;
+
+    /// The usage report: the rows the query selects summed per day, user, model or agent by the
+    /// database, a line per key in key order (days oldest first), each cost in its currency.
+    /// Rows of deleted conversations count; rows keep the cost they were priced at.
+    fn usage_report(&self, query: &UsageQuery) -> Result<Vec<UsageLine>>;
 
     /// Stores an uploaded attachment: its metadata, which decides once whether it is a document
     /// or a picture (rule A1), and its bytes. Ids are unique within an organisation. Refused with

@@ -314,6 +314,11 @@ impl AsyncStorage {
             .await
     }
 
+    /// See [`Storage::usage_report`].
+    pub async fn usage_report(&self, query: super::UsageQuery) -> Result<Vec<super::UsageLine>> {
+        self.run(Lane::Read, move |s| s.usage_report(&query)).await
+    }
+
     /// See [`Storage::attachment`].
     pub async fn attachment(&self, owner: &Owner, attachment_id: &str) -> Result<Attachment> {
         let (owner, attachment_id) = (owner.clone(), attachment_id.to_string());

@@ -107,6 +107,23 @@ impl Database {
         }
     }
 
+    /// Runs statements that answer nothing, straight on the database.
+    pub fn execute(&self, sql: &str) {
+        match self {
+            Database::Sqlite(dir) => {
+                rusqlite::Connection::open(dir.path().join(portal_server::storage::DATABASE_FILE))
+                    .expect("the database opens")
+                    .execute_batch(sql)
+                    .expect("the statements run");
+            }
+            Database::Postgres { server, schema, .. } => with_client(server, |client| {
+                client
+                    .batch_execute(&format!("SET search_path = {schema}; {sql}"))
+                    .expect("the statements run")
+            }),
+        }
+    }
+
     /// The schema version stored in the database.
     pub fn schema_version(&self) -> i64 {
         match self {

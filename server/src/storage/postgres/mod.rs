@@ -10,6 +10,7 @@ mod replicas;
 mod sessions;
 mod statements;
 mod target;
+mod usage;
 
 pub mod schema;
 
@@ -31,7 +32,7 @@ use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
     ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
-    UsageRecord,
+    UsageLine, UsageQuery, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -332,6 +333,10 @@ impl Storage for PostgresStorage {
                 })
                 .collect()
         })
+    }
+
+    fn usage_report(&self, query: &UsageQuery) -> Result<Vec<UsageLine>> {
+        self.read(|t| usage::report(t, query))
     }
 
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()> {

@@ -14,7 +14,7 @@ use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
     ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
-    UsageRecord,
+    UsageLine, UsageQuery, UsageRecord,
 };
 
 mod conversations;
@@ -23,6 +23,7 @@ mod schema;
 mod search;
 mod sessions;
 mod statements;
+mod usage;
 
 use statements::Statements;
 
@@ -276,6 +277,10 @@ impl Storage for SqliteStorage {
             }
             Ok(records)
         })
+    }
+
+    fn usage_report(&self, query: &UsageQuery) -> Result<Vec<UsageLine>> {
+        self.read(|c| usage::report(c, query))
     }
 
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()> {
