@@ -318,6 +318,29 @@ impl TurnState {
         }
     }
 
+    /// Why the turn ended without its answer, for a Retry under it: it failed (a reason
+    /// unknown is `None` inside), or the server cut it off; `None` for any other turn (the
+    /// person's own Stop offers Regenerate instead).
+    pub fn retry_reason(&self) -> Option<Option<&str>> {
+        match (self.status, &self.end_reason) {
+            (TurnStatus::Failed, reason) => Some(reason.as_deref()),
+            (TurnStatus::CutOff, Some(reason)) => Some(Some(reason.as_str())),
+            _ => None,
+        }
+    }
+
+    /// How a cut-off turn's note names its end: "Stopped" when the person stopped it, and
+    /// "Interrupted" when the server cut it off (it stopped or restarted, or a limit ran out), which
+    /// says why in its `turn_end`; `None` for a turn that was not cut off.
+    pub fn cut_off_note(&self) -> Option<&'static str> {
+        let note = if self.end_reason.is_some() {
+            "Interrupted"
+        } else {
+            "Stopped"
+        };
+        (self.status == TurnStatus::CutOff).then_some(note)
+    }
+
     /// The person approved (or declined) `calls` of the paused turn: it runs again at once, its
     /// cards say so, and nothing waits on them, before the server's answer comes.
     pub fn decide(&mut self, calls: &[String], approve: bool) {

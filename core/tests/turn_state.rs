@@ -586,3 +586,30 @@ fn a_reopened_paused_turn_decided_here_stays_running_through_its_replayed_pauses
     }
     assert!(checked >= 2, "only {checked} paused turns were checked");
 }
+
+// Issue 32: a turn the person stopped reads "Stopped" and offers Regenerate; one the server cut
+// off reads "Interrupted" and offers Retry with why; a failed one offers Retry.
+#[test]
+fn a_turn_the_server_cut_off_reads_interrupted_and_offers_retry() {
+    let ended = |status, reason: Option<&str>| {
+        let mut state = TurnState::opened(1, "Hello");
+        state.apply(&TurnEvent::TurnEnd {
+            status,
+            reason: reason.map(str::to_string),
+        });
+        state
+    };
+    let stopped = ended(TurnStatus::CutOff, None);
+    assert_eq!(stopped.cut_off_note(), Some("Stopped"));
+    assert_eq!(stopped.retry_reason(), None);
+    let interrupted = ended(TurnStatus::CutOff, Some("The server stopped."));
+    assert_eq!(interrupted.cut_off_note(), Some("Interrupted"));
+    assert_eq!(
+        interrupted.retry_reason(),
+        Some(Some("The server stopped."))
+    );
+    let failed = ended(TurnStatus::Failed, None);
+    assert_eq!(failed.cut_off_note(), None);
+    assert_eq!(failed.retry_reason(), Some(None));
+    assert_eq!(ended(TurnStatus::Completed, None).retry_reason(), None);
+}

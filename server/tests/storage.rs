@@ -1577,6 +1577,9 @@ fn expected_after_crash(steps: &[Step]) -> Transcript {
     for turn in &mut transcript.turns {
         if turn.status == TurnStatus::Running {
             turn.status = TurnStatus::CutOff;
+            turn.trace.push(TraceEntry::TurnCutOff {
+                reason: portal_core::turn_run::STOPPED_REASON.into(),
+            });
         }
         turn.messages.retain(|m| !m.blocks.is_empty());
     }

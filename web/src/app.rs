@@ -100,6 +100,7 @@ fn Shell() -> impl IntoView {
         }
     });
     on_cleanup(move || keys.remove());
+    crate::tabs::listen(portal);
     view! {
         <div class="shell">
             <Sidebar />
@@ -152,6 +153,7 @@ fn Conversation() -> impl IntoView {
         </section>
         <div class="dock">
             <FollowReply follow=portal.follow conversation=section />
+            <ConnectionNote />
             {move || portal.problem.get().map(|p| view! { <p class="problem" role="alert">{p}</p> })}
             <Composer
                 draft=portal.draft
@@ -164,6 +166,21 @@ fn Conversation() -> impl IntoView {
                 on_send=Callback::new(move |()| session::send(portal))
             />
         </div>
+    }
+}
+
+/// While a reply's stream is down and the browser reconnects: since when, in words.
+#[component]
+fn ConnectionNote() -> impl IntoView {
+    let portal = crate::state::portal();
+    move || {
+        portal.connection_lost.get().map(|since| {
+            view! {
+                <p class="connection" role="status" data-testid="reconnecting">
+                    {format!("Reconnecting… the connection dropped at {since}; the reply goes on once it is back.")}
+                </p>
+            }
+        })
     }
 }
 

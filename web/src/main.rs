@@ -30,6 +30,7 @@ mod sign_in;
 mod sign_in_page;
 mod state;
 mod stream;
+mod tabs;
 mod theme;
 mod tool_card;
 mod turn;

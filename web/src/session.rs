@@ -132,6 +132,7 @@ fn start_over(portal: Portal, conversation: Option<String>) {
     portal.attachments.set(Vec::new());
     portal.sending.set(false);
     portal.problem.set(None);
+    portal.connection_lost.set(None);
     portal.in_use.set(None);
     portal.usage.set(None);
     portal.draft.set(draft);
@@ -259,6 +260,12 @@ pub fn follow(portal: Portal, turn: TurnView) -> Result<(), String> {
             ended
         },
         move || refused(portal),
+        move |up| {
+            let lost = (!up).then(time_of_day);
+            if portal.connection_lost.get_untracked().is_some() != lost.is_some() {
+                portal.connection_lost.set(lost);
+            }
+        },
     )?;
     portal.following.set_value(Some(following));
     Ok(())
@@ -312,6 +319,7 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
         .map(|a| a.id().to_string())
         .collect();
     let index = api::send_message(&id, &message.text, message.effort, &ids).await?;
+    crate::tabs::announce(&id, index);
     conversation_list::refresh(portal);
     if !portal.still_shows(shown) {
         return Ok(());
@@ -328,6 +336,59 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
         status: None,
         message,
     })
+}
+
+/// Draws the turns of the open conversation that opened elsewhere (another tab) since it was
+/// read, and follows the one still running.
+pub fn catch_up(portal: Portal) {
+    let Some(id) = portal.conversation.get_untracked() else {
+        return;
+    };
+    let shown = portal.shown.get_value();
+    spawn_local(async move {
+        let Ok(transcript) = api::transcript(&id).await else {
+            return;
+        };
+        if !portal.still_shows(shown) {
+            return;
+        }
+        let known = portal
+            .turns
+            .with_untracked(|turns| turns.last().map_or(0, |t| t.index));
+        let mut running = None;
+        let new: Vec<TurnView> = transcript
+            .turns
+            .iter()
+            .filter(|t| t.index > known)
+            .map(|t| {
+                if t.status == TurnStatus::Running {
+                    let view = TurnView::resumed(t);
+                    running = Some(view);
+                    view
+                } else {
+                    TurnView::stored(t)
+                }
+            })
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        portal.turns.update(|turns| turns.extend(new));
+        portal
+            .in_use
+            .set(Some(context_in_use(&transcript, &EstimateCounter)));
+        read_usage(portal, shown, id);
+        if let Some(turn) = running
+            && let Err(error) = follow(portal, turn)
+        {
+            portal.problem.set(Some(error));
+        }
+    });
+}
+
+/// The time of day now, as the person's browser writes it (`18:52:03`).
+fn time_of_day() -> String {
+    String::from(js_sys::Date::new_0().to_locale_time_string("default"))
 }
 
 /// Reads what the conversation's turns spent; when it cannot be read, the page shows no cost

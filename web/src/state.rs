@@ -56,6 +56,8 @@ pub struct Portal {
     pub sending: RwSignal<bool>,
     /// What went wrong last, in words for the person.
     pub problem: RwSignal<Option<String>>,
+    /// When the followed reply's stream dropped (a time of day), while the browser reconnects.
+    pub connection_lost: RwSignal<Option<String>>,
     /// The conversation's context in use, in tokens, for the meter.
     pub in_use: RwSignal<Option<u64>>,
     /// What the conversation's turns spent, for the header's total and each reply's.
@@ -97,6 +99,7 @@ impl Portal {
             attachments: RwSignal::new(Vec::new()),
             sending: RwSignal::new(false),
             problem: RwSignal::new(None),
+            connection_lost: RwSignal::new(None),
             in_use: RwSignal::new(None),
             usage: RwSignal::new(None),
             agents,

@@ -11,6 +11,7 @@ pub struct Following {
     source: EventSource,
     _on_message: Closure<dyn Fn(MessageEvent)>,
     _on_error: Closure<dyn Fn(Event)>,
+    _on_open: Closure<dyn Fn(Event)>,
 }
 
 impl std::fmt::Debug for Following {
@@ -32,7 +33,8 @@ impl Drop for Following {
 /// or paused the turn, which closes the stream. The browser reconnects on its own
 /// after a dropped connection, sending `Last-Event-ID`, so nothing is lost or repeated; when the
 /// server refuses the stream (an ended session, a deleted conversation) the browser gives up and
-/// `on_refused` is called. A resumed turn is followed again after the last id read; one read
+/// `on_refused` is called. `on_connected` hears whether the stream is up: `false` while the
+/// browser reconnects, `true` once it is back or has given up. A resumed turn is followed again after the last id read; one read
 /// from storage is followed from its start, and the pauses it brings again do not close it.
 pub fn follow(
     conversation: &str,
@@ -40,6 +42,7 @@ pub fn follow(
     after: usize,
     on_event: impl Fn(usize, TurnEvent) -> bool + 'static,
     on_refused: impl Fn() + 'static,
+    on_connected: impl Fn(bool) + 'static,
 ) -> Result<Following, String> {
     let url = format!("/api/conversations/{conversation}/turns/{turn}/events?after={after}");
     let source = EventSource::new(&url)
@@ -66,15 +69,23 @@ pub fn follow(
             .map_err(|_| "the reply cannot be followed; reload the page to see it".to_string())?;
     }
     let watched = source.clone();
+    let on_connected = std::rc::Rc::new(on_connected);
+    let lost = std::rc::Rc::clone(&on_connected);
     let on_error = Closure::<dyn Fn(Event)>::new(move |_: Event| {
         if watched.ready_state() == EventSource::CLOSED {
+            lost(true);
             on_refused();
+        } else {
+            lost(false);
         }
     });
     source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    let on_open = Closure::<dyn Fn(Event)>::new(move |_: Event| on_connected(true));
+    source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     Ok(Following {
         source,
         _on_message: on_message,
         _on_error: on_error,
+        _on_open: on_open,
     })
 }

@@ -72,8 +72,10 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
             <TurnFailure turn />
             <p class="turn-note">
                 {move || {
-                    (status.get() == TurnStatus::CutOff)
-                        .then(|| view! { <span class="cut-off" data-testid="cut-off">"Stopped"</span> })
+                    status.track();
+                    turn.state
+                        .with(|s| s.cut_off_note())
+                        .map(|note| view! { <span class="cut-off" data-testid="cut-off">{note}</span> })
                 }}
                 {move || {
                     turn.effort

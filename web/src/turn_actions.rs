@@ -50,9 +50,9 @@ pub fn ReplyActions(turn: TurnView) -> impl IntoView {
     let regenerates = move || {
         portal.is_latest(&turn)
             && turn.settled()
-            && turn.state.with(|s| {
-                s.status != portal_core::TurnStatus::Failed && compact_pill(&s.user_text).is_none()
-            })
+            && turn
+                .state
+                .with(|s| s.retry_reason().is_none() && compact_pill(&s.user_text).is_none())
     };
     move || {
         let copies = answer.get().is_some();

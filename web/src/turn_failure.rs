@@ -3,7 +3,6 @@
 //! stays as it was).
 
 use leptos::prelude::*;
-use portal_core::TurnStatus;
 
 use crate::session;
 use crate::state::portal;
@@ -17,14 +16,8 @@ pub fn TurnFailure(turn: TurnView) -> impl IntoView {
     let portal = portal();
     let failure = Memo::new(move |_| {
         turn.state.with(|s| {
-            match (s.status, &s.end_reason) {
-                (TurnStatus::Failed, reason) => {
-                    Some(reason.clone().unwrap_or_else(|| UNKNOWN.to_string()))
-                }
-                // Cut off by the runtime (the server stopped), not by the person's own Stop.
-                (TurnStatus::CutOff, Some(reason)) => Some(reason.clone()),
-                _ => None,
-            }
+            s.retry_reason()
+                .map(|reason| reason.unwrap_or(UNKNOWN).to_string())
         })
     });
     let retry = move |_| {

@@ -53,6 +53,11 @@ use writer::Writer;
 pub const SHUTDOWN_REASON: &str = "The server stopped for a restart while this reply was being \
                                    written; send the message again.";
 
+/// Why a turn whose server stopped without stopping it (a crash, a killed process, a replica
+/// whose lease ran out) was cut off, as its note and `turn_end` say (rule M10).
+pub const STOPPED_REASON: &str = "The server writing this reply stopped unexpectedly; send the \
+                                  message again.";
+
 /// One run of one turn. See the module documentation.
 pub struct TurnRun {
     setup: RunSetup,

@@ -334,7 +334,8 @@ async fn keep_leases(replica: Arc<Replica>) {
 fn end_change(status: TurnStatus) -> String {
     serde_json::to_string(&LogChange::Push(TurnEvent::TurnEnd {
         status,
-        reason: None,
+        reason: (status == TurnStatus::CutOff)
+            .then(|| portal_core::turn_run::STOPPED_REASON.to_string()),
     }))
     .unwrap_or_default()
 }

@@ -157,3 +157,10 @@ pub(super) fn spender_ids(spender: &Spender) -> (&str, Option<&str>) {
         Spender::Organisation { org_id } => (org_id, None),
     }
 }
+
+/// The note a turn cut off because its server stopped keeps (rule M10): why, in words.
+pub(super) fn stopped_note() -> portal_core::TraceEntry {
+    portal_core::TraceEntry::TurnCutOff {
+        reason: portal_core::turn_run::STOPPED_REASON.to_string(),
+    }
+}

@@ -27,7 +27,7 @@ use statements::Statements;
 use target::Target;
 
 use super::assemble::{Turns, not_found, reading_failed, stored_kind};
-use super::codec::{UsageColumns, attachment_kind, integer, position, to_json};
+use super::codec::{UsageColumns, attachment_kind, integer, position, stopped_note, to_json};
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
@@ -412,6 +412,7 @@ impl Storage for PostgresStorage {
             cut_off.sort_by(|a, b| (&a.conversation, a.turn).cmp(&(&b.conversation, b.turn)));
             for turn in &cut_off {
                 Statements(t).fold_chunks(&turn.conversation, turn.turn)?;
+                Statements(t).insert_trace(&turn.conversation, turn.turn, &stopped_note())?;
             }
             Ok(cut_off)
         })

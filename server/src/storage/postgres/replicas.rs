@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::super::{ConversationId, Result, TurnRef};
 use super::statements::Statements;
 use super::{PostgresStorage, place, turn_number};
+use crate::storage::codec::stopped_note;
 use crate::storage::rules::Statements as _;
 
 /// How long a turn that opened or resumed is left to the replica that is about to run it
@@ -99,6 +100,7 @@ impl PostgresStorage {
             cut_off.sort_by(|a, b| (&a.conversation, a.turn).cmp(&(&b.conversation, b.turn)));
             for at in &cut_off {
                 Statements(t).fold_chunks(&at.conversation, at.turn)?;
+                Statements(t).insert_trace(&at.conversation, at.turn, &stopped_note())?;
                 let (conversation, turn) = (at.conversation.as_str(), i64::from(at.turn));
                 let logged = t
                     .query_one(

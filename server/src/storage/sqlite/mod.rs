@@ -9,7 +9,7 @@ use portal_core::attachment::Attachment;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::assemble::{Turns, not_found, reading_failed, stored_kind};
-use super::codec::{UsageColumns, attachment_kind, parse_json, position, to_json};
+use super::codec::{UsageColumns, attachment_kind, parse_json, position, stopped_note, to_json};
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
@@ -349,6 +349,7 @@ impl Storage for SqliteStorage {
             cut_off.sort_by(|a, b| (&a.conversation, a.turn).cmp(&(&b.conversation, b.turn)));
             for turn in &cut_off {
                 Statements(c).fold_chunks(&turn.conversation, turn.turn)?;
+                Statements(c).insert_trace(&turn.conversation, turn.turn, &stopped_note())?;
             }
             Ok(cut_off)
         })
