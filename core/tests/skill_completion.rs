@@ -24,13 +24,23 @@ fn check(text: &str, expected: &[&str]) {
 
 #[test]
 fn s1_completion_offers_skills_for_a_leading_slug() {
-    check("/|", &["fact-check", "far-east", "itinerary"]);
+    check("/|", &["compact", "fact-check", "far-east", "itinerary"]);
     check("/f|", &["fact-check", "far-east"]);
     check("/fac|", &["fact-check"]);
     check("  /i|", &["itinerary"]);
     check("/fact-check /f|", &["far-east"]);
     check("/fact-check /|", &["far-east", "itinerary"]);
     check("/fact-check\n/it|", &["itinerary"]);
+}
+
+/// Issue 32: `/compact` is found where skills are, as the message's first token only.
+#[test]
+fn c6_completion_offers_the_compact_command_first_as_the_first_token() {
+    check("/c|", &["compact"]);
+    check("  /comp|", &["compact"]);
+    check("/fact-check /c|", &[]);
+    check("/compact|", &["compact"]);
+    check("/compacts|", &[]);
 }
 
 #[test]

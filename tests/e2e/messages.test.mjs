@@ -38,7 +38,28 @@ test('a long address and a two-line message wrap inside the page at 390 and 1280
       const bubble = await page.locator('[data-turn="1"] .message.user').boundingBox();
       assert.ok(bubble.x + bubble.width <= width, `the bubble fits at ${width} px`);
       await page.screenshot({ path: join(shots, `messages-long-address-${width}.png`) });
+      // The header stays at the top however far the conversation scrolls.
+      await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+      await page.waitForFunction(() => window.scrollY > 0);
+      const header = await page.locator('.portal-header').boundingBox();
+      assert.ok(Math.abs(header.y) < 1, `the header is at the top at ${width} px: ${header.y}`);
     }
+  } finally {
+    await close();
+  }
+});
+
+test('"/" offers the /compact command where skills are, also with no skill to offer', async () => {
+  const { page, close } = await openPortal([], { viewport: { width: 1280, height: 800 } });
+  try {
+    await page.getByLabel('Message').click();
+    await page.keyboard.type('/');
+    const option = page.getByRole('listbox', { name: 'Commands and skills' }).getByRole('option');
+    await option.first().waitFor();
+    assert.match(await option.first().innerText(), /^\/compact/);
+    await page.screenshot({ path: join(shots, 'messages-slash-menu.png') });
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getByLabel('Message').inputValue(), '/compact ');
   } finally {
     await close();
   }

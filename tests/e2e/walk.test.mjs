@@ -47,7 +47,7 @@ test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a r
     const message = page.getByLabel('Message');
     await message.click();
     await page.keyboard.type('/fact');
-    const option = page.getByRole('listbox', { name: 'Skills' }).getByRole('option');
+    const option = page.getByRole('listbox', { name: 'Commands and skills' }).getByRole('option');
     await option.first().waitFor();
     assert.equal(await option.count(), 1);
     assert.match(await option.first().innerText(), /\/fact-check/);

@@ -206,7 +206,7 @@ pub fn Composer(
                             })
                             .collect_view();
                         view! {
-                            <ul class="skill-completion" id="skill-completion" role="listbox" aria-label="Skills">
+                            <ul class="skill-completion" id="skill-completion" role="listbox" aria-label="Commands and skills">
                                 {options}
                             </ul>
                         }

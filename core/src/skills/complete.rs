@@ -29,9 +29,15 @@ impl Completion {
     }
 }
 
+/// What the completion says of `/compact`, offered first as the message's first token, so the
+/// command can be found where skills are (rule C6).
+pub const COMPACT_DESCRIPTION: &str =
+    "Summarise the conversation so far to free the model's context; add what to keep after it.";
+
 /// What to offer when the cursor, at byte `cursor` of `text`, ends a token that starts with `/`
-/// among the message's leading slugs. `None` anywhere else, and when nothing matches: a slug
-/// after the message text selects nothing, so nothing is offered there.
+/// among the message's leading slugs: the `/compact` command as the first token, then the
+/// skills. `None` anywhere else, and when nothing matches: a slug after the message text selects
+/// nothing, so nothing is offered there.
 pub fn complete(text: &str, cursor: usize, selectable: &[CatalogueEntry]) -> Option<Completion> {
     let before = text.get(..cursor)?;
     let start = before
@@ -50,10 +56,21 @@ pub fn complete(text: &str, cursor: usize, selectable: &[CatalogueEntry]) -> Opt
             .filter(|s| is_slug(s) && *s != RESERVED_SLUG)?;
         selected.insert(slug);
     }
-    let matches: Vec<CatalogueEntry> = selectable
-        .iter()
-        .filter(|s| s.name.starts_with(typed) && !selected.contains(s.name.as_str()))
-        .cloned()
+    let command =
+        (before[..start].trim().is_empty() && RESERVED_SLUG.starts_with(typed)).then(|| {
+            CatalogueEntry {
+                name: RESERVED_SLUG.to_string(),
+                description: COMPACT_DESCRIPTION.to_string(),
+            }
+        });
+    let matches: Vec<CatalogueEntry> = command
+        .into_iter()
+        .chain(
+            selectable
+                .iter()
+                .filter(|s| s.name.starts_with(typed) && !selected.contains(s.name.as_str()))
+                .cloned(),
+        )
         .collect();
     (!matches.is_empty()).then_some(Completion {
         start,
