@@ -14,6 +14,26 @@ use crate::tool_card::{ApprovalCard, ToolCard};
 use crate::turn_actions::COPIED_FOR;
 use crate::turn_view::{BlockView, TurnView};
 
+/// A thinking block (R2): under a "Thinking" label, closed unless the reader opens it, its text
+/// drawn into it all the same, smaller still and in the faintest ink.
+#[component]
+fn Thinking(block: BlockView, dimmed: Signal<bool>) -> impl IntoView {
+    let slot = NodeRef::<html::Div>::new();
+    Effect::new(move || {
+        if let Some(slot) = slot.get() {
+            block.body.with_value(|body| {
+                let _ = slot.append_child(body);
+            });
+        }
+    });
+    view! {
+        <details class="block thinking" class:dimmed=dimmed class:live=move || !block.settled.get() data-testid="thinking">
+            <summary>{move || if block.settled.get() { "Thinking" } else { "Thinking…" }}</summary>
+            <div class="thinking-body" node_ref=slot aria-hidden=move || (!block.settled.get()).then_some("true")></div>
+        </details>
+    }
+}
+
 /// Block `at` of `turn`, drawn from `block`.
 #[component]
 pub fn BlockSlot(
@@ -44,6 +64,9 @@ pub fn BlockSlot(
         _ => {}
     }
     let slot = NodeRef::<html::Div>::new();
+    if block.kind == BlockKind::Thinking {
+        return view! { <Thinking block dimmed /> }.into_any();
+    }
     Effect::new(move || {
         if let Some(slot) = slot.get() {
             block.body.with_value(|body| {
