@@ -285,7 +285,7 @@ pub fn Composer(
 fn AttachmentChip(chip: Chip, attachments: RwSignal<Vec<Chip>>) -> impl IntoView {
     let note = match &chip.uploaded {
         None => Some("Uploading…".to_string()),
-        Some(attachment) => attachment.progress_note(),
+        Some(attachment) => Some(attachment.progress_note()),
     };
     let key = chip.key;
     let remove = format!("Remove {}", chip.name);
