@@ -130,6 +130,12 @@ test('a dropped picture and a pasted one are attached with thumbnails, sent, and
     });
     await page.locator('[data-turn="1"] .message.user').screenshot({ path: join(shots, 'files-sent.png') });
     await noSeriousViolations(page, 'a sent message with pictures');
+
+    // Taken back to edit, the pictures' chips show thumbnails from the portal.
+    await page.locator('[data-turn="1"]').getByTestId('edit').click();
+    const edited = chips.filter({ hasText: 'heron.png' }).locator('img.thumbnail');
+    assert.match(await edited.getAttribute('src'), /^\/api\/attachments\/att_[0-9a-f]{32}\/content$/);
+    assert.equal(await drawn(edited), true, "the edited chip's thumbnail is drawn");
   } finally {
     await close();
   }

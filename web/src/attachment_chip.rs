@@ -3,7 +3,9 @@
 //! removes it (or dismisses the refusal).
 
 use leptos::prelude::*;
+use portal_core::attachment::Attachment;
 
+use crate::api;
 use crate::attach::{Chip, ChipState};
 use crate::state::portal;
 
@@ -23,9 +25,16 @@ pub fn AttachmentChip(chip: Chip) -> impl IntoView {
             format!("Dismiss the error about {}", chip.name),
         ),
     };
-    let thumbnail = chip.thumbnail.as_ref().filter(|_| !refused).map(
-        |url| view! { <img class="thumbnail" src=url.0.clone() alt="" width="32" height="32" /> },
-    );
+    // The person's own file while it is here; a sent picture taken back to edit, from the portal.
+    let thumbnail = match (&chip.thumbnail, &chip.state) {
+        (_, ChipState::Refused(_)) => None,
+        (Some(url), _) => Some(url.0.clone()),
+        (None, ChipState::Uploaded(Attachment::Picture(picture))) => {
+            Some(api::content_url(&picture.id))
+        }
+        (None, _) => None,
+    }
+    .map(|src| view! { <img class="thumbnail" src=src alt="" width="32" height="32" /> });
     let note = if refused {
         view! { <span class="refusal" role="alert">{note}</span> }.into_any()
     } else {
