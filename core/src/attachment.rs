@@ -113,13 +113,79 @@ impl Attachment {
         matches!(self, Attachment::Document(d) if d.status == ReadingStatus::Reading)
     }
 
-    /// What the composer shows beside the attachment's name: a document's reading progress and
-    /// unreadable pages in the manifest's words (rule A2), nothing for a picture.
-    pub fn progress_note(&self) -> Option<String> {
-        match self {
-            Attachment::Document(doc) => Some(doc.progress_note()),
-            Attachment::Picture(_) => None,
+    /// What the composer shows beside the attachment's name, in words for the person: `Ready`
+    /// once it can be sent as it is, `Reading… page 3 of 12` while a document is read, and what
+    /// stopped or failed reading and which pages could not be read (rule A2's facts).
+    pub fn progress_note(&self) -> String {
+        let Attachment::Document(doc) = self else {
+            return "Ready".to_string();
+        };
+        let (read, total) = (doc.pages_read, doc.pages_total);
+        let mut note = match (doc.status, total) {
+            (ReadingStatus::Reading, 0) => "Reading…".to_string(),
+            (ReadingStatus::Reading, _) => {
+                format!(
+                    "Reading… page {} of {total}",
+                    read.saturating_add(1).min(total)
+                )
+            }
+            (ReadingStatus::Finished, _) if read < total || doc.stopped_by.is_some() => {
+                format!("Ready; {}", progress(doc))
+            }
+            (ReadingStatus::Finished, _) => "Ready".to_string(),
+            (ReadingStatus::Failed, 0) => "Could not be read".to_string(),
+            (ReadingStatus::Failed, _) => {
+                format!("Could not be read after {read} of {total} pages")
+            }
+        };
+        if !doc.unreadable_pages.is_empty() {
+            note.push_str("; unreadable pages: ");
+            note.push_str(&page_ranges(&doc.unreadable_pages));
         }
+        note
+    }
+}
+
+/// Why a file was not attached, naming it: the server's refusals name the file already; any
+/// other reason (the connection, a signed-out session) is said of the file `filename`.
+pub fn upload_refusal(filename: &str, reason: &str) -> String {
+    if reason.contains(filename) {
+        let mut sentence = reason.to_string();
+        if let Some(first) = sentence.get(..1) {
+            let upper = first.to_uppercase();
+            sentence.replace_range(..1, &upper);
+        }
+        sentence
+    } else {
+        format!("“{filename}” was not attached: {reason}")
+    }
+}
+
+/// A size in bytes as people write it: `512 bytes`, `1.5 KB`, `25.3 MB`, `20 MB`, counted in
+/// 1,024s as file managers do, with one decimal unless it is zero.
+pub fn file_size(bytes: u64) -> String {
+    if bytes == 1 {
+        return "1 byte".to_string();
+    }
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut unit = 0;
+    let mut scaled = bytes as f64 / 1024.0;
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    while scaled >= 1024.0 && unit + 1 < UNITS.len() {
+        scaled /= 1024.0;
+        unit += 1;
+    }
+    let mut tenths = (scaled * 10.0).round() as u64;
+    if tenths >= 10_240 && unit + 1 < UNITS.len() {
+        tenths = 10;
+        unit += 1;
+    }
+    if tenths.is_multiple_of(10) {
+        format!("{} {}", tenths / 10, UNITS[unit])
+    } else {
+        format!("{}.{} {}", tenths / 10, tenths % 10, UNITS[unit])
     }
 }
 
@@ -173,7 +239,7 @@ pub struct PictureRef {
 pub enum AttachmentError {
     /// Rule A5: a picture needs a model that can see.
     #[error(
-        "the model `{model}` cannot see pictures, and `{filename}` is a picture; remove the picture or choose a model that can see"
+        "the model “{model}” cannot see pictures, and “{filename}” is a picture; remove the picture or choose a model that can see"
     )]
     PictureNeedsVision { model: String, filename: String },
 }
@@ -305,8 +371,8 @@ pub enum DocumentBody {
 }
 
 impl Document {
-    /// The reading progress and unreadable pages, as the manifest (rule A2) and the composer say
-    /// them: `Reading: in progress, 2 of 5 pages read; unreadable pages: 2`.
+    /// The reading progress and unreadable pages, as the manifest says them to the model (rule
+    /// A2): `Reading: in progress, 2 of 5 pages read; unreadable pages: 2`.
     pub fn progress_note(&self) -> String {
         let mut note = format!("Reading: {}", progress(self));
         if !self.unreadable_pages.is_empty() {

@@ -5,7 +5,7 @@ mod prompt_support;
 use portal_core::TurnStatus;
 use portal_core::attachment::{
     Attachment, AttachmentConfig, AttachmentError, Document, DocumentBody, ReadingLimit,
-    ReadingStatus, check_can_see, document_entry, reduced_size,
+    ReadingStatus, check_can_see, document_entry, file_size, reduced_size, upload_refusal,
 };
 use portal_core::memory::{CompactionHint, MemoryConfig, rebuild};
 use portal_core::model::PictureLimit;
@@ -79,7 +79,7 @@ fn a2_a_document_appears_as_its_manifest() {
 }
 
 #[test]
-fn a2_the_composer_shows_a_documents_progress_in_the_manifests_words() {
+fn a2_the_composer_shows_a_documents_progress_in_words() {
     let reading = Attachment::Document(Document {
         id: "doc_8".into(),
         filename: "survey.pdf".into(),
@@ -95,16 +95,12 @@ fn a2_the_composer_shows_a_documents_progress_in_the_manifests_words() {
     assert_eq!(reading.filename(), "survey.pdf");
     assert!(reading.is_reading());
     assert_eq!(
-        reading.progress_note().as_deref(),
-        Some("Reading: in progress, 2 of 5 pages read; unreadable pages: 2")
+        reading.progress_note(),
+        "Reading… page 3 of 5; unreadable pages: 2"
     );
     let finished = document("notes", 10);
     assert!(!finished.is_reading());
-    assert!(
-        finished
-            .progress_note()
-            .is_some_and(|n| n.starts_with("Reading: finished"))
-    );
+    assert_eq!(finished.progress_note(), "Ready");
     let stopped = Attachment::Document(Document {
         id: "doc_9".into(),
         filename: "huge.pdf".into(),
@@ -118,50 +114,47 @@ fn a2_the_composer_shows_a_documents_progress_in_the_manifests_words() {
         text: None,
     });
     assert_eq!(
-        stopped.progress_note().as_deref(),
-        Some("Reading: stopped at the reading limit, 2000 of 100000 pages read"),
+        stopped.progress_note(),
+        "Ready; stopped at the reading limit, 2000 of 100000 pages read",
         "a document the host stopped reading says so"
     );
     let photo = picture("photo", 10, 10);
-    assert_eq!(photo.progress_note(), None);
+    assert_eq!(photo.progress_note(), "Ready");
     assert!(!photo.is_reading());
 }
 
 #[test]
 fn a2_a_document_stopped_by_a_limit_names_the_limit_in_its_progress() {
-    let stopped = |limit, pages_read, pages_total| {
-        Attachment::Document(Document {
-            id: "doc_9".into(),
-            filename: "bomb.pdf".into(),
-            media_type: "application/pdf".into(),
-            status: ReadingStatus::Finished,
-            pages_read,
-            pages_total,
-            stopped_by: Some(limit),
-            unreadable_pages: Vec::new(),
-            headings: Vec::new(),
-            text: None,
-        })
-        .progress_note()
+    let stopped = |limit, pages_read, pages_total| Document {
+        id: "doc_9".into(),
+        filename: "bomb.pdf".into(),
+        media_type: "application/pdf".into(),
+        status: ReadingStatus::Finished,
+        pages_read,
+        pages_total,
+        stopped_by: Some(limit),
+        unreadable_pages: Vec::new(),
+        headings: Vec::new(),
+        text: None,
     };
     let cases = [
         (
             ReadingLimit::Pages,
             2000,
             100_000,
-            "Reading: stopped at the page limit, 2000 of 100000 pages read",
+            "stopped at the page limit, 2000 of 100000 pages read",
         ),
         (
             ReadingLimit::Time,
             7,
             9,
-            "Reading: stopped at the time limit, 7 of 9 pages read",
+            "stopped at the time limit, 7 of 9 pages read",
         ),
         (
             ReadingLimit::Memory,
             0,
             1,
-            "Reading: stopped at the memory limit, 0 of 1 pages read",
+            "stopped at the memory limit, 0 of 1 pages read",
         ),
         // The last page's text passed the limit after it was read: every page was read but not
         // all of its text kept.
@@ -169,17 +162,27 @@ fn a2_a_document_stopped_by_a_limit_names_the_limit_in_its_progress() {
             ReadingLimit::Memory,
             3,
             3,
-            "Reading: stopped at the memory limit, 3 of 3 pages read",
+            "stopped at the memory limit, 3 of 3 pages read",
         ),
         (
             ReadingLimit::Memory,
             0,
             0,
-            "Reading: stopped at the memory limit before any page was read",
+            "stopped at the memory limit before any page was read",
         ),
     ];
     for (limit, read, total, note) in cases {
-        assert_eq!(stopped(limit, read, total).as_deref(), Some(note));
+        let document = stopped(limit, read, total);
+        assert_eq!(
+            document.progress_note(),
+            format!("Reading: {note}"),
+            "the manifest"
+        );
+        assert_eq!(
+            Attachment::Document(document).progress_note(),
+            format!("Ready; {note}"),
+            "the composer"
+        );
     }
 }
 
@@ -253,7 +256,7 @@ fn a5_a_picture_needs_a_model_that_can_see() {
         refused
             .unwrap_err()
             .to_string()
-            .contains("`blind-model` cannot see pictures")
+            .contains("“blind-model” cannot see pictures")
     );
     assert_eq!(check_can_see(&[document("d", 5)], &blind_model()), Ok(()));
     assert_eq!(check_can_see(&[picture("cat", 10, 10)], &model()), Ok(()));
@@ -396,4 +399,71 @@ fn a3_documents_bring_their_tools_into_the_prompt() {
     .prompt;
     let names: Vec<&str> = prompt.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["read_document", "search_attachments"]);
+}
+
+#[test]
+fn the_composer_says_where_reading_has_got_in_words() {
+    let mut doc = Document {
+        id: "doc_1".into(),
+        filename: "survey.pdf".into(),
+        media_type: "application/pdf".into(),
+        status: ReadingStatus::Reading,
+        pages_read: 0,
+        pages_total: 0,
+        stopped_by: None,
+        unreadable_pages: Vec::new(),
+        headings: Vec::new(),
+        text: None,
+    };
+    let note = |doc: &Document| Attachment::Document(doc.clone()).progress_note();
+    assert_eq!(note(&doc), "Reading…");
+    (doc.pages_read, doc.pages_total) = (2, 12);
+    assert_eq!(note(&doc), "Reading… page 3 of 12");
+    doc.pages_read = 12;
+    assert_eq!(note(&doc), "Reading… page 12 of 12");
+    doc.status = ReadingStatus::Finished;
+    assert_eq!(note(&doc), "Ready", "never \"Reading: finished\"");
+    (doc.pages_read, doc.pages_total) = (0, 0);
+    assert_eq!(note(&doc), "Ready", "a text file has no pages");
+    doc.status = ReadingStatus::Failed;
+    assert_eq!(note(&doc), "Could not be read");
+    (doc.pages_read, doc.pages_total) = (4, 9);
+    doc.unreadable_pages = vec![3, 2];
+    assert_eq!(
+        note(&doc),
+        "Could not be read after 4 of 9 pages; unreadable pages: 2–3"
+    );
+}
+
+#[test]
+fn sizes_are_written_as_people_write_them() {
+    assert_eq!(file_size(0), "0 bytes");
+    assert_eq!(file_size(1), "1 byte");
+    assert_eq!(file_size(1023), "1023 bytes");
+    assert_eq!(file_size(1024), "1 KB");
+    assert_eq!(file_size(1536), "1.5 KB");
+    assert_eq!(file_size(20 * 1024 * 1024), "20 MB");
+    assert_eq!(file_size(26_529_000), "25.3 MB");
+    assert_eq!(
+        file_size(1024 * 1024 - 1),
+        "1 MB",
+        "rounding up carries to the next unit"
+    );
+    assert_eq!(file_size(3 * 1024 * 1024 * 1024), "3 GB");
+}
+
+#[test]
+fn a_refusal_names_its_file_once() {
+    assert_eq!(
+        upload_refusal("a.exe", "“a.exe” is not a kind of file the portal reads"),
+        "“a.exe” is not a kind of file the portal reads"
+    );
+    assert_eq!(
+        upload_refusal("a.txt", "you have 4 uploads in flight; send “a.txt” again"),
+        "You have 4 uploads in flight; send “a.txt” again"
+    );
+    assert_eq!(
+        upload_refusal("a.txt", "the portal cannot be reached"),
+        "“a.txt” was not attached: the portal cannot be reached"
+    );
 }

@@ -415,10 +415,8 @@ async fn a_pdf_of_100000_pages_is_read_to_its_page_limit_and_says_so() {
         (Limits::DEFAULT.uploads.pdf_pages, 100_000)
     );
     assert_eq!(
-        Attachment::Document(document.clone())
-            .progress_note()
-            .as_deref(),
-        Some("Reading: stopped at the page limit, 2000 of 100000 pages read")
+        Attachment::Document(document.clone()).progress_note(),
+        "Ready; stopped at the page limit, 2000 of 100000 pages read"
     );
     let text = document.text.expect("the pages read have text");
     assert_eq!(text.matches("A page of a very long document").count(), 2000);
@@ -456,11 +454,9 @@ async fn a_pdf_read_past_its_time_limit_stops_there_and_says_so() {
         "{} pages read",
         document.pages_read
     );
-    let note = Attachment::Document(document.clone())
-        .progress_note()
-        .expect("note");
+    let note = Attachment::Document(document.clone()).progress_note();
     assert!(
-        note.starts_with("Reading: stopped at the time limit,"),
+        note.starts_with("Ready; stopped at the time limit,"),
         "{note}"
     );
     // Parsing (about 1 s in a debug build) and the 1 s of reading: measured about 2 s.
@@ -484,8 +480,8 @@ async fn an_upload_past_the_users_quota_is_refused_with_413() {
     assert_eq!(status, 413, "{body}");
     assert_eq!(
         error(&body),
-        "storing 600000 more bytes would bring the uploads you keep to more than your quota of \
-         1000000 bytes (600000 bytes are stored already); send a smaller file, or ask an \
+        "“second.txt” is 585.9 KB, and storing it would bring the uploads you keep past your \
+         quota of 976.6 KB (585.9 KB are stored already); send a smaller file, or ask an \
          administrator to raise the quota"
     );
     let (status, body) = upload(&server, "third.txt", text(400_000)).await;
@@ -530,7 +526,7 @@ async fn a_users_fifth_upload_in_flight_is_refused_with_429_before_its_body_is_r
         error(&refused),
         format!(
             "you have {limit} uploads in flight, the most one user may have at once; wait for \
-             one to finish, then send this file again"
+             one to finish, then send “fifth.txt” again"
         )
     );
     // Their bodies end: they are stored and give their places back.

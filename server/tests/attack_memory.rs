@@ -97,8 +97,8 @@ async fn text_bomb_pdfs_inflating_to_256_and_32_mib_stop_at_the_memory_limit() {
         );
         assert_eq!(document.stopped_by, Some(ReadingLimit::Memory));
         assert_eq!(
-            Attachment::Document(document).progress_note().as_deref(),
-            Some("Reading: stopped at the memory limit, 0 of 1 pages read")
+            Attachment::Document(document).progress_note(),
+            "Ready; stopped at the memory limit, 0 of 1 pages read"
         );
         // The reader stops at the 4 MiB stream limit, before the content is parsed: the issue
         // measured +1 GB for the 32 MiB one and 160 MB a second, without end, for the 256 MiB
@@ -129,8 +129,8 @@ async fn a_reader_past_its_memory_ends_alone_and_the_document_says_so() {
     assert_eq!(document.status, ReadingStatus::Finished);
     assert_eq!(document.stopped_by, Some(ReadingLimit::Memory));
     assert_eq!(
-        Attachment::Document(document).progress_note().as_deref(),
-        Some("Reading: stopped at the memory limit before any page was read")
+        Attachment::Document(document).progress_note(),
+        "Ready; stopped at the memory limit before any page was read"
     );
     eprintln!("a reader capped at 64 MiB: the server's peak rose {growth:.1} MiB");
     assert!(growth < 64.0, "the peak rose {growth:.1} MiB");

@@ -576,3 +576,84 @@ fn tiny_pdf() -> Vec<u8> {
     doc.save_to(&mut out).expect("pdf");
     out
 }
+
+#[tokio::test]
+async fn an_attachments_bytes_go_back_to_its_owner_only_and_only_a_raster_picture_opens_inline() {
+    let server = start().await;
+    let content = |id: &str, token: &str| {
+        server
+            .request(
+                reqwest::Method::GET,
+                &format!("/api/attachments/{id}/content"),
+                token,
+            )
+            .send()
+    };
+    let header = |response: &reqwest::Response, name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    let picture = png(3, 2);
+    let (status, uploaded) = server.upload(ALICE, "plan é.png", picture.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{uploaded}");
+    let id = uploaded["id"].as_str().expect("id");
+    let response = content(id, ALICE).await.expect("answered");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(header(&response, "content-type"), "image/png");
+    assert_eq!(header(&response, "x-content-type-options"), "nosniff");
+    assert_eq!(
+        header(&response, "content-disposition"),
+        "inline; filename*=UTF-8''plan%20%C3%A9.png"
+    );
+    assert_eq!(response.bytes().await.expect("bytes").as_ref(), picture);
+
+    for token in [BOB, CAROL] {
+        let response = content(id, token).await.expect("answered");
+        assert_eq!(
+            response.status(),
+            StatusCode::NOT_FOUND,
+            "another user's attachment, as its metadata"
+        );
+    }
+
+    // Pages that would run as the portal's own were they shown: stored as text, served only as
+    // downloads of plain text.
+    let hostile = [
+        (
+            "page.html",
+            "<!doctype html><script>alert(document.cookie)</script>",
+        ),
+        (
+            "drawing.svg",
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(1)\"><rect width=\"9\" height=\"9\"/></svg>",
+        ),
+    ];
+    for (name, text) in hostile {
+        let (status, uploaded) = server.upload(ALICE, name, text.as_bytes().to_vec()).await;
+        assert_eq!(status, StatusCode::CREATED, "{uploaded}");
+        let id = uploaded["id"].as_str().expect("id");
+        let response = content(id, ALICE).await.expect("answered");
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            header(&response, "content-type"),
+            "text/plain; charset=utf-8",
+            "{name}"
+        );
+        assert_eq!(header(&response, "x-content-type-options"), "nosniff");
+        assert_eq!(
+            header(&response, "content-disposition"),
+            format!("attachment; filename*=UTF-8''{name}")
+        );
+        assert_eq!(response.text().await.expect("text"), text);
+    }
+
+    let response = content("att_00000000000000000000000000000000", ALICE)
+        .await
+        .expect("answered");
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}

@@ -57,19 +57,22 @@ test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a r
     assert.equal(await option.count(), 0, 'the completion closes once accepted');
     await page.keyboard.type('is the heron count right?');
 
-    // A refused upload says why in the composer's alert and leaves the draft and no chip.
+    // A refused upload says why on its chip, as an alert, and leaves the draft; the person
+    // dismisses it.
     await page.getByTestId('attach').setInputFiles(unknown);
-    const alert = page.getByRole('alert');
-    await alert.waitFor();
-    assert.match(await alert.innerText(), /`archive\.bin` is not a kind of file the portal reads/);
+    const refusal = page.locator('.attachment-chip.refused [role="alert"]');
+    await refusal.waitFor();
+    assert.match(await refusal.innerText(), /“archive\.bin” is not a kind of file the portal reads/);
+    await page.getByRole('button', { name: 'Dismiss the error about archive.bin' }).click();
     assert.equal(await page.getByTestId('attachment-chip').count(), 0);
+    const alert = page.getByRole('alert');
     assert.equal(await message.inputValue(), '/fact-check is the heron count right?');
 
     // A2: the document's chip shows its name and reading progress once uploaded.
     await page.getByTestId('attach').setInputFiles(notes);
     const chip = page.locator('[data-testid="attachment-chip"][data-uploaded="true"]');
     await chip.waitFor();
-    assert.match(await chip.innerText(), /field-notes\.md\s*Reading: finished/);
+    assert.match(await chip.innerText(), /field-notes\.md\s*Ready/);
     await page.screenshot({ path: join(shots, 'walk-attachment-chip.png') });
 
     // A5: a picture for the agent's model, which cannot see, refuses the message; the draft and
@@ -78,7 +81,7 @@ test('s1_a2_e2_l_walk an agent, a skill, a document, an approval, a stop and a r
     await page.locator('[data-testid="attachment-chip"][data-uploaded="true"]').nth(1).waitFor();
     await message.press('Enter');
     await alert.filter({ hasText: 'cannot see' }).waitFor();
-    assert.match(await alert.innerText(), /the model `[^`]+` cannot see pictures, and `dot\.png` is a picture/);
+    assert.match(await alert.innerText(), /the model “[^”]+” cannot see pictures, and “dot\.png” is a picture/);
     assert.equal(await page.locator('.turn').count(), 0, 'nothing is recorded');
     assert.equal(await message.inputValue(), '/fact-check is the heron count right?');
     assert.equal(await page.getByTestId('attachment-chip').count(), 2);

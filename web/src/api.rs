@@ -224,6 +224,14 @@ pub async fn attachment(id: &str) -> Result<Attachment, Error> {
     call("GET", &format!("/api/attachments/{id}"), None).await
 }
 
+/// Where an attachment's stored bytes are served: a picture opens, anything else downloads.
+pub fn content_url(id: &str) -> String {
+    format!(
+        "/api/attachments/{}/content",
+        String::from(js_sys::encode_uri_component(id))
+    )
+}
+
 /// A stored conversation's transcript.
 pub async fn transcript(conversation: &str) -> Result<portal_core::Transcript, Error> {
     call("GET", &format!("/api/conversations/{conversation}"), None).await

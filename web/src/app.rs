@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::composer::Composer;
+use crate::drop_zone::{DropTarget, DropZone};
 use crate::greeting::Greeting;
 use crate::header::Header;
 use crate::route::Route;
@@ -101,8 +102,16 @@ fn Shell() -> impl IntoView {
     });
     on_cleanup(move || keys.remove());
     crate::tabs::listen(portal);
+    let zone = DropZone::new();
     view! {
-        <div class="shell">
+        <div
+            class="shell"
+            on:dragenter=move |ev| zone.enter(&ev)
+            on:dragover=move |ev| zone.over(&ev)
+            on:dragleave=move |ev| zone.leave(&ev)
+            on:drop=move |ev| zone.drop(portal, &ev)
+        >
+            <DropTarget zone />
             <Sidebar />
             <main class="portal">
                 <Header />
@@ -160,8 +169,6 @@ fn Conversation() -> impl IntoView {
                 effort=portal.effort
                 default_effort=Signal::derive(move || portal.shown_agent().map(|a| a.effort))
                 skills=portal.skills
-                attachments=portal.attachments
-                on_problem=Callback::new(move |error| portal.report(error))
                 running=Signal::derive(move || portal.running() || portal.sending.get())
                 on_send=Callback::new(move |()| session::send(portal))
             />

@@ -1,58 +1,19 @@
 //! The composer: the message box with its `/skill` completion (core's `skills::complete`), the
-//! attachments uploaded for the message, the effort override, and the send button. Enter sends
+//! attachments uploaded for the message (chosen with Attach or pasted into the message box), the
+//! effort override, and the send button. Enter sends
 //! (Shift+Enter makes a new line), except while an input method is composing a character, whose
 //! Enter confirms the character.
 
-use std::cell::Cell;
-
 use leptos::html;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
-use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
 use portal_core::skills::{CatalogueEntry, complete};
 use wasm_bindgen::JsCast;
 
-use crate::api;
-use crate::wait::sleep;
+use crate::attach::{attach, files_of};
+use crate::attachment_chip::AttachmentChip;
+use crate::state::portal;
 use crate::waiting::Waiting;
-
-/// How long to wait before asking again how far a document's reading has got.
-const PROGRESS_POLL_MS: i32 = 1000;
-
-/// A file attached to the draft: uploading while `uploaded` is `None`, then the server's
-/// attachment with its reading progress.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chip {
-    /// Tells chips of files with the same name apart.
-    pub key: u32,
-    pub name: String,
-    pub uploaded: Option<Attachment>,
-}
-
-impl Chip {
-    /// A chip for a file already uploaded (a sent message's, taken back to edit).
-    pub fn attached(attachment: Attachment) -> Self {
-        Chip {
-            key: next_key(),
-            name: attachment.filename().to_string(),
-            uploaded: Some(attachment),
-        }
-    }
-}
-
-thread_local! {
-    static NEXT_KEY: Cell<u32> = const { Cell::new(0) };
-}
-
-/// A key no other chip of this page has.
-fn next_key() -> u32 {
-    NEXT_KEY.with(|next| {
-        let key = next.get();
-        next.set(key.wrapping_add(1));
-        key
-    })
-}
 
 /// The composer. `on_send` is called when the person sends the draft.
 #[component]
@@ -64,14 +25,12 @@ pub fn Composer(
     default_effort: Signal<Option<Effort>>,
     /// The skills the person can select, for the completion.
     skills: Signal<Vec<CatalogueEntry>>,
-    /// The files attached to the draft, sent with it.
-    attachments: RwSignal<Vec<Chip>>,
-    /// Called when an upload is refused, to say why.
-    on_problem: Callback<api::Error>,
     running: Signal<bool>,
     on_send: Callback<()>,
 ) -> impl IntoView {
     let textarea = NodeRef::<html::Textarea>::new();
+    let portal = portal();
+    let attachments = portal.attachments;
     let on_files = move |ev: leptos::ev::Event| {
         let Some(input) = ev
             .target()
@@ -79,30 +38,17 @@ pub fn Composer(
         else {
             return;
         };
-        let Some(files) = input.files() else {
-            return;
-        };
-        let mut chosen = Vec::new();
-        for file in (0..files.length()).filter_map(|i| files.item(i)) {
-            let key = next_key();
-            attachments.update(|a| {
-                a.push(Chip {
-                    key,
-                    name: file.name(),
-                    uploaded: None,
-                })
-            });
-            chosen.push((file, key));
-        }
-        // One upload at a time, so a handful of files never meets the server's limit on a
-        // user's uploads in flight; each chip shows "Uploading…" until its turn has come.
-        spawn_local(async move {
-            for (file, key) in chosen {
-                upload(file, key, attachments, on_problem).await;
-            }
-        });
+        attach(portal, files_of(input.files()));
         // The same file can be chosen again after it was removed.
         input.set_value("");
+    };
+    // Files pasted go the Attach button's way; pasted text is left to the message box.
+    let on_paste = move |ev: web_sys::ClipboardEvent| {
+        let files = files_of(ev.clipboard_data().and_then(|data| data.files()));
+        if !files.is_empty() {
+            ev.prevent_default();
+            attach(portal, files);
+        }
     };
     // The cursor as a byte offset into the draft, as core counts.
     let cursor = RwSignal::new(0usize);
@@ -220,7 +166,7 @@ pub fn Composer(
                             <ul class="attachment-chips" aria-label="Attachments">
                                 {chips
                                     .into_iter()
-                                    .map(|chip| view! { <AttachmentChip chip attachments /> })
+                                    .map(|chip| view! { <AttachmentChip chip /> })
                                     .collect_view()}
                             </ul>
                         }
@@ -242,6 +188,7 @@ pub fn Composer(
                 on:keyup=move |_| read_cursor()
                 on:click=move |_| read_cursor()
                 on:keydown=on_keydown
+                on:paste=on_paste
             ></textarea>
             <Waiting />
             <label class="attach" title="Attach files">
@@ -277,91 +224,6 @@ pub fn Composer(
                 "Send"
             </button>
         </form>
-    }
-}
-
-/// One attached file: its name, a document's reading progress, and a button removing it.
-#[component]
-fn AttachmentChip(chip: Chip, attachments: RwSignal<Vec<Chip>>) -> impl IntoView {
-    let note = match &chip.uploaded {
-        None => Some("Uploading…".to_string()),
-        Some(attachment) => attachment.progress_note(),
-    };
-    let key = chip.key;
-    let remove = format!("Remove {}", chip.name);
-    view! {
-        <li class="attachment-chip" data-testid="attachment-chip" data-uploaded=chip.uploaded.is_some().to_string()>
-            <span class="name">{chip.name}</span>
-            {note.map(|n| view! { <span class="progress">{n}</span> })}
-            <button
-                type="button"
-                class="remove"
-                aria-label=remove
-                on:click=move |_| attachments.update(|a| a.retain(|c| c.key != key))
-            >
-                "×"
-            </button>
-        </li>
-    }
-}
-
-/// Uploads `file` for chip `key`, then follows a document's reading until it ends, while the chip
-/// is still attached. A refused upload drops the chip and says why through `on_problem`.
-async fn upload(
-    file: web_sys::File,
-    key: u32,
-    attachments: RwSignal<Vec<Chip>>,
-    on_problem: Callback<api::Error>,
-) {
-    if attachments.with_untracked(|a| a.iter().any(|c| c.key == key)) {
-        let answer = api::upload(&file).await;
-        if let Some(id) = show(answer, key, attachments, on_problem) {
-            spawn_local(follow_reading(id, key, attachments, on_problem));
-        }
-    }
-}
-
-/// Asks how far a document's reading has got until it is read, showing it on its chip.
-async fn follow_reading(
-    id: String,
-    key: u32,
-    attachments: RwSignal<Vec<Chip>>,
-    on_problem: Callback<api::Error>,
-) {
-    loop {
-        sleep(PROGRESS_POLL_MS).await;
-        if show(api::attachment(&id).await, key, attachments, on_problem).is_none() {
-            return;
-        }
-    }
-}
-
-/// Shows an upload's answer on chip `key`, or drops the chip and says why; the attachment's id
-/// while a document is still being read.
-fn show(
-    answer: Result<Attachment, api::Error>,
-    key: u32,
-    attachments: RwSignal<Vec<Chip>>,
-    on_problem: Callback<api::Error>,
-) -> Option<String> {
-    if !attachments.with_untracked(|a| a.iter().any(|c| c.key == key)) {
-        return None;
-    }
-    match answer {
-        Err(error) => {
-            attachments.update(|a| a.retain(|c| c.key != key));
-            on_problem.run(error);
-            None
-        }
-        Ok(attachment) => {
-            let reading = attachment.is_reading().then(|| attachment.id().to_string());
-            attachments.update(|a| {
-                if let Some(chip) = a.iter_mut().find(|c| c.key == key) {
-                    chip.uploaded = Some(attachment);
-                }
-            });
-            reading
-        }
     }
 }
 

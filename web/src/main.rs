@@ -6,6 +6,8 @@
 mod activity;
 mod api;
 mod app;
+mod attach;
+mod attachment_chip;
 mod bench;
 mod block;
 mod compaction;
@@ -15,6 +17,7 @@ mod conversation_link;
 mod conversation_list;
 mod delete_dialog;
 mod drafts;
+mod drop_zone;
 mod greeting;
 mod header;
 mod live;

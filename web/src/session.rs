@@ -153,7 +153,7 @@ pub fn send(portal: Portal) {
         return;
     }
     let chips = portal.attachments.get_untracked();
-    if chips.iter().any(|c| c.uploaded.is_none()) {
+    if chips.iter().any(|c| c.is_uploading()) {
         portal.problem.set(Some(
             "a file is still uploading; send once it shows as attached".to_string(),
         ));
@@ -163,7 +163,7 @@ pub fn send(portal: Portal) {
         text: text.clone(),
         effort: portal.effort.get_untracked(),
         agent: portal.shown_agent(),
-        attachments: chips.into_iter().filter_map(|c| c.uploaded).collect(),
+        attachments: chips.iter().filter_map(|c| c.uploaded().cloned()).collect(),
     };
     dispatch(portal, message, move || {
         // What the person typed after pressing Enter, while the message was on its way, stays.

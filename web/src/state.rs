@@ -9,7 +9,7 @@ use portal_core::skills::CatalogueEntry;
 use portal_core::usage::ConversationUsage;
 
 use crate::api;
-use crate::composer::Chip;
+use crate::attach::Chip;
 use crate::conversation_list::ConversationList;
 use crate::scroll::Follow;
 use crate::stream::Following;

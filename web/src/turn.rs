@@ -4,10 +4,12 @@
 
 use leptos::prelude::*;
 use portal_core::TurnStatus;
+use portal_core::attachment::Attachment;
 use portal_core::compaction::compact_pill;
 use portal_core::display::has_answer;
 
 use crate::activity::TurnActivity;
+use crate::api;
 use crate::block::BlockSlot;
 use crate::compaction::CompactPill;
 use crate::controls::TurnControls;
@@ -93,14 +95,28 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
     }
 }
 
-/// The names of the files the user's message carries.
+/// The files the user's message carries, each a link that opens a picture or downloads anything
+/// else, a picture with its thumbnail.
 #[component]
 fn AttachmentNames(turn: TurnView) -> impl IntoView {
     turn.attachments.with_value(|files| {
         (!files.is_empty()).then(|| {
             let names = files
                 .iter()
-                .map(|file| view! { <li data-testid="attachment-name">{file.filename().to_string()}</li> })
+                .map(|file| {
+                    let address = api::content_url(file.id());
+                    let thumbnail = matches!(file, Attachment::Picture(_)).then(|| {
+                        view! { <img class="thumbnail" src=address.clone() alt="" width="48" height="48" /> }
+                    });
+                    view! {
+                        <li data-testid="attachment-name">
+                            <a href=address.clone() target="_blank" rel="noopener">
+                                {thumbnail}
+                                <span class="name">{file.filename().to_string()}</span>
+                            </a>
+                        </li>
+                    }
+                })
                 .collect_view();
             view! { <ul class="attachments" aria-label="Attachments">{names}</ul> }
         })

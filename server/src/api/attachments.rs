@@ -1,6 +1,8 @@
 //! Attachments: `POST /api/attachments?filename=<name>` uploads one (the body is the file's
 //! bytes; its kind is sniffed from them, rule A1), `GET /api/attachments/{id}` reads its
-//! metadata, with a document's reading progress (rule A2).
+//! metadata, with a document's reading progress (rule A2), and `GET
+//! /api/attachments/{id}/content` serves its stored bytes to its owner: a raster picture inline,
+//! everything else as a download (docs/security.md, "Attachments served back").
 //!
 //! An upload holds one of its user's places for uploads in flight from before its body is read
 //! until it is stored and, for a PDF, read; a picture waits for one of the server's decode
@@ -11,22 +13,22 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequestParts, Path, Query, State};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::StreamExt;
-use portal_core::attachment::Attachment;
+use portal_core::attachment::{Attachment, file_size};
 use serde::Deserialize;
 
 use crate::attachments::{
-    UploadError, UploadFailed, check_declared_size, clean_filename, read_stored, sniff,
-    store_upload,
+    UploadConfig, UploadError, UploadFailed, check_declared_size, clean_filename, read_stored,
+    sniff, store_upload,
 };
 use crate::identity::Caller;
 use crate::limits::Held;
-use crate::storage::Owner;
+use crate::storage::{Owner, StorageError};
 
 use super::{ApiError, AppState, owner_of};
 
@@ -37,6 +39,7 @@ pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route(UPLOADS, post(upload))
         .route("/api/attachments/{id}", get(show))
+        .route("/api/attachments/{id}/content", get(content))
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,7 +77,7 @@ impl FromRequestParts<AppState> for Upload {
                 ApiError(
                     e.status(),
                     format!(
-                        "the query is not an upload's ({}); send `?filename=<name>` or nothing",
+                        "the query is not an upload's ({}); send ?filename=<name> or nothing",
                         e.body_text()
                     ),
                 )
@@ -98,8 +101,9 @@ impl FromRequestParts<AppState> for Upload {
                 StatusCode::TOO_MANY_REQUESTS,
                 format!(
                     "you have {} uploads in flight, the most one user may have at once; wait \
-                     for one to finish, then send this file again",
-                    state.gates.uploads.limit()
+                     for one to finish, then send “{}” again",
+                    state.gates.uploads.limit(),
+                    clean_filename(&filename, &state.limits.uploads)
                 ),
             )
             .into_response()
@@ -123,7 +127,7 @@ async fn upload(
     body: Body,
 ) -> Result<(StatusCode, Json<Attachment>), ApiError> {
     let config = state.limits.uploads.clone();
-    let body = receive(body, upload.length, config.max_bytes).await?;
+    let body = receive(body, upload.length, &upload.filename, &config).await?;
     let Upload {
         caller,
         filename,
@@ -158,6 +162,7 @@ async fn upload(
     let storage = Arc::clone(state.turns.storage().blocking());
     let quota = state.limits.upload_quota_bytes;
     let checking = config.clone();
+    let shown_name = clean_filename(&filename, &config);
     let stored = tokio::task::spawn_blocking(move || {
         let stored = store_upload(storage.as_ref(), &owner, &filename, &body, &checking, quota);
         drop(decoding);
@@ -176,6 +181,17 @@ async fn upload(
             };
             ApiError(status, error.to_string())
         }
+        UploadFailed::Storage(StorageError::QuotaExceeded { used, size, quota }) => ApiError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "“{shown_name}” is {}, and storing it would bring the uploads you keep past your \
+                 quota of {} ({} are stored already); send a smaller file, or ask an \
+                 administrator to raise the quota",
+                file_size(size),
+                file_size(quota),
+                file_size(used)
+            ),
+        ),
         UploadFailed::Storage(error) => error.into(),
         UploadFailed::Id(_) => ApiError(StatusCode::SERVICE_UNAVAILABLE, failed.to_string()),
     })?;
@@ -206,20 +222,34 @@ async fn upload(
     Ok((StatusCode::CREATED, Json(stored)))
 }
 
-/// The uploaded file, refused past `limit` bytes. It is received into one buffer of the length
-/// the request declares (within the limit), so a file takes its size in memory once, not the
-/// twice that gathering its pieces and joining them would take.
-async fn receive(body: Body, length: Option<usize>, limit: usize) -> Result<Bytes, ApiError> {
-    let too_large = || {
-        ApiError(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the file is more than the {limit} bytes an attachment may be; send a smaller file"
+/// The uploaded file, refused past the largest upload. It is received into one buffer of the
+/// length the request declares (within the limit), so a file takes its size in memory once, not
+/// the twice that gathering its pieces and joining them would take.
+async fn receive(
+    body: Body,
+    length: Option<usize>,
+    filename: &str,
+    config: &UploadConfig,
+) -> Result<Bytes, ApiError> {
+    let limit = config.max_bytes;
+    let too_large = |size: Option<usize>| {
+        let filename = clean_filename(filename, config);
+        let message = match size {
+            Some(size) => UploadError::TooLarge {
+                filename,
+                size,
+                limit,
+            }
+            .to_string(),
+            None => format!(
+                "“{filename}” is more than {}, the most a file may be; send a smaller file",
+                file_size(limit as u64)
             ),
-        )
+        };
+        ApiError(StatusCode::PAYLOAD_TOO_LARGE, message)
     };
-    if length.is_some_and(|length| length > limit) {
-        return Err(too_large());
+    if let Some(length) = length.filter(|&length| length > limit) {
+        return Err(too_large(Some(length)));
     }
     let mut file = Vec::with_capacity(length.unwrap_or(0));
     let mut pieces = body.into_data_stream();
@@ -231,7 +261,7 @@ async fn receive(body: Body, length: Option<usize>, limit: usize) -> Result<Byte
             )
         })?;
         if file.len() + piece.len() > limit {
-            return Err(too_large());
+            return Err(too_large(None));
         }
         file.extend_from_slice(&piece);
     }
@@ -250,4 +280,84 @@ async fn show(
             .attachment(&owner_of(&caller), &id)
             .await?,
     ))
+}
+
+/// The stored bytes of one of the caller's attachments, with the media type sniffed at upload
+/// and `nosniff`. Only a raster picture opens in the page (`inline`); anything else, text that
+/// may be HTML or SVG included, is a download, so no uploaded file ever runs as the portal's own
+/// page (stored XSS).
+async fn content(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let (attachment, bytes) = state
+        .turns
+        .storage()
+        .attachment_content(&owner_of(&caller), &id)
+        .await?;
+    let (media_type, shown) = match &attachment {
+        Attachment::Picture(picture) if is_raster(&picture.media_type) => {
+            (picture.media_type.as_str(), "inline")
+        }
+        Attachment::Picture(_) => ("application/octet-stream", "attachment"),
+        Attachment::Document(document) => (served_type(&document.media_type), "attachment"),
+    };
+    let disposition = format!(
+        "{shown}; filename*=UTF-8''{}",
+        percent_encoded(attachment.filename())
+    );
+    Ok((
+        [
+            (header::CONTENT_TYPE, media_type.to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+        ],
+        bytes,
+    )
+        .into_response())
+}
+
+/// Whether a picture's media type is one a browser only draws, never runs.
+fn is_raster(media_type: &str) -> bool {
+    matches!(
+        media_type,
+        "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+    )
+}
+
+/// The type a document is served with: its sniffed text types as plain UTF-8 text, a PDF as
+/// itself, anything else as bytes.
+fn served_type(media_type: &str) -> &'static str {
+    match media_type {
+        "text/plain" | "text/markdown" => "text/plain; charset=utf-8",
+        "application/pdf" => "application/pdf",
+        _ => "application/octet-stream",
+    }
+}
+
+/// A file name as RFC 8187 writes it in `filename*`: every byte but letters, digits and
+/// `!#$&+-.^_`|~` percent-encoded.
+fn percent_encoded(filename: &str) -> String {
+    filename
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'!'
+            | b'#'
+            | b'$'
+            | b'&'
+            | b'+'
+            | b'-'
+            | b'.'
+            | b'^'
+            | b'_'
+            | b'`'
+            | b'|'
+            | b'~' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

@@ -13,7 +13,7 @@ mod sniff;
 mod tools;
 mod upload;
 
-use portal_core::attachment::{Attachment, Document};
+use portal_core::attachment::{Attachment, Document, file_size};
 use portal_core::title::shown_name;
 use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
@@ -124,13 +124,16 @@ impl Default for UploadConfig {
     }
 }
 
-/// Why an upload was refused. Nothing is stored when one of these comes back.
+/// Why an upload was refused, naming the file and its size in the units people use. Nothing is
+/// stored when one of these comes back.
 #[derive(Debug, Error)]
 pub enum UploadError {
-    #[error("`{filename}` is empty; choose a file with something in it")]
+    #[error("“{filename}” is empty; choose a file with something in it")]
     Empty { filename: String },
     #[error(
-        "`{filename}` is {size} bytes, more than the {limit} bytes an attachment may be; send a smaller file"
+        "“{filename}” is {}, and the most a file may be is {}; send a smaller file",
+        file_size(*size as u64),
+        file_size(*limit as u64)
     )]
     TooLarge {
         filename: String,
@@ -138,10 +141,10 @@ pub enum UploadError {
         limit: usize,
     },
     #[error(
-        "`{filename}` is not a kind of file the portal reads; attach plain text, markdown, PDF, or a PNG, JPEG, GIF or WebP picture"
+        "“{filename}” is not a kind of file the portal reads; attach plain text, markdown, PDF, or a PNG, JPEG, GIF or WebP picture"
     )]
     Unsupported { filename: String },
-    #[error("`{filename}`: {source}")]
+    #[error("“{filename}” was refused: {source}")]
     Picture {
         filename: String,
         #[source]

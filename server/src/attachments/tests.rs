@@ -264,7 +264,7 @@ fn a_picture_past_the_pixel_budget_is_refused_from_its_header_before_decoding() 
     let error = accept("p", "big.png", &png(11, 10), &budget).expect_err("110 pixels");
     assert_eq!(
         error.to_string(),
-        "`big.png`: the picture is 11 × 10 pixels (110 in all), past the limit of 100 pixels a \
+        "“big.png” was refused: the picture is 11 × 10 pixels (110 in all), past the limit of 100 pixels a \
          picture may have; send a smaller picture"
     );
     // A header declaring 8000 × 8000 pixels over a few bytes of data: were it decoded, the
@@ -686,8 +686,8 @@ fn a2_a_pdf_is_read_up_to_its_page_limit_and_its_progress_says_so() {
     assert_eq!((doc.pages_read, doc.pages_total), (2, 3));
     assert_eq!(doc.text.as_deref(), Some("Page one\n\nPage two"));
     assert_eq!(
-        Attachment::Document(doc).progress_note().as_deref(),
-        Some("Reading: stopped at the page limit, 2 of 3 pages read")
+        Attachment::Document(doc).progress_note(),
+        "Ready; stopped at the page limit, 2 of 3 pages read"
     );
 
     let no_time = PdfLimits {
@@ -702,8 +702,8 @@ fn a2_a_pdf_is_read_up_to_its_page_limit_and_its_progress_says_so() {
     );
     assert_eq!(doc.text, None);
     assert_eq!(
-        Attachment::Document(doc).progress_note().as_deref(),
-        Some("Reading: stopped at the time limit, 0 of 3 pages read")
+        Attachment::Document(doc).progress_note(),
+        "Ready; stopped at the time limit, 0 of 3 pages read"
     );
 }
 

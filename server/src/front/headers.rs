@@ -60,7 +60,8 @@ fn content_security_policy(script_digests: &[String]) -> String {
         "style-src 'self'".into(),
         "style-src-attr 'unsafe-inline'".into(),
         "connect-src 'self'".into(),
-        "img-src 'self'".into(),
+        // The composer's thumbnails are the person's own files, drawn from `blob:` addresses.
+        "img-src 'self' blob:".into(),
         "font-src 'self'".into(),
         "manifest-src 'self'".into(),
         "base-uri 'none'".into(),

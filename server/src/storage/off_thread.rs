@@ -326,6 +326,21 @@ impl AsyncStorage {
             .await
     }
 
+    /// One of `owner`'s attachments with its uploaded bytes; anyone else's is not found.
+    pub async fn attachment_content(
+        &self,
+        owner: &Owner,
+        attachment_id: &str,
+    ) -> Result<(Attachment, Vec<u8>)> {
+        let (owner, attachment_id) = (owner.clone(), attachment_id.to_string());
+        self.run(Lane::Read, move |s| {
+            let attachment = s.attachment(&owner, &attachment_id)?;
+            let bytes = s.attachment_bytes(&owner.org_id, &attachment_id)?;
+            Ok((attachment, bytes))
+        })
+        .await
+    }
+
     /// See [`Storage::create_session`].
     pub async fn create_session(&self, session: StoredSession) -> Result<()> {
         self.run(Lane::Write, move |s| s.create_session(&session))
