@@ -282,7 +282,6 @@ pub struct ConversationUsage {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnUsage {
     pub turn: u32,
-    #[serde(flatten)]
     pub tally: Tally,
 }
 

@@ -3,7 +3,6 @@
 //! conversation, draw the new turn and follow it.
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{BroadcastChannel, MessageEvent};
@@ -13,25 +12,13 @@ use crate::{conversation_list, session};
 
 const CHANNEL: &str = "portal-turns";
 
-/// A turn opened in a tab.
-#[derive(Debug, Serialize, Deserialize)]
-struct Opened {
-    conversation: String,
-    turn: u32,
-}
-
-/// Tells the other tabs that turn `turn` of `conversation` opened here.
+/// Tells the other tabs that turn `turn` of `conversation` opened here, as `TURN CONVERSATION`
+/// (a conversation id holds no space).
 pub fn announce(conversation: &str, turn: u32) {
     let Ok(channel) = BroadcastChannel::new(CHANNEL) else {
         return;
     };
-    let opened = Opened {
-        conversation: conversation.to_string(),
-        turn,
-    };
-    if let Ok(text) = serde_json::to_string(&opened) {
-        let _ = channel.post_message(&text.into());
-    }
+    let _ = channel.post_message(&format!("{turn} {conversation}").into());
     channel.close();
 }
 
@@ -41,19 +28,21 @@ pub fn listen(portal: Portal) {
         return;
     };
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |message: MessageEvent| {
-        let Some(opened) = message
-            .data()
-            .as_string()
-            .and_then(|text| serde_json::from_str::<Opened>(&text).ok())
+        let Some(text) = message.data().as_string() else {
+            return;
+        };
+        let Some((turn, conversation)) = text
+            .split_once(' ')
+            .and_then(|(turn, conversation)| Some((turn.parse::<u32>().ok()?, conversation)))
         else {
             return;
         };
         conversation_list::refresh(portal);
-        let shows = portal.conversation.get_untracked().as_deref() == Some(&opened.conversation);
+        let shows = portal.conversation.get_untracked().as_deref() == Some(conversation);
         let known = portal
             .turns
             .with_untracked(|turns| turns.last().map_or(0, |t| t.index));
-        if shows && opened.turn > known {
+        if shows && turn > known {
             session::catch_up(portal);
         }
     });

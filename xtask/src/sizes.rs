@@ -90,8 +90,9 @@ fn kb(bytes: u64) -> String {
 /// the app to 357 KB; Leptos' erased components (`.cargo/config.toml`), no resources, one request
 /// function for every answer type and no float printing brought it back to 297 KB. Asking again
 /// after a 503 while a server restarts and the reason under a cut-off turn (rolling deploys)
-/// took it from 383.8 to 385.6 KB: 4 KB more.
-const WEB_APP_BUDGET: u64 = (300 + 84 + 4) * 1024;
+/// took it from 383.8 to 385.6 KB: 4 KB more. Usage under each reply (issue 29) and the page a
+/// person trusts (issue 32) took it to 410.0 KB: 28 KB more (docs/decisions.md, "Size budgets").
+const WEB_APP_BUDGET: u64 = (300 + 84 + 28) * 1024;
 
 /// Checks the web app in `dist/` (Trunk's release build): its wasm and every JavaScript file.
 pub fn web_app_budget() -> anyhow::Result<()> {
