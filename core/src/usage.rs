@@ -68,6 +68,15 @@ impl Tokens {
         }
     }
 
+    /// Adds another call's or set of calls' tokens; estimated when either was.
+    pub fn add(&mut self, other: &Tokens) {
+        self.input = self.input.saturating_add(other.input);
+        self.cached_input = self.cached_input.saturating_add(other.cached_input);
+        self.output = self.output.saturating_add(other.output);
+        self.reasoning = self.reasoning.saturating_add(other.reasoning);
+        self.estimated |= other.estimated;
+    }
+
     /// Input and output together: what a quota in tokens counts.
     pub fn total(&self) -> u64 {
         self.input.saturating_add(self.output)
@@ -199,18 +208,27 @@ impl Tally {
     /// Adds one call.
     pub fn add(&mut self, usage: &Usage) {
         self.calls += 1;
-        let (sum, call) = (&mut self.tokens, &usage.tokens);
-        sum.input = sum.input.saturating_add(call.input);
-        sum.cached_input = sum.cached_input.saturating_add(call.cached_input);
-        sum.output = sum.output.saturating_add(call.output);
-        sum.reasoning = sum.reasoning.saturating_add(call.reasoning);
-        sum.estimated |= call.estimated;
+        self.tokens.add(&usage.tokens);
         match usage.cost() {
-            Some(cost) => match self.costs.iter_mut().find(|c| c.currency == cost.currency) {
-                Some(total) => total.nanos = total.nanos.saturating_add(cost.nanos),
-                None => self.costs.push(cost),
-            },
+            Some(cost) => self.add_cost(&cost),
             None => self.unpriced_calls += 1,
+        }
+    }
+
+    /// Adds what another set of calls spent.
+    pub fn merge(&mut self, other: &Tally) {
+        self.calls = self.calls.saturating_add(other.calls);
+        self.tokens.add(&other.tokens);
+        for cost in &other.costs {
+            self.add_cost(cost);
+        }
+        self.unpriced_calls = self.unpriced_calls.saturating_add(other.unpriced_calls);
+    }
+
+    fn add_cost(&mut self, cost: &Cost) {
+        match self.costs.iter_mut().find(|c| c.currency == cost.currency) {
+            Some(total) => total.nanos = total.nanos.saturating_add(cost.nanos),
+            None => self.costs.push(cost.clone()),
         }
     }
 

@@ -44,20 +44,8 @@ enum Command {
         /// shows automatic compaction after a few long messages. Ignored with --models.
         #[arg(long)]
         demo_window: Option<u64>,
-        /// Folder holding the conversations (SQLite); created when missing. The same as
-        /// `--database sqlite://FOLDER`.
-        #[arg(long, default_value = portal_server::storage::DEFAULT_DATA_DIR)]
-        data: PathBuf,
-        /// The database holding the conversations: `sqlite://FOLDER` (what --data gives) or
-        /// `postgres://USER@HOST:PORT/DATABASE`, with `?sslmode=verify-full&sslrootcert=CA.pem`
-        /// for TLS (docs/deploy.md). Its password comes from PORTAL_DATABASE_PASSWORD or
-        /// --database-password-file; one in the URL works, with a warning, as `ps` shows it.
-        #[arg(long, value_name = "URL", conflicts_with = "data")]
-        database: Option<portal_server::storage::Location>,
-        /// A file holding the PostgreSQL password (a newline at its end is left out), for a
-        /// --database URL without one; readable by its owner alone (chmod 600), else a warning.
-        #[arg(long, value_name = "PATH")]
-        database_password_file: Option<PathBuf>,
+        #[command(flatten)]
+        store: Store,
         /// TOML file listing the models to offer (see docs/models.md); the demo model alone when
         /// left out.
         #[arg(long)]
@@ -162,21 +150,50 @@ enum Command {
     },
 }
 
+/// Where the conversations are kept, as `portal serve` and `portal usage` take it.
+#[derive(Debug, clap::Args)]
+struct Store {
+    /// Folder holding the conversations (SQLite); `portal serve` creates it when missing. The
+    /// same as `--database sqlite://FOLDER`.
+    #[arg(long, default_value = portal_server::storage::DEFAULT_DATA_DIR)]
+    data: PathBuf,
+    /// The database holding the conversations: `sqlite://FOLDER` (what --data gives) or
+    /// `postgres://USER@HOST:PORT/DATABASE`, with `?sslmode=verify-full&sslrootcert=CA.pem`
+    /// for TLS (docs/deploy.md). Its password comes from PORTAL_DATABASE_PASSWORD or
+    /// --database-password-file; one in the URL works, with a warning, as `ps` shows it.
+    #[arg(long, value_name = "URL", conflicts_with = "data")]
+    database: Option<portal_server::storage::Location>,
+    /// A file holding the PostgreSQL password (a newline at its end is left out), for a
+    /// --database URL without one; readable by its owner alone (chmod 600), else a warning.
+    #[arg(long, value_name = "PATH")]
+    database_password_file: Option<PathBuf>,
+}
+
+impl Store {
+    /// The database, with its password where one is given apart, saying on standard error what
+    /// about the password should change.
+    fn location(self) -> anyhow::Result<portal_server::storage::Location> {
+        let (database, warnings) = self
+            .database
+            .unwrap_or(portal_server::storage::Location::Sqlite(self.data))
+            .with_password(&portal_server::storage::PasswordSources {
+                file: self.database_password_file,
+                environment: std::env::var(portal_server::storage::PASSWORD_VARIABLE).ok(),
+            })?;
+        for warning in warnings {
+            eprintln!("Warning: {warning}");
+        }
+        Ok(database)
+    }
+}
+
 #[derive(Debug, clap::Args)]
 struct UsageArgs {
     /// The configuration directory (docs/identity.md): --org and --user are checked against it.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The server's data folder (SQLite). The same as `--database sqlite://FOLDER`.
-    #[arg(long, default_value = portal_server::storage::DEFAULT_DATA_DIR)]
-    data: PathBuf,
-    /// The server's database: `sqlite://FOLDER` or `postgres://USER@HOST:PORT/DATABASE`, as
-    /// `portal serve --database` takes it.
-    #[arg(long, value_name = "URL", conflicts_with = "data")]
-    database: Option<portal_server::storage::Location>,
-    /// A file holding the PostgreSQL password, as for `portal serve`.
-    #[arg(long, value_name = "PATH")]
-    database_password_file: Option<PathBuf>,
+    #[command(flatten)]
+    store: Store,
     /// Only this organisation's usage; every organisation's when left out.
     #[arg(long, value_name = "ORG")]
     org: Option<String>,
@@ -297,9 +314,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             dist,
             demo_pace,
             demo_window,
-            data,
-            database,
-            database_password_file,
+            store,
             models,
             config,
             limits,
@@ -348,15 +363,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             {
                 eprintln!("Warning: {warning}");
             }
-            let (database, warnings) = database
-                .unwrap_or(portal_server::storage::Location::Sqlite(data))
-                .with_password(&portal_server::storage::PasswordSources {
-                    file: database_password_file,
-                    environment: std::env::var(portal_server::storage::PASSWORD_VARIABLE).ok(),
-                })?;
-            for warning in warnings {
-                eprintln!("Warning: {warning}");
-            }
+            let database = store.location()?;
             let config = portal_server::Config {
                 dist,
                 database,
@@ -494,16 +501,7 @@ fn usage(args: UsageArgs) -> anyhow::Result<()> {
             }
         }
     }
-    let (database, warnings) = args
-        .database
-        .unwrap_or(Location::Sqlite(args.data))
-        .with_password(&portal_server::storage::PasswordSources {
-            file: args.database_password_file,
-            environment: std::env::var(portal_server::storage::PASSWORD_VARIABLE).ok(),
-        })?;
-    for warning in warnings {
-        eprintln!("Warning: {warning}");
-    }
+    let database = args.store.location()?;
     let storage: Box<dyn Storage> = match &database {
         Location::Sqlite(dir) => {
             let file = dir.join(portal_server::storage::DATABASE_FILE);

@@ -66,21 +66,7 @@ pub struct UsageLine {
 impl UsageLine {
     /// Adds what another set of calls spent.
     pub fn absorb(&mut self, spent: &Tally, estimated_calls: u64) {
-        let sum = &mut self.spent;
-        sum.calls = sum.calls.saturating_add(spent.calls);
-        let (to, from) = (&mut sum.tokens, &spent.tokens);
-        to.input = to.input.saturating_add(from.input);
-        to.cached_input = to.cached_input.saturating_add(from.cached_input);
-        to.output = to.output.saturating_add(from.output);
-        to.reasoning = to.reasoning.saturating_add(from.reasoning);
-        to.estimated |= from.estimated;
-        for cost in &spent.costs {
-            match sum.costs.iter_mut().find(|c| c.currency == cost.currency) {
-                Some(total) => total.nanos = total.nanos.saturating_add(cost.nanos),
-                None => sum.costs.push(cost.clone()),
-            }
-        }
-        sum.unpriced_calls = sum.unpriced_calls.saturating_add(spent.unpriced_calls);
+        self.spent.merge(spent);
         self.estimated_calls = self.estimated_calls.saturating_add(estimated_calls);
     }
 }
