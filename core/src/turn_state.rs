@@ -31,6 +31,9 @@ pub struct TurnState {
     pub blocks: Vec<BlockState>,
     /// Every message of the turn met so far with its role, by position.
     pub messages: Vec<Role>,
+    /// The person's answers to the turn's questions: its user messages after the one that opened
+    /// it, in order.
+    pub answers: Vec<PersonAnswer>,
     /// How many compactions failed in this turn: each was dropped with nothing committed (C5).
     pub failed_compactions: usize,
     /// Why the turn failed or the runtime cut it off, once it has (its `turn_end`'s reason).
@@ -56,9 +59,27 @@ impl PartialEq for TurnState {
             && self.user_text == other.user_text
             && self.blocks == other.blocks
             && self.messages == other.messages
+            && self.answers == other.answers
             && self.failed_compactions == other.failed_compactions
             && self.end_reason == other.end_reason
             && self.replayed_compaction == other.replayed_compaction
+    }
+}
+
+/// The person's answer to a question of the turn: the user message at `message`, its text.
+#[derive(Debug, Clone)]
+pub struct PersonAnswer {
+    pub message: usize,
+    pub text: String,
+    /// How many bytes of `text` the turn's events have brought (below `text.len()` only while a
+    /// turn read from storage is followed again from its start).
+    streamed: usize,
+}
+
+/// Two answers are equal when they say the same at the same place, however their text came.
+impl PartialEq for PersonAnswer {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message && self.text == other.text
     }
 }
 
@@ -125,6 +146,7 @@ impl TurnState {
             user_text: user_text.into(),
             blocks: Vec::new(),
             messages: vec![Role::User],
+            answers: Vec::new(),
             failed_compactions: 0,
             end_reason: None,
             replayed_compaction: None,
@@ -156,6 +178,13 @@ impl TurnState {
             .count();
         for (m, message) in turn.messages.iter().enumerate() {
             if message.role == Role::User {
+                if m > 0 {
+                    state.answers.push(PersonAnswer {
+                        message: m,
+                        text: user_text_of(message),
+                        streamed: 0,
+                    });
+                }
                 continue;
             }
             for (b, block) in message.blocks.iter().enumerate() {
@@ -208,6 +237,13 @@ impl TurnState {
                     return Change::Nothing;
                 }
                 if self.is_user(*message) {
+                    if *message > 0 && !self.answers.iter().any(|a| a.message == *message) {
+                        self.answers.push(PersonAnswer {
+                            message: *message,
+                            text: String::new(),
+                            streamed: 0,
+                        });
+                    }
                     return Change::Nothing;
                 }
                 let mut started = BlockState::new(*message, *block, *kind);
@@ -220,6 +256,19 @@ impl TurnState {
                 Change::Started {
                     at: self.blocks.len() - 1,
                 }
+            }
+            TurnEvent::Delta { message, text, .. } if self.is_user(*message) => {
+                if let Some(answer) = self.answers.iter_mut().find(|a| a.message == *message) {
+                    // What a turn read from storage brings again is already there.
+                    let known = answer.text.len().saturating_sub(answer.streamed);
+                    answer.streamed += text.len();
+                    let mut new = known.min(text.len());
+                    while !text.is_char_boundary(new) {
+                        new -= 1;
+                    }
+                    answer.text.push_str(&text[new..]);
+                }
+                Change::Nothing
             }
             TurnEvent::Delta {
                 message,
@@ -448,6 +497,19 @@ impl TurnState {
             self.failed_compactions += 1;
         }
     }
+}
+
+/// The text of a person's message: its text blocks, one after another.
+fn user_text_of(message: &crate::transcript::Message) -> String {
+    message
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 impl BlockState {

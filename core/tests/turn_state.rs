@@ -613,3 +613,61 @@ fn a_turn_the_server_cut_off_reads_interrupted_and_offers_retry() {
     assert_eq!(failed.retry_reason(), Some(None));
     assert_eq!(ended(TurnStatus::Completed, None).retry_reason(), None);
 }
+
+// Issue 32: the person's answer to a question is part of the turn as drawn, from storage or
+// from the events, once however often the events are read again.
+#[test]
+fn the_persons_answers_are_drawn_from_storage_and_events_once() {
+    let mut checked = 0;
+    // The server writes an answer into the turn that asked: turn 1 of the clarification fixture
+    // with its answer and the reply after it.
+    let (_, asked_turn) = stored_turns()
+        .into_iter()
+        .find(|(name, _)| name == "valid-clarification-then-answer")
+        .expect("the fixture");
+    let mut answered = asked_turn.clone();
+    answered.status = TurnStatus::Completed;
+    answered.messages.push(portal_core::Message::new(
+        portal_core::Role::User,
+        vec![Block::text("The one by the lake")],
+    ));
+    answered.messages.push(portal_core::Message::new(
+        portal_core::Role::Assistant,
+        vec![Block::text("Booked the lake hotel.")],
+    ));
+    let turns = stored_turns()
+        .into_iter()
+        .chain([("answered in its turn".to_string(), answered)]);
+    for (name, turn) in turns {
+        let stored = TurnState::stored(&turn);
+        let asked: Vec<String> = turn
+            .messages
+            .iter()
+            .skip(1)
+            .filter(|m| m.role == portal_core::Role::User)
+            .map(|m| {
+                m.blocks
+                    .iter()
+                    .filter_map(|b| match b {
+                        Block::Text { text } => Some(text.clone()),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            })
+            .collect();
+        let drawn: Vec<String> = stored.answers.iter().map(|a| a.text.clone()).collect();
+        assert_eq!(drawn, asked, "{name}");
+        let mut streamed = TurnState::opened(turn.index, stored.user_text.clone());
+        let mut again = TurnState::stored(&turn);
+        for event in events_of(&turn) {
+            streamed.apply(&event);
+            again.apply(&event);
+        }
+        let texts = |s: &TurnState| s.answers.iter().map(|a| a.text.clone()).collect::<Vec<_>>();
+        assert_eq!(texts(&streamed), asked, "{name}: from the events");
+        assert_eq!(texts(&again), asked, "{name}: read again, nothing twice");
+        checked += usize::from(!asked.is_empty());
+    }
+    assert!(checked >= 1, "no turn with an answer was checked");
+}

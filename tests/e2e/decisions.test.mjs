@@ -110,6 +110,14 @@ for (const [what, message] of [
       const started = Date.now() - clicked;
       await page.locator('[data-turn="1"][data-turn-status="completed"]').waitFor({ timeout: 30000 });
       assert.deepEqual(sent, what === 'approve' ? { decision: 1, answer: 0 } : { decision: 0, answer: 1 });
+      if (what === 'answer') {
+        // The answer is the person's own message under the question, also after a reload.
+        const answer = page.locator('[data-turn="1"] [data-testid="person-answer"]');
+        assert.equal(await answer.innerText(), 'The Latin ones');
+        await page.reload();
+        await page.locator('[data-turn="1"][data-turn-status="completed"]').waitFor();
+        assert.equal(await answer.innerText(), 'The Latin ones');
+      }
       assert.equal(await page.locator('.problem').count(), 0, 'no refusal was shown');
       await page.screenshot({ path: join(shots, `decisions-reopened-${what}.png`) });
       console.log(`reopened ${what}: the reply started ${started} ms after the click`);

@@ -85,6 +85,9 @@ pub fn BlockSlot(
         let dimmed = if dimmed.get() { " dimmed" } else { "" };
         format!("block {role}{live}{dimmed}")
     };
+    let answer = (block.kind == BlockKind::ClarificationRequest).then(|| {
+        view! { <PersonAnswer turn at /> }
+    });
     view! {
         <div
             class=class
@@ -92,8 +95,34 @@ pub fn BlockSlot(
             aria-hidden=move || (!block.settled.get()).then_some("true")
             on:click=copy_code
         ></div>
+        {answer}
     }
     .into_any()
+}
+
+/// The person's answer to the question at block `at`, drawn as their message under it once it
+/// is part of the turn.
+#[component]
+fn PersonAnswer(turn: TurnView, at: usize) -> impl IntoView {
+    let text = Memo::new(move |_| {
+        turn.state.with(|s| {
+            let asked = s.blocks.get(at)?.message;
+            s.answers
+                .iter()
+                .find(|a| a.message > asked)
+                .filter(|a| !a.text.is_empty())
+                .map(|a| a.text.clone())
+        })
+    });
+    move || {
+        text.get().map(|text| {
+            view! {
+                <div class="message user answer" data-testid="person-answer">
+                    <p dir="auto">{text}</p>
+                </div>
+            }
+        })
+    }
 }
 
 /// A code block's Copy button copies its code (the markdown is drawn outside Leptos, so its
