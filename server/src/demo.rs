@@ -304,14 +304,18 @@ fn latest_user_text(prompt: &Prompt) -> String {
         .iter()
         .find(|e| e.layer == Layer::NewMessage && e.role == Role::User)
         .or_else(|| prompt.entries.iter().rfind(|e| e.role == Role::User));
-    // A replayed summary is merged into the new message's entry (rule M11); it is not what the
-    // person just wrote.
+    // A replayed summary is merged into the new message's entry (rule M11), and an attached
+    // document's manifest and text follow the message; neither is what the person just wrote.
     user.map(|entry| {
         entry
             .parts
             .iter()
             .filter_map(|p| match p {
-                Part::Text { text } if !text.contains(SUMMARY_NOTE) => Some(text.as_str()),
+                Part::Text { text }
+                    if !text.contains(SUMMARY_NOTE) && !text.starts_with("<document ") =>
+                {
+                    Some(text.as_str())
+                }
                 _ => None,
             })
             .collect::<Vec<_>>()
@@ -695,6 +699,23 @@ mod tests {
             !script
                 .iter()
                 .any(|(_, e)| matches!(e, ModelEvent::ToolCallStart { .. }))
+        );
+    }
+
+    /// Issue 32: the demo's reply named the document's manifest (`“<document id=…”`).
+    #[test]
+    fn an_attached_documents_manifest_is_not_taken_for_the_message() {
+        let mut with_file = prompt("Summarise this", &[], None);
+        with_file.entries[0].parts.push(Part::Text {
+            text: "<document id=\"att_1\" name=\"notes.md\" type=\"text/markdown\">\nReady\n</document>"
+                .into(),
+        });
+        assert_eq!(latest_user_text(&with_file), "Summarise this");
+        let script = demo(0.0).script(&with_file).expect("an answer");
+        assert!(
+            !text_of(&script).contains("<document"),
+            "{}",
+            text_of(&script)
         );
     }
 

@@ -96,6 +96,7 @@ pub fn Meter(meter: ContextMeter) -> impl IntoView {
             title=label
             data-testid="context-meter"
         >
+            <span class="meter-name" aria-hidden="true">"Context"</span>
             <span class="track">
                 <span class="fill" style=format!("width: {}%", meter.used_percent)></span>
                 <span class="line" style=format!("left: {}%", meter.threshold_percent)></span>

@@ -200,6 +200,7 @@ pub fn Composer(
             </label>
             <select
                 class="effort"
+                title="How hard the model thinks before it answers, for this message: low answers soonest, high thinks longest. The agent's own level is the first."
                 aria-label="Effort"
                 on:change=move |ev| effort.set(parse_effort(&event_target_value(&ev)))
             >
