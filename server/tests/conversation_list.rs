@@ -366,8 +366,32 @@ fn cursors_that_were_not_handed_out_are_not_read() {
     }
 }
 
+/// Issue 32: search leaves accents out on both sides, so "café" finds a reply whose "café" is
+/// written with a combining accent, "cafe" finds "Café", and "résumé" finds "RESUME".
+fn search_leaves_accents_out(db: &Database) {
+    let storage = db.open();
+    conversation(
+        &*storage,
+        &alice(),
+        "Café plans",
+        "Meet at the cafe\u{301} at nine",
+    );
+    conversation(&*storage, &alice(), "Jobs", "Send the RESUME by Friday");
+    for (text, found) in [
+        ("café", vec!["Café plans"]),
+        ("cafe", vec!["Café plans"]),
+        ("CAFÉ AT", vec!["Café plans"]),
+        ("résumé", vec!["Jobs"]),
+        ("cafè", vec!["Café plans"]),
+    ] {
+        check(&*storage, search(text), &found, false);
+    }
+    check(&*storage, search("caff"), &[], false);
+}
+
 on_every_database!(
     pages_run_newest_activity_first_and_search_finds_titles_and_message_text,
     search_reads_escaped_text_as_written_and_folds_every_script,
+    search_leaves_accents_out,
     only_the_owner_renames_or_deletes_and_deleting_takes_turns_and_unshared_attachments,
 );

@@ -164,3 +164,14 @@ pub(super) fn stopped_note() -> portal_core::TraceEntry {
         reason: portal_core::turn_run::STOPPED_REASON.to_string(),
     }
 }
+
+/// Text with its accents taken off, as search compares it (issue 32: "café" finds "cafe", and a
+/// "café" written with a combining accent): decomposed (NFD), without the combining diacritical
+/// marks (U+0300 to U+036F) that Latin, Greek and Cyrillic letters take. PostgreSQL's search
+/// does the same in SQL (`postgres::conversations`).
+pub(super) fn without_accents(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    text.nfd()
+        .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
+        .collect()
+}

@@ -6,6 +6,7 @@ use super::connection::Tx;
 use postgres::types::ToSql;
 
 use super::super::assemble::{self, SummaryRow, not_found, summary};
+use super::super::codec::without_accents;
 use super::super::{
     ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
 };
@@ -15,9 +16,13 @@ const SUMMARY: &str = "c.id, c.title, c.created_at, c.last_activity,
     (SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.turn DESC LIMIT 1)";
 
 /// Text as search compares it: in Unicode lowercase whatever the database's locale, so that
-/// "Über" finds "über" (as in SQLite, which folds with Rust's `to_lowercase`).
+/// "Über" finds "über" (as in SQLite, which folds with Rust's `to_lowercase`), without its
+/// accents (decomposed, the combining diacritical marks taken off, as `codec::without_accents`
+/// does), so that "café" finds "cafe" and a "café" written with a combining accent.
 fn folded(column: &str) -> String {
-    format!("lower(({column}) COLLATE \"und-x-icu\")")
+    format!(
+        "lower(regexp_replace(normalize(({column}), NFD), '[\\u0300-\\u036f]', '', 'g') COLLATE \"und-x-icu\")"
+    )
 }
 
 pub(super) fn page(
@@ -40,7 +45,10 @@ pub(super) fn page(
             params.len()
         ));
     }
-    let search = query.search.as_deref().map(str::to_lowercase);
+    let search = query
+        .search
+        .as_deref()
+        .map(|text| without_accents(&text.to_lowercase()));
     if let Some(search) = &search {
         params.push(search);
         let n = params.len();

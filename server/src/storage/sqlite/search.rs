@@ -7,6 +7,8 @@
 use std::borrow::Cow;
 
 use rusqlite::Connection;
+
+use crate::storage::codec::without_accents;
 use rusqlite::functions::{Context, FunctionFlags};
 use serde::Deserialize;
 
@@ -188,10 +190,11 @@ impl Search {
     }
 }
 
-/// Text in lowercase, as search compares it: Unicode's lowercase, with the final sigma as sigma
-/// (the same wherever a piece ends, so "ΟΔΟΣ" finds "οδος" and "οδοσ").
+/// Text as search compares it ([`without_accents`] of Unicode's lowercase), with the final sigma
+/// as sigma (the same wherever a piece ends, so "ΟΔΟΣ" finds "οδος" and "οδοσ"). Each character
+/// folds on its own, so a piece folds the same wherever it was cut.
 fn fold(text: &str) -> String {
-    let folded = text.to_lowercase();
+    let folded = without_accents(&text.to_lowercase());
     if folded.contains('ς') {
         folded.replace('ς', "σ")
     } else {
