@@ -175,6 +175,7 @@ pub fn Composer(
             <textarea
                 node_ref=textarea
                 aria-label="Message"
+                autocapitalize="sentences"
                 aria-autocomplete="list"
                 aria-controls=move || completion.with(Option::is_some).then_some("skill-completion")
                 placeholder="Write a message, or / for a skill"
