@@ -21,7 +21,7 @@ test('a server killed mid-reply: Reconnecting with the time, then Interrupted wi
     await page.getByLabel('Message').fill('Tell me about scripts');
     await page.keyboard.press('Enter');
     await status(page, 1, 'running');
-    await page.locator('[data-turn="1"] .block .body').first().waitFor();
+    await page.locator('[data-turn="1"] .block.text .body').first().waitFor();
 
     const { port, data, child } = portal;
     const exited = new Promise((resolve) => child.once('exit', resolve));

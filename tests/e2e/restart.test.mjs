@@ -23,7 +23,7 @@ test('d2 a reply cut off by a restart says why under it, and Retry works once th
     await page.getByLabel('Message').fill('Tell me about scripts');
     await page.keyboard.press('Enter');
     await status(page, 1, 'running');
-    await page.locator('[data-turn="1"] .block .body').first().waitFor();
+    await page.locator('[data-turn="1"] .block.text .body').first().waitFor();
 
     const { port, data } = portal;
     const asked = Date.now();

@@ -29,8 +29,8 @@ impl Completion {
     }
 }
 
-/// What the completion says of `/compact`, offered first as the message's first token, so the
-/// command can be found where skills are (rule C6).
+/// What the completion says of `/compact`, offered first while the message's first token is
+/// part of it, so the command can be found where skills are (rule C6).
 pub const COMPACT_DESCRIPTION: &str =
     "Summarise the conversation so far to free the model's context; add what to keep after it.";
 
@@ -56,12 +56,13 @@ pub fn complete(text: &str, cursor: usize, selectable: &[CatalogueEntry]) -> Opt
             .filter(|s| is_slug(s) && *s != RESERVED_SLUG)?;
         selected.insert(slug);
     }
-    let command =
-        (before[..start].trim().is_empty() && RESERVED_SLUG.starts_with(typed)).then(|| {
-            CatalogueEntry {
-                name: RESERVED_SLUG.to_string(),
-                description: COMPACT_DESCRIPTION.to_string(),
-            }
+    // Typed whole, `/compact` is a message of its own: Enter sends it.
+    let command = (before[..start].trim().is_empty()
+        && RESERVED_SLUG.starts_with(typed)
+        && typed != RESERVED_SLUG)
+        .then(|| CatalogueEntry {
+            name: RESERVED_SLUG.to_string(),
+            description: COMPACT_DESCRIPTION.to_string(),
         });
     let matches: Vec<CatalogueEntry> = command
         .into_iter()
