@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Result, StorageError};
-use crate::quota::Spender;
+use crate::quota::{Limit, Spender};
 
 /// Reads a turn status stored under its transcript-format name ([`TurnStatus::as_str`] writes
 /// it).
@@ -174,4 +174,14 @@ pub(super) fn without_accents(text: &str) -> String {
     text.nfd()
         .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
         .collect()
+}
+
+/// What a quota's `limit` sums over the usage rows, as an SQL expression, and the currency the
+/// rows must be priced in: input and output tokens of every row for a quota in tokens, the cost
+/// of the rows priced in its currency for one in money.
+pub(super) fn quota_measure(limit: &Limit) -> (&'static str, Option<&str>) {
+    match limit {
+        Limit::Tokens(_) => ("input_tokens + output_tokens", None),
+        Limit::Cost(cost) => ("cost_nanos", Some(cost.currency.as_str())),
+    }
 }

@@ -10,7 +10,8 @@ use super::{count, load, place, replicas};
 use crate::quota::{Limit, Spender};
 use crate::storage::assemble::folded;
 use crate::storage::codec::{
-    UsageColumns, attachment_kind, integer, kind_name, position, spender_ids, to_json,
+    UsageColumns, attachment_kind, integer, kind_name, position, quota_measure, spender_ids,
+    to_json,
 };
 use crate::storage::{ConversationId, Owner, PausedClaim, Result, Usage, rules};
 
@@ -606,10 +607,7 @@ impl rules::Statements for Statements<'_, '_> {
         limit: &Limit,
         since_ms: i64,
     ) -> Result<(u64, u64)> {
-        let (amount, currency) = match limit {
-            Limit::Tokens(_) => ("input_tokens + output_tokens", None),
-            Limit::Cost(cost) => ("cost_nanos", Some(cost.currency.as_str())),
-        };
+        let (amount, currency) = quota_measure(limit);
         let (org_id, user_id) = spender_ids(spender);
         let row = self.0.query_one(
             &format!(
