@@ -168,3 +168,18 @@ export async function axeScan(page) {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
 }
+
+/** Scans `page` in both themes once every block has settled; every serious or critical
+ * violation, by `state` and theme. */
+export async function scanBoth(page, state) {
+  // Words resolving from their blur (R7) are passing by, and a live block is drawn again each
+  // frame; the scan reads the page once every block has settled.
+  await page.waitForFunction(() => !document.querySelector('.w, .block.live'), null, { timeout: 30000 });
+  const found = [];
+  for (const theme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: theme });
+    for (const violation of await axeScan(page)) found.push({ state, theme, ...violation });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  return found;
+}

@@ -20,6 +20,7 @@ mod drafts;
 mod drop_zone;
 mod greeting;
 mod header;
+mod highlight;
 mod live;
 mod markdown_view;
 mod motion;
