@@ -42,6 +42,8 @@ mod turn_actions;
 mod turn_failure;
 mod turn_view;
 mod unknown_conversation;
+mod version_switch;
+mod versions;
 mod wait;
 mod waiting;
 
