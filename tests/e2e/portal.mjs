@@ -169,12 +169,15 @@ export async function axeScan(page) {
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
 }
 
-/** Scans `page` in both themes once every block has settled; every serious or critical
- * violation, by `state` and theme. */
-export async function scanBoth(page, state) {
+/** Scans `page` in both themes, once every block has settled unless `settled` is false (a reply
+ * that cannot settle, its connection down); every serious or critical violation, by `state` and
+ * theme. */
+export async function scanBoth(page, state, { settled = true } = {}) {
   // Words resolving from their blur (R7) are passing by, and a live block is drawn again each
   // frame; the scan reads the page once every block has settled.
-  await page.waitForFunction(() => !document.querySelector('.w, .block.live'), null, { timeout: 30000 });
+  if (settled) {
+    await page.waitForFunction(() => !document.querySelector('.w, .block.live'), null, { timeout: 30000 });
+  }
   const found = [];
   for (const theme of ['light', 'dark']) {
     await page.emulateMedia({ colorScheme: theme });
