@@ -511,9 +511,9 @@ fn usage(args: UsageArgs) -> anyhow::Result<()> {
                     dir.display()
                 );
             }
-            Box::new(SqliteStorage::open(dir)?)
+            Box::new(SqliteStorage::open_without_migrating(dir)?)
         }
-        Location::Postgres(url) => Box::new(PostgresStorage::connect(url)?),
+        Location::Postgres(url) => Box::new(PostgresStorage::connect_without_migrating(url)?),
     };
     let query = UsageQuery {
         org_id: args.org,

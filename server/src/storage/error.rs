@@ -125,6 +125,18 @@ pub enum StorageError {
         known: u32,
     },
     #[error(
+        "the {database} database has schema version {found}, older than this build's {known} (Portal {build}), and this command reads without migrating: run it with the Portal build that serves the database, or upgrade the servers first (`portal serve` of this build migrates it)",
+        build = env!("CARGO_PKG_VERSION")
+    )]
+    SchemaTooOld {
+        /// `SQLite` or `PostgreSQL`.
+        database: &'static str,
+        /// The version the database holds.
+        found: u32,
+        /// The version this build reads.
+        known: u32,
+    },
+    #[error(
         "migrating the database to schema version {version} failed: {source}; nothing was changed, so restore a backup if the file was edited outside Portal"
     )]
     Migration {

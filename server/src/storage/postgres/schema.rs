@@ -256,3 +256,36 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     transaction.commit()?;
     Ok(())
 }
+
+/// Refuses a database this build cannot read as it is, without changing it: one a newer Portal
+/// migrated, or one older than this build's schema (`portal usage` reads, it never migrates).
+pub(super) fn check_current(connection: &mut Connection) -> Result<()> {
+    let mut transaction = connection.transaction(false)?;
+    let exists: bool = transaction
+        .query_one("SELECT to_regclass('portal_schema') IS NOT NULL", &[])?
+        .get(0);
+    let found: i64 = if exists {
+        transaction
+            .query_one("SELECT version FROM portal_schema", &[])?
+            .get(0)
+    } else {
+        0
+    };
+    transaction.commit()?;
+    let found = u32::try_from(found).unwrap_or(u32::MAX);
+    if found > SCHEMA_VERSION {
+        return Err(StorageError::SchemaTooNew {
+            database: "PostgreSQL",
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    if found < SCHEMA_VERSION {
+        return Err(StorageError::SchemaTooOld {
+            database: "PostgreSQL",
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}

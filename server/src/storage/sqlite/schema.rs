@@ -214,13 +214,7 @@ const MIGRATIONS: &[&str] = &[
 pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     let transaction = connection.transaction_with_behavior(TransactionBehavior::Exclusive)?;
     let found: u32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    if found > SCHEMA_VERSION {
-        return Err(StorageError::SchemaTooNew {
-            database: "SQLite",
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
+    not_newer(found)?;
     for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = from as u32 + 1;
         transaction
@@ -234,5 +228,32 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
         transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
     transaction.commit()?;
+    Ok(())
+}
+
+/// Refuses a database this build cannot read as it is, without changing it: one a newer Portal
+/// migrated, or one older than this build's schema (`portal usage` reads, it never migrates).
+pub(super) fn check_current(connection: &Connection) -> Result<()> {
+    let found: u32 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    not_newer(found)?;
+    if found < SCHEMA_VERSION {
+        return Err(StorageError::SchemaTooOld {
+            database: "SQLite",
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a database a newer Portal migrated.
+fn not_newer(found: u32) -> Result<()> {
+    if found > SCHEMA_VERSION {
+        return Err(StorageError::SchemaTooNew {
+            database: "SQLite",
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
     Ok(())
 }
