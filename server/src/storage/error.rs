@@ -241,3 +241,29 @@ pub enum StorageError {
     )]
     TooLarge { what: &'static str, value: u64 },
 }
+
+/// Refuses a `database` of schema version `found` that this build, which knows versions up to
+/// `known`, cannot use: one a newer build migrated, and one older unless the caller `migrates`
+/// it (`portal usage` reads as it is).
+pub(super) fn check_schema(
+    database: &'static str,
+    found: u32,
+    known: u32,
+    migrates: bool,
+) -> Result<(), StorageError> {
+    if found > known {
+        return Err(StorageError::SchemaTooNew {
+            database,
+            found,
+            known,
+        });
+    }
+    if found < known && !migrates {
+        return Err(StorageError::SchemaTooOld {
+            database,
+            found,
+            known,
+        });
+    }
+    Ok(())
+}

@@ -6,6 +6,7 @@
 
 use super::connection::Connection;
 
+use super::super::error::check_schema;
 use super::super::{Result, StorageError};
 
 /// The schema version this build writes: the number of migrations it knows.
@@ -234,13 +235,7 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
         .query_one("SELECT version FROM portal_schema", &[])?
         .get(0);
     let found = u32::try_from(found).unwrap_or(u32::MAX);
-    if found > SCHEMA_VERSION {
-        return Err(StorageError::SchemaTooNew {
-            database: "PostgreSQL",
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
+    check_schema("PostgreSQL", found, SCHEMA_VERSION, true)?;
     for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = from as u32 + 1;
         transaction
@@ -272,20 +267,10 @@ pub(super) fn check_current(connection: &mut Connection) -> Result<()> {
         0
     };
     transaction.commit()?;
-    let found = u32::try_from(found).unwrap_or(u32::MAX);
-    if found > SCHEMA_VERSION {
-        return Err(StorageError::SchemaTooNew {
-            database: "PostgreSQL",
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
-    if found < SCHEMA_VERSION {
-        return Err(StorageError::SchemaTooOld {
-            database: "PostgreSQL",
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
-    Ok(())
+    check_schema(
+        "PostgreSQL",
+        u32::try_from(found).unwrap_or(u32::MAX),
+        SCHEMA_VERSION,
+        false,
+    )
 }
