@@ -1,0 +1,551 @@
+//! Tools from MCP servers, against real servers nobody here wrote (`server-everything` and
+//! `server-filesystem` from npm, `mcp-server-time` from PyPI, installed by `cargo xtask setup`)
+//! and hostile ones written for these tests (`mcp_support/hostile.mjs`), all started by the
+//! portal from a configuration directory as an operator would write it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::until;
+use portal_server::identity::{Agent, Identity};
+use portal_server::mcp::{McpLimits, McpServers, ServerReport};
+use serde_json::{Value, json};
+
+/// The repository's root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace")
+        .to_path_buf()
+}
+
+/// An installed program or script, or a failure saying how to install it.
+fn installed(relative: &str) -> String {
+    let path = root().join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing; run `cargo xtask setup`",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+/// The `node` program on this process's PATH.
+fn node() -> String {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join("node"))
+                .find(|p| p.is_file())
+        })
+        .expect("node on PATH; run `cargo xtask setup`")
+        .display()
+        .to_string()
+}
+
+/// `text` as a TOML string (a JSON string is one).
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).expect("a string")
+}
+
+/// A configuration directory with organisation `acme`, the MCP servers `servers` (id, file
+/// text) and one agent `worker` whose `mcp` table is `grants`.
+fn config_dir(dir: &Path, servers: &[(&str, String)], grants: &str) -> PathBuf {
+    let org = dir.join("config/organisations/acme");
+    std::fs::create_dir_all(org.join("mcp")).expect("mcp folder");
+    std::fs::create_dir_all(org.join("agents")).expect("agents folder");
+    std::fs::write(org.join("organisation.toml"), "name = \"Acme\"\n").expect("org");
+    for (id, text) in servers {
+        std::fs::write(org.join("mcp").join(format!("{id}.toml")), text).expect("server");
+    }
+    std::fs::write(
+        org.join("agents/worker.toml"),
+        format!("name = \"Worker\"\nmodel = \"demo\"\nmcp = {grants}\n"),
+    )
+    .expect("agent");
+    dir.join("config")
+}
+
+/// A stdio server file: `command` with `args`, and `more` lines.
+fn stdio(command: &str, args: &[&str], more: &str) -> String {
+    let args: Vec<String> = args.iter().map(|a| quoted(a)).collect();
+    format!(
+        "command = {}\nargs = [{}]\n{more}\n",
+        quoted(command),
+        args.join(", ")
+    )
+}
+
+fn everything(more: &str) -> String {
+    stdio(
+        &node(),
+        &[
+            &installed("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+            "stdio",
+        ],
+        more,
+    )
+}
+
+fn hostile(mode: &str, more: &str) -> String {
+    stdio(
+        &node(),
+        &[&installed("server/tests/mcp_support/hostile.mjs"), mode],
+        more,
+    )
+}
+
+/// Limits that let the tests see failures and restarts quickly.
+fn quick() -> McpLimits {
+    McpLimits {
+        start_timeout: Duration::from_secs(20),
+        first_backoff: Duration::from_millis(200),
+        max_backoff: Duration::from_secs(2),
+        ..McpLimits::default()
+    }
+}
+
+struct Fixture {
+    servers: Arc<McpServers>,
+    agent: Agent,
+    _dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// Starts `servers` for an agent granted `grants`, and waits until none is starting.
+    async fn start(
+        servers: impl FnOnce(&Path) -> Vec<(&'static str, String)>,
+        grants: &str,
+        limits: McpLimits,
+    ) -> Fixture {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let files = servers(dir.path());
+        let config = config_dir(dir.path(), &files, grants);
+        let identity = Identity::load(&config).expect("a valid configuration");
+        let agent = identity
+            .organisation("acme")
+            .expect("acme")
+            .agents
+            .iter()
+            .find(|a| a.id == "worker")
+            .expect("worker")
+            .clone();
+        let servers = Arc::new(McpServers::start(&identity, &limits));
+        let fixture = Fixture {
+            servers,
+            agent,
+            _dir: dir,
+        };
+        fixture.settled().await;
+        fixture
+    }
+
+    /// The servers' reports once none is starting.
+    async fn settled(&self) -> Vec<ServerReport> {
+        until("the MCP servers to start", Duration::from_secs(60), || {
+            let report = self.servers.report(&self.agent);
+            async move {
+                report
+                    .iter()
+                    .all(|r| r.status != "starting")
+                    .then_some(report)
+            }
+        })
+        .await
+        .0
+    }
+
+    fn report(&self, server: &str) -> ServerReport {
+        self.servers
+            .report(&self.agent)
+            .into_iter()
+            .find(|r| r.id == server)
+            .expect("the server's report")
+    }
+
+    /// Calls the tool offered as `offered` and returns its text and whether it is an error.
+    async fn call(&self, offered: &str, arguments: Value) -> (String, bool) {
+        let tool = self
+            .servers
+            .tool(&self.agent, offered)
+            .unwrap_or_else(|| panic!("{offered} is offered"));
+        let output = tool.answer(arguments).await;
+        (output.content, output.is_error)
+    }
+}
+
+#[tokio::test]
+async fn real_servers_run_their_tools_and_say_what_they_answered() {
+    let folder = tempfile::tempdir().expect("folder for the filesystem server");
+    let shared = folder.path().canonicalize().expect("canonical folder");
+    std::fs::write(shared.join("herons.txt"), "Grey herons wait.").expect("a file");
+    let served = shared.display().to_string();
+    let fixture = Fixture::start(
+        |_| {
+            vec![
+                ("everything", everything("")),
+                (
+                    "files",
+                    stdio(
+                        &node(),
+                        &[
+                            &installed(
+                                "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+                            ),
+                            &served,
+                        ],
+                        "",
+                    ),
+                ),
+                (
+                    "time",
+                    stdio(
+                        &installed("target/tools/venv/bin/mcp-server-time"),
+                        &["--local-timezone=UTC"],
+                        "",
+                    ),
+                ),
+            ]
+        },
+        r#"{ everything = ["*"], files = ["*"], time = ["get_current_time"] }"#,
+        quick(),
+    )
+    .await;
+    for report in fixture.settled().await {
+        assert_eq!(report.status, "connected", "{report:?}");
+    }
+    let herons = format!("{served}/herons.txt");
+    let outside = "/etc/hostname";
+    for (tool, arguments, expected, is_error) in [
+        (
+            "everything__echo",
+            json!({"message": "heron"}),
+            "heron",
+            false,
+        ),
+        ("everything__get-sum", json!({"a": 1, "b": 2}), "3", false),
+        ("everything__get-sum", json!({"a": "one"}), "", true),
+        (
+            "everything__get-tiny-image",
+            json!({}),
+            "[picture: image/png",
+            false,
+        ),
+        (
+            "everything__get-resource-links",
+            json!({"count": 2}),
+            "[resource link demo://resource/",
+            false,
+        ),
+        (
+            "everything__get-resource-reference",
+            json!({"resourceType": "Text", "resourceId": 1}),
+            "[resource demo://resource/",
+            false,
+        ),
+        (
+            "everything__get-structured-content",
+            json!({"location": "Chicago"}),
+            "temperature",
+            false,
+        ),
+        (
+            "everything__trigger-long-running-operation",
+            json!({"duration": 1, "steps": 2}),
+            "completed",
+            false,
+        ),
+        (
+            "files__read_text_file",
+            json!({"path": herons}),
+            "Grey herons wait.",
+            false,
+        ),
+        ("files__read_text_file", json!({"path": outside}), "", true),
+        (
+            "time__get_current_time",
+            json!({"timezone": "Europe/Lisbon"}),
+            "Europe/Lisbon",
+            false,
+        ),
+    ] {
+        let (text, error) = fixture.call(tool, arguments.clone()).await;
+        assert_eq!(error, is_error, "{tool} {arguments}: {text}");
+        assert!(text.contains(expected), "{tool} {arguments}: {text}");
+    }
+    // Only the tools the agent is allowed are offered.
+    let time = fixture.report("time");
+    let names: Vec<&str> = time.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["get_current_time"]);
+    assert!(
+        fixture
+            .servers
+            .tool(&fixture.agent, "time__convert_time")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn a_stdio_server_sees_only_the_environment_its_file_configures() {
+    let fixture = Fixture::start(
+        |_| {
+            vec![(
+                "everything",
+                everything("env = { PORTAL_TEST_GIVEN = \"given\" }"),
+            )]
+        },
+        r#"{ everything = ["get-env"] }"#,
+        quick(),
+    )
+    .await;
+    let (text, error) = fixture.call("everything__get-env", json!({})).await;
+    assert!(!error, "{text}");
+    let names: Vec<String> = serde_json::from_str::<serde_json::Map<String, Value>>(&text)
+        .expect("the environment as JSON")
+        .keys()
+        .cloned()
+        .collect();
+    assert!(
+        names.contains(&"PORTAL_TEST_GIVEN".to_string()),
+        "{names:?}"
+    );
+    for inherited in ["PATH", "HOME", "CARGO_MANIFEST_DIR"] {
+        assert!(
+            !names.contains(&inherited.to_string()),
+            "{inherited} leaked: {names:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn approvals_follow_the_file_else_the_annotations() {
+    let fixture = Fixture::start(
+        |_| {
+            vec![
+                ("everything", everything("approval = { echo = \"ask\" }")),
+                ("annotated", hostile("polite", "")),
+                ("trusted", hostile("polite", "approval = { \"*\" = \"never\" }")),
+            ]
+        },
+        r#"{ everything = ["echo", "get-sum"], annotated = ["erase", "env"], trusted = ["erase"] }"#,
+        quick(),
+    )
+    .await;
+    for (server, tool, asks) in [
+        ("everything", "echo", true), // the file says ask, though it only reads
+        ("everything", "get-sum", false), // read-only by its annotations
+        ("annotated", "erase", true), // no annotations: MCP's defaults say destructive
+        ("annotated", "env", false),  // read-only by its annotations
+        ("trusted", "erase", false),  // the file says never, for all its tools
+    ] {
+        let report = fixture.report(server);
+        let found = report
+            .tools
+            .iter()
+            .find(|t| t.name == tool)
+            .unwrap_or_else(|| panic!("{server}/{tool} offered: {report:?}"));
+        assert_eq!(found.asks, asks, "{server}/{tool}");
+    }
+}
+
+/// This process's peak resident memory, in bytes (`VmHWM`).
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .expect("VmHWM")
+        * 1024
+}
+
+#[tokio::test]
+async fn hostile_servers_fail_their_calls_with_a_reason_and_memory_stays_bounded() {
+    let fixture = Fixture::start(
+        |dir| {
+            let log = dir.join("cancelled.jsonl").display().to_string();
+            vec![
+                ("flood", hostile("flood", "")),
+                ("die", hostile("die", "")),
+                ("garbage", hostile("malformed", "")),
+                ("hang", hostile("hang", "")),
+                (
+                    "polite",
+                    hostile("polite", &format!("env = {{ CANCEL_LOG = {} }}", quoted(&log))),
+                ),
+            ]
+        },
+        r#"{ flood = ["flood"], die = ["die"], garbage = ["garbage"], hang = ["wait"], polite = ["wait"] }"#,
+        quick(),
+    )
+    .await;
+    let before = peak_rss();
+    let (text, error) = fixture.call("flood__flood", json!({})).await;
+    let grown = peak_rss().saturating_sub(before);
+    println!(
+        "peak RSS grew by {} MB reading a 100 MB flood",
+        grown / 1024 / 1024
+    );
+    assert!(error, "{text}");
+    assert!(
+        text.contains("the MCP server `flood` failed the call"),
+        "{text}"
+    );
+    assert!(
+        grown < 48 * 1024 * 1024,
+        "reading a 100 MB flood grew the peak by {grown} bytes"
+    );
+    let down = until(
+        "the flood server to be down",
+        Duration::from_secs(10),
+        || {
+            let report = fixture.report("flood");
+            async move { report.reason }
+        },
+    )
+    .await
+    .0;
+    assert!(down.contains("larger than 4194304 bytes"), "{down}");
+
+    let (text, error) = fixture.call("die__die", json!({})).await;
+    assert!(
+        error && text.contains("closed before it answered"),
+        "{text}"
+    );
+    let down = until(
+        "the dying server to be down",
+        Duration::from_secs(10),
+        || {
+            let report = fixture.report("die");
+            async move { report.reason }
+        },
+    )
+    .await
+    .0;
+    assert!(down.contains("dying in the middle of a call"), "{down}");
+    // A call while it is down says so; then it is started again.
+    let (text, error) = fixture.call("die__die", json!({})).await;
+    assert!(
+        error && (text.contains("is not running") || text.contains("still starting")),
+        "{text}"
+    );
+    until(
+        "the dying server to be back",
+        Duration::from_secs(20),
+        || {
+            let report = fixture.report("die");
+            async move { (report.status == "connected").then_some(()) }
+        },
+    )
+    .await;
+
+    // A broken line and a server that never answers are cut off by the call's time limit
+    // (the turn's tool deadline); the call's future is dropped, which cancels it at the server.
+    for tool in ["garbage__garbage", "hang__wait", "polite__wait"] {
+        let tool = fixture.servers.tool(&fixture.agent, tool).expect("offered");
+        let answered =
+            tokio::time::timeout(Duration::from_millis(500), tool.answer(json!({}))).await;
+        assert!(answered.is_err(), "no answer in time");
+    }
+    let log = fixture._dir.path().join("cancelled.jsonl");
+    let cancelled = until(
+        "the cancellation to reach the server",
+        Duration::from_secs(10),
+        || {
+            let text = std::fs::read_to_string(&log).ok();
+            async move { text.filter(|t| !t.is_empty()) }
+        },
+    )
+    .await
+    .0;
+    assert!(cancelled.contains("requestId"), "{cancelled}");
+    // The connections are still up: a cut-off call ends only that call.
+    for server in ["garbage", "hang", "polite"] {
+        assert_eq!(fixture.report(server).status, "connected", "{server}");
+    }
+}
+
+#[tokio::test]
+async fn thousands_of_tools_and_a_huge_description_are_held_to_the_limits() {
+    let fixture = Fixture::start(
+        |_| vec![("many", hostile("tools", ""))],
+        r#"{ many = ["*"] }"#,
+        quick(),
+    )
+    .await;
+    let report = fixture.report("many");
+    assert_eq!(report.status, "connected");
+    assert_eq!(report.tools.len(), McpLimits::default().max_tools);
+    assert!(
+        report
+            .not_offered
+            .iter()
+            .any(|s| s.contains("at most 128 tools")),
+        "{:?}",
+        &report.not_offered[..3]
+    );
+    let huge = report
+        .tools
+        .iter()
+        .find(|t| t.name == "tool-0")
+        .expect("tool-0");
+    assert!(huge.description.chars().count() < 2_100, "cut");
+    assert!(
+        huge.description.contains("(cut: 1048576 characters"),
+        "says so"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_initialises_is_failed_with_the_reason() {
+    let fixture = Fixture::start(
+        |_| {
+            vec![
+                ("silent", hostile("silent", "")),
+                ("missing", stdio("/nonexistent/mcp-server", &[], "")),
+            ]
+        },
+        r#"{ silent = ["*"], missing = ["*"] }"#,
+        McpLimits {
+            start_timeout: Duration::from_secs(1),
+            ..quick()
+        },
+    )
+    .await;
+    for (server, reason) in [
+        ("silent", "did not initialise within 1 s"),
+        ("missing", "cannot start `/nonexistent/mcp-server`"),
+    ] {
+        let report = fixture.report(server);
+        assert_eq!(report.status, "failed", "{report:?}");
+        assert!(
+            report
+                .reason
+                .as_deref()
+                .unwrap_or_default()
+                .contains(reason),
+            "{report:?}"
+        );
+    }
+}
+
+#[test]
+fn an_agent_naming_a_server_its_organisation_lacks_is_refused_at_start() {
+    let dir = tempfile::tempdir().expect("folder");
+    for (grants, problem) in [
+        (r#"{ nowhere = ["*"] }"#, "names the MCP server `nowhere`"),
+        (r#"{ everything = [] }"#, "lists no tool of `everything`"),
+        (
+            r#"{ everything = ["echo", "echo"] }"#,
+            "lists `echo` of `everything` twice",
+        ),
+    ] {
+        let config = config_dir(dir.path(), &[("everything", everything(""))], grants);
+        let error = Identity::load(&config).expect_err(grants).to_string();
+        assert!(error.contains("agents/worker.toml"), "{error}");
+        assert!(error.contains(problem), "{error}");
+    }
+}
