@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::until;
+use portal_core::stream::TurnEvent;
+use portal_core::{Block, TurnStatus};
 use portal_server::identity::{Agent, Identity};
 use portal_server::mcp::{McpLimits, McpServers, ServerReport};
 use serde_json::{Value, json};
@@ -548,4 +550,168 @@ fn an_agent_naming_a_server_its_organisation_lacks_is_refused_at_start() {
         assert!(error.contains("agents/worker.toml"), "{error}");
         assert!(error.contains(problem), "{error}");
     }
+}
+
+/// A portal in local mode for `acme` with the demo model, its agent `worker` granted `grants`
+/// of `servers`, once every server has started; and the folder it keeps things in.
+async fn serve(
+    servers: impl FnOnce(&Path) -> Vec<(&'static str, String)>,
+    grants: &str,
+) -> (common::Server, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let files = servers(dir.path());
+    let identity = Identity::load(&config_dir(dir.path(), &files, grants)).expect("config");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).expect("data folder");
+    let server = common::start_config(portal_server::Config {
+        identity: Some(identity),
+        mcp: quick(),
+        ..common::config(&data, 0.0, None)
+    })
+    .await;
+    until(
+        "the MCP servers to connect",
+        Duration::from_secs(60),
+        || {
+            let answer = server
+                .client
+                .get(server.url("/api/agents/worker/mcp"))
+                .send();
+            async move {
+                let servers: Vec<Value> = answer.await.ok()?.json().await.ok()?;
+                servers
+                    .iter()
+                    .all(|s| s["status"] == "connected")
+                    .then_some(())
+            }
+        },
+    )
+    .await;
+    (server, dir)
+}
+
+/// The blocks of the conversation's first turn.
+async fn blocks(server: &common::Server, id: &str) -> Vec<Block> {
+    server.transcript(id).await.turns[0]
+        .messages
+        .iter()
+        .flat_map(|m| m.blocks.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn an_approved_call_runs_on_the_server_and_its_result_is_the_turns() {
+    let (server, _dir) = serve(
+        |_| vec![("annotated", hostile("polite", ""))],
+        r#"{ annotated = ["erase"] }"#,
+    )
+    .await;
+    let id = server.conversation().await;
+    let turn = server.send(&id, "Please use erase").await;
+    let paused = server.events(&id, turn, None).await;
+    assert!(matches!(
+        paused.last(),
+        Some((
+            _,
+            TurnEvent::TurnEnd {
+                status: TurnStatus::Paused,
+                ..
+            }
+        ))
+    ));
+    let Some(Block::ApprovalRequest { call_id, summary }) = blocks(&server, &id).await.pop() else {
+        panic!("an approval request");
+    };
+    assert_eq!(
+        summary,
+        "Run the tool erase of the MCP server annotated: Erases everything (it says)."
+    );
+    let decision = json!({ "call_id": call_id, "approve": true });
+    assert_eq!(server.act(&id, turn, "decision", decision).await, 202);
+    let ended = server
+        .events(&id, turn, paused.last().map(|(n, _)| *n))
+        .await;
+    assert!(matches!(
+        ended.last(),
+        Some((
+            _,
+            TurnEvent::TurnEnd {
+                status: TurnStatus::Completed,
+                ..
+            }
+        ))
+    ));
+    let blocks = blocks(&server, &id).await;
+    assert!(blocks.iter().any(|b| matches!(b,
+        Block::ToolUse { name, .. } if name == "annotated__erase")));
+    assert!(blocks.iter().any(|b| matches!(b,
+        Block::ToolResult { content, is_error: false, .. }
+            if content == "Erased nothing: this is a test.")));
+}
+
+#[tokio::test]
+async fn a_stop_while_a_call_runs_cancels_it_at_the_server() {
+    let (server, dir) = serve(
+        |dir| {
+            let log = dir.join("cancelled.jsonl").display().to_string();
+            vec![(
+                "slow",
+                hostile(
+                    "polite",
+                    &format!("env = {{ CANCEL_LOG = {} }}", quoted(&log)),
+                ),
+            )]
+        },
+        r#"{ slow = ["wait"] }"#,
+    )
+    .await;
+    let id = server.conversation().await;
+    let turn = server.send(&id, "use wait").await;
+    let mut events = server.stream(&id, turn, None).await;
+    while let Some((_, event)) = events.next().await {
+        if let TurnEvent::BlockEnd { .. } = event
+            && blocks(&server, &id)
+                .await
+                .iter()
+                .any(|b| matches!(b, Block::ToolUse { .. }))
+        {
+            break;
+        }
+    }
+    // The call has been made; give it a moment to reach the server.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.act(&id, turn, "cancel", json!({})).await, 202);
+    let mut last = None;
+    while let Some((_, event)) = events.next().await {
+        last = Some(event);
+    }
+    assert!(
+        matches!(
+            last,
+            Some(TurnEvent::TurnEnd {
+                status: TurnStatus::CutOff,
+                ..
+            })
+        ),
+        "{last:?}"
+    );
+    // The stored turn keeps the call it was cut off in without a result, as every cut-off turn
+    // does; memory answers it in the next prompt (rule M9).
+    let blocks = blocks(&server, &id).await;
+    assert!(
+        matches!(blocks.last(), Some(Block::ToolUse { name, .. }) if name == "slow__wait"),
+        "{blocks:?}"
+    );
+    let log = dir.path().join("cancelled.jsonl");
+    let cancelled = until(
+        "the server to record the cancellation",
+        Duration::from_secs(10),
+        || {
+            let text = std::fs::read_to_string(&log).ok();
+            async move { text.filter(|t| !t.is_empty()) }
+        },
+    )
+    .await
+    .0;
+    assert!(cancelled.contains("requestId"), "{cancelled}");
 }
