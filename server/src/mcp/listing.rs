@@ -7,9 +7,7 @@ use serde_json::Value;
 
 use super::McpLimits;
 
-/// What separates a server's id from its tool's name in an offered tool's name. Server ids are
-/// slugs (no `_`) and the portal's own tools have no `__`, so no two offered names are the same.
-pub const SEPARATOR: &str = "__";
+pub use portal_core::tools::SERVER_SEPARATOR as SEPARATOR;
 
 /// The longest tool name model providers take.
 const MAX_NAME: usize = 64;
@@ -39,11 +37,6 @@ pub struct Listed {
 /// The name `tool` of `server` is offered under.
 pub fn offered_name(server: &str, tool: &str) -> String {
     format!("{server}{SEPARATOR}{tool}")
-}
-
-/// The server and tool an offered name stands for.
-pub fn split_name(offered: &str) -> Option<(&str, &str)> {
-    offered.split_once(SEPARATOR)
 }
 
 /// The tools `server` listed, as offered; `more` says it had more than were read.
