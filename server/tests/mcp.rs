@@ -189,6 +189,7 @@ async fn real_servers_run_their_tools_and_say_what_they_answered() {
         |_| {
             vec![
                 ("everything", everything("")),
+                ("polite", hostile("polite", "")),
                 (
                     "files",
                     stdio(
@@ -212,7 +213,7 @@ async fn real_servers_run_their_tools_and_say_what_they_answered() {
                 ),
             ]
         },
-        r#"{ everything = ["*"], files = ["*"], time = ["get_current_time"] }"#,
+        r#"{ everything = ["*"], polite = ["big", "fail"], files = ["*"], time = ["get_current_time"] }"#,
         quick(),
     )
     .await;
@@ -267,6 +268,13 @@ async fn real_servers_run_their_tools_and_say_what_they_answered() {
             false,
         ),
         ("files__read_text_file", json!({"path": outside}), "", true),
+        ("polite__fail", json!({}), "The heron flew away.", true),
+        (
+            "polite__big",
+            json!({}),
+            "… (cut: 300000 characters, the portal keeps 100000)",
+            false,
+        ),
         (
             "time__get_current_time",
             json!({"timezone": "Europe/Lisbon"}),

@@ -236,7 +236,10 @@ fn node_tools(which: NodeTools) -> anyhow::Result<()> {
         .collect();
     let wasm_opt = run::first_line("wasm-opt", &["--version"]);
     let (what, are) = match which {
-        NodeTools::Serving => ("wasm-opt (binaryen, package.json's dependencies)", "is"),
+        NodeTools::Serving => (
+            "wasm-opt (binaryen) and the demo's MCP server (package.json's dependencies)",
+            "are",
+        ),
         NodeTools::All => ("the Node tools in package.json", "are"),
     };
     if missing.is_empty()

@@ -1,7 +1,8 @@
 // An MCP server written for the tests, speaking JSON-RPC lines on stdio without any SDK, that
 // misbehaves as its first argument says:
-//   polite    answers like a server should; `wait` sleeps until cancelled, writing each
-//             notifications/cancelled it receives to the file named by CANCEL_LOG
+//   polite    answers like a server should (`big` with 300,000 characters, `fail` with
+//             isError); `wait` sleeps until cancelled, writing each notifications/cancelled it
+//             receives to the file named by CANCEL_LOG
 //   hang      answers initialize, then never answers anything else
 //   flood     answers `flood` with a 100 MB text
 //   tools     lists 5000 tools, one of them with a 1 MB description
@@ -30,6 +31,10 @@ function tools() {
     { name: "env", description: "Lists its environment's names.", inputSchema: schema,
       annotations: { readOnlyHint: true } },
     { name: "erase", description: "Erases everything (it says).", inputSchema: schema },
+    { name: "big", description: "Answers with 300,000 characters.", inputSchema: schema,
+      annotations: { readOnlyHint: true } },
+    { name: "fail", description: "Answers with isError.", inputSchema: schema,
+      annotations: { readOnlyHint: true } },
   ];
   if (mode !== "tools") return base;
   const many = Array.from({ length: 5000 }, (_, i) => ({
@@ -88,6 +93,10 @@ function call(id, name) {
       return result(id, text(Object.keys(process.env).sort().join(",")));
     case "erase":
       return result(id, text("Erased nothing: this is a test."));
+    case "big":
+      return result(id, text("z".repeat(300000)));
+    case "fail":
+      return result(id, { ...text("The heron flew away."), isError: true });
     default:
       return result(id, { ...text(`no tool ${name}`), isError: true });
   }
