@@ -723,3 +723,198 @@ async fn a_stop_while_a_call_runs_cancels_it_at_the_server() {
     .0;
     assert!(cancelled.contains("requestId"), "{cancelled}");
 }
+
+/// A free loopback port.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a port")
+        .local_addr()
+        .expect("its address")
+        .port()
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http_runs_its_tools() {
+    let port = free_port();
+    let mut everything = tokio::process::Command::new(node())
+        .arg(installed(
+            "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        ))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("server-everything over HTTP");
+    until(
+        "server-everything to listen",
+        Duration::from_secs(30),
+        || async move {
+            tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .ok()
+        },
+    )
+    .await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let fixture = Fixture::start(
+        |dir| {
+            std::fs::create_dir_all(dir.join("config/organisations/acme")).expect("folder");
+            std::fs::write(
+                dir.join("config/organisations/acme/token"),
+                "a-token-from-a-file\n",
+            )
+            .expect("token file");
+            vec![(
+                "remote",
+                format!(
+                    "url = {}\nheaders = {{ X-Portal-Test = \"yes\" }}\nbearer_token_file = \"token\"\n",
+                    quoted(&url)
+                ),
+            )]
+        },
+        r#"{ remote = ["*"] }"#,
+        quick(),
+    )
+    .await;
+    assert_eq!(fixture.report("remote").status, "connected");
+    for (tool, arguments, expected, is_error) in [
+        ("remote__echo", json!({"message": "heron"}), "heron", false),
+        ("remote__get-sum", json!({"a": 2, "b": 3}), "5", false),
+        ("remote__get-sum", json!({"a": "two"}), "", true),
+        (
+            "remote__get-tiny-image",
+            json!({}),
+            "[picture: image/png",
+            false,
+        ),
+        (
+            "remote__trigger-long-running-operation",
+            json!({"duration": 1, "steps": 2}),
+            "completed",
+            false,
+        ),
+    ] {
+        let (text, error) = fixture.call(tool, arguments.clone()).await;
+        assert_eq!(error, is_error, "{tool} {arguments}: {text}");
+        assert!(text.contains(expected), "{tool} {arguments}: {text}");
+    }
+    everything.kill().await.expect("stopped");
+}
+
+#[tokio::test]
+async fn an_http_server_gets_the_configured_headers_and_bearer_token() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    // Records the first request's head, and refuses it.
+    let head = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut socket, _) = listener.accept().await.expect("a request");
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            socket.read_exact(&mut byte).await.expect("its head");
+            head.push(byte[0]);
+        }
+        let _ = socket
+            .write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n")
+            .await;
+        String::from_utf8_lossy(&head).to_lowercase()
+    });
+    // A variable cargo sets for every test, since the workspace allows no `unsafe` to set one.
+    let token = std::env::var("CARGO_PKG_NAME").expect("cargo sets CARGO_PKG_NAME");
+    let fixture = Fixture::start(
+        |_| {
+            vec![
+                (
+                    "remote",
+                    format!(
+                        "url = {}\nheaders = {{ X-Portal-Test = \"yes\" }}\nbearer_token_env = \"CARGO_PKG_NAME\"\n",
+                        quoted(&url)
+                    ),
+                ),
+                (
+                    "unset",
+                    "url = \"http://127.0.0.1:9/mcp\"\nbearer_token_env = \"PORTAL_TEST_NOT_SET\"\n"
+                        .to_string(),
+                ),
+            ]
+        },
+        r#"{ remote = ["*"], unset = ["*"] }"#,
+        quick(),
+    )
+    .await;
+    let head = head.await.expect("the request's head");
+    assert!(
+        head.contains(&format!("authorization: bearer {token}")),
+        "{head}"
+    );
+    assert!(head.contains("x-portal-test: yes"), "{head}");
+    assert_eq!(fixture.report("remote").status, "failed");
+    let unset = fixture.report("unset");
+    assert!(
+        unset.reason.as_deref().unwrap_or_default().contains(
+            "the environment variable `PORTAL_TEST_NOT_SET` that holds its bearer token is not set"
+        ),
+        "{unset:?}"
+    );
+}
+
+#[test]
+fn a_server_file_must_say_how_to_reach_it_and_keep_tokens_out() {
+    let dir = tempfile::tempdir().expect("folder");
+    for (file, field, problem) in [
+        ("args = [\"x\"]\n", "command", "is missing, as is `url`"),
+        (
+            "command = \"x\"\nurl = \"http://a/mcp\"\n",
+            "url",
+            "are both given",
+        ),
+        (
+            "url = \"http://a/mcp\"\nheaders = { Authorization = \"Bearer x\" }\n",
+            "headers",
+            "never in the file",
+        ),
+        (
+            "url = \"ftp://a/mcp\"\n",
+            "url",
+            "not an http:// or https://",
+        ),
+        (
+            "command = \"x\"\nbearer_token_env = \"T\"\n",
+            "bearer_token_env",
+            "is for a server reached by `url`",
+        ),
+        (
+            "url = \"http://a/mcp\"\nenv = { A = \"b\" }\n",
+            "env",
+            "is for a server the portal starts",
+        ),
+        (
+            "url = \"http://a/mcp\"\nbearer_token_env = \"T\"\nbearer_token_file = \"t\"\n",
+            "bearer_token_file",
+            "keep one",
+        ),
+        (
+            "command = \"x\"\nbearer_token = \"inline\"\n",
+            "",
+            "unknown field",
+        ),
+    ] {
+        let config = config_dir(
+            dir.path(),
+            &[("bad", file.to_string())],
+            r#"{ bad = ["*"] }"#,
+        );
+        let error = Identity::load(&config).expect_err(file).to_string();
+        assert!(error.contains("mcp/bad.toml"), "{error}");
+        assert!(
+            error.contains(&format!("field `{field}`")) || field.is_empty(),
+            "{error}"
+        );
+        assert!(error.contains(problem), "{error}");
+    }
+}

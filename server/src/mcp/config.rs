@@ -33,6 +33,44 @@ pub enum Transport {
         /// The working folder; the organisation's folder unless the file says otherwise.
         cwd: PathBuf,
     },
+    /// A server reached over streamable HTTP at `url`, with `headers` on every request and the
+    /// bearer token `token` gives, read each time the portal connects.
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+        token: Option<TokenSource>,
+    },
+}
+
+/// Where a server's bearer token is read from: never the configuration file itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The portal's environment variable of this name.
+    Env(String),
+    /// This file (relative to the organisation's folder), its content trimmed.
+    File(PathBuf),
+}
+
+impl TokenSource {
+    /// The token, or why it cannot be read.
+    pub fn read(&self) -> Result<String, String> {
+        let token = match self {
+            TokenSource::Env(name) => std::env::var(name).map_err(|_| {
+                format!("the environment variable `{name}` that holds its bearer token is not set")
+            })?,
+            TokenSource::File(path) => std::fs::read_to_string(path).map_err(|error| {
+                format!(
+                    "cannot read its bearer token from `{}`: {error}",
+                    path.display()
+                )
+            })?,
+        };
+        let token = token.trim().to_string();
+        if token.is_empty() {
+            return Err("its bearer token is empty".into());
+        }
+        Ok(token)
+    }
 }
 
 /// Whether a tool's calls wait for the person's approval.
@@ -52,13 +90,22 @@ pub enum Approval {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ServerFile {
-    command: String,
+    #[serde(default)]
+    command: Option<String>,
     #[serde(default)]
     args: Vec<String>,
     #[serde(default)]
     env: BTreeMap<String, String>,
     #[serde(default)]
     cwd: Option<PathBuf>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    bearer_token_env: Option<String>,
+    #[serde(default)]
+    bearer_token_file: Option<PathBuf>,
     #[serde(default)]
     approval: BTreeMap<String, Approval>,
 }
@@ -73,28 +120,111 @@ pub fn load(organisation: &str, dir: &Path) -> Result<Vec<ServerConfig>, ConfigE
     let mut servers = Vec::new();
     for (id, path) in entries(&folder, Entry::Toml)? {
         let file: ServerFile = read_toml(&path)?;
-        if file.command.trim().is_empty() {
-            return Err(ConfigError::Field {
-                path,
-                field: "command",
-                problem: "is empty; write the program that runs the server".into(),
-            });
-        }
+        let approvals = file.approval.clone();
+        let transport = transport(file, dir).map_err(|(field, problem)| ConfigError::Field {
+            path: path.clone(),
+            field,
+            problem,
+        })?;
         servers.push(ServerConfig {
             id,
             organisation: organisation.to_string(),
-            transport: Transport::Stdio {
-                command: file.command,
-                args: file.args,
-                env: file.env,
-                cwd: file
-                    .cwd
-                    .map_or_else(|| dir.to_path_buf(), |cwd| dir.join(cwd)),
-            },
-            approvals: file.approval,
+            transport,
+            approvals,
         });
     }
     Ok(servers)
+}
+
+/// The transport a server file describes, or the field at fault and what to change.
+fn transport(file: ServerFile, dir: &Path) -> Result<Transport, (&'static str, String)> {
+    match (file.command, file.url) {
+        (Some(command), None) => {
+            if command.trim().is_empty() {
+                return Err((
+                    "command",
+                    "is empty; write the program that runs the server".into(),
+                ));
+            }
+            let http_only = [
+                ("headers", !file.headers.is_empty()),
+                ("bearer_token_env", file.bearer_token_env.is_some()),
+                ("bearer_token_file", file.bearer_token_file.is_some()),
+            ];
+            if let Some((field, _)) = http_only.iter().find(|(_, set)| *set) {
+                return Err((
+                    field,
+                    "is for a server reached by `url`; remove it from a `command` server".into(),
+                ));
+            }
+            Ok(Transport::Stdio {
+                command,
+                args: file.args,
+                env: file.env,
+                cwd: file.cwd.map_or_else(|| dir.to_path_buf(), |cwd| dir.join(cwd)),
+            })
+        }
+        (None, Some(url)) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(("url", format!("`{url}` is not an http:// or https:// address")));
+            }
+            let stdio_only = [
+                ("args", !file.args.is_empty()),
+                ("env", !file.env.is_empty()),
+                ("cwd", file.cwd.is_some()),
+            ];
+            if let Some((field, _)) = stdio_only.iter().find(|(_, set)| *set) {
+                return Err((
+                    field,
+                    "is for a server the portal starts with `command`; remove it from a `url` server"
+                        .into(),
+                ));
+            }
+            for (name, value) in &file.headers {
+                if name.eq_ignore_ascii_case("authorization") {
+                    return Err((
+                        "headers",
+                        "holds `Authorization`; give the token by `bearer_token_env` or                          `bearer_token_file`, never in the file"
+                            .into(),
+                    ));
+                }
+                if http::HeaderName::from_bytes(name.as_bytes()).is_err()
+                    || http::HeaderValue::from_str(value).is_err()
+                {
+                    return Err((
+                        "headers",
+                        format!("`{name}` is not a valid header name and value"),
+                    ));
+                }
+            }
+            let token = match (file.bearer_token_env, file.bearer_token_file) {
+                (Some(_), Some(_)) => {
+                    return Err((
+                        "bearer_token_file",
+                        "and `bearer_token_env` are both given; keep one".into(),
+                    ));
+                }
+                (Some(name), None) => Some(TokenSource::Env(name)),
+                (None, Some(file)) => Some(TokenSource::File(dir.join(file))),
+                (None, None) => None,
+            };
+            Ok(Transport::Http {
+                url,
+                headers: file.headers,
+                token,
+            })
+        }
+        (Some(_), Some(_)) => Err((
+            "url",
+            "and `command` are both given; a server is either started (`command`) or reached              (`url`)"
+                .into(),
+        )),
+        (None, None) => Err((
+            "command",
+            "is missing, as is `url`; write the program that runs the server, or its address"
+                .into(),
+        )),
+    }
 }
 
 /// Every tool of a server, in an agent's `mcp` table.

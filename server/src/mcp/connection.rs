@@ -11,7 +11,9 @@ use rmcp::model::{
     PaginatedRequestParams, Tool as ServerTool,
 };
 use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -185,48 +187,54 @@ impl Connection {
         self.changed.notify_waiters();
     }
 
-    /// Starts the server's process, initialises the session and lists its tools.
+    /// Starts the server's process, or reaches it, initialises the session and lists its tools.
     async fn start(&self) -> Result<Started, String> {
-        let Transport::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } = &self.config.transport;
-        let started = stdio::start(command, args, env, cwd, self.limits.max_message_bytes)
-            .map_err(|error| format!("cannot start `{command}`: {error}"))?;
-        let tripped = Arc::clone(&started.stdout.tripped);
-        let mut process = Process {
-            child: started.child,
-            last_words: started.last_words,
-            tripped,
-            max_message: self.limits.max_message_bytes,
-        };
         let handler = Handler::default();
         let list_changed = Arc::clone(&handler.list_changed);
-        let transport = AsyncRwTransport::new_client(started.stdout, started.stdin)
-            .with_max_line_length(self.limits.max_message_bytes);
-        let service =
-            match tokio::time::timeout(self.limits.start_timeout, handler.serve(transport)).await {
-                Ok(Ok(service)) => service,
-                Ok(Err(error)) => {
-                    return Err(process
-                        .ended(format!("it did not initialise: {error}"))
-                        .await);
-                }
-                Err(_) => {
-                    return Err(process
-                        .ended(format!(
-                            "it did not initialise within {} s",
-                            self.limits.start_timeout.as_secs()
-                        ))
-                        .await);
-                }
-            };
+        let limit = self.limits.start_timeout;
+        let late = || format!("it did not initialise within {} s", limit.as_secs());
+        let (served, mut process) = match &self.config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let started = stdio::start(command, args, env, cwd, self.limits.max_message_bytes)
+                    .map_err(|error| format!("cannot start `{command}`: {error}"))?;
+                let process = Process {
+                    child: started.child,
+                    last_words: started.last_words,
+                    tripped: Arc::clone(&started.stdout.tripped),
+                    max_message: self.limits.max_message_bytes,
+                };
+                let transport = AsyncRwTransport::new_client(started.stdout, started.stdin)
+                    .with_max_line_length(self.limits.max_message_bytes);
+                let served = tokio::time::timeout(limit, handler.serve(transport)).await;
+                (served, Some(process))
+            }
+            Transport::Http {
+                url,
+                headers,
+                token,
+            } => {
+                let config = http_config(url, headers, token.as_ref(), &self.limits)?;
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let served = tokio::time::timeout(limit, handler.serve(transport)).await;
+                (served, None)
+            }
+        };
+        let service = match served {
+            Ok(Ok(service)) => service,
+            Ok(Err(error)) => {
+                return Err(ended(&mut process, format!("it did not initialise: {error}")).await);
+            }
+            Err(_) => return Err(ended(&mut process, late()).await),
+        };
         let peer = service.peer().clone();
         let listed = match self.list(&peer).await {
             Ok(listed) => listed,
-            Err(reason) => return Err(process.ended(reason).await),
+            Err(reason) => return Err(ended(&mut process, reason).await),
         };
         self.set(Status::Connected, Some(peer), Some(listed));
         Ok(Started {
@@ -254,11 +262,11 @@ impl Connection {
                         Ok(reason) => format!("{reason:?}"),
                         Err(error) => error.to_string(),
                     };
-                    return process.ended(format!("the connection ended ({how})")).await;
+                    return ended(&mut process, format!("the connection ended ({how})")).await;
                 }
                 () = list_changed.notified() => match self.list(&peer).await {
                     Ok(listed) => self.set(Status::Connected, Some(peer.clone()), Some(listed)),
-                    Err(reason) => return process.ended(reason).await,
+                    Err(reason) => return ended(&mut process, reason).await,
                 },
             }
         }
@@ -297,11 +305,50 @@ impl Connection {
     }
 }
 
-/// A started server: its session, its process, and the signal that its tools changed.
+/// A started server: its session, its process (for a stdio server), and the signal that its
+/// tools changed.
 struct Started {
     service: RunningService<RoleClient, Handler>,
-    process: Process,
+    process: Option<Process>,
     list_changed: Arc<Notify>,
+}
+
+/// Why a connection ended: `reason`, with what its process says, for a stdio server, which is
+/// ended too.
+async fn ended(process: &mut Option<Process>, reason: String) -> String {
+    match process {
+        Some(process) => process.ended(reason).await,
+        None => reason,
+    }
+}
+
+/// How to reach `url` over streamable HTTP: `headers`, the token `token` gives, and the message
+/// limit on every answer.
+fn http_config(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    token: Option<&super::config::TokenSource>,
+    limits: &McpLimits,
+) -> Result<StreamableHttpClientTransportConfig, String> {
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        // Checked when the configuration was read.
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(name.as_bytes()),
+            http::HeaderValue::from_str(value),
+        ) {
+            custom.insert(name, value);
+        }
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+        .custom_headers(custom)
+        .max_sse_event_size(limits.max_message_bytes)
+        .max_json_response_size(limits.max_message_bytes)
+        .max_error_response_size(64 * 1024);
+    if let Some(token) = token {
+        config = config.auth_header(token.read()?);
+    }
+    Ok(config)
 }
 
 /// A server's process, to say why it ended and to end it.

@@ -76,6 +76,9 @@ impl McpServers {
     /// Starts a connection to every server `identity` configures, each kept running in a task of
     /// its own. Needs a tokio runtime when any server is configured.
     pub fn start(identity: &Identity, limits: &McpLimits) -> McpServers {
+        // The HTTP client takes TLS from the process's provider: the ring one the rest of the
+        // portal uses. One installed before (by a test, say) is kept.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let connections: Vec<Arc<Connection>> = identity
             .organisations()
             .flat_map(|o| &o.mcp_servers)

@@ -11,12 +11,14 @@ use super::listing::cut;
 /// The model's text for `result`, at most `max_result_chars` characters, saying what was cut.
 pub fn output(result: CallToolResult, limits: &McpLimits) -> ToolOutput {
     let mut parts: Vec<String> = result.content.iter().map(block).collect();
-    if let Some(structured) = &result.structured_content {
-        let text = structured.to_string();
-        // Servers that send structured content usually send its text too; once is enough.
-        if !parts.iter().any(|p| p == &text) {
-            parts.push(format!("Structured content: {text}"));
-        }
+    // MCP asks a server that sends structured content to send it as text too: it is read only
+    // when no text came with it.
+    let has_text = result
+        .content
+        .iter()
+        .any(|c| matches!(c, ContentBlock::Text(_)));
+    if let Some(structured) = result.structured_content.as_ref().filter(|_| !has_text) {
+        parts.push(format!("Structured content: {structured}"));
     }
     let text = if parts.is_empty() {
         "(the tool answered with no content)".to_string()
@@ -72,7 +74,73 @@ fn block(content: &ContentBlock) -> String {
     }
 }
 
-/// The bytes base64 text of this length stands for.
+/// The bytes base64 text stands for.
 fn base64_len(data: &str) -> usize {
-    data.len() / 4 * 3
+    let data = data.trim_end();
+    let padding = data.bytes().rev().take_while(|&b| b == b'=').count();
+    (data.len() / 4 * 3).saturating_sub(padding)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_kind_of_content_reads_as_text() {
+        let png = "iVBORw0KGgo=";
+        for (result, expected, is_error) in [
+            (
+                json!({"content": [{"type": "text", "text": "3"}]}),
+                "3",
+                false,
+            ),
+            (
+                json!({"content": [{"type": "text", "text": "{\"t\":1}"}], "structuredContent": {"t": 1}}),
+                "{\"t\":1}",
+                false,
+            ),
+            (
+                json!({"content": [], "structuredContent": {"t": 1}}),
+                "Structured content: {\"t\":1}",
+                false,
+            ),
+            (
+                json!({"content": [{"type": "image", "data": png, "mimeType": "image/png"}]}),
+                "[picture: image/png, 8 bytes; the portal does not show a tool's pictures to the model]",
+                false,
+            ),
+            (
+                json!({"content": [{"type": "resource", "resource": {"uri": "file:///a.txt", "text": "A"}}]}),
+                "[resource file:///a.txt]\nA",
+                false,
+            ),
+            (
+                json!({"content": [{"type": "resource", "resource": {"uri": "file:///a.bin", "blob": png, "mimeType": "application/zip"}}]}),
+                "[resource file:///a.bin: application/zip, 8 bytes of binary content, not shown]",
+                false,
+            ),
+            (
+                json!({"content": [{"type": "resource_link", "uri": "file:///b", "name": "b", "description": "Bee"}]}),
+                "[resource link file:///b: b (Bee)]",
+                false,
+            ),
+            (
+                json!({"content": [{"type": "text", "text": "no"}], "isError": true}),
+                "no",
+                true,
+            ),
+            (
+                json!({"content": []}),
+                "(the tool answered with no content)",
+                false,
+            ),
+        ] {
+            let parsed: CallToolResult = serde_json::from_value(result.clone()).expect("a result");
+            let output = output(parsed, &McpLimits::default());
+            assert_eq!(output.content, expected, "{result}");
+            assert_eq!(output.is_error, is_error, "{result}");
+        }
+    }
 }

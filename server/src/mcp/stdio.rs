@@ -127,10 +127,15 @@ impl<R: AsyncRead + Unpin> AsyncRead for CappedLines<R> {
         let this = &mut *self;
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
+            let mut longest = this.line;
             for &byte in &buf.filled()[before..] {
                 this.line = if byte == b'\n' { 0 } else { this.line + 1 };
+                longest = longest.max(this.line);
             }
-            if this.line > this.max {
+            if longest > this.max {
+                // A failed read hands nothing over.
+                buf.set_filled(before);
+                this.line = longest;
                 this.tripped.store(true, Ordering::Relaxed);
                 return Poll::Ready(Err(oversized(this.max)));
             }

@@ -7,7 +7,7 @@ use portal_core::tools::{ToolDefinition, ToolOutput};
 
 use super::config::Approval;
 use super::connection::Connection;
-use super::listing::{Listed, cut};
+use super::listing::Listed;
 use super::result::output;
 use crate::tools::{Gate, Tool, ToolCall, ToolContext, ToolFuture};
 
@@ -64,7 +64,11 @@ impl Tool for McpTool {
         if !self.asks() {
             return Gate::Run;
         }
-        let description = cut(&self.listed.description, SUMMARY_DESCRIPTION);
+        let description = self.listed.description.trim();
+        let description = match description.char_indices().nth(SUMMARY_DESCRIPTION) {
+            Some((at, _)) => format!("{}…", &description[..at]),
+            None => description.to_string(),
+        };
         Gate::Approval {
             summary: format!(
                 "Run the tool {} of the MCP server {}: {description}",
