@@ -918,3 +918,34 @@ fn a_server_file_must_say_how_to_reach_it_and_keep_tokens_out() {
         assert!(error.contains(problem), "{error}");
     }
 }
+
+#[tokio::test]
+async fn a_server_saying_its_tools_changed_is_listed_again() {
+    let fixture = Fixture::start(
+        |_| vec![("growing", hostile("polite", ""))],
+        r#"{ growing = ["*"] }"#,
+        quick(),
+    )
+    .await;
+    assert!(
+        fixture
+            .servers
+            .tool(&fixture.agent, "growing__grown")
+            .is_none()
+    );
+    let (text, error) = fixture.call("growing__grow", json!({})).await;
+    assert!(!error, "{text}");
+    until(
+        "the new tool to be offered",
+        Duration::from_secs(10),
+        || {
+            let offered = fixture.servers.tool(&fixture.agent, "growing__grown");
+            async move { offered.map(|_| ()) }
+        },
+    )
+    .await;
+    assert_eq!(
+        fixture.call("growing__grown", json!({})).await,
+        ("I am new.".to_string(), false)
+    );
+}

@@ -1,7 +1,8 @@
 // An MCP server written for the tests, speaking JSON-RPC lines on stdio without any SDK, that
 // misbehaves as its first argument says:
 //   polite    answers like a server should (`big` with 300,000 characters, `fail` with
-//             isError); `wait` sleeps until cancelled, writing each notifications/cancelled it
+//             isError, `grow` adds the tool `grown` and says its tools changed); `wait` sleeps
+//             until cancelled, writing each notifications/cancelled it
 //             receives to the file named by CANCEL_LOG
 //   hang      answers initialize, then never answers anything else
 //   flood     answers `flood` with a 100 MB text
@@ -17,6 +18,7 @@ const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
 const result = (id, value) => send({ jsonrpc: "2.0", id, result: value });
 const text = (t) => ({ content: [{ type: "text", text: t }] });
 const schema = { type: "object", properties: {} };
+let grown = false;
 
 function tools() {
   const base = [
@@ -35,7 +37,13 @@ function tools() {
       annotations: { readOnlyHint: true } },
     { name: "fail", description: "Answers with isError.", inputSchema: schema,
       annotations: { readOnlyHint: true } },
+    { name: "grow", description: "Adds a tool.", inputSchema: schema,
+      annotations: { readOnlyHint: true } },
   ];
+  if (grown) {
+    base.push({ name: "grown", description: "Grown on request.", inputSchema: schema,
+      annotations: { readOnlyHint: true } });
+  }
   if (mode !== "tools") return base;
   const many = Array.from({ length: 5000 }, (_, i) => ({
     name: `tool-${i}`,
@@ -61,7 +69,7 @@ lines.on("line", (line) => {
       if (mode === "silent") return;
       return result(message.id, {
         protocolVersion: message.params.protocolVersion,
-        capabilities: { tools: {} },
+        capabilities: { tools: { listChanged: true } },
         serverInfo: { name: "hostile", version: "1.0.0" },
       });
     case "tools/list":
@@ -95,6 +103,12 @@ function call(id, name) {
       return result(id, text("Erased nothing: this is a test."));
     case "big":
       return result(id, text("z".repeat(300000)));
+    case "grow":
+      grown = true;
+      result(id, text("Grown."));
+      return send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    case "grown":
+      return result(id, text("I am new."));
     case "fail":
       return result(id, { ...text("The heron flew away."), isError: true });
     default:
