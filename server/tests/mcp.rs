@@ -784,6 +784,18 @@ async fn server_everything_over_streamable_http_runs_its_tools() {
         ("remote__get-sum", json!({"a": 2, "b": 3}), "5", false),
         ("remote__get-sum", json!({"a": "two"}), "", true),
         (
+            "remote__get-resource-links",
+            json!({"count": 1}),
+            "[resource link demo://resource/",
+            false,
+        ),
+        (
+            "remote__get-resource-reference",
+            json!({"resourceType": "Text", "resourceId": 2}),
+            "[resource demo://resource/",
+            false,
+        ),
+        (
             "remote__get-tiny-image",
             json!({}),
             "[picture: image/png",
