@@ -12,8 +12,9 @@
 //! may end inside a grapheme cluster, with pauses, and once releases a whole sentence at once
 //! after a pause, as a guardrail check would. A prompt larger than its window is refused as a
 //! context overflow, as a real model would refuse it. A message that mentions "overflow" is
-//! refused as a context overflow unless the prompt already replays a compaction summary, so the
-//! overflow path can be shown. A summary call is answered with core's extractive summary
+//! refused as a context overflow when the prompt replays earlier turns and no compaction summary
+//! yet, so the overflow path can be shown; in a new conversation there is nothing to compact, and
+//! it is answered like any message. A summary call is answered with core's extractive summary
 //! (`crate::compaction::demo_summary`).
 
 use std::time::Duration;
@@ -71,7 +72,7 @@ impl DemoModel {
                 ),
             });
         }
-        if lower.contains("overflow") && !replays_summary(prompt) {
+        if lower.contains("overflow") && replays_earlier_turns(prompt) && !replays_summary(prompt) {
             return Err(ModelError::ContextOverflow {
                 message: "the demo model pretends this message does not fit its window; \
                           compact the conversation"
@@ -360,6 +361,10 @@ fn latest_user_text(prompt: &Prompt) -> String {
             .join("\n")
     })
     .unwrap_or_default()
+}
+
+fn replays_earlier_turns(prompt: &Prompt) -> bool {
+    prompt.entries.iter().any(|e| e.layer == Layer::Memory)
 }
 
 fn replays_summary(prompt: &Prompt) -> bool {
@@ -832,8 +837,21 @@ mod tests {
 
     #[test]
     fn c2_demo_overflow_is_the_one_overflow_kind() {
-        let refused = demo(0.0).script(&prompt("overflow please", &[], None));
+        let mut replaying = prompt("overflow please", &[], None);
+        let mut earlier = Entry::new(Role::User, Layer::Memory);
+        earlier.parts.push(Part::Text {
+            text: "An earlier message".into(),
+        });
+        replaying.entries.insert(0, earlier);
+        let refused = demo(0.0).script(&replaying);
         assert!(matches!(refused, Err(ModelError::ContextOverflow { .. })));
+    }
+
+    #[test]
+    fn demo_overflow_in_a_new_conversation_is_answered() {
+        // Nothing is there to compact, so an overflow could only fail the turn.
+        let answered = demo(0.0).script(&prompt("overflow please", &[], None));
+        assert!(answered.is_ok());
     }
 
     #[test]

@@ -259,9 +259,12 @@ pub async fn send_message(
     text: &str,
     effort: Option<Effort>,
     attachments: &[String],
+    again: Option<u32>,
 ) -> Result<u32, Error> {
-    let body = serde_json::json!({ "text": text, "effort": effort, "attachments": attachments })
-        .to_string();
+    let body = serde_json::json!({
+        "text": text, "effort": effort, "attachments": attachments, "again": again
+    })
+    .to_string();
     let sent: Sent = call(
         "POST",
         &format!("/api/conversations/{conversation}/messages"),

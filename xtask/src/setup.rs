@@ -237,7 +237,7 @@ fn node_tools(which: NodeTools) -> anyhow::Result<()> {
     let wasm_opt = run::first_line("wasm-opt", &["--version"]);
     let (what, are) = match which {
         NodeTools::Serving => (
-            "wasm-opt (binaryen) and the demo's MCP server (package.json's dependencies)",
+            "wasm-opt (binaryen), Prism and the demo's MCP server (package.json's dependencies)",
             "are",
         ),
         NodeTools::All => ("the Node tools in package.json", "are"),
