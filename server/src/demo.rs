@@ -252,6 +252,14 @@ fn named_call(
     tools: &[portal_core::tools::ToolDefinition],
 ) -> Option<(String, serde_json::Value)> {
     message.match_indices("use ").find_map(|(at, _)| {
+        // "use" as a word of its own, not the end of "because".
+        if message[..at]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
+        {
+            return None;
+        }
         let rest = &message[at + 4..];
         let word: String = rest
             .chars()
@@ -662,6 +670,11 @@ mod tests {
             ),
             ("use get-sum", "everything__get-sum", json!({})),
             ("use get-sum with [1, 2]", "everything__get-sum", json!({})),
+            (
+                "because get-sum",
+                COUNT_CHARACTERS,
+                json!({ "text": "“because get-sum”" }),
+            ),
             (
                 "use sum with {}",
                 COUNT_CHARACTERS,
