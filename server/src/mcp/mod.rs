@@ -104,39 +104,39 @@ impl McpServers {
         })
     }
 
+    /// The tools of `connection` an agent allowed `allowed` is offered now: those listed that
+    /// its table names, or all of them for `*`.
+    fn offered(connection: &Arc<Connection>, allowed: &[String]) -> Vec<McpTool> {
+        connection
+            .listing()
+            .tools
+            .iter()
+            .filter(|listed| {
+                allowed
+                    .iter()
+                    .any(|a| a == config::ALL_TOOLS || a == &listed.name)
+            })
+            .map(|listed| McpTool {
+                connection: Arc::clone(connection),
+                listed: listed.clone(),
+            })
+            .collect()
+    }
+
     /// The tools `agent` is offered now: of each server its `mcp` table names, the listed tools
     /// it allows.
     pub fn tools_for(&self, agent: &Agent) -> Vec<Arc<dyn Tool>> {
-        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-        for (connection, allowed) in self.granted(agent) {
-            for listed in &connection.listing().tools {
-                if allowed
-                    .iter()
-                    .any(|a| a == config::ALL_TOOLS || a == &listed.name)
-                {
-                    tools.push(Arc::new(McpTool {
-                        connection: Arc::clone(connection),
-                        listed: listed.clone(),
-                    }));
-                }
-            }
-        }
-        tools
+        self.granted(agent)
+            .flat_map(|(connection, allowed)| Self::offered(connection, allowed))
+            .map(|tool| Arc::new(tool) as Arc<dyn Tool>)
+            .collect()
     }
 
     /// The tool `agent` is offered under the name `offered`, if any.
     pub fn tool(&self, agent: &Agent, offered: &str) -> Option<McpTool> {
-        self.granted(agent).find_map(|(connection, allowed)| {
-            let listing = connection.listing();
-            let listed = listing.tools.iter().find(|l| l.offered_as == offered)?;
-            allowed
-                .iter()
-                .any(|a| a == config::ALL_TOOLS || a == &listed.name)
-                .then(|| McpTool {
-                    connection: Arc::clone(connection),
-                    listed: listed.clone(),
-                })
-        })
+        self.granted(agent)
+            .flat_map(|(connection, allowed)| Self::offered(connection, allowed))
+            .find(|tool| tool.listed.offered_as == offered)
     }
 
     /// What `agent`'s servers are doing and which of their tools it is offered.
@@ -149,25 +149,13 @@ impl McpServers {
                     Status::Connected => ("connected", None),
                     Status::Down { reason, .. } => ("failed", Some(reason)),
                 };
-                let tools = listing
-                    .tools
-                    .iter()
-                    .filter(|l| {
-                        allowed
-                            .iter()
-                            .any(|a| a == config::ALL_TOOLS || a == &l.name)
-                    })
-                    .map(|listed| {
-                        let tool = McpTool {
-                            connection: Arc::clone(connection),
-                            listed: listed.clone(),
-                        };
-                        ToolReport {
-                            name: listed.name.clone(),
-                            offered_as: listed.offered_as.clone(),
-                            description: listed.description.clone(),
-                            asks: tool.asks(),
-                        }
+                let tools = Self::offered(connection, allowed)
+                    .into_iter()
+                    .map(|tool| ToolReport {
+                        asks: tool.asks(),
+                        name: tool.listed.name,
+                        offered_as: tool.listed.offered_as,
+                        description: tool.listed.description,
                     })
                     .collect();
                 let missing = allowed
