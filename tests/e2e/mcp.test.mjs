@@ -42,7 +42,7 @@ test('a person approves a filesystem tool, sees its result, reloads, and a later
     for (let tries = 0; ; tries++) {
       const servers = await (await fetch(`${portal.url}/api/agents/assistant/mcp`)).json();
       if (servers.every((s) => s.status === 'connected')) break;
-      assert.ok(tries < 100, `the filesystem server connects: ${JSON.stringify(servers)}`);
+      assert.ok(tries < 300, `the filesystem server connects: ${JSON.stringify(servers)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
     const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
