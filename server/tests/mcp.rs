@@ -417,6 +417,20 @@ async fn an_approved_call_runs_on_the_server_and_its_result_is_the_turns() {
         r#"{ annotated = ["erase"] }"#,
     )
     .await;
+    // The agent list says which servers the agent has, how they are and which tools it has.
+    let agents: Value = server
+        .client
+        .get(server.url("/api/agents"))
+        .send()
+        .await
+        .expect("agents")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        agents[0]["servers"],
+        json!(["annotated (connected): erase"])
+    );
     let id = server.conversation().await;
     let turn = server.send(&id, "Please use erase").await;
     let paused = server.events(&id, turn, None).await;

@@ -1,5 +1,5 @@
 // A tool of a real MCP server (`server-filesystem` from npm, on a temporary folder) driven from
-// the browser: the person asks the demo agent to read a file, approves the call (the server's
+// the browser: the greeting lists the agent's server with its status and tools; the person asks the demo agent to read a file, approves the call (the server's
 // file says this tool asks), sees the card naming the server and the tool with the file's text
 // as its result, reloads and sees the same. `portal prompt` then shows a later turn's prompt
 // replaying the call with its result cut by distance, with a reference to read it back.
@@ -47,6 +47,10 @@ test('a person approves a filesystem tool, sees its result, reloads, and a later
     }
     const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
     await page.goto(portal.url);
+    // The greeting lists the agent's servers, their status and its tools.
+    const servers = await page.getByTestId('mcp-servers').innerText();
+    assert.match(servers, /^files \(connected\): .*read_text_file/, servers);
+    await page.screenshot({ path: join(shots, 'mcp-greeting.png') });
     await page.getByLabel('Message').fill(`use read_text_file with {"path": ${JSON.stringify(join(shared, 'herons.txt'))}}`);
     await page.getByLabel('Message').press('Enter');
 

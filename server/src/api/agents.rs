@@ -56,6 +56,9 @@ struct AgentEntry {
     description: String,
     /// Messages to start a conversation from.
     examples: Vec<String>,
+    /// Its MCP servers as they are now, a line each: status and the tools it is offered
+    /// (`GET /api/agents/{id}/mcp` has them in full).
+    servers: Vec<String>,
 }
 
 async fn list(State(state): State<AppState>, caller: Caller) -> Json<Vec<AgentEntry>> {
@@ -79,6 +82,14 @@ async fn list(State(state): State<AppState>, caller: Caller) -> Json<Vec<AgentEn
                     effort: agent.effort,
                     description: agent.description.clone(),
                     examples: agent.examples.clone(),
+                    servers: state
+                        .turns
+                        .tools()
+                        .mcp()
+                        .report(agent)
+                        .iter()
+                        .map(ServerReport::line)
+                        .collect(),
                 }
             })
             .collect(),

@@ -193,6 +193,23 @@ pub struct ServerReport {
     pub not_offered: Vec<String>,
 }
 
+impl ServerReport {
+    /// The server in one line for the people talking to the agent: its status (with the reason
+    /// it failed) and the tools the agent is offered.
+    pub fn line(&self) -> String {
+        let status = match &self.reason {
+            Some(reason) => format!("failed: {reason}"),
+            None => self.status.to_string(),
+        };
+        let tools: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+        if tools.is_empty() {
+            format!("{} ({status})", self.id)
+        } else {
+            format!("{} ({status}): {}", self.id, tools.join(", "))
+        }
+    }
+}
+
 /// One tool in a [`ServerReport`].
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolReport {
