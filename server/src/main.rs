@@ -390,6 +390,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 },
                 pdf_reader: None,
                 shutdown_grace: Duration::from_secs(shutdown_grace_seconds),
+                mcp: Default::default(),
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await

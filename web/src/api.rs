@@ -102,6 +102,9 @@ pub struct Agent {
     /// Messages to start a conversation from.
     #[serde(default)]
     pub examples: Vec<String>,
+    /// Its MCP servers, a line each: status and tools, as the server words them.
+    #[serde(default)]
+    pub servers: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
