@@ -520,11 +520,11 @@ async fn a_stop_while_a_call_runs_cancels_it_at_the_server() {
         ),
         "{last:?}"
     );
-    // The stored turn keeps the call it was cut off in without a result, as every cut-off turn
-    // does; memory answers it in the next prompt (rule M9).
+    // The stored turn answers the call it was cut off in, saying it was stopped.
     let blocks = blocks(&server, &id).await;
     assert!(
-        matches!(blocks.last(), Some(Block::ToolUse { name, .. }) if name == "slow__wait"),
+        matches!(blocks.last(), Some(Block::ToolResult { content, is_error: true, .. })
+            if content.contains("stopped the turn while the tool `slow__wait` ran")),
         "{blocks:?}"
     );
     let log = dir.path().join("cancelled.jsonl");
