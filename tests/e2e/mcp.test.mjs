@@ -58,6 +58,8 @@ test('a person approves a filesystem tool, sees its result, reloads, and a later
     await page.locator('[data-turn="1"][data-turn-status="paused"]').waitFor({ timeout: 30000 });
     const approval = turn.getByTestId('approval-card');
     assert.match(await approval.innerText(), /read_text_file of the MCP server files/);
+    // What is approved is shown whole: the arguments as the call carries them.
+    assert.match(await approval.getByTestId('approval-arguments').innerText(), /herons\.txt"\}$/);
     await page.screenshot({ path: join(shots, 'mcp-approval.png') });
     await page.getByTestId('approve').click();
     await page.locator('[data-turn="1"][data-turn-status="completed"]').waitFor({ timeout: 30000 });

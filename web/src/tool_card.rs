@@ -4,6 +4,7 @@
 //! action it asks for in plain words. What each shows is decided by `portal_core::tool_card`.
 
 use leptos::prelude::*;
+use portal_core::BlockKind;
 use portal_core::tool_card::{ToolCardConfig, ToolState, tool_card};
 
 use crate::turn_view::TurnView;
@@ -54,11 +55,18 @@ pub fn ApprovalCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl Int
                 .filter_map(|place| tool_card(s, place, &ToolCardConfig::default()))
                 .find(|card| card.call_id == call.id)
                 .map(|card| card.state);
-            Some((block.text.clone(), state))
+            // The arguments in full, as the call carries them: what is approved.
+            let arguments = s
+                .blocks
+                .iter()
+                .find(|b| b.kind == BlockKind::ToolUse && b.call.as_ref() == Some(call))
+                .map(|b| b.text.clone())
+                .filter(|a| a != "{}");
+            Some((block.text.clone(), arguments, state))
         })
     });
     move || {
-        request.get().map(|(action, state)| {
+        request.get().map(|(action, arguments, state)| {
             let state = state.unwrap_or(ToolState::AwaitingApproval);
             let outcome = match state {
                 ToolState::AwaitingApproval => "Waiting for your approval",
@@ -70,6 +78,7 @@ pub fn ApprovalCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl Int
                 <div class="block approval-card" class:dimmed=dimmed data-testid="approval-card" data-state=state.as_str()>
                     <p class="approval-heading">"The assistant asks to"</p>
                     <p class="approval-action" dir="auto">{action}</p>
+                    {arguments.map(|a| view! { <pre class="approval-arguments" data-testid="approval-arguments" tabindex="0" aria-label="Arguments">{a}</pre> })}
                     <p class="approval-state">{outcome}</p>
                 </div>
             }
