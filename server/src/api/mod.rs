@@ -61,6 +61,8 @@ pub struct AppState {
     pub gates: Gates,
     /// Sign-in sessions.
     pub sessions: Sessions,
+    /// Single sign-on, when providers are configured.
+    pub sso: Option<Arc<crate::sso::Sso>>,
 }
 
 impl FromRef<AppState> for Arc<Identity> {
@@ -78,9 +80,16 @@ impl AppState {
         limits: Limits,
         sessions: SessionConfig,
         pdf_reader: PathBuf,
-    ) -> Self {
+    ) -> Result<Self, String> {
         let decodes = turns.pictures().decodes();
-        AppState {
+        let sso = crate::sso::Sso::new(
+            Arc::clone(&identity),
+            turns.storage().clone(),
+            sessions.public_origin.as_deref(),
+        )?
+        .map(Arc::new);
+        Ok(AppState {
+            sso,
             sessions: Sessions::new(turns.storage().clone(), Arc::clone(&identity), sessions),
             turns,
             models,
@@ -88,7 +97,7 @@ impl AppState {
             skills,
             gates: Gates::new(&limits, decodes, pdf_reader),
             limits,
-        }
+        })
     }
 
     /// The agent of the caller's `conversation`: its agent when the organisation still has it,
@@ -239,6 +248,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     Router::new()
         .merge(info::router())
         .merge(session::router())
+        .merge(crate::sso::router())
         .merge(agents::router())
         .merge(skills::router())
         .merge(attachments::router())
@@ -325,7 +335,7 @@ pub(crate) fn is_api(path: &str) -> bool {
 /// from another site. The caller is left in the request's extensions for [`Caller`] to take.
 async fn sign_in(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    if !is_api(path) || path == session::PATH {
+    if !is_api(path) || path == session::PATH || path == crate::sso::API_PATH {
         return next.run(request).await;
     }
     let sender = match state.signed_in(request.headers()).await {

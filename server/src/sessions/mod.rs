@@ -27,6 +27,10 @@ use crate::storage::{AsyncStorage, Owner, StorageError, StoredSession};
 pub use forwarded::{client_address, parse_trusted_proxy};
 pub use throttle::{FAILURES, Guess, Throttle, WINDOW, rule};
 
+/// The stamp of a session single sign-on started: it lasts while the account single sign-on
+/// made exists (a password's stamp is the hexadecimal fingerprint of its hash).
+const SSO_STAMP: &str = "sso";
+
 /// The session cookie's name.
 pub const COOKIE: &str = "portal_session";
 /// Password checks that run at once. **Decision:** 2, the machine's cores: each takes 19 MiB and
@@ -165,6 +169,16 @@ impl Sessions {
     /// Starts a session for a caller whose identity was proven, and returns its `Set-Cookie`
     /// value. Expired sessions are cleared out on the way.
     pub async fn start(&self, caller: &Caller) -> Result<String, StorageError> {
+        let stamp = self.identity.password_stamp(caller).unwrap_or_default();
+        self.start_stamped(caller, stamp).await
+    }
+
+    /// Starts a session for a caller single sign-on signed into the account it made for them.
+    pub async fn start_sso(&self, caller: &Caller) -> Result<String, StorageError> {
+        self.start_stamped(caller, SSO_STAMP.to_string()).await
+    }
+
+    async fn start_stamped(&self, caller: &Caller, stamp: String) -> Result<String, StorageError> {
         let now = now_ms();
         self.storage.remove_expired_sessions(now).await?;
         let mut id = [0u8; 32];
@@ -176,7 +190,7 @@ impl Sessions {
             .create_session(StoredSession {
                 id_sha256: digest(&id),
                 owner: Owner::new(caller.organisation.clone(), caller.user.clone()),
-                stamp: self.identity.password_stamp(caller).unwrap_or_default(),
+                stamp,
                 created_at_ms: now,
                 expires_at_ms: now.saturating_add(millis(self.config.lifetime)),
             })
@@ -185,7 +199,8 @@ impl Sessions {
     }
 
     /// The caller a session cookie's value names, when the session exists, has not expired, and
-    /// the user still has the password they signed in with. A session used after a tenth of its
+    /// the user still has the password they signed in with (or, signed in by single sign-on,
+    /// their account). A session used after a tenth of its
     /// lifetime (at most an hour) has its expiry moved and a renewed cookie.
     pub async fn find(&self, id: &str) -> Result<Option<Found>, StorageError> {
         let id_sha256 = digest(id);
@@ -196,7 +211,14 @@ impl Sessions {
         let caller = self
             .identity
             .caller(&session.owner.org_id, &session.owner.user_id);
-        let current = self.identity.password_stamp(&caller);
+        let current = if session.stamp == SSO_STAMP {
+            self.storage
+                .sso_account_of(&session.owner)
+                .await?
+                .map(|_| SSO_STAMP.to_string())
+        } else {
+            self.identity.password_stamp(&caller)
+        };
         if session.expires_at_ms <= now || current.as_deref() != Some(session.stamp.as_str()) {
             self.storage.revoke_session(&id_sha256).await?;
             return Ok(None);

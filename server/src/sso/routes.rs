@@ -1,0 +1,234 @@
+//! The addresses of single sign-on: `GET /api/sso/providers?organisation=` lists the buttons of
+//! the sign-in page, `GET /sso/start/{provider}?return_to=` sends the browser to its provider, and
+//! the provider sends it back to `GET /sso/callback`, which signs the person in and sends them
+//! on, or says in words why not.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use cookie::{Cookie, SameSite};
+use serde::Deserialize;
+
+use super::claims::Refusal;
+use super::pending::{LIFETIME, return_path};
+use super::relying::Failure;
+use super::{CALLBACK, SsoError, random_binding};
+use crate::api::AppState;
+
+/// The JSON route, which answers without a sign-in.
+pub const API_PATH: &str = "/api/sso/providers";
+
+/// The cookie binding a sign-in under way to the browser that started it.
+const BINDING: &str = "portal_sso";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(API_PATH, get(providers))
+        .route("/sso/start/{provider}", get(start))
+        .route(CALLBACK, get(callback))
+}
+
+#[derive(Deserialize)]
+struct OrganisationQuery {
+    #[serde(default)]
+    organisation: String,
+}
+
+async fn providers(
+    State(state): State<AppState>,
+    Query(query): Query<OrganisationQuery>,
+) -> Json<serde_json::Value> {
+    let providers: Vec<_> = state
+        .sso
+        .iter()
+        .flat_map(|sso| sso.providers_of(query.organisation.trim()))
+        .map(|p| serde_json::json!({"id": p.id, "label": p.label}))
+        .collect();
+    let passwords = state
+        .identity
+        .organisation(query.organisation.trim())
+        .is_none_or(|o| o.passwords);
+    Json(serde_json::json!({"providers": providers, "passwords": passwords}))
+}
+
+#[derive(Deserialize)]
+struct StartQuery {
+    return_to: Option<String>,
+}
+
+async fn start(
+    State(state): State<AppState>,
+    Path(provider): Path<String>,
+    Query(query): Query<StartQuery>,
+) -> Response {
+    let Some(sso) = state.sso.as_deref() else {
+        return page(
+            StatusCode::NOT_FOUND,
+            "This portal has no single sign-on; sign in with your password.",
+        );
+    };
+    let binding = match random_binding() {
+        Ok(binding) => binding,
+        Err(error) => return failed(&SsoError::Storage(error), None),
+    };
+    match sso
+        .start(&provider, &binding, return_path(query.return_to.as_deref()))
+        .await
+    {
+        Ok(url) => {
+            let cookie = binding_cookie(binding, LIFETIME.as_secs() as i64, sso.secure);
+            ([(header::SET_COOKIE, cookie)], Redirect::to(&url)).into_response()
+        }
+        Err(error) => failed(&error, sso.party(&provider).ok().map(|p| p.provider())),
+    }
+}
+
+#[derive(Deserialize)]
+struct CallbackQuery {
+    #[serde(default)]
+    state: String,
+    code: Option<String>,
+    error: Option<String>,
+}
+
+async fn callback(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<CallbackQuery>,
+) -> Response {
+    let Some(sso) = state.sso.as_deref() else {
+        return page(
+            StatusCode::NOT_FOUND,
+            "This portal has no single sign-on; sign in with your password.",
+        );
+    };
+    let binding = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == BINDING)
+        .map(|c| c.value().to_string());
+    let code = match (query.code, query.error) {
+        (_, Some(error)) => Err(error),
+        (Some(code), None) => Ok(code),
+        (None, None) => Err("no code".into()),
+    };
+    let clear = binding_cookie(String::new(), 0, sso.secure);
+    let mut response = match sso.finish(&query.state, binding.as_deref(), code).await {
+        Ok((caller, return_to, provider)) => match state.sessions.start_sso(&caller).await {
+            Ok(session) => {
+                tracing::info!(
+                    "{}/{} signed in through provider {}",
+                    caller.organisation,
+                    caller.user,
+                    provider.id
+                );
+                let mut response = Redirect::to(&return_to).into_response();
+                if let Ok(value) = session.parse() {
+                    response.headers_mut().append(header::SET_COOKIE, value);
+                }
+                response
+            }
+            Err(error) => failed(&SsoError::Storage(error), Some(provider)),
+        },
+        Err((error, provider)) => failed(&error, provider),
+    };
+    if let Ok(value) = clear.parse() {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// The binding cookie: `Lax`, as the provider's redirect back is a navigation from its site.
+fn binding_cookie(value: String, max_age: i64, secure: bool) -> String {
+    Cookie::build((BINDING, value))
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(secure)
+        .path("/sso")
+        .max_age(cookie::time::Duration::seconds(max_age))
+        .build()
+        .to_string()
+}
+
+/// The page a sign-in that did not work ends on, in words for the person.
+fn failed(error: &SsoError, provider: Option<&super::Provider>) -> Response {
+    let label = provider.map_or("Your identity provider", |p| p.label.as_str());
+    tracing::warn!(
+        "a single sign-on through {} failed: {error}",
+        provider.map_or("an unknown provider", |p| p.id.as_str())
+    );
+    let (status, words) = match error {
+        SsoError::NoProvider(_) => (
+            StatusCode::NOT_FOUND,
+            "This sign-in button leads nowhere: the provider is not configured. Sign in from the sign-in page again.".to_string(),
+        ),
+        SsoError::Cancelled => (
+            StatusCode::FORBIDDEN,
+            format!("You cancelled signing in at {label}. Sign in again when you are ready."),
+        ),
+        SsoError::Unknown => (
+            StatusCode::BAD_REQUEST,
+            "This sign-in has expired, was already used, or was started in another browser. Start again from the sign-in page.".to_string(),
+        ),
+        SsoError::Busy => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Too many people are signing in right now. Try again in a minute.".to_string(),
+        ),
+        SsoError::Provider(Failure::Unreachable(_)) => (
+            StatusCode::BAD_GATEWAY,
+            format!("{label} could not be reached. Try again in a few minutes, and tell your administrator if it goes on."),
+        ),
+        SsoError::Provider(Failure::Refused(_)) => (
+            StatusCode::FORBIDDEN,
+            format!("{label} did not sign you in. Try again, and tell your administrator if it goes on."),
+        ),
+        SsoError::Provider(Failure::Untrusted(_)) => (
+            StatusCode::FORBIDDEN,
+            format!("{label}'s answer could not be trusted, so nobody was signed in. Try again, and tell your administrator if it happens again."),
+        ),
+        SsoError::Refused(Refusal::NotInGroup) => (
+            StatusCode::FORBIDDEN,
+            format!("Your {label} account is not in the group allowed to use this portal. Ask your administrator to add you."),
+        ),
+        SsoError::Refused(Refusal::EmailDomain) => (
+            StatusCode::FORBIDDEN,
+            "Your email address is not one of the domains allowed here. Sign in with your organisation's account.".to_string(),
+        ),
+        SsoError::Refused(Refusal::UnverifiedEmail) => (
+            StatusCode::FORBIDDEN,
+            format!("{label} has not verified your email address. Verify it there, then sign in again."),
+        ),
+        SsoError::Refused(Refusal::NoOrganisation) => (
+            StatusCode::FORBIDDEN,
+            format!("No organisation on this portal signs in your {label} account. Ask your administrator."),
+        ),
+        SsoError::NoAccount => (
+            StatusCode::FORBIDDEN,
+            "You have no account on this portal yet, and it does not make one on first sign-in. Ask your administrator for one.".to_string(),
+        ),
+        SsoError::Storage(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The portal could not finish signing you in. Try again in a moment.".to_string(),
+        ),
+    };
+    page(status, &words)
+}
+
+/// A small page saying `words`, with a way back to the sign-in page.
+fn page(status: StatusCode, words: &str) -> Response {
+    let escaped = words
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Sign-in failed</title></head>\
+         <body><main><h1>You are not signed in</h1><p id=\"sso-error\">{escaped}</p>\
+         <p><a href=\"/\">Back to the sign-in page</a></p></main></body></html>"
+    );
+    (status, Html(body)).into_response()
+}
