@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 
 use sso_support::{CLIENT_ID, CLIENT_SECRET, FakeProvider, Signer};
 
+const PASSWORD: &str = "correct horse battery";
+
 struct Portal {
     base: String,
     /// A browser that does not follow redirects, so each hop is seen.
@@ -39,15 +41,22 @@ struct Ended {
 }
 
 async fn start_portal() -> Portal {
+    start_portal_with("sign_up = true\n", "").await
+}
+
+/// A portal whose provider's file ends with `provider_rules` and whose organisation's with
+/// `organisation_rules`; it has a password user, `pat`.
+async fn start_portal_with(provider_rules: &str, organisation_rules: &str) -> Portal {
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("config");
     std::fs::create_dir_all(config.join("organisations/acme")).expect("organisation folder");
     std::fs::write(
         config.join("organisations/acme/organisation.toml"),
-        "name = \"Acme\"\n",
+        format!("name = \"Acme\"\n{organisation_rules}"),
     )
     .expect("organisation written");
+    portal_server::identity::add_user(&config, "acme", "pat", "Pat", PASSWORD).expect("user added");
     std::fs::create_dir_all(config.join("providers")).expect("providers folder");
     std::fs::write(config.join("idp.secret"), format!("{CLIENT_SECRET}\n")).expect("secret");
     std::fs::write(
@@ -55,8 +64,8 @@ async fn start_portal() -> Portal {
         format!(
             "label = \"Acme Login\"\nissuer = \"{}\"\nclient_id = \"{CLIENT_ID}\"\n\
              client_secret_file = \"idp.secret\"\nscopes = [\"email\", \"profile\"]\n\
-             organisation = \"acme\"\nsign_up = true\nrequired_claim = \"groups\"\n\
-             required_value = \"portal\"\nemail_domains = [\"acme.com\"]\n",
+             organisation = \"acme\"\nrequired_claim = \"groups\"\n\
+             required_value = \"portal\"\nemail_domains = [\"acme.com\"]\n{provider_rules}",
             fake.issuer
         ),
     )
@@ -184,16 +193,23 @@ impl Portal {
     /// Starts a sign-in, has the provider issue `code` for the ID token `forge` makes of the
     /// genuine claims, and returns to the portal with it.
     async fn sign_in(&self, code: &str, signer: &Signer, forge: impl Fn(&mut Value)) -> Ended {
+        self.sign_in_told(code, signer, forge, json!({"sub": "ada"}))
+            .await
+    }
+
+    /// [`Portal::sign_in`], the provider's userinfo answering `userinfo`.
+    async fn sign_in_told(
+        &self,
+        code: &str,
+        signer: &Signer,
+        forge: impl Fn(&mut Value),
+        userinfo: Value,
+    ) -> Ended {
         let started = self.start("/").await;
         let mut claims = self.claims(&started, "ada");
         forge(&mut claims);
         let token = self.fake.mint(signer, &claims);
-        self.fake.grant(
-            code,
-            &started.challenge,
-            token,
-            json!({"sub": claims["sub"]}),
-        );
+        self.fake.grant(code, &started.challenge, token, userinfo);
         self.callback(&started.state, code, Some(&started.binding))
             .await
     }
@@ -421,4 +437,153 @@ async fn the_return_address_stays_on_the_portal_and_cancelling_says_so() {
         "You cancelled signing in at Acme Login",
         "cancelled",
     );
+}
+
+#[tokio::test]
+async fn claims_missing_from_the_id_token_are_asked_of_userinfo_about_the_same_person() {
+    let portal = start_portal().await;
+    let without_groups = |c: &mut Value| {
+        c.as_object_mut().expect("claims").remove("groups");
+    };
+    let told = portal
+        .sign_in_told(
+            "userinfo-1",
+            &Signer::Rsa("a"),
+            without_groups,
+            json!({"sub": "ada", "groups": ["portal"]}),
+        )
+        .await;
+    assert!(told.session.is_some(), "{}", told.body);
+    let someone_else = portal
+        .sign_in_told(
+            "userinfo-2",
+            &Signer::Rsa("a"),
+            without_groups,
+            json!({"sub": "eve", "groups": ["portal"]}),
+        )
+        .await;
+    refused(
+        &someone_else,
+        "could not be trusted",
+        "userinfo about someone else",
+    );
+    let not_told = portal
+        .sign_in_told(
+            "userinfo-3",
+            &Signer::Rsa("a"),
+            without_groups,
+            json!({"sub": "ada"}),
+        )
+        .await;
+    refused(&not_told, "not in the group allowed", "no groups anywhere");
+}
+
+#[tokio::test]
+async fn without_sign_up_a_first_sign_in_makes_no_account() {
+    let portal = start_portal_with("", "").await;
+    let ended = portal
+        .sign_in("no-sign-up", &Signer::Rsa("a"), |_| {})
+        .await;
+    refused(
+        &ended,
+        "You have no account on this portal yet",
+        "sign-up off",
+    );
+}
+
+#[tokio::test]
+async fn an_organisation_without_passwords_signs_in_only_through_its_provider() {
+    for (rules, passwords) in [("", true), ("passwords = false\n", false)] {
+        let portal = start_portal_with("sign_up = true\n", rules).await;
+        let listed: Value = portal
+            .client
+            .get(format!(
+                "{}/api/sso/providers?organisation=acme",
+                portal.base
+            ))
+            .send()
+            .await
+            .expect("providers")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(
+            listed,
+            json!({"providers": [{"id": "idp", "label": "Acme Login"}], "passwords": passwords})
+        );
+        let signed = portal
+            .client
+            .post(format!("{}/api/session", portal.base))
+            .header("origin", &portal.base)
+            .json(&json!({"organisation": "acme", "user": "pat", "password": PASSWORD}))
+            .send()
+            .await
+            .expect("sign in");
+        let expected = if passwords {
+            StatusCode::OK
+        } else {
+            StatusCode::UNAUTHORIZED
+        };
+        assert_eq!(signed.status(), expected, "{rules}");
+    }
+}
+
+#[tokio::test]
+async fn signing_out_ends_the_session_here_and_at_the_provider() {
+    let portal = start_portal().await;
+    let sign_out = |session: String| {
+        portal
+            .client
+            .get(format!("{}/sign-out", portal.base))
+            .header(COOKIE, format!("portal_session={session}"))
+            .header("sec-fetch-site", "same-origin")
+            .send()
+    };
+    let session = portal
+        .sign_in("sign-out", &Signer::Rsa("a"), |_| {})
+        .await
+        .session
+        .expect("signed in");
+    let from_elsewhere = portal
+        .client
+        .get(format!("{}/sign-out", portal.base))
+        .header(COOKIE, format!("portal_session={session}"))
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .expect("sign out");
+    assert_eq!(from_elsewhere.headers()[LOCATION], "/");
+    assert!(
+        portal.who(&session).await.is_some(),
+        "another site signed them out"
+    );
+    let ended = sign_out(session.clone()).await.expect("sign out");
+    assert_eq!(ended.status(), StatusCode::SEE_OTHER);
+    let next = ended.headers()[LOCATION].to_str().expect("location");
+    assert!(
+        next.starts_with(&format!("{}/session/end?", portal.fake.issuer)),
+        "{next}"
+    );
+    assert_eq!(query(next, "client_id").as_deref(), Some(CLIENT_ID));
+    assert_eq!(
+        query(next, "post_logout_redirect_uri"),
+        Some(format!("{}/", portal.base))
+    );
+    assert!(portal.who(&session).await.is_none(), "still signed in");
+    let password = portal
+        .client
+        .post(format!("{}/api/session", portal.base))
+        .header("origin", &portal.base)
+        .json(&json!({"organisation": "acme", "user": "pat", "password": PASSWORD}))
+        .send()
+        .await
+        .expect("sign in");
+    let session = common::session_cookie(password.headers()).expect("a session");
+    let ended = sign_out(session.clone()).await.expect("sign out");
+    assert_eq!(
+        ended.headers()[LOCATION],
+        "/",
+        "a password session stays here"
+    );
+    assert!(portal.who(&session).await.is_none(), "still signed in");
 }

@@ -27,9 +27,10 @@ use crate::storage::{AsyncStorage, Owner, StorageError, StoredSession};
 pub use forwarded::{client_address, parse_trusted_proxy};
 pub use throttle::{FAILURES, Guess, Throttle, WINDOW, rule};
 
-/// The stamp of a session single sign-on started: it lasts while the account single sign-on
-/// made exists (a password's stamp is the hexadecimal fingerprint of its hash).
-const SSO_STAMP: &str = "sso";
+/// The stamp of a session single sign-on started begins so, and goes on with the provider's id:
+/// it lasts while the account single sign-on made exists (a password's stamp is the hexadecimal
+/// fingerprint of its hash).
+const SSO_STAMP: &str = "sso:";
 
 /// The session cookie's name.
 pub const COOKIE: &str = "portal_session";
@@ -173,9 +174,11 @@ impl Sessions {
         self.start_stamped(caller, stamp).await
     }
 
-    /// Starts a session for a caller single sign-on signed into the account it made for them.
-    pub async fn start_sso(&self, caller: &Caller) -> Result<String, StorageError> {
-        self.start_stamped(caller, SSO_STAMP.to_string()).await
+    /// Starts a session for a caller single sign-on signed into the account it made for them,
+    /// through `provider`.
+    pub async fn start_sso(&self, caller: &Caller, provider: &str) -> Result<String, StorageError> {
+        self.start_stamped(caller, format!("{SSO_STAMP}{provider}"))
+            .await
     }
 
     async fn start_stamped(&self, caller: &Caller, stamp: String) -> Result<String, StorageError> {
@@ -211,11 +214,11 @@ impl Sessions {
         let caller = self
             .identity
             .caller(&session.owner.org_id, &session.owner.user_id);
-        let current = if session.stamp == SSO_STAMP {
+        let current = if session.stamp.starts_with(SSO_STAMP) {
             self.storage
                 .sso_account_of(&session.owner)
                 .await?
-                .map(|_| SSO_STAMP.to_string())
+                .map(|_| session.stamp.clone())
         } else {
             self.identity.password_stamp(&caller)
         };
@@ -239,10 +242,23 @@ impl Sessions {
     /// Ends the session a cookie's value names, and returns the `Set-Cookie` value that removes
     /// the cookie.
     pub async fn sign_out(&self, id: Option<&str>) -> Result<String, StorageError> {
+        Ok(self.end(id).await?.0)
+    }
+
+    /// [`Sessions::sign_out`], also returning the single sign-on provider the session was
+    /// started through, if it was.
+    pub async fn end(&self, id: Option<&str>) -> Result<(String, Option<String>), StorageError> {
+        let mut provider = None;
         if let Some(id) = id {
-            self.storage.revoke_session(&digest(id)).await?;
+            let id_sha256 = digest(id);
+            provider = self
+                .storage
+                .session(&id_sha256)
+                .await?
+                .and_then(|s| s.stamp.strip_prefix(SSO_STAMP).map(String::from));
+            self.storage.revoke_session(&id_sha256).await?;
         }
-        Ok(self.cookie(String::new(), Duration::ZERO))
+        Ok((self.cookie(String::new(), Duration::ZERO), provider))
     }
 
     fn cookie(&self, value: String, max_age: Duration) -> String {

@@ -10,12 +10,12 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use openidconnect::core::{
-    CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreJwsSigningAlgorithm, CoreProviderMetadata,
+    CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreJwsSigningAlgorithm,
 };
 use openidconnect::{
     AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, IssuerUrl,
-    Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope,
-    SignatureVerificationError, TokenResponse,
+    Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier, ProviderMetadataWithLogout,
+    RedirectUrl, Scope, SignatureVerificationError, TokenResponse,
 };
 use serde_json::{Map, Value};
 
@@ -64,7 +64,7 @@ pub struct RelyingParty {
     provider: Provider,
     http: reqwest::Client,
     redirect: String,
-    metadata: Mutex<Option<CoreProviderMetadata>>,
+    metadata: Mutex<Option<ProviderMetadataWithLogout>>,
 }
 
 impl RelyingParty {
@@ -91,20 +91,20 @@ impl RelyingParty {
     }
 
     /// The provider's discovery document with its keys, fetched once and again when `fresh`.
-    async fn metadata(&self, fresh: bool) -> Result<CoreProviderMetadata, Failure> {
+    async fn metadata(&self, fresh: bool) -> Result<ProviderMetadataWithLogout, Failure> {
         if !fresh && let Some(known) = self.lock().clone() {
             return Ok(known);
         }
         let issuer = IssuerUrl::new(self.provider.issuer.clone())
             .map_err(|e| Failure::Unreachable(e.to_string()))?;
-        let metadata = CoreProviderMetadata::discover_async(issuer, &self.http)
+        let metadata = ProviderMetadataWithLogout::discover_async(issuer, &self.http)
             .await
             .map_err(|e| Failure::Unreachable(error_chain(&e)))?;
         *self.lock() = Some(metadata.clone());
         Ok(metadata)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<CoreProviderMetadata>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<ProviderMetadataWithLogout>> {
         self.metadata.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -118,6 +118,21 @@ impl RelyingParty {
 
     fn redirect(&self) -> Result<RedirectUrl, Failure> {
         RedirectUrl::new(self.redirect.clone()).map_err(|e| Failure::Untrusted(e.to_string()))
+    }
+
+    /// Where to send a browser whose session ended so that the provider ends its own too, when
+    /// the provider offers it (RP-initiated logout): back to `home` after.
+    pub async fn sign_out_address(&self, home: &str) -> Option<String> {
+        let metadata = self.metadata(false).await.ok()?;
+        let endpoint = metadata
+            .additional_metadata()
+            .end_session_endpoint
+            .as_ref()?;
+        let mut url = endpoint.url().clone();
+        url.query_pairs_mut()
+            .append_pair("client_id", &self.provider.client_id)
+            .append_pair("post_logout_redirect_uri", home);
+        Some(url.to_string())
     }
 
     /// Starts a sign-in: the provider's authorization address with a fresh `state`, `nonce` and
@@ -204,7 +219,7 @@ impl RelyingParty {
     /// The ID token's subject, once its claims and signature are checked.
     fn verify(
         &self,
-        metadata: &CoreProviderMetadata,
+        metadata: &ProviderMetadataWithLogout,
         id_token: &CoreIdToken,
         nonce: &Nonce,
     ) -> Result<String, ClaimsVerificationError> {

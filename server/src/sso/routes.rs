@@ -28,6 +28,34 @@ pub fn router() -> Router<AppState> {
         .route(API_PATH, get(providers))
         .route("/sso/start/{provider}", get(start))
         .route(CALLBACK, get(callback))
+        .route(SIGN_OUT, get(sign_out))
+}
+
+/// Where the page sends the browser to sign out: the session ends, and the browser goes on to the
+/// provider it signed in through, when that provider ends its own session too, or to `/`.
+pub const SIGN_OUT: &str = "/sign-out";
+
+async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    // A navigation from another site carries no `SameSite=Strict` cookie anyway; one that says
+    // it comes from another site ends nothing.
+    let from_elsewhere = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|site| site != "same-origin" && site != "none");
+    let id = crate::sessions::cookie_value(&headers).filter(|_| !from_elsewhere);
+    let (removal, provider) = match state.sessions.end(id.as_deref()).await {
+        Ok(ended) => ended,
+        Err(error) => return failed(&SsoError::Storage(error), None),
+    };
+    let mut next = "/".to_string();
+    if let (Some(sso), Some(provider)) = (state.sso.as_deref(), provider)
+        && let Ok(party) = sso.party(&provider)
+        && let Some(home) = state.sessions.config().public_origin.as_deref()
+        && let Some(address) = party.sign_out_address(&format!("{home}/")).await
+    {
+        next = address;
+    }
+    ([(header::SET_COOKIE, removal)], Redirect::to(&next)).into_response()
 }
 
 #[derive(Deserialize)]
@@ -119,22 +147,24 @@ async fn callback(
     };
     let clear = binding_cookie(String::new(), 0, sso.secure);
     let mut response = match sso.finish(&query.state, binding.as_deref(), code).await {
-        Ok((caller, return_to, provider)) => match state.sessions.start_sso(&caller).await {
-            Ok(session) => {
-                tracing::info!(
-                    "{}/{} signed in through provider {}",
-                    caller.organisation,
-                    caller.user,
-                    provider.id
-                );
-                let mut response = Redirect::to(&return_to).into_response();
-                if let Ok(value) = session.parse() {
-                    response.headers_mut().append(header::SET_COOKIE, value);
+        Ok((caller, return_to, provider)) => {
+            match state.sessions.start_sso(&caller, &provider.id).await {
+                Ok(session) => {
+                    tracing::info!(
+                        "{}/{} signed in through provider {}",
+                        caller.organisation,
+                        caller.user,
+                        provider.id
+                    );
+                    let mut response = Redirect::to(&return_to).into_response();
+                    if let Ok(value) = session.parse() {
+                        response.headers_mut().append(header::SET_COOKIE, value);
+                    }
+                    response
                 }
-                response
+                Err(error) => failed(&SsoError::Storage(error), Some(provider)),
             }
-            Err(error) => failed(&SsoError::Storage(error), Some(provider)),
-        },
+        }
         Err((error, provider)) => failed(&error, provider),
     };
     if let Ok(value) = clear.parse() {

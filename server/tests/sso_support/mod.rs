@@ -140,6 +140,7 @@ async fn discovery(State(fake): State<FakeProvider>) -> Json<Value> {
         "token_endpoint": format!("{issuer}/token"),
         "userinfo_endpoint": format!("{issuer}/userinfo"),
         "jwks_uri": format!("{issuer}/jwks"),
+        "end_session_endpoint": format!("{issuer}/session/end"),
         "response_types_supported": ["code"],
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["RS256", "HS256", "none"],
