@@ -263,6 +263,7 @@ async fn a_genuine_sign_in_makes_the_account_once_and_signs_in_to_it() {
     let session = first.session.expect("a session cookie");
     let who = portal.who(&session).await.expect("signed in");
     assert_eq!(who["organisation"], "acme");
+    assert_eq!(who["name"], "Ada Lovelace");
     let user = who["user"].as_str().expect("user").to_string();
     assert!(user.starts_with("ada-"), "{user}");
     let again = portal.sign_in("code-2", &Signer::Rsa("a"), |_| {}).await;
@@ -495,22 +496,26 @@ async fn without_sign_up_a_first_sign_in_makes_no_account() {
 async fn an_organisation_without_passwords_signs_in_only_through_its_provider() {
     for (rules, passwords) in [("", true), ("passwords = false\n", false)] {
         let portal = start_portal_with("sign_up = true\n", rules).await;
-        let listed: Value = portal
+        let buttons = portal
             .client
             .get(format!(
-                "{}/api/sso/providers?organisation=acme",
+                "{}/sso/buttons?organisation=acme&return_to=/c/1",
                 portal.base
             ))
             .send()
             .await
-            .expect("providers")
-            .json()
+            .expect("buttons")
+            .text()
             .await
-            .expect("json");
-        assert_eq!(
-            listed,
-            json!({"providers": [{"id": "idp", "label": "Acme Login"}], "passwords": passwords})
+            .expect("text");
+        let only = if passwords { "" } else { " data-go" };
+        let mut expected = format!(
+            "<a class=\"sso\" href=\"/sso/start/idp?return_to=%2Fc%2F1\"{only}>Sign in with Acme Login</a>"
         );
+        if !passwords {
+            expected.push_str("<span data-no-passwords hidden></span>");
+        }
+        assert_eq!(buttons, expected, "{rules}");
         let signed = portal
             .client
             .post(format!("{}/api/session", portal.base))

@@ -335,7 +335,7 @@ pub(crate) fn is_api(path: &str) -> bool {
 /// from another site. The caller is left in the request's extensions for [`Caller`] to take.
 async fn sign_in(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    if !is_api(path) || path == session::PATH || path == crate::sso::API_PATH {
+    if !is_api(path) || path == session::PATH {
         return next.run(request).await;
     }
     let sender = match state.signed_in(request.headers()).await {

@@ -17,7 +17,8 @@ pub const EMAIL_DOMAIN: &str = "email_domain";
 pub struct Provider {
     /// Its file's name: the id in the portal's sign-in addresses.
     pub id: String,
-    /// What its button says.
+    /// Its name as people know it: the button says "Sign in with" it, and the pages about a
+    /// sign-in name it.
     pub label: String,
     /// The issuer discovery starts from, and every ID token must name.
     pub issuer: String,
@@ -271,5 +272,81 @@ mod tests {
         for bad in ["http://idp.example.com", "idp.example.com", "ftp://idp"] {
             assert!(check_issuer(bad).is_err(), "{bad}");
         }
+    }
+
+    fn organisations() -> BTreeMap<String, Organisation> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("organisations/acme")).expect("folder");
+        std::fs::write(
+            dir.path().join("organisations/acme/organisation.toml"),
+            "name = \"Acme\"\n",
+        )
+        .expect("written");
+        let identity = crate::identity::Identity::load(dir.path()).expect("identity");
+        identity
+            .organisations()
+            .map(|o| (o.id.clone(), o.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn provider_files_are_read_or_refused_naming_the_field() {
+        let base =
+            "label = \"Acme ID\"\nissuer = \"https://idp.example.com\"\nclient_id = \"portal\"\n";
+        let secret = "client_secret_file = \"secret\"\n";
+        let cases: [(String, Result<(), &str>); 8] = [
+            (format!("{base}{secret}organisation = \"acme\"\n"), Ok(())),
+            (
+                format!(
+                    "{base}{secret}organisation_claim = \"email_domain\"\norganisations = {{ \"acme.com\" = \"acme\" }}\n"
+                ),
+                Ok(()),
+            ),
+            (
+                format!("{base}organisation = \"acme\"\n"),
+                Err("client_secret_env"),
+            ),
+            (
+                format!("{base}{secret}client_secret_env = \"X\"\norganisation = \"acme\"\n"),
+                Err("client_secret_env"),
+            ),
+            (
+                format!("{base}client_secret = \"inline\"\norganisation = \"acme\"\n"),
+                Err("unknown field"),
+            ),
+            (
+                format!("{base}{secret}organisation = \"globex\"\n"),
+                Err("globex"),
+            ),
+            (format!("{base}{secret}"), Err("organisation")),
+            (
+                format!("{base}{secret}organisation = \"acme\"\nrequired_claim = \"groups\"\n"),
+                Err("required_claim"),
+            ),
+        ];
+        let organisations = organisations();
+        for (text, expected) in cases {
+            let dir = tempfile::tempdir().expect("tempdir");
+            std::fs::write(dir.path().join("secret"), "s3cret\n").expect("secret");
+            std::fs::write(dir.path().join("idp.toml"), &text).expect("provider");
+            let read = provider(
+                dir.path(),
+                "idp".into(),
+                &dir.path().join("idp.toml"),
+                &organisations,
+            );
+            match (read, expected) {
+                (Ok(provider), Ok(())) => assert_eq!(provider.client_secret.0, "s3cret"),
+                (Err(error), Err(words)) => {
+                    assert!(error.to_string().contains(words), "{text}: {error}")
+                }
+                (read, expected) => panic!("{text}: {read:?}, expected {expected:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_secret_is_never_printed() {
+        assert_eq!(format!("{:?}", Secret("s3cret".into())), "Secret(…)");
     }
 }

@@ -183,4 +183,25 @@ mod tests {
             Some(Unclaimed::Unknown)
         );
     }
+
+    #[test]
+    fn past_the_most_sign_ins_under_way_a_new_one_is_refused_until_old_ones_expire() {
+        let now = Instant::now();
+        let store = PendingSignIns::default();
+        for n in 0..MOST {
+            keep(&store, &format!("s{n}"), "b", now);
+        }
+        let one_more = store.keep(
+            "more".into(),
+            "b",
+            "p".into(),
+            "v".into(),
+            "n".into(),
+            "/".into(),
+            now,
+        );
+        assert_eq!(one_more, Err(Unclaimed::Full));
+        keep(&store, "later", "b", now + LIFETIME);
+        assert!(store.claim("later", Some("b"), now + LIFETIME).is_ok());
+    }
 }

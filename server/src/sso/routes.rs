@@ -1,13 +1,13 @@
-//! The addresses of single sign-on: `GET /api/sso/providers?organisation=` lists the buttons of
-//! the sign-in page, `GET /sso/start/{provider}?return_to=` sends the browser to its provider, and
+//! The addresses of single sign-on: `GET /sso/buttons?organisation=&return_to=` writes the buttons
+//! of the sign-in page, `GET /sso/start/{provider}?return_to=` sends the browser to its provider, and
 //! the provider sends it back to `GET /sso/callback`, which signs the person in and sends them
 //! on, or says in words why not.
 
+use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::get;
-use axum::{Json, Router};
 use cookie::{Cookie, SameSite};
 use serde::Deserialize;
 
@@ -17,15 +17,12 @@ use super::relying::Failure;
 use super::{CALLBACK, SsoError, random_binding};
 use crate::api::AppState;
 
-/// The JSON route, which answers without a sign-in.
-pub const API_PATH: &str = "/api/sso/providers";
-
 /// The cookie binding a sign-in under way to the browser that started it.
 const BINDING: &str = "portal_sso";
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route(API_PATH, get(providers))
+        .route("/sso/buttons", get(buttons))
         .route("/sso/start/{provider}", get(start))
         .route(CALLBACK, get(callback))
         .route(SIGN_OUT, get(sign_out))
@@ -59,26 +56,57 @@ async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Response
 }
 
 #[derive(Deserialize)]
-struct OrganisationQuery {
+struct ButtonsQuery {
     #[serde(default)]
     organisation: String,
+    return_to: Option<String>,
 }
 
-async fn providers(
-    State(state): State<AppState>,
-    Query(query): Query<OrganisationQuery>,
-) -> Json<serde_json::Value> {
+/// The sign-in page's buttons for an organisation's providers, as HTML the page shows as it is:
+/// a link per provider, marked `data-go` when it is the organisation's only way in (one provider,
+/// passwords off), and a `data-no-passwords` mark when passwords are off. Empty for an
+/// organisation that signs in with passwords only, or that does not exist.
+async fn buttons(State(state): State<AppState>, Query(query): Query<ButtonsQuery>) -> Response {
+    let organisation = query.organisation.trim();
     let providers: Vec<_> = state
         .sso
         .iter()
-        .flat_map(|sso| sso.providers_of(query.organisation.trim()))
-        .map(|p| serde_json::json!({"id": p.id, "label": p.label}))
+        .flat_map(|sso| sso.providers_of(organisation))
         .collect();
-    let passwords = state
-        .identity
-        .organisation(query.organisation.trim())
-        .is_none_or(|o| o.passwords);
-    Json(serde_json::json!({"providers": providers, "passwords": passwords}))
+    let passwords = providers.is_empty()
+        || state
+            .identity
+            .organisation(organisation)
+            .is_none_or(|o| o.passwords);
+    let return_to = return_path(query.return_to.as_deref());
+    let return_to =
+        percent_encoding::utf8_percent_encode(&return_to, percent_encoding::NON_ALPHANUMERIC);
+    let go = if providers.len() == 1 && !passwords {
+        " data-go"
+    } else {
+        ""
+    };
+    let mut html: String = providers
+        .iter()
+        .map(|p| {
+            format!(
+                "<a class=\"sso\" href=\"/sso/start/{}?return_to={return_to}\"{go}>Sign in with {}</a>",
+                p.id,
+                escape(&p.label)
+            )
+        })
+        .collect();
+    if !passwords {
+        html.push_str("<span data-no-passwords hidden></span>");
+    }
+    ([(header::CACHE_CONTROL, "no-store")], Html(html)).into_response()
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 #[derive(Deserialize)]
@@ -251,14 +279,17 @@ fn failed(error: &SsoError, provider: Option<&super::Provider>) -> Response {
 
 /// A small page saying `words`, with a way back to the sign-in page.
 fn page(status: StatusCode, words: &str) -> Response {
-    let escaped = words
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
+    let escaped = escape(words);
     let body = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Sign-in failed</title></head>\
-         <body><main><h1>You are not signed in</h1><p id=\"sso-error\">{escaped}</p>\
-         <p><a href=\"/\">Back to the sign-in page</a></p></main></body></html>"
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Not signed in</title></head>\
+         <body style=\"font-family: system-ui, sans-serif; background: #faf9f6; color: #1d1d1b; margin: 0\">\
+         <main style=\"max-width: 26rem; margin: 15vh auto; padding: 2rem 1.75rem; background: #fff; \
+         border: 1px solid #ddd; border-radius: 0.75rem\">\
+         <h1 style=\"font-size: 1.3rem; margin-top: 0\">You are not signed in</h1>\
+         <p id=\"sso-error\">{escaped}</p><p><a href=\"/\">Back to the sign-in page</a></p>\
+         </main></body></html>"
     );
     (status, Html(body)).into_response()
 }
