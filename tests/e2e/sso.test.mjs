@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { startPortal, launchBrowser, shots, axeScan } from './portal.mjs';
 import { startProvider } from './oidc.mjs';
 
 const secret = 'portal-e2e-client-secret';
@@ -108,6 +108,7 @@ test('the first sign-in through the organisation\'s provider makes the account; 
   await button.waitFor();
   assert.equal(await page.getByLabel('Password').isVisible(), true, 'acme keeps passwords');
   await page.screenshot({ path: join(shots, 'sso-sign-in-page.png') });
+  assert.deepEqual(await axeScan(page), [], 'the sign-in page with its provider button');
   await button.click();
   await atProvider(page, 'ada');
   await page.getByTestId('person-name').waitFor();
@@ -150,6 +151,7 @@ test('someone outside the required group is refused with a page that says so', a
   await words.waitFor();
   assert.match(await words.innerText(), /not in the group allowed to use this portal/);
   await page.screenshot({ path: join(shots, 'sso-not-in-group.png') });
+  assert.deepEqual(await axeScan(page), [], 'the refusal page');
   assert.equal(await whoIsIn(page), null, 'nobody signed in');
   await context.close();
 });
