@@ -592,3 +592,21 @@ async fn signing_out_ends_the_session_here_and_at_the_provider() {
     );
     assert!(portal.who(&session).await.is_none(), "still signed in");
 }
+
+#[tokio::test]
+async fn one_address_cannot_hold_more_than_its_share_of_the_sign_ins_under_way() {
+    let portal = start_portal().await;
+    for _ in 0..portal_server::sso::pending::FROM_ONE_CLIENT {
+        portal.start("/").await;
+    }
+    let refused = portal
+        .client
+        .get(format!("{}/sso/start/idp", portal.base))
+        .send()
+        .await
+        .expect("start");
+    let status = refused.status();
+    let body = refused.text().await.expect("body");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body.contains("Too many sign-ins are under way"), "{body}");
+}

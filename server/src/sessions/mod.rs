@@ -25,7 +25,7 @@ use crate::identity::{Caller, Identity};
 use crate::storage::{AsyncStorage, Owner, StorageError, StoredSession};
 
 pub use forwarded::{client_address, parse_trusted_proxy};
-pub use throttle::{FAILURES, Guess, Throttle, WINDOW, rule};
+pub use throttle::{FAILURES, Guess, Throttle, WINDOW, network, rule};
 
 /// The stamp of a session single sign-on started begins so, and goes on with the provider's id:
 /// it lasts while the account single sign-on made exists (a password's stamp is the hexadecimal

@@ -106,12 +106,13 @@ impl Sso {
             .filter(move |p| p.organisations.serves(organisation))
     }
 
-    /// Starts a sign-in with provider `id` for the browser holding `binding`: returns the
-    /// provider's address to send it to.
+    /// Starts a sign-in with provider `id` for the browser holding `binding`, at `client`:
+    /// returns the provider's address to send it to.
     pub async fn start(
         &self,
         id: &str,
         binding: &str,
+        client: Option<std::net::IpAddr>,
         return_to: String,
     ) -> Result<String, SsoError> {
         let party = self.party(id)?;
@@ -120,6 +121,7 @@ impl Sso {
             .keep(
                 authorization.state,
                 binding,
+                client,
                 id.to_string(),
                 authorization.verifier,
                 authorization.nonce,

@@ -4,6 +4,7 @@
 //! once, and lasts [`LIFETIME`].
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,11 @@ pub const LIFETIME: Duration = Duration::from_secs(10 * 60);
 /// return path of [`RETURN_PATH_MOST`] bytes): more than any organisation starts in ten
 /// minutes; past it a new sign-in is refused rather than memory taken.
 pub const MOST: usize = 10_000;
+
+/// The most sign-ins under way from one client (an address, or an IPv6 /64). **Decision:** 100:
+/// more than the people behind one office's address start at the same moment, and a flood from
+/// one place fills a hundredth of [`MOST`], not all of it.
+pub const FROM_ONE_CLIENT: usize = 100;
 
 /// The longest return path kept. **Decision:** 512 bytes, far more than the portal's own
 /// addresses (`/c/<id>`).
@@ -34,6 +40,8 @@ pub struct Pending {
     pub return_to: String,
     /// The SHA-256 digest of the browser's `portal_sso` cookie value.
     binding: [u8; 32],
+    /// The client that started it ([`crate::sessions::network`] of its address), when known.
+    client: Option<IpAddr>,
     expires: Instant,
 }
 
@@ -53,21 +61,30 @@ pub enum Unclaimed {
 }
 
 impl PendingSignIns {
-    /// Remembers a sign-in `state` names, for the browser holding `binding`.
+    /// Remembers a sign-in `state` names, for the browser holding `binding`, started by
+    /// `client`.
     #[allow(clippy::too_many_arguments)]
     pub fn keep(
         &self,
         state: String,
         binding: &str,
+        client: Option<IpAddr>,
         provider: String,
         verifier: String,
         nonce: String,
         return_to: String,
         now: Instant,
     ) -> Result<(), Unclaimed> {
+        let client = client.map(crate::sessions::network);
         let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
         records.retain(|_, r| r.expires > now);
-        if records.len() >= MOST {
+        let from_client = || {
+            records
+                .values()
+                .filter(|r| client.is_some() && r.client == client)
+                .count()
+        };
+        if records.len() >= MOST || from_client() >= FROM_ONE_CLIENT {
             return Err(Unclaimed::Full);
         }
         records.insert(
@@ -78,6 +95,7 @@ impl PendingSignIns {
                 nonce,
                 return_to,
                 binding: Sha256::digest(binding.as_bytes()).into(),
+                client,
                 expires: now + LIFETIME,
             },
         );
@@ -151,17 +169,26 @@ mod tests {
     }
 
     fn keep(store: &PendingSignIns, state: &str, binding: &str, now: Instant) {
-        store
-            .keep(
-                state.into(),
-                binding,
-                "p".into(),
-                "v".into(),
-                "n".into(),
-                "/".into(),
-                now,
-            )
-            .expect("kept");
+        keep_from(store, state, binding, None, now).expect("kept");
+    }
+
+    fn keep_from(
+        store: &PendingSignIns,
+        state: &str,
+        binding: &str,
+        client: Option<IpAddr>,
+        now: Instant,
+    ) -> Result<(), Unclaimed> {
+        store.keep(
+            state.into(),
+            binding,
+            client,
+            "p".into(),
+            "v".into(),
+            "n".into(),
+            "/".into(),
+            now,
+        )
     }
 
     #[test]
@@ -199,17 +226,27 @@ mod tests {
         for n in 0..MOST {
             keep(&store, &format!("s{n}"), "b", now);
         }
-        let one_more = store.keep(
-            "more".into(),
-            "b",
-            "p".into(),
-            "v".into(),
-            "n".into(),
-            "/".into(),
-            now,
-        );
+        let one_more = keep_from(&store, "more", "b", None, now);
         assert_eq!(one_more, Err(Unclaimed::Full));
         keep(&store, "later", "b", now + LIFETIME);
         assert!(store.claim("later", Some("b"), now + LIFETIME).is_ok());
+    }
+
+    #[test]
+    fn one_client_holds_at_most_its_share_of_the_sign_ins_under_way() {
+        let now = Instant::now();
+        let store = PendingSignIns::default();
+        let flooder: IpAddr = "2001:db8:1:2::7".parse().expect("address");
+        let same_64: IpAddr = "2001:db8:1:2::99".parse().expect("address");
+        let other: IpAddr = "2001:db8:1:3::7".parse().expect("address");
+        for n in 0..FROM_ONE_CLIENT {
+            keep_from(&store, &format!("s{n}"), "b", Some(flooder), now).expect("kept");
+        }
+        for (client, kept) in [(flooder, false), (same_64, false), (other, true)] {
+            let result = keep_from(&store, &format!("{client}"), "b", Some(client), now);
+            assert_eq!(result.is_ok(), kept, "{client}");
+        }
+        assert!(store.claim("s0", Some("b"), now).is_ok());
+        assert!(keep_from(&store, "again", "b", Some(flooder), now).is_ok());
     }
 }

@@ -118,6 +118,7 @@ async fn start(
     State(state): State<AppState>,
     Path(provider): Path<String>,
     Query(query): Query<StartQuery>,
+    request: axum::extract::Request,
 ) -> Response {
     let Some(sso) = state.sso.as_deref() else {
         return page(
@@ -129,8 +130,23 @@ async fn start(
         Ok(binding) => binding,
         Err(error) => return failed(&SsoError::Storage(error), None),
     };
+    let client = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| {
+            crate::sessions::client_address(
+                info.0.ip(),
+                request.headers(),
+                &state.sessions.config().trusted_proxies,
+            )
+        });
     match sso
-        .start(&provider, &binding, return_path(query.return_to.as_deref()))
+        .start(
+            &provider,
+            &binding,
+            client,
+            return_path(query.return_to.as_deref()),
+        )
         .await
     {
         Ok(url) => {
@@ -235,7 +251,7 @@ fn failed(error: &SsoError, provider: Option<&super::Provider>) -> Response {
         ),
         SsoError::Busy => (
             StatusCode::SERVICE_UNAVAILABLE,
-            "Too many people are signing in right now. Try again in a minute.".to_string(),
+            "Too many sign-ins are under way, from your network or in all. Try again in a few minutes.".to_string(),
         ),
         SsoError::Provider(Failure::Unreachable(_)) => (
             StatusCode::BAD_GATEWAY,
