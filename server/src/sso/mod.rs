@@ -18,7 +18,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
 pub use config::Provider;
-pub use routes::{SIGN_OUT, router};
+pub use routes::router;
 
 use crate::identity::{Caller, Identity};
 use crate::storage::{AsyncStorage, Owner, SsoAccount, StorageError};

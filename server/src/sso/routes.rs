@@ -1,7 +1,8 @@
 //! The addresses of single sign-on: `GET /sso/buttons?organisation=&return_to=` writes the buttons
 //! of the sign-in page, `GET /sso/start/{provider}?return_to=` sends the browser to its provider, and
 //! the provider sends it back to `GET /sso/callback`, which signs the person in and sends them
-//! on, or says in words why not.
+//! on, or says in words why not. `GET /sign-out` ends a session, and the provider's too where it
+//! offers that.
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -30,7 +31,7 @@ pub fn router() -> Router<AppState> {
 
 /// Where the page sends the browser to sign out: the session ends, and the browser goes on to the
 /// provider it signed in through, when that provider ends its own session too, or to `/`.
-pub const SIGN_OUT: &str = "/sign-out";
+const SIGN_OUT: &str = "/sign-out";
 
 async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Response {
     // A navigation from another site carries no `SameSite=Strict` cookie anyway; one that says
