@@ -80,3 +80,38 @@ mod tests {
         );
     }
 }
+
+/// Where a turn stands among the versions of one message: a turn that answers another's message
+/// again (Regenerate, an edited latest message) joins that turn's versions. The page shows one
+/// version of each at a time, with `‹ number/of ›`; the transcript keeps every turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Version {
+    /// The first turn of its versions, which names them.
+    pub first: u32,
+    /// Its place among them, from 1.
+    pub number: usize,
+    /// How many versions there are.
+    pub of: usize,
+}
+
+/// Each turn's version, given each turn's index and the turn it answers again, in order. A turn
+/// that names one not before it starts versions of its own.
+pub fn versions(turns: &[(u32, Option<u32>)]) -> Vec<Version> {
+    let mut firsts: Vec<u32> = Vec::with_capacity(turns.len());
+    for (position, &(index, again)) in turns.iter().enumerate() {
+        let first = again
+            .filter(|&a| a < index)
+            .and_then(|a| turns[..position].iter().rposition(|t| t.0 == a))
+            .map_or(index, |at| firsts[at]);
+        firsts.push(first);
+    }
+    firsts
+        .iter()
+        .enumerate()
+        .map(|(position, &first)| Version {
+            first,
+            number: firsts[..=position].iter().filter(|&&f| f == first).count(),
+            of: firsts.iter().filter(|&&f| f == first).count(),
+        })
+        .collect()
+}

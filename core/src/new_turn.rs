@@ -9,7 +9,7 @@ use crate::attachment::{Attachment, AttachmentError, check_can_see};
 use crate::compaction::{CompactRefusal, check_compact, parse_compact};
 use crate::effort::Effort;
 use crate::model::ModelCapabilities;
-use crate::transcript::{Message, Role, Transcript, Turn, TurnKind, TurnStatus};
+use crate::transcript::{Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus};
 use crate::validate::{TranscriptError, validate};
 
 /// The message a person sends, before it is recorded.
@@ -20,6 +20,10 @@ pub struct NewMessage {
     pub text: String,
     #[serde(default)]
     pub attachments: Vec<Attachment>,
+    /// The turn whose message this one answers again: the latest turn, a chat turn (Regenerate,
+    /// or the latest message edited). The page shows them as versions of one turn.
+    #[serde(default)]
+    pub again: Option<u32>,
 }
 
 /// Why a message cannot open a turn. The transcript is left as it was.
@@ -41,6 +45,12 @@ pub enum NewTurnError {
     /// The transcript with the new turn breaks an invariant.
     #[error(transparent)]
     Invalid(#[from] TranscriptError),
+    /// Only the latest turn, a chat turn, can be answered again, by a chat message.
+    #[error(
+        "turn {turn} cannot be answered again: only the latest chat turn can be; send the message \
+         as a new one"
+    )]
+    NotLatest { turn: u32 },
 }
 
 /// Appends a running turn holding `message`, recording `effort` on it (rule E2), and returns
@@ -65,6 +75,15 @@ pub fn open_turn(
         });
     }
     check_can_see(&message.attachments, model)?;
+    if let Some(turn) = message.again {
+        let latest_chat = transcript
+            .turns
+            .last()
+            .is_some_and(|t| t.index == turn && t.kind == TurnKind::Chat);
+        if kind != TurnKind::Chat || !latest_chat {
+            return Err(NewTurnError::NotLatest { turn });
+        }
+    }
     let index = transcript.turns.len() as u32 + 1;
     transcript.turns.push(Turn {
         index,
@@ -72,7 +91,11 @@ pub fn open_turn(
         status: TurnStatus::Running,
         effort: Some(effort),
         context_tokens: None,
-        trace: Vec::new(),
+        trace: message
+            .again
+            .map(|turn| TraceEntry::AnswersAgain { turn })
+            .into_iter()
+            .collect(),
         messages: vec![Message {
             role: Role::User,
             blocks: vec![Block::text(message.text)],

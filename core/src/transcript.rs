@@ -139,6 +139,10 @@ pub enum TraceEntry {
     /// Why the runtime cut the turn off, in words for the person who sent its message: the
     /// server stopped while it ran. A turn the user cancelled has no such note.
     TurnCutOff { reason: String },
+    /// The turn answers turn `turn`'s message again (Regenerate, or the latest message edited):
+    /// the page shows the two as versions of one turn, while both stay in the transcript
+    /// (`display::versions`).
+    AnswersAgain { turn: u32 },
 }
 
 /// Who wrote a message.
@@ -257,6 +261,14 @@ impl Awaiting {
 }
 
 impl Turn {
+    /// The turn whose message this one answers again, if it does.
+    pub fn answers_again(&self) -> Option<u32> {
+        self.trace.iter().find_map(|entry| match entry {
+            TraceEntry::AnswersAgain { turn } => Some(*turn),
+            _ => None,
+        })
+    }
+
     /// Why the turn failed or was cut off, as its `TURN_FAILED` or `TURN_CUT_OFF` note says;
     /// `None` for a turn that did neither, one cancelled by its user, or one that ended before
     /// the note was kept.

@@ -51,6 +51,28 @@ pub fn validate(transcript: &Transcript) -> Result<(), TranscriptError> {
             ));
         }
         validate_turn(turn, &mut call_ids)?;
+        validate_again(transcript, turn)?;
+    }
+    Ok(())
+}
+
+/// A turn answers again only an earlier chat turn's message, and is a chat turn itself.
+fn validate_again(transcript: &Transcript, turn: &Turn) -> Result<(), TranscriptError> {
+    let Some(again) = turn.answers_again() else {
+        return Ok(());
+    };
+    let earlier_chat = again < turn.index
+        && transcript
+            .turn(again)
+            .is_some_and(|t| t.kind == TurnKind::Chat);
+    if turn.kind != TurnKind::Chat || !earlier_chat {
+        return Err(structure(
+            Location::turn(turn.index),
+            format!(
+                "turn answers turn {again} again, which is not an earlier chat turn's message; \
+                 a chat turn answers again only an earlier chat turn"
+            ),
+        ));
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ fn message(text: &str, attachments: Vec<portal_core::attachment::Attachment>) ->
     NewMessage {
         text: text.to_string(),
         attachments,
+        again: None,
     }
 }
 
@@ -139,4 +140,23 @@ fn c6_c7_compact_opens_a_compact_turn_once_its_refusals_are_checked() {
         assert_eq!(refused, Err(NewTurnError::Compact(refusal)), "{name}");
         assert_eq!(t, before, "{name}: nothing recorded");
     }
+}
+
+#[test]
+fn again_names_the_latest_chat_turn_and_is_recorded() {
+    let mut transcript = transcript(vec![chat("Hola", "¡Hola!"), chat("Adiós", "¡Adiós!")]);
+    let mut again = message("Tell me again", Vec::new());
+    again.again = Some(1);
+    assert_eq!(
+        open_turn(&mut transcript, again.clone(), Effort::Medium, &model()),
+        Err(NewTurnError::NotLatest { turn: 1 }),
+        "only the latest turn can be answered again"
+    );
+    again.again = Some(2);
+    let index = open_turn(&mut transcript, again, Effort::Medium, &model()).expect("opened");
+    assert_eq!(
+        transcript.turn(index).and_then(|t| t.answers_again()),
+        Some(2)
+    );
+    assert_eq!(validate(&transcript), Ok(()));
 }

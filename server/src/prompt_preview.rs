@@ -148,6 +148,7 @@ pub fn preview(request: &PreviewRequest) -> Result<Preview, PreviewError> {
         NewMessage {
             text: request.message.clone(),
             attachments: Vec::new(),
+            again: None,
         },
         effort,
         &model,

@@ -68,6 +68,7 @@ async fn m10_cancelled_turn_is_recorded_cut_off_and_replayed_by_memory() {
         NewMessage {
             text: "go on".into(),
             attachments: Vec::new(),
+            again: None,
         },
         portal_core::effort::Effort::Medium,
         &demo_capabilities(),

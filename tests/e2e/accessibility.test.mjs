@@ -4,24 +4,10 @@
 // The failed turn is scanned in failures.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startPortal, launchBrowser, axeScan, usersConfig, people, fillSignIn } from './portal.mjs';
+import { startPortal, launchBrowser, scanBoth, usersConfig, people, fillSignIn } from './portal.mjs';
 
 const status = (page, turn, wanted, timeout = 60000) =>
   page.locator(`[data-turn="${turn}"][data-turn-status="${wanted}"]`).waitFor({ timeout });
-
-/** Scans `page` in both themes; every serious or critical violation, by state and theme. */
-async function scanBoth(page, state) {
-  // Words resolving from their blur (R7) are passing by, and a live block is drawn again each
-  // frame; the scan reads the page once every block has settled.
-  await page.waitForFunction(() => !document.querySelector('.w, .block.live'), null, { timeout: 30000 });
-  const found = [];
-  for (const theme of ['light', 'dark']) {
-    await page.emulateMedia({ colorScheme: theme });
-    for (const violation of await axeScan(page)) found.push({ state, theme, ...violation });
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-  return found;
-}
 
 test('the main states pass an axe-core scan in both themes', { timeout: 180000 }, async () => {
   const portal = await startPortal(['--demo-pace', '0']);

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots, sendAndWait, conversationInUrl } from './portal.mjs';
+import { startPortal, launchBrowser, shots, sendAndWait, conversationInUrl, scanBoth } from './portal.mjs';
 
 const status = (page, turn, value, timeout = 60000) => page
   .locator(`[data-turn="${turn}"][data-turn-status="${value}"]`).waitFor({ timeout });
@@ -32,6 +32,7 @@ test('a server killed mid-reply: Reconnecting with the time, then Interrupted wi
     assert.match(await note.innerText(), /^Reconnecting… the connection dropped at \d{1,2}:\d\d:\d\d/);
     assert.equal(await page.locator('[data-turn="1"]').getAttribute('data-turn-status'), 'running');
     await page.screenshot({ path: join(shots, 'connection-reconnecting.png') });
+    const found = await scanBoth(page, 'reconnecting', { settled: false });
 
     portal = await startPortal(['--demo-pace', '0.2'], { port, data });
     await status(page, 1, 'cut_off', 30000);
@@ -40,6 +41,8 @@ test('a server killed mid-reply: Reconnecting with the time, then Interrupted wi
     assert.equal(await turn.getByTestId('cut-off').innerText(), 'Interrupted', 'the server cut it off, not the person');
     assert.ok((await turn.getByTestId('failure').locator('p').innerText()).length > 0, 'it says why');
     await page.screenshot({ path: join(shots, 'connection-interrupted.png') });
+    found.push(...await scanBoth(page, 'interrupted'));
+    assert.deepEqual(found, [], JSON.stringify(found, null, 1));
     await turn.getByTestId('retry').click();
     await status(page, 2, 'completed');
   } finally {

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openPortal, shots } from './portal.mjs';
+import { openPortal, shots, scanBoth } from './portal.mjs';
 
 /** Counts the decision and answer requests the page sends. */
 function countRequests(page) {
@@ -56,6 +56,9 @@ for (const [what, message, card] of [
       const to = page.getByTestId('to-request');
       assert.match(await to.innerText(), what === 'an approval' ? /waits for your approval/ : /asks you a question/);
       await page.screenshot({ path: join(shots, `decisions-typing-through-${card}.png`) });
+      const found = await scanBoth(page, `typing through ${what}`);
+      assert.deepEqual(found, [], JSON.stringify(found, null, 1));
+      await page.getByLabel('Message').focus();
       await page.keyboard.press('Tab');
       assert.equal(await focused(page), 'to-request');
       await page.keyboard.press('Enter');

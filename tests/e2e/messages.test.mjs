@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openPortal, shots, sendAndWait } from './portal.mjs';
+import { openPortal, shots, sendAndWait, scanBoth } from './portal.mjs';
 
 const url = `https://example.org/${'herons-of-the-lake-'.repeat(15)}end`;
 
@@ -38,6 +38,8 @@ test('a long address and a two-line message wrap inside the page at 390 and 1280
       const bubble = await page.locator('[data-turn="1"] .message.user').boundingBox();
       assert.ok(bubble.x + bubble.width <= width, `the bubble fits at ${width} px`);
       await page.screenshot({ path: join(shots, `messages-long-address-${width}.png`) });
+      const found = await scanBoth(page, `a long address at ${width} px`);
+      assert.deepEqual(found, [], JSON.stringify(found, null, 1));
       // The header stays at the top however far the conversation scrolls.
       await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
       await page.waitForFunction(() => window.scrollY > 0);

@@ -168,3 +168,21 @@ export async function axeScan(page) {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
 }
+
+/** Scans `page` in both themes, once every block has settled unless `settled` is false (a reply
+ * that cannot settle, its connection down); every serious or critical violation, by `state` and
+ * theme. */
+export async function scanBoth(page, state, { settled = true } = {}) {
+  // Words resolving from their blur (R7) are passing by, and a live block is drawn again each
+  // frame; the scan reads the page once every block has settled.
+  if (settled) {
+    await page.waitForFunction(() => !document.querySelector('.w, .block.live'), null, { timeout: 30000 });
+  }
+  const found = [];
+  for (const theme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: theme });
+    for (const violation of await axeScan(page)) found.push({ state, theme, ...violation });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  return found;
+}

@@ -35,6 +35,11 @@ export interface NewMessage {
   text: string;
   /** Its attachments, in the transcript format. */
   attachments?: Attachment[];
+  /**
+   * The turn whose message this one answers again (Regenerate, or the latest message edited):
+   * the latest turn, a chat turn. A front end shows the two as versions of one turn.
+   */
+  again?: number;
 }
 /** Everything one model call's prompt is built from. Only `transcript` and `model` are required. */
 export interface PromptRequest {
@@ -198,6 +203,9 @@ pub fn build_prompt(
             ),
             NewTurnError::Attachment(e) => convert::prompt::attachment_error(&e),
             NewTurnError::Compact(e) => input_error("request.newMessage", &e.to_string()),
+            NewTurnError::NotLatest { .. } => {
+                input_error("request.newMessage.again", &e.to_string())
+            }
             NewTurnError::Invalid(e) => convert::prompt::transcript_error(&e),
         })?;
     }

@@ -23,7 +23,8 @@ export type TraceEntry =
   | { kind: "SKILL_SELECT"; skill_ids: string[] }
   | { kind: "COMPACTION_FAILED"; reason: string }
   | { kind: "TURN_FAILED"; reason: string }
-  | { kind: "TURN_CUT_OFF"; reason: string };
+  | { kind: "TURN_CUT_OFF"; reason: string }
+  | { kind: "ANSWERS_AGAIN"; turn: number };
 export interface Message { role: "user" | "assistant" | "tool"; blocks: Block[]; attachments?: Attachment[]; }
 export type Block =
   | { type: "thinking"; text: string }

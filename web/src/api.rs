@@ -102,6 +102,9 @@ pub struct Agent {
     /// Messages to start a conversation from.
     #[serde(default)]
     pub examples: Vec<String>,
+    /// Its MCP servers, a line each: status and tools, as the server words them.
+    #[serde(default)]
+    pub servers: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -269,9 +272,12 @@ pub async fn send_message(
     text: &str,
     effort: Option<Effort>,
     attachments: &[String],
+    again: Option<u32>,
 ) -> Result<u32, Error> {
-    let body = serde_json::json!({ "text": text, "effort": effort, "attachments": attachments })
-        .to_string();
+    let body = serde_json::json!({
+        "text": text, "effort": effort, "attachments": attachments, "again": again
+    })
+    .to_string();
     let sent: Sent = call(
         "POST",
         &format!("/api/conversations/{conversation}/messages"),

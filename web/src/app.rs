@@ -62,6 +62,10 @@ pub fn App() -> impl IntoView {
         if let SignIn::SignedIn(person) = portal.sign_in.get() {
             drafts::save(&person, conversation.as_deref(), &text);
         }
+        // An emptied draft is a new message, not the edit of the latest one.
+        if text.trim().is_empty() {
+            portal.editing.set(None);
+        }
     });
     // Back and Forward show the conversation the address names.
     let popstate = window_event_listener(ev::popstate, move |_| {

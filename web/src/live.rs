@@ -423,6 +423,7 @@ impl Live {
             .collect();
         self.draw_blocks(undone.into_iter(), false, now);
         self.caret.remove();
+        crate::highlight::highlight_code(&self.body);
     }
 
     /// Draws the blocks at `indices` (with their words resolving if `resolving`), patching the

@@ -20,6 +20,7 @@ mod drafts;
 mod drop_zone;
 mod greeting;
 mod header;
+mod highlight;
 mod live;
 mod markdown_view;
 mod motion;
@@ -41,6 +42,8 @@ mod turn_actions;
 mod turn_failure;
 mod turn_view;
 mod unknown_conversation;
+mod version_switch;
+mod versions;
 mod wait;
 mod waiting;
 

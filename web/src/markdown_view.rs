@@ -69,6 +69,7 @@ pub fn draw_reply(body: &Element, reply: &str) {
         let _ = group(&document, body, &mut groups, index)
             .append_child(&drawer.render(&described.node));
     }
+    crate::highlight::highlight_code(body);
 }
 
 /// The group element block `index` belongs in, made when it is the first of its group.

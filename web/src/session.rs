@@ -130,6 +130,7 @@ fn start_over(portal: Portal, conversation: Option<String>) {
     portal.effort.set(None);
     portal.agent.set(None);
     portal.attachments.set(Vec::new());
+    portal.editing.set(None);
     portal.sending.set(false);
     portal.problem.set(None);
     portal.connection_lost.set(None);
@@ -164,6 +165,10 @@ pub fn send(portal: Portal) {
         effort: portal.effort.get_untracked(),
         agent: portal.shown_agent(),
         attachments: chips.iter().filter_map(|c| c.uploaded().cloned()).collect(),
+        // An edit of a turn that is no longer the latest is sent as a new message.
+        again: portal.editing.get_untracked().filter(|&turn| {
+            portal.turns.with_untracked(|t| t.last().map(|l| l.index)) == Some(turn)
+        }),
     };
     dispatch(portal, message, move || {
         // What the person typed after pressing Enter, while the message was on its way, stays.
@@ -173,21 +178,24 @@ pub fn send(portal: Portal) {
         }
         portal.attachments.set(Vec::new());
         portal.effort.set(None);
+        portal.editing.set(None);
         focus_composer();
     });
 }
 
-/// Sends `text` with `attachments` again as a new turn, at `effort` (a failed turn's Retry, the
-/// last reply's Regenerate): the transcript is never rewritten. The draft stays as it is.
-pub fn resend(portal: Portal, text: String, attachments: Vec<Attachment>, effort: Option<Effort>) {
+/// Sends `turn`'s message with its files again as a new turn, at `effort` (a failed turn's
+/// Retry, the last reply's Regenerate), a version of it when it is the latest: the transcript is
+/// never rewritten. The draft stays as it is.
+pub fn resend(portal: Portal, turn: TurnView, effort: Option<Effort>) {
     if portal.running() || portal.sending.get_untracked() {
         return;
     }
     let message = Outgoing {
-        text,
+        text: turn.state.with_untracked(|s| s.user_text.clone()),
         effort,
         agent: portal.shown_agent(),
-        attachments,
+        attachments: turn.attachments.get_value(),
+        again: portal.answerable_again(&turn),
     };
     dispatch(portal, message, || {});
 }
@@ -292,6 +300,8 @@ struct Outgoing {
     effort: Option<Effort>,
     agent: Option<api::Agent>,
     attachments: Vec<Attachment>,
+    /// The latest turn, when this message answers its message again (`crate::versions`).
+    again: Option<u32>,
 }
 
 /// Sends `message` in the conversation shown as `shown`, opening it first for a new chat. The
@@ -318,19 +328,20 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
         .iter()
         .map(|a| a.id().to_string())
         .collect();
-    let index = api::send_message(&id, &message.text, message.effort, &ids).await?;
+    let index = api::send_message(&id, &message.text, message.effort, &ids, message.again).await?;
     crate::tabs::announce(&id, index);
     conversation_list::refresh(portal);
     if !portal.still_shows(shown) {
         return Ok(());
     }
-    let turn = TurnView::sent(index, message.text, message.attachments);
+    let turn = TurnView::sent(index, message.text, message.attachments, message.again);
     turn.effort.set(
         message
             .agent
             .map(|a| winning_effort(a.effort, message.effort)),
     );
     portal.turns.update(|t| t.push(turn));
+    portal.versions.show_newest(index);
     portal.follow.to_end();
     follow(portal, turn).map_err(|message| api::Error {
         status: None,

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 use portal_core::TurnStatus;
+use portal_core::compaction::compact_pill;
 use portal_core::effort::Effort;
 use portal_core::skills::CatalogueEntry;
 use portal_core::usage::ConversationUsage;
@@ -14,6 +15,7 @@ use crate::conversation_list::ConversationList;
 use crate::scroll::Follow;
 use crate::stream::Following;
 use crate::turn_view::TurnView;
+use crate::versions::Versions;
 
 /// Whether someone is signed in, as the server last said.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +73,11 @@ pub struct Portal {
     pub newest_divider: Memo<Option<(u32, usize)>>,
     /// Whether the page follows the conversation's end.
     pub follow: Follow,
+    /// Which turns are versions of one message, and the one of each looked at.
+    pub versions: Versions,
+    /// The latest turn, while its message is in the composer to be edited: sent, the edit is
+    /// a version of it. Emptying the draft forgets it.
+    pub editing: RwSignal<Option<u32>>,
 }
 
 /// The shared state the shell provided.
@@ -114,6 +121,8 @@ impl Portal {
                     .find_map(|t| t.state.with(|s| s.newest_divider()).map(|at| (t.index, at)))
             }),
             follow: Follow::new(),
+            versions: Versions::new(turns),
+            editing: RwSignal::new(None),
         }
     }
 
@@ -172,6 +181,15 @@ impl Portal {
     /// Whether `turn` is the conversation's latest.
     pub fn is_latest(&self, turn: &TurnView) -> bool {
         self.turns.with(|t| t.last().map(|l| l.index)) == Some(turn.index)
+    }
+
+    /// `turn`'s number when a message can answer its message again: the latest turn, a chat
+    /// turn (`/compact` turns have no versions).
+    pub fn answerable_again(&self, turn: &TurnView) -> Option<u32> {
+        let chat = turn
+            .state
+            .with_untracked(|s| compact_pill(&s.user_text).is_none());
+        (chat && self.is_latest(turn)).then_some(turn.index)
     }
 
     /// The agent as the header shows it: the chosen or stored one, else the organisation's first.

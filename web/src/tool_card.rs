@@ -1,4 +1,5 @@
-//! An agent's work, drawn as compact cards: a tool call with its tool's name, its arguments on
+//! An agent's work, drawn as compact cards: a tool call with its tool's name (and its MCP
+//! server's, for a server's tool), its arguments on
 //! one line, its state and, on demand, its result's opening lines; an approval request with the
 //! action it asks for in plain words. What each shows is decided by `portal_core::tool_card`.
 
@@ -29,6 +30,7 @@ pub fn ToolCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl IntoVie
                 <div class="block tool-card" class:dimmed=dimmed data-testid="tool-card" data-state=state.as_str()>
                     <div class="tool-line">
                         <StateMark state />
+                        {card.server.map(|server| view! { <span class="tool-server">{server}</span> })}
                         <span class="tool-name">{card.name}</span>
                         <span class="tool-summary" dir="auto">{card.summary}</span>
                         <span class="tool-state">{state.label()}</span>

@@ -48,6 +48,7 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
             class="turn"
             class:has-answer=move || turn.state.with(|s| has_answer(&s.blocks.iter().map(|b| b.kind).collect::<Vec<_>>()))
             data-turn=turn.index
+            hidden=move || !portal().versions.shown(turn.index)
             data-turn-status=move || status.get().as_str()
             data-settled=move || turn.settled().to_string()
         >

@@ -11,6 +11,7 @@ use crate::attach::Chip;
 use crate::session;
 use crate::state::portal;
 use crate::turn_view::TurnView;
+use crate::version_switch::VersionSwitch;
 
 /// How long "Copied" shows after a copy.
 pub const COPIED_FOR: Duration = Duration::from_secs(2);
@@ -36,15 +37,7 @@ pub fn ReplyActions(turn: TurnView) -> impl IntoView {
         copied.set(true);
         set_timeout(move || copied.set(false), COPIED_FOR);
     };
-    let regenerate = move |_| {
-        let text = turn.state.with_untracked(|s| s.user_text.clone());
-        session::resend(
-            portal,
-            text,
-            turn.attachments.get_value(),
-            turn.effort.get_untracked(),
-        );
-    };
+    let regenerate = move |_| session::resend(portal, turn, turn.effort.get_untracked());
     // Regenerate asks again for the latest chat turn's reply, once it ended (a failed one offers
     // Retry instead).
     let regenerates = move || {
@@ -57,7 +50,8 @@ pub fn ReplyActions(turn: TurnView) -> impl IntoView {
     move || {
         let copies = answer.get().is_some();
         let regenerates = regenerates();
-        (copies || regenerates).then(|| {
+        let versions = portal.versions.of(turn.index).is_some();
+        (copies || regenerates || versions).then(|| {
             view! {
                 <div class="reply-actions">
                     {copies.then(|| view! {
@@ -75,6 +69,7 @@ pub fn ReplyActions(turn: TurnView) -> impl IntoView {
                             "Regenerate"
                         </button>
                     })}
+                    <VersionSwitch index=turn.index />
                     <TurnCost index=turn.index />
                 </div>
             }
@@ -117,6 +112,7 @@ pub fn EditMessage(turn: TurnView) -> impl IntoView {
                 .collect(),
         );
         portal.effort.set(None);
+        portal.editing.set(portal.answerable_again(&turn));
         session::focus_composer();
     };
     view! {

@@ -20,13 +20,7 @@ pub fn TurnFailure(turn: TurnView) -> impl IntoView {
                 .map(|reason| reason.unwrap_or(UNKNOWN).to_string())
         })
     });
-    let retry = move |_| {
-        let (text, effort) = (
-            turn.state.with_untracked(|s| s.user_text.clone()),
-            turn.effort.get_untracked(),
-        );
-        session::resend(portal, text, turn.attachments.get_value(), effort);
-    };
+    let retry = move |_| session::resend(portal, turn, turn.effort.get_untracked());
     move || {
         failure.get().map(|reason| {
             // A failure that happens while the person watches is announced; a reloaded one is not.

@@ -29,6 +29,8 @@ pub struct TurnView {
     pub announces: bool,
     /// The id of the last event read, to follow the turn again once it resumes.
     pub seen: StoredValue<usize>,
+    /// The turn whose message this one answers again (a version of it, `crate::versions`).
+    pub again: Option<u32>,
 }
 
 /// One block of the assistant's output, drawn into `body`, an element the view mounts.
@@ -45,8 +47,13 @@ pub struct BlockView {
 
 impl TurnView {
     /// A turn the person just sent, running, as the server numbered it.
-    pub fn sent(index: u32, text: String, attachments: Vec<Attachment>) -> Self {
-        TurnView::new(TurnState::opened(index, text), attachments, true)
+    pub fn sent(
+        index: u32,
+        text: String,
+        attachments: Vec<Attachment>,
+        again: Option<u32>,
+    ) -> Self {
+        TurnView::new(TurnState::opened(index, text), attachments, true, again)
     }
 
     /// A stored turn drawn as settled plain text: no playout (R10).
@@ -64,7 +71,7 @@ impl TurnView {
 
     /// `turn`, drawn from `state`: each whole block plain, an open one live after its text so far.
     fn drawn(state: TurnState, turn: &Turn, announces: bool) -> Self {
-        let view = TurnView::new(state, attachments(turn), announces);
+        let view = TurnView::new(state, attachments(turn), announces, turn.answers_again());
         view.effort.set(turn.effort);
         let blocks = view.state.with_untracked(|s| {
             s.blocks
@@ -81,7 +88,12 @@ impl TurnView {
         view
     }
 
-    fn new(state: TurnState, attachments: Vec<Attachment>, announces: bool) -> Self {
+    fn new(
+        state: TurnState,
+        attachments: Vec<Attachment>,
+        announces: bool,
+        again: Option<u32>,
+    ) -> Self {
         TurnView {
             index: state.index,
             state: RwSignal::new(state),
@@ -90,6 +102,7 @@ impl TurnView {
             blocks: RwSignal::new(Vec::new()),
             announces,
             seen: StoredValue::new(0),
+            again,
         }
     }
 

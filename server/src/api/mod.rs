@@ -234,6 +234,7 @@ impl AppState {
             effort: Effort::Medium,
             skills: Vec::new(),
             tools: Vec::new(),
+            mcp: Default::default(),
             description: String::new(),
             examples: Vec::new(),
         }

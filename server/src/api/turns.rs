@@ -45,6 +45,10 @@ struct SentMessage {
     /// Ids of attachments uploaded with `POST /api/attachments`.
     #[serde(default)]
     attachments: Vec<String>,
+    /// The latest turn, whose message this one answers again (Regenerate, an edited latest
+    /// message): the page shows them as versions of one turn.
+    #[serde(default)]
+    again: Option<u32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -95,6 +99,7 @@ async fn send(
         NewMessage {
             text: message.text,
             attachments,
+            again: message.again,
         },
         setup.effort,
         setup.model.capabilities(),

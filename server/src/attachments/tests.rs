@@ -440,6 +440,7 @@ fn a5_a_picture_for_a_blind_model_is_refused_before_anything_is_recorded() {
         NewMessage {
             text: "what is this?".into(),
             attachments: vec![picture],
+            again: None,
         },
         Effort::Medium,
         &blind,
@@ -461,6 +462,7 @@ fn conversation(documents: Vec<Document>) -> Transcript {
         NewMessage {
             text: "read these".into(),
             attachments: documents.into_iter().map(Attachment::Document).collect(),
+            again: None,
         },
         Effort::Medium,
         &model(true, None),

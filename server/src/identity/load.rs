@@ -57,6 +57,8 @@ struct AgentFile {
     #[serde(default)]
     tools: Vec<String>,
     #[serde(default)]
+    mcp: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
     description: String,
     #[serde(default)]
     examples: Vec<String>,
@@ -124,6 +126,14 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
     if agents.is_empty() {
         agents.push(default_agent(id));
     }
+    let mcp_servers = crate::mcp::config::load(id, dir)?;
+    for agent in &agents {
+        crate::mcp::config::check_agent_grants(
+            &agents_dir.join(format!("{}.toml", agent.id)),
+            &agent.mcp,
+            &mcp_servers,
+        )?;
+    }
     Ok(Organisation {
         id: id.to_string(),
         name,
@@ -132,6 +142,7 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
         agents,
         quotas,
         passwords: file.passwords,
+        mcp_servers,
     })
 }
 
@@ -222,6 +233,7 @@ pub(super) fn agent(organisation: &str, id: &str, path: &Path) -> Result<Agent, 
         effort: file.effort.unwrap_or(Effort::Medium),
         skills,
         tools: file.tools,
+        mcp: file.mcp,
         description: file.description.trim().to_string(),
         examples: file
             .examples

@@ -6,7 +6,7 @@
 
 mod error;
 mod http;
-mod load;
+pub(crate) mod load;
 mod password;
 mod quotas;
 mod token;
@@ -68,6 +68,8 @@ pub struct Organisation {
     /// Whether its users may sign in with a password (`passwords = false` leaves single sign-on
     /// and tokens).
     pub passwords: bool,
+    /// The MCP servers its agents may be offered tools of (docs/tools.md).
+    pub mcp_servers: Vec<crate::mcp::ServerConfig>,
 }
 
 /// A person who signs in with a password (in the browser) or a bearer token (API clients).
@@ -140,6 +142,9 @@ pub struct Agent {
     /// The names of the agent tools it is offered (the demo tools, `publish_note` and friends);
     /// the portal's own tools (`read_document`, `load_skill`, …) need no listing.
     pub tools: Vec<String>,
+    /// The tools of its organisation's MCP servers it is offered: by server id, the tools' names
+    /// on the server, or `*` for all of them.
+    pub mcp: BTreeMap<String, Vec<String>>,
     /// What the agent is for, in a sentence or two for the people who talk to it: an empty
     /// conversation greets them with it.
     pub description: String,
@@ -168,6 +173,7 @@ impl Identity {
             agents: vec![default_agent(LOCAL_ORGANISATION)],
             quotas: Vec::new(),
             passwords: true,
+            mcp_servers: Vec::new(),
         };
         Identity {
             mode: Mode::Local,
@@ -369,6 +375,7 @@ fn default_agent(organisation: &str) -> Agent {
         effort: Effort::Medium,
         skills: Vec::new(),
         tools: crate::tools::demo::NAMES.map(String::from).to_vec(),
+        mcp: BTreeMap::new(),
         description: "Answers your questions, and shows what an agent does: it counts \
                       characters, publishes notes once you approve them and asks when something \
                       is unclear."

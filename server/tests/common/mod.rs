@@ -319,15 +319,26 @@ impl Server {
 
     /// Posts the message `text` and returns the answer's status and JSON body.
     pub async fn post_message(&self, id: &str, text: &str) -> (u16, serde_json::Value) {
+        self.post_message_body(id, serde_json::json!({ "text": text }))
+            .await
+    }
+
+    /// Posts `body` as a message and returns the answer's status and JSON body (`null` when
+    /// it is not JSON).
+    pub async fn post_message_body(
+        &self,
+        id: &str,
+        body: serde_json::Value,
+    ) -> (u16, serde_json::Value) {
         let response = self
             .client
             .post(self.url(&format!("/api/conversations/{id}/messages")))
-            .json(&serde_json::json!({ "text": text }))
+            .json(&body)
             .send()
             .await
             .expect("sent");
         let status = response.status().as_u16();
-        (status, response.json().await.expect("json"))
+        (status, response.json().await.unwrap_or_default())
     }
 
     pub async fn send(&self, id: &str, text: &str) -> u32 {

@@ -6,6 +6,7 @@
 
 use super::connection::Connection;
 
+use super::super::error::check_schema;
 use super::super::{Result, StorageError};
 
 /// The schema version this build writes: the number of migrations it knows.
@@ -247,13 +248,7 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
         .query_one("SELECT version FROM portal_schema", &[])?
         .get(0);
     let found = u32::try_from(found).unwrap_or(u32::MAX);
-    if found > SCHEMA_VERSION {
-        return Err(StorageError::SchemaTooNew {
-            database: "PostgreSQL",
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
+    check_schema("PostgreSQL", found, SCHEMA_VERSION, true)?;
     for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = from as u32 + 1;
         transaction
@@ -268,4 +263,27 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     }
     transaction.commit()?;
     Ok(())
+}
+
+/// Refuses a database this build cannot read as it is, without changing it: one a newer Portal
+/// migrated, or one older than this build's schema (`portal usage` reads, it never migrates).
+pub(super) fn check_current(connection: &mut Connection) -> Result<()> {
+    let mut transaction = connection.transaction(false)?;
+    let exists: bool = transaction
+        .query_one("SELECT to_regclass('portal_schema') IS NOT NULL", &[])?
+        .get(0);
+    let found: i64 = if exists {
+        transaction
+            .query_one("SELECT version FROM portal_schema", &[])?
+            .get(0)
+    } else {
+        0
+    };
+    transaction.commit()?;
+    check_schema(
+        "PostgreSQL",
+        u32::try_from(found).unwrap_or(u32::MAX),
+        SCHEMA_VERSION,
+        false,
+    )
 }

@@ -55,6 +55,17 @@ impl SqliteStorage {
             path: dir.to_path_buf(),
             source,
         })?;
+        Self::open_file(dir, true)
+    }
+
+    /// Opens the database in `dir` for reading as it is (`portal usage`): refused, unchanged,
+    /// when its schema is not this build's, since migrating it under running servers of
+    /// another version would move their database on.
+    pub fn open_without_migrating(dir: &Path) -> Result<Self> {
+        Self::open_file(dir, false)
+    }
+
+    fn open_file(dir: &Path, migrating: bool) -> Result<Self> {
         let path = dir.join(DATABASE_FILE);
         let opened = |path: &Path| {
             let connection = Connection::open(path)?;
@@ -69,7 +80,11 @@ impl SqliteStorage {
             source,
         };
         let mut writer = opened(&path).map_err(open_error)?;
-        schema::migrate(&mut writer)?;
+        if migrating {
+            schema::migrate(&mut writer)?;
+        } else {
+            schema::check_current(&writer)?;
+        }
         let reader = opened(&path).map_err(open_error)?;
         Ok(SqliteStorage {
             writer: Mutex::new(writer),

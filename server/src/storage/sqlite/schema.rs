@@ -5,6 +5,7 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::super::error::check_schema;
 use super::super::{Result, StorageError};
 
 /// The schema version this build writes: the number of migrations it knows.
@@ -228,13 +229,7 @@ const MIGRATIONS: &[&str] = &[
 pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     let transaction = connection.transaction_with_behavior(TransactionBehavior::Exclusive)?;
     let found: u32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    if found > SCHEMA_VERSION {
-        return Err(StorageError::SchemaTooNew {
-            database: "SQLite",
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
+    check_schema("SQLite", found, SCHEMA_VERSION, true)?;
     for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = from as u32 + 1;
         transaction
@@ -249,4 +244,11 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     }
     transaction.commit()?;
     Ok(())
+}
+
+/// Refuses a database this build cannot read as it is, without changing it: one a newer Portal
+/// migrated, or one older than this build's schema (`portal usage` reads, it never migrates).
+pub(super) fn check_current(connection: &Connection) -> Result<()> {
+    let found: u32 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    check_schema("SQLite", found, SCHEMA_VERSION, false)
 }
