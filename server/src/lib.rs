@@ -20,6 +20,7 @@ pub mod quota;
 pub mod replicas;
 pub mod sessions;
 pub mod skills;
+pub mod sso;
 pub mod storage;
 pub mod tokens;
 pub mod tools;
@@ -251,7 +252,8 @@ impl Server {
                 .pdf_reader
                 .clone()
                 .unwrap_or_else(attachments::this_program),
-        );
+        )
+        .map_err(anyhow::Error::msg)?;
         let app = api::router(state, &config.dist);
         Ok(Server {
             _lock: lock,

@@ -197,8 +197,9 @@ fn cargo_tool(
 }
 
 /// Which of the root package.json's packages: its `dependencies` (binaryen, whose wasm-opt Trunk
-/// runs) for serving, or those and its `devDependencies` too (playwright-core and axe-core for the
-/// browser tests, esbuild, TypeScript and React for the npm package's checks).
+/// runs) for serving, or those and its `devDependencies` too (playwright-core, axe-core and
+/// oidc-provider for the browser tests, esbuild, TypeScript and React for the npm package's
+/// checks).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum NodeTools {
     Serving,

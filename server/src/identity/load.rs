@@ -22,6 +22,12 @@ struct OrganisationFile {
     name: String,
     #[serde(default)]
     quotas: Vec<QuotaEntry>,
+    #[serde(default = "yes")]
+    passwords: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Deserialize)]
@@ -76,8 +82,9 @@ pub(super) fn identity(root: &Path) -> Result<Identity, ConfigError> {
         });
     }
     check_tokens_distinct(&organisations)?;
+    let providers = crate::sso::config::load(root, &organisations)?;
     let has_users = organisations.values().any(|o| !o.users.is_empty());
-    let mode = if has_users {
+    let mode = if has_users || !providers.is_empty() {
         Mode::Users
     } else if organisations.len() == 1 {
         for organisation in organisations.values_mut() {
@@ -93,6 +100,7 @@ pub(super) fn identity(root: &Path) -> Result<Identity, ConfigError> {
     Ok(Identity {
         mode,
         organisations,
+        providers,
     })
 }
 
@@ -133,6 +141,7 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
         users,
         agents,
         quotas,
+        passwords: file.passwords,
         mcp_servers,
     })
 }

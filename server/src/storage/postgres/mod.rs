@@ -31,8 +31,8 @@ use super::codec::{UsageColumns, attachment_kind, integer, position, stopped_not
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
-    UsageLine, UsageQuery, UsageRecord,
+    ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
+    StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -487,6 +487,18 @@ impl Storage for PostgresStorage {
 
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|t| sessions::remove_expired(t, now_ms))
+    }
+
+    fn sso_account(&self, issuer: &str, subject: &str) -> Result<Option<SsoAccount>> {
+        self.read(|t| sessions::sso_account(t, issuer, subject))
+    }
+
+    fn sso_account_of(&self, owner: &Owner) -> Result<Option<SsoAccount>> {
+        self.read(|t| sessions::sso_account_of(t, owner))
+    }
+
+    fn create_sso_account(&self, account: &SsoAccount) -> Result<()> {
+        self.write(|t| sessions::create_sso_account(t, account))
     }
 
     /// **Decision:** 6 reads and 6 writes: together with a replica's own calls (publishing,

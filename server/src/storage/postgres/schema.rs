@@ -219,6 +219,19 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX usage_by_user ON usage (org_id, user_id, recorded_at);
     CREATE INDEX usage_by_time ON usage (org_id, recorded_at);
     "#,
+    // Version 5: the accounts single sign-on made, as SQLite's version 7 keeps them.
+    r#"
+    CREATE TABLE sso_accounts (
+        issuer      TEXT NOT NULL,
+        subject     TEXT NOT NULL,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        created_at  BIGINT NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (org_id, user_id)
+    );
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

@@ -13,8 +13,8 @@ use super::codec::{UsageColumns, attachment_kind, parse_json, position, stopped_
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
-    UsageLine, UsageQuery, UsageRecord,
+    ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
+    StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
 mod conversations;
@@ -426,6 +426,18 @@ impl Storage for SqliteStorage {
 
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|c| sessions::remove_expired(c, now_ms))
+    }
+
+    fn sso_account(&self, issuer: &str, subject: &str) -> Result<Option<SsoAccount>> {
+        self.read(|c| sessions::sso_account(c, issuer, subject))
+    }
+
+    fn sso_account_of(&self, owner: &Owner) -> Result<Option<SsoAccount>> {
+        self.read(|c| sessions::sso_account_of(c, owner))
+    }
+
+    fn create_sso_account(&self, account: &SsoAccount) -> Result<()> {
+        self.write(|c| sessions::create_sso_account(c, account))
     }
 
     /// **Decision:** 2 each: SQLite has one writer and one reader connection, so a second call

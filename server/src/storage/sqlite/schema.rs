@@ -208,6 +208,20 @@ const MIGRATIONS: &[&str] = &[
                                         cached_input_tokens, output_tokens, reasoning_tokens,
                                         estimated, cost_nanos, recorded_at, model, agent_id);
     "#,
+    // Version 7: the accounts single sign-on made, one per provider user (`issuer`, `subject`)
+    // and one per user id in an organisation.
+    r#"
+    CREATE TABLE sso_accounts (
+        issuer      TEXT NOT NULL,
+        subject     TEXT NOT NULL,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (org_id, user_id)
+    );
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one
