@@ -161,3 +161,56 @@ fn part_tokens(part: &Part, count: &dyn Fn(&str) -> u64) -> u64 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompt::{Entry, SystemLayer};
+    use crate::tokens::EstimateCounter;
+    use crate::transcript::Role;
+
+    fn prompt() -> Prompt {
+        let mut message = Entry::new(Role::User, Layer::NewMessage);
+        message.push_text("How long is the Tagus?");
+        Prompt {
+            layers: vec![
+                SystemLayer {
+                    layer: Layer::Floor,
+                    text: "Be plain.".into(),
+                },
+                SystemLayer {
+                    layer: Layer::Instructions,
+                    text: "Answer as the river desk.".into(),
+                },
+            ],
+            entries: vec![message],
+            tools: Vec::new(),
+            effort: None,
+        }
+    }
+
+    #[test]
+    fn l1_the_layers_come_in_reading_order_and_their_counts_add_up_to_the_total() {
+        let inspection = inspect(&prompt(), &EstimateCounter, false);
+        let layers: Vec<_> = inspection.layers.iter().map(|l| l.number).collect();
+        assert_eq!(layers, [1, 2, 6]);
+        let summed: u64 = inspection.framing_tokens
+            + inspection.layers.iter().map(|l| l.tokens).sum::<u64>()
+            + inspection.tools.iter().map(|t| t.tokens).sum::<u64>();
+        assert_eq!(summed, inspection.total_tokens);
+        assert!(inspection.framing_tokens > 0);
+    }
+
+    #[test]
+    fn a_withheld_layer_keeps_its_name_and_size_but_not_its_text() {
+        let mut inspection = inspect(&prompt(), &EstimateCounter, false);
+        let before = inspection.clone();
+        inspection.withhold(Layer::Instructions);
+        let instructions = &inspection.layers[1];
+        assert_eq!(instructions.label, "Author instructions");
+        assert_eq!(instructions.text, None);
+        assert_eq!(instructions.tokens, before.layers[1].tokens);
+        assert_eq!(inspection.layers[0], before.layers[0]);
+        assert_eq!(inspection.total_tokens, before.total_tokens);
+    }
+}

@@ -46,6 +46,8 @@ struct CallView {
     purpose: CallPurpose,
     model: String,
     recorded_at_ms: i64,
+    /// The model's context window in tokens, when the model is still offered.
+    context_window: Option<u64>,
     /// The prompt taken apart; `None` when it was too large to keep (`note` says so).
     inspection: Option<Inspection>,
     /// Whether the instructions layer's text is withheld from the caller.
@@ -172,6 +174,7 @@ fn view(state: &AppState, caller: &Caller, recorded: RecordedCall) -> Result<Cal
         purpose: recorded.purpose,
         model: recorded.model,
         recorded_at_ms: recorded.recorded_at_ms,
+        context_window: model.map(|m| m.capabilities().context_window),
         inspection,
         instructions_withheld: withheld,
         body,

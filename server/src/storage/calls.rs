@@ -52,3 +52,21 @@ impl KeptText {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_past_the_bound_keeps_only_its_size() {
+        for (bytes, kept) in [
+            (0, true),
+            (MAX_KEPT_BYTES, true),
+            (MAX_KEPT_BYTES + 1, false),
+        ] {
+            let text = KeptText::bounded("x".repeat(bytes));
+            assert_eq!(text.bytes, bytes as u64);
+            assert_eq!(text.text.is_some(), kept, "{bytes} bytes");
+        }
+    }
+}

@@ -1,0 +1,86 @@
+// What the model saw (issue 31, docs/inspector.md): under a turn that follows tool calls across
+// more than three earlier turns and a compaction, "What the model saw" opens a dialog with the
+// call's layers and their counts (summing to the call's total), what memory kept of each earlier
+// call and why, and the turns the summary covers; Esc closes it and focus goes back to the
+// button. Screenshots in both themes and at phone width; axe-core finds nothing serious.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openPortal, scanBoth, shots } from './portal.mjs';
+
+const FILLER = 'The Lisbon office needs its budget for desks, screens, rent and travel checked line by line. '.repeat(14);
+
+async function sendAndSettle(page, text) {
+  const turn = (await page.locator('.turn').count()) + 1;
+  await page.getByLabel('Message').fill(text);
+  await page.keyboard.press('Enter');
+  await page.locator(`[data-turn="${turn}"][data-settled="true"]`).waitFor({ timeout: 90000 });
+  return turn;
+}
+
+test('m4_m5_c3 the inspector shows a call\'s layers, what memory kept and the summary\'s turns', async () => {
+  const { page, close } = await openPortal(['--demo-pace', '0', '--demo-window', '6000'], {
+    viewport: { width: 1000, height: 1000 },
+  });
+  try {
+    // Tool calls in four turns, then long messages until the agent compacts.
+    for (let i = 0; i < 4; i += 1) await sendAndSettle(page, 'Tell me about scripts');
+    let turn = 0;
+    for (let i = 1; i <= 8; i += 1) {
+      turn = await sendAndSettle(page, `Message ${i}: please review the budget. ${FILLER}`);
+      if (await page.getByTestId('divider').count()) break;
+    }
+    assert.ok(await page.getByTestId('divider').count(), 'the agent compacted');
+    turn = await sendAndSettle(page, 'Tell me about scripts');
+
+    const opener = page.locator(`[data-turn="${turn}"]`).getByTestId('inspect');
+    await opener.click();
+    const dialog = page.getByTestId('inspector');
+    await dialog.getByTestId('inspector-layers').waitFor();
+    assert.equal(await dialog.evaluate((d) => d.open && d.matches(':modal')), true, 'a modal dialog');
+
+    const labels = await dialog.locator('.inspector-layers summary').allInnerTexts();
+    assert.match(labels[0], /^1\. Portal floor · ≈ [\d,]+ tokens$/);
+    assert.ok(labels.some((l) => l.startsWith('6. New message')), labels.join(' | '));
+
+    // The layers, the framing and the tools add up to the call's total as counted.
+    const call = await page.evaluate(async ([id, n]) => {
+      const calls = await (await fetch(`/api/conversations/${id}/turns/${n}/calls`)).json();
+      const first = calls.find((c) => c.purpose === 'turn');
+      return (await fetch(`/api/conversations/${id}/turns/${n}/calls/${first.call}`)).json();
+    }, [decodeURIComponent(new URL(page.url()).pathname.slice(3)), turn]);
+    const inspection = call.inspection;
+    const summed = inspection.framingTokens
+      + inspection.layers.reduce((n, l) => n + l.tokens, 0)
+      + inspection.tools.reduce((n, t) => n + t.tokens, 0);
+    assert.equal(summed, inspection.totalTokens);
+    const total = await dialog.getByTestId('inspector-total').innerText();
+    assert.ok(total.includes(inspection.totalTokens.toLocaleString('en')), total);
+    assert.match(total, /estimated/);
+
+    // The summary and the turns it covers; what memory kept of earlier calls, with its rule.
+    assert.match(await dialog.getByTestId('inspector-summary').innerText(), /^A summary stands for turns 1–\d+\.$/);
+    const kept = await dialog.getByTestId('inspector-memory').innerText();
+    assert.match(kept, /count_characters/);
+    assert.match(kept, /rule M\d/);
+
+    await dialog.locator('.inspector-layers summary').first().click();
+    await page.screenshot({ path: join(shots, 'inspector-light.png') });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: join(shots, 'inspector-dark.png') });
+    await page.emulateMedia({ colorScheme: 'light' });
+    const found = await scanBoth(page, 'inspector open');
+    assert.deepEqual(found, [], JSON.stringify(found, null, 2));
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(shots, 'inspector-phone.png') });
+    const width = await dialog.evaluate((d) => d.getBoundingClientRect().width);
+    assert.ok(width <= 390, `the dialog fits the phone: ${width}`);
+
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    assert.equal(await opener.evaluate((b) => b === document.activeElement), true, 'focus is back on the button');
+  } finally {
+    await close();
+  }
+});
