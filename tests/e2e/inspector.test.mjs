@@ -5,9 +5,13 @@
 // button. Screenshots in both themes and at phone width; axe-core finds nothing serious.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPortal, scanBoth, shots } from './portal.mjs';
 
+// A 1 by 1 PNG.
+const DOT = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 const FILLER = 'The Lisbon office needs its budget for desks, screens, rent and travel checked line by line. '.repeat(14);
 
 async function sendAndSettle(page, text) {
@@ -18,10 +22,11 @@ async function sendAndSettle(page, text) {
   return turn;
 }
 
-test('m4_m5_c3 the inspector shows a call\'s layers, what memory kept and the summary\'s turns', async () => {
+test('m4_c3 the inspector shows a call\'s layers, its attachments, what memory kept and the summary\'s turns', async () => {
   const { page, close } = await openPortal(['--demo-pace', '0', '--demo-window', '6000'], {
     viewport: { width: 1000, height: 1000 },
   });
+  const folder = mkdtempSync(join(tmpdir(), 'portal-inspector-'));
   try {
     // Tool calls in four turns, then long messages until the agent compacts.
     for (let i = 0; i < 4; i += 1) await sendAndSettle(page, 'Tell me about scripts');
@@ -31,6 +36,11 @@ test('m4_m5_c3 the inspector shows a call\'s layers, what memory kept and the su
       if (await page.getByTestId('divider').count()) break;
     }
     assert.ok(await page.getByTestId('divider').count(), 'the agent compacted');
+    // The turn inspected carries a document and a picture.
+    writeFileSync(join(folder, 'notes.md'), '# Notes\n\nThree herons by the Tagus.\n');
+    writeFileSync(join(folder, 'dot.png'), DOT);
+    await page.getByTestId('attach').setInputFiles([join(folder, 'notes.md'), join(folder, 'dot.png')]);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="attachment-chip"][data-uploaded="true"]').length === 2);
     turn = await sendAndSettle(page, 'Tell me about scripts');
 
     const opener = page.locator(`[data-turn="${turn}"]`).getByTestId('inspect');
@@ -64,6 +74,10 @@ test('m4_m5_c3 the inspector shows a call\'s layers, what memory kept and the su
     assert.match(kept, /count_characters/);
     assert.match(kept, /rule M\d/);
 
+    // The new message's manifest names the document; the picture is listed at its sent size.
+    await dialog.locator('[data-layer="newMessage"] summary').click();
+    assert.match(await dialog.locator('[data-layer="newMessage"] pre').innerText(), /notes\.md/);
+    assert.match(await dialog.locator('.inspector-body').innerText(), /Picture att_[0-9a-f]+: sent at 1×1\./);
     await dialog.locator('.inspector-layers summary').first().click();
     await page.screenshot({ path: join(shots, 'inspector-light.png') });
     await page.emulateMedia({ colorScheme: 'dark' });
@@ -82,5 +96,6 @@ test('m4_m5_c3 the inspector shows a call\'s layers, what memory kept and the su
     assert.equal(await opener.evaluate((b) => b === document.activeElement), true, 'focus is back on the button');
   } finally {
     await close();
+    rmSync(folder, { recursive: true, force: true });
   }
 });
