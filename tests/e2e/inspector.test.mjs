@@ -64,6 +64,19 @@ test('m4_c3 the inspector shows a call\'s layers, its attachments, what memory k
       + inspection.layers.reduce((n, l) => n + l.tokens, 0)
       + inspection.tools.reduce((n, t) => n + t.tokens, 0);
     assert.equal(summed, inspection.totalTokens);
+    // Every call of the turn, counted layer by layer, against the input tokens its usage rows
+    // recorded (the demo's are the portal's estimate of the whole prompt), within the estimate's
+    // stated error of 25 %.
+    const [counted, recorded] = await page.evaluate(async ([id, n]) => {
+      const base = `/api/conversations/${id}/turns/${n}/calls`;
+      let sum = 0;
+      for (const c of await (await fetch(base)).json()) {
+        sum += (await (await fetch(`${base}/${c.call}`)).json()).inspection.totalTokens;
+      }
+      const usage = await (await fetch(`/api/conversations/${id}/usage`)).json();
+      return [sum, usage.turns.find((t) => t.turn === n).tally.tokens.input];
+    }, [decodeURIComponent(new URL(page.url()).pathname.slice(3)), turn]);
+    assert.ok(Math.abs(counted - recorded) <= 0.25 * recorded, `counted ${counted}, recorded ${recorded}`);
     const total = await dialog.getByTestId('inspector-total').innerText();
     assert.ok(total.includes(inspection.totalTokens.toLocaleString('en')), total);
     assert.match(total, /estimated/);
