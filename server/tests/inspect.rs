@@ -125,6 +125,7 @@ async fn every_call_of_a_turn_is_kept_and_taken_apart_into_layers_counted_to_the
         "{call}"
     );
     assert_eq!(call["instructionsWithheld"], false);
+    assert_eq!(call["diagnostics"], json!([]), "nothing to work around");
 
     let (status, missing) = get(
         &server,

@@ -1766,6 +1766,7 @@ fn model_calls_are_numbered_per_turn_bounded_and_deleted_with_their_conversation
         model: "demo".into(),
         prompt: KeptText::bounded("{\"layers\":[]}".into()),
         body: body.map(KeptText::bounded),
+        diagnostics: "[]".into(),
     };
     let kept = [
         storage.record_call(&id, 2, &call(CallPurpose::Compaction, None)),

@@ -117,6 +117,11 @@ function drawCall(call) {
       parts.push(el("p", {}, `Picture ${p.attachmentId}: sent at ${p.width}×${p.height}${p.reduced ? ", reduced" : ""}.`));
     }
   }
+  if (call.diagnostics.length > 0) {
+    const list = el("ul", { "data-testid": "inspector-diagnostics" });
+    for (const d of call.diagnostics) list.append(el("li", {}, d.rule ? `${d.message} (rule ${d.rule})` : d.message));
+    parts.push(el("h3", {}, "What the prompt builder worked around"), list);
+  }
   if (call.note) parts.push(el("p", { class: "inspector-note" }, call.note));
   const copy = el("button", { type: "button", "data-testid": "inspector-copy" }, "Copy request body");
   copy.disabled = call.body === null;

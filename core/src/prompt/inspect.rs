@@ -3,7 +3,7 @@
 //! counts add up to the call's whole input; memory's replayed calls with what each kept and why,
 //! and the summary's covered turns.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::attachment::PictureRef;
 use crate::effort::Effort;
@@ -12,7 +12,8 @@ use crate::tokens::{
     CALL_OVERHEAD, MESSAGE_OVERHEAD, PICTURE_TOKENS_MAX, PIXELS_PER_TOKEN, TokenCounter,
 };
 
-use super::{Layer, Part, Prompt, layers, render_entries};
+use super::{Diagnostic, Layer, Part, Prompt, layers, render_entries};
+use crate::memory;
 
 /// A recorded call's prompt, taken apart for people.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -143,6 +144,35 @@ pub fn inspect(prompt: &Prompt, counter: &dyn TokenCounter, exact: bool) -> Insp
     }
 }
 
+/// Something the prompt builder worked around, for people: what, and the rule it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticView {
+    pub message: String,
+    pub rule: Option<String>,
+}
+
+/// The prompt builder's diagnostics, each with its message and rule.
+pub fn diagnostics(found: &[Diagnostic]) -> Vec<DiagnosticView> {
+    found
+        .iter()
+        .map(|diagnostic| DiagnosticView {
+            message: diagnostic.to_string(),
+            rule: match diagnostic {
+                Diagnostic::ToolNameTaken { .. } => None,
+                Diagnostic::Memory(found) => Some(match found {
+                    memory::Diagnostic::SearchedBeyondWindow
+                    | memory::Diagnostic::HintMissed { .. } => "M1",
+                    memory::Diagnostic::KeptTailShort { .. } => "C3",
+                    memory::Diagnostic::OrphanResults { .. } => "C4",
+                    memory::Diagnostic::PictureForBlindModel { .. } => "A5",
+                }),
+            }
+            .map(str::to_string),
+        })
+        .collect()
+}
+
 fn part_tokens(part: &Part, count: &dyn Fn(&str) -> u64) -> u64 {
     match part {
         Part::Text { text } => count(text),
@@ -199,6 +229,26 @@ mod tests {
             + inspection.tools.iter().map(|t| t.tokens).sum::<u64>();
         assert_eq!(summed, inspection.total_tokens);
         assert!(inspection.framing_tokens > 0);
+    }
+
+    #[test]
+    fn a5_each_diagnostic_says_what_was_worked_around_and_its_rule() {
+        let found = [
+            Diagnostic::ToolNameTaken {
+                name: "load_skill".into(),
+            },
+            Diagnostic::Memory(memory::Diagnostic::PictureForBlindModel {
+                attachment_id: "att_1".into(),
+            }),
+            Diagnostic::Memory(memory::Diagnostic::OrphanResults {
+                turn: 3,
+                message: 1,
+            }),
+        ];
+        let views = diagnostics(&found);
+        let rules: Vec<_> = views.iter().map(|v| v.rule.as_deref()).collect();
+        assert_eq!(rules, [None, Some("A5"), Some("C4")]);
+        assert!(views[0].message.contains("`load_skill`"), "{views:?}");
     }
 
     #[test]

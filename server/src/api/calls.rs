@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use portal_core::prompt::inspect::{Inspection, inspect};
+use portal_core::prompt::inspect::{DiagnosticView, Inspection, inspect};
 use portal_core::prompt::{Layer, Prompt};
 use portal_core::tokens::{EstimateCounter, TokenCounter};
 use serde::Serialize;
@@ -56,6 +56,8 @@ struct CallView {
     /// to keep, or it is withheld (`note` says which).
     body: Option<String>,
     body_bytes: Option<u64>,
+    /// What the prompt builder worked around, each with its rule.
+    diagnostics: Vec<DiagnosticView>,
     /// Why something above is missing, in a sentence.
     note: Option<String>,
 }
@@ -179,6 +181,10 @@ fn view(state: &AppState, caller: &Caller, recorded: RecordedCall) -> Result<Cal
         instructions_withheld: withheld,
         body,
         body_bytes: recorded.body.map(|b| b.bytes),
+        diagnostics: serde_json::from_str(&recorded.diagnostics).unwrap_or_else(|e| {
+            tracing::error!("a kept model call's diagnostics could not be read: {e}");
+            Vec::new()
+        }),
         note: (!notes.is_empty()).then(|| notes.join("; ")),
     })
 }

@@ -19,6 +19,8 @@ pub struct NewCall {
     pub prompt: KeptText,
     /// `None` for a model that sends no request (the demo).
     pub body: Option<KeptText>,
+    /// What the prompt builder found, as JSON (`portal_core::prompt::inspect::DiagnosticView`s).
+    pub diagnostics: String,
 }
 
 /// A kept call, numbered within its turn from 1 in the order the calls were made.
@@ -30,6 +32,7 @@ pub struct RecordedCall {
     pub model: String,
     pub prompt: KeptText,
     pub body: Option<KeptText>,
+    pub diagnostics: String,
     /// When it was kept, in milliseconds since the Unix epoch (the database's clock).
     pub recorded_at_ms: i64,
 }

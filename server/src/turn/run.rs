@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
+use portal_core::prompt::inspect::{DiagnosticView, diagnostics};
 use portal_core::prompt::{NoPictures, Prompt};
 use portal_core::stream::TurnEvent;
 use portal_core::tokens::TokenCounter;
@@ -146,7 +147,8 @@ impl Host {
                     Waited::Done(pictures) => {
                         self.mark = Some(self.log.mark());
                         let call = self.setup.model.call(&prompt, &pictures);
-                        self.record_call(CallPurpose::Turn, &prompt, call.body.as_ref())
+                        let found = diagnostics(machine.diagnostics());
+                        self.record_call(CallPurpose::Turn, &prompt, call.body.as_ref(), &found)
                             .await;
                         *stream = Some(call.stream);
                     }
@@ -157,7 +159,7 @@ impl Host {
                 let model = Arc::clone(&self.setup.model);
                 let prompt = request.prompt();
                 let call = model.call(&prompt, &NoPictures);
-                self.record_call(CallPurpose::Compaction, &prompt, call.body.as_ref())
+                self.record_call(CallPurpose::Compaction, &prompt, call.body.as_ref(), &[])
                     .await;
                 let summary = read_summary(call.stream, &*model, &request);
                 match until_cut_off(cancel, summary).await {
@@ -237,8 +239,16 @@ impl Host {
 
     /// Keeps the call about to be made, for the prompt inspector: its prompt and the body the
     /// model sends. A call that cannot be kept is made all the same; the inspector then lacks it.
-    async fn record_call(&self, purpose: CallPurpose, prompt: &Prompt, body: Option<&Bytes>) {
-        let prompt = match serde_json::to_string(prompt) {
+    async fn record_call(
+        &self,
+        purpose: CallPurpose,
+        prompt: &Prompt,
+        body: Option<&Bytes>,
+        found: &[DiagnosticView],
+    ) {
+        let written = serde_json::to_string(prompt)
+            .and_then(|prompt| Ok((prompt, serde_json::to_string(found)?)));
+        let (prompt, diagnostics) = match written {
             Ok(json) => json,
             Err(error) => {
                 tracing::warn!("a model call's prompt could not be written as JSON: {error}");
@@ -250,6 +260,7 @@ impl Host {
             model: self.setup.model.capabilities().id.clone(),
             prompt: KeptText::bounded(prompt),
             body: body.map(|b| KeptText::bounded(String::from_utf8_lossy(b).into_owned())),
+            diagnostics,
         };
         let kept = self
             .turns

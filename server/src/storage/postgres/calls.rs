@@ -15,8 +15,8 @@ pub(super) fn record(
     let bytes = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     let row = t.query_one(
         "INSERT INTO model_calls (conversation_id, turn, call, purpose, model, prompt,
-                                  prompt_bytes, body, body_bytes)
-         SELECT $1, $2, COALESCE(MAX(call), 0) + 1, $3, $4, $5, $6, $7, $8
+                                  prompt_bytes, body, body_bytes, diagnostics)
+         SELECT $1, $2, COALESCE(MAX(call), 0) + 1, $3, $4, $5, $6, $7, $8, $9
          FROM model_calls WHERE conversation_id = $1 AND turn = $2
          RETURNING call",
         &[
@@ -28,6 +28,7 @@ pub(super) fn record(
             &bytes(call.prompt.bytes),
             &call.body.as_ref().and_then(|b| b.text.as_deref()),
             &call.body.as_ref().map(|b| bytes(b.bytes)),
+            &call.diagnostics,
         ],
     )?;
     turn_number(row.get(0))
@@ -39,7 +40,8 @@ pub(super) fn list(
     turn: u32,
 ) -> Result<Vec<RecordedCall>> {
     let rows = t.query(
-        "SELECT call, purpose, model, prompt, prompt_bytes, body, body_bytes, recorded_at
+        "SELECT call, purpose, model, prompt, prompt_bytes, body, body_bytes, recorded_at,
+                diagnostics
          FROM model_calls WHERE conversation_id = $1 AND turn = $2 ORDER BY call",
         &[&conversation.as_str(), &i64::from(turn)],
     )?;
@@ -59,6 +61,7 @@ pub(super) fn list(
                     text: row.get(5),
                     bytes: size(bytes),
                 }),
+                diagnostics: row.get(8),
                 recorded_at_ms: row.get(7),
             })
         })

@@ -234,6 +234,7 @@ const MIGRATIONS: &[&str] = &[
         prompt_bytes    BIGINT NOT NULL,
         body            TEXT,
         body_bytes      BIGINT,
+        diagnostics     TEXT NOT NULL,
         recorded_at     BIGINT NOT NULL DEFAULT portal_now_ms(),
         PRIMARY KEY (conversation_id, turn, call),
         FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)

@@ -212,7 +212,8 @@ const MIGRATIONS: &[&str] = &[
     "",
     // Version 8: each model call of a turn as it was made, for the prompt inspector
     // (docs/inspector.md): the prompt core built, as JSON, and the request body as sent, each
-    // kept up to a bound (a NULL text past it, with its size).
+    // kept up to a bound (a NULL text past it, with its size), and the prompt builder's
+    // diagnostics as JSON.
     r#"
     CREATE TABLE model_calls (
         conversation_id TEXT NOT NULL,
@@ -224,6 +225,7 @@ const MIGRATIONS: &[&str] = &[
         prompt_bytes    INTEGER NOT NULL,
         body            TEXT,
         body_bytes      INTEGER,
+        diagnostics     TEXT NOT NULL,
         recorded_at     INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)),
         PRIMARY KEY (conversation_id, turn, call),
         FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
