@@ -1,11 +1,12 @@
-// What the model saw (issue 31, docs/inspector.md): under a turn that follows tool calls across
-// more than three earlier turns and a compaction, "What the model saw" opens a dialog with the
-// call's layers and their counts (summing to the call's total), what memory kept of each earlier
-// call and why, and the turns the summary covers; Esc closes it and focus goes back to the
+// What the model saw (issue 31, docs/inspector.md): under a turn that selects a skill, carries a
+// document and a picture, and follows tool calls across more than three earlier turns and a
+// compaction, "What the model saw" opens a dialog with the call's six layers and their counts
+// (summing to the call's total, and within the estimate's error of the input tokens recorded),
+// what memory kept of each earlier call and why, and the turns the summary covers; Esc closes it and focus goes back to the
 // button. Screenshots in both themes and at phone width; axe-core finds nothing serious.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPortal, scanBoth, shots } from './portal.mjs';
@@ -22,11 +23,28 @@ async function sendAndSettle(page, text) {
   return turn;
 }
 
-test('m4_c3 the inspector shows a call\'s layers, its attachments, what memory kept and the summary\'s turns', async () => {
-  const { page, close } = await openPortal(['--demo-pace', '0', '--demo-window', '6000'], {
+// An organisation whose agent has instructions and two skills.
+function configuration(folder) {
+  const org = join(folder, 'config', 'organisations', 'studio');
+  mkdirSync(join(org, 'agents'), { recursive: true });
+  writeFileSync(join(org, 'organisation.toml'), 'name = "Studio"\n');
+  writeFileSync(
+    join(org, 'agents', 'assistant.toml'),
+    'name = "Assistant"\nmodel = "demo"\ninstructions = "Answer briefly."\nskills = ["plan", "review"]\n'
+      + 'tools = ["count_characters", "publish_note", "ask_user"]\n',
+  );
+  for (const skill of ['plan', 'review']) {
+    mkdirSync(join(org, 'skills', skill), { recursive: true });
+    writeFileSync(join(org, 'skills', skill, 'SKILL.md'), `---\nname: ${skill}\ndescription: Use to ${skill}.\n---\n${skill} step by step.\n`);
+  }
+  return join(folder, 'config');
+}
+
+test('m4_c3 the inspector shows a call\'s layers, its skill and attachments, what memory kept and the summary\'s turns', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'portal-inspector-'));
+  const { page, close } = await openPortal(['--demo-pace', '0', '--demo-window', '6000', '--config', configuration(folder)], {
     viewport: { width: 1000, height: 1000 },
   });
-  const folder = mkdtempSync(join(tmpdir(), 'portal-inspector-'));
   try {
     // Tool calls in four turns, then long messages until the agent compacts.
     for (let i = 0; i < 4; i += 1) await sendAndSettle(page, 'Tell me about scripts');
@@ -41,7 +59,7 @@ test('m4_c3 the inspector shows a call\'s layers, its attachments, what memory k
     writeFileSync(join(folder, 'dot.png'), DOT);
     await page.getByTestId('attach').setInputFiles([join(folder, 'notes.md'), join(folder, 'dot.png')]);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="attachment-chip"][data-uploaded="true"]').length === 2);
-    turn = await sendAndSettle(page, 'Tell me about scripts');
+    turn = await sendAndSettle(page, '/plan Tell me about scripts');
 
     const opener = page.locator(`[data-turn="${turn}"]`).getByTestId('inspect');
     await opener.click();
@@ -51,7 +69,14 @@ test('m4_c3 the inspector shows a call\'s layers, its attachments, what memory k
 
     const labels = await dialog.locator('.inspector-layers summary').allInnerTexts();
     assert.match(labels[0], /^1\. Portal floor · ≈ [\d,]+ tokens$/);
-    assert.ok(labels.some((l) => l.startsWith('6. New message')), labels.join(' | '));
+    const numbers = labels.map((l) => Number(l.split('.')[0]));
+    assert.deepEqual(numbers, [1, 2, 3, 4, 5, 6], labels.join(' | '));
+    await dialog.locator('[data-layer="skills"] summary').click();
+    assert.match(await dialog.locator('[data-layer="skills"] pre').innerText(), /<skill name="plan">/);
+    await dialog.locator('[data-layer="catalogue"] summary').click();
+    assert.match(await dialog.locator('[data-layer="catalogue"] pre').innerText(), /- review: Use to review\./);
+    await dialog.locator('[data-layer="instructions"] summary').click();
+    assert.equal(await dialog.locator('[data-layer="instructions"] pre').innerText(), 'Answer briefly.');
 
     // The layers, the framing and the tools add up to the call's total as counted.
     const call = await page.evaluate(async ([id, n]) => {
