@@ -2,8 +2,9 @@
 // document and a picture, and follows tool calls across more than three earlier turns and a
 // compaction, "What the model saw" opens a dialog with the call's six layers and their counts
 // (summing to the call's total, and within the estimate's error of the input tokens recorded),
-// what memory kept of each earlier call and why, and the turns the summary covers; Esc closes it and focus goes back to the
-// button. Screenshots in both themes and at phone width; axe-core finds nothing serious.
+// what memory kept of each earlier call and why, and the turns the summary covers; Esc closes it
+// and focus goes back to the button. Screenshots in both themes and at phone width; axe-core
+// finds nothing serious.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
