@@ -7,7 +7,7 @@ use serde_json::Value;
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::block::BlockKind;
-use crate::tools::{DECLINED_RESULT, NOT_RUN_FOR_A_QUESTION};
+use crate::tools::{DECLINED_RESULT, NOT_RUN_FOR_A_QUESTION, server_tool};
 use crate::transcript::TurnStatus;
 use crate::turn_state::{BlockState, TurnState};
 
@@ -79,7 +79,9 @@ impl Default for ToolCardConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCard {
     pub call_id: String,
-    /// The tool's name.
+    /// The MCP server the tool is one of, for a server's tool.
+    pub server: Option<String>,
+    /// The tool's name (on its server, for a server's tool).
     pub name: String,
     /// Its arguments on one line ([`argument_summary`]).
     pub summary: String,
@@ -127,9 +129,14 @@ pub fn tool_card(state: &TurnState, at: usize, config: &ToolCardConfig) -> Optio
         None if state.status == TurnStatus::Running => ToolState::Running,
         None => ToolState::NotRun,
     };
+    let (server, name) = match server_tool(&call.name) {
+        Some((server, tool)) => (Some(server.to_string()), tool.to_string()),
+        None => (None, call.name.clone()),
+    };
     Some(ToolCard {
         call_id: call.id.clone(),
-        name: call.name.clone(),
+        server,
+        name,
         summary: argument_summary(&block.text, config.summary_chars),
         state: tool_state,
         // A call that did not run has no result to show: its answer is written for the model.

@@ -148,6 +148,18 @@ pub fn load_skill() -> ToolDefinition {
     }
 }
 
+/// What separates an MCP server's id from its tool's name in the name the tool is offered under
+/// (`<server>__<tool>`). Server ids are slugs, which have no `_`, and no other tool's name has
+/// `__`, so no two offered names are the same.
+pub const SERVER_SEPARATOR: &str = "__";
+
+/// The MCP server and the tool's own name that an offered name stands for; `None` for the
+/// portal's and the agents' own tools.
+pub fn server_tool(name: &str) -> Option<(&str, &str)> {
+    name.split_once(SERVER_SEPARATOR)
+        .filter(|(server, tool)| !server.is_empty() && !tool.is_empty())
+}
+
 /// Whether `name` is one of the portal's own tools.
 pub fn is_portal_tool(name: &str) -> bool {
     [

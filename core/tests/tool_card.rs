@@ -87,6 +87,27 @@ fn a_call_runs_then_is_done_or_failed() {
 }
 
 #[test]
+fn a_server_tools_card_names_the_server_and_the_tool() {
+    for (offered, server, name) in [
+        ("files__read_text_file", Some("files"), "read_text_file"),
+        ("everything__get-sum", Some("everything"), "get-sum"),
+        ("count_characters", None, "count_characters"),
+        ("__odd", None, "__odd"),
+    ] {
+        let events = vec![
+            start(1, "assistant"),
+            json!({"event": "block_start", "message": 1, "block": 0, "kind": "tool_use",
+                   "call": {"id": "a", "name": offered}}),
+            json!({"event": "delta", "message": 1, "block": 0, "text": "{}"}),
+            json!({"event": "block_end", "message": 1, "block": 0}),
+        ];
+        let card = tool_card(&fold(&events), 0, &ToolCardConfig::default()).expect("a card");
+        assert_eq!(card.server.as_deref(), server, "{offered}");
+        assert_eq!(card.name, name, "{offered}");
+    }
+}
+
+#[test]
 fn a_call_awaiting_approval_is_then_declined() {
     let mut events = vec![start(1, "assistant")];
     events.extend(call(1, 0, "a", r#"{"title":"Herons"}"#));

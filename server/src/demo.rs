@@ -119,10 +119,12 @@ impl DemoModel {
             text(&mut script, &mut random, &answer, true);
             FinishReason::Stop
         } else {
-            let call = if lower.contains("clarify") && offered(ASK_USER) {
+            let call = if let Some((name, arguments)) = named_call(&message, &prompt.tools) {
+                Some((format!("I will use {name} as you asked."), name, arguments))
+            } else if lower.contains("clarify") && offered(ASK_USER) {
                 Some((
                     "I need one detail before I answer.".to_string(),
-                    ASK_USER,
+                    ASK_USER.to_string(),
                     json!({ "question": format!(
                         "Which part of {topic} should I focus on: the scripts, the emoji or the pacing?"
                     ) }),
@@ -133,19 +135,19 @@ impl DemoModel {
                         "I will publish two short notes on {topic}, one at a time; each needs \
                          your approval."
                     ),
-                    PUBLISH_NOTE,
+                    PUBLISH_NOTE.to_string(),
                     note(&topic, Some(1)),
                 ))
             } else if lower.contains("publish") && offered(PUBLISH_NOTE) {
                 Some((
                     format!("I will publish a short note on {topic}; that needs your approval."),
-                    PUBLISH_NOTE,
+                    PUBLISH_NOTE.to_string(),
                     note(&topic, None),
                 ))
             } else if offered(COUNT_CHARACTERS) {
                 Some((
                     format!("Let me count the characters of {topic} first."),
-                    COUNT_CHARACTERS,
+                    COUNT_CHARACTERS.to_string(),
                     json!({ "text": topic }),
                 ))
             } else {
@@ -161,7 +163,7 @@ impl DemoModel {
             match call {
                 Some((narration, name, arguments)) => {
                     text(&mut script, &mut random, &narration, false);
-                    tool_call(&mut script, name, &arguments);
+                    tool_call(&mut script, &name, &arguments);
                     FinishReason::ToolCalls
                 }
                 None => {
@@ -241,6 +243,50 @@ fn note(topic: &str, part: Option<u8>) -> serde_json::Value {
         None => topic.to_string(),
     };
     json!({ "title": title, "text": format!("A note on {topic} from the demo model 📝.") })
+}
+
+/// The offered tool a message names as `use <tool>` (its offered name, or an MCP tool's name on
+/// its server), with the JSON object that follows `with`, if any: `use get-sum with {"a": 1}`.
+fn named_call(
+    message: &str,
+    tools: &[portal_core::tools::ToolDefinition],
+) -> Option<(String, serde_json::Value)> {
+    message.match_indices("use ").find_map(|(at, _)| {
+        // "use" as a word of its own, not the end of "because".
+        if message[..at]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
+        {
+            return None;
+        }
+        let rest = &message[at + 4..];
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        let tool = tools.iter().find(|t| {
+            !word.is_empty()
+                && (t.name == word
+                    || t.name
+                        .strip_suffix(word.as_str())
+                        .is_some_and(|server| server.ends_with(crate::mcp::listing::SEPARATOR)))
+        })?;
+        let after = &rest[word.len()..];
+        let arguments = after
+            .trim_start()
+            .strip_prefix("with")
+            .and_then(|with| with.find('{').map(|brace| &with[brace..]))
+            .and_then(|json| {
+                serde_json::Deserializer::from_str(json)
+                    .into_iter::<serde_json::Value>()
+                    .next()?
+                    .ok()
+            })
+            .filter(serde_json::Value::is_object)
+            .unwrap_or_else(|| json!({}));
+        Some((tool.name.clone(), arguments))
+    })
 }
 
 /// How many calls to the tool `name` the turn in progress has made.
@@ -601,6 +647,50 @@ mod tests {
                 .expect("script");
             assert!(script.iter().any(|(_, e)| matches!(e,
                 ModelEvent::ToolCallEnd { name, .. } if name == tool)));
+        }
+    }
+
+    #[test]
+    fn demo_calls_the_offered_tool_a_message_names() {
+        let tools = [
+            COUNT_CHARACTERS,
+            "everything__get-sum",
+            "files__read_text_file",
+        ];
+        for (message, name, arguments) in [
+            (
+                r#"use get-sum with {"a":1,"b":2}"#,
+                "everything__get-sum",
+                json!({"a": 1, "b": 2}),
+            ),
+            (
+                r#"Please use files__read_text_file with {"path": "/tmp/a b.txt"} now"#,
+                "files__read_text_file",
+                json!({"path": "/tmp/a b.txt"}),
+            ),
+            ("use get-sum", "everything__get-sum", json!({})),
+            ("use get-sum with [1, 2]", "everything__get-sum", json!({})),
+            (
+                "because get-sum",
+                COUNT_CHARACTERS,
+                json!({ "text": "“because get-sum”" }),
+            ),
+            (
+                "use sum with {}",
+                COUNT_CHARACTERS,
+                json!({ "text": "“use sum with {}”" }),
+            ),
+        ] {
+            let script = demo(0.0)
+                .script(&prompt(message, &tools, None))
+                .expect("script");
+            let called = script.iter().find_map(|(_, e)| match e {
+                ModelEvent::ToolCallEnd {
+                    name, arguments, ..
+                } => Some((name.clone(), arguments.clone().expect("arguments"))),
+                _ => None,
+            });
+            assert_eq!(called, Some((name.to_string(), arguments)), "{message}");
         }
     }
 

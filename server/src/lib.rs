@@ -12,6 +12,7 @@ pub mod front;
 pub mod identity;
 pub mod lifecycle;
 pub mod limits;
+pub mod mcp;
 pub mod model;
 pub mod openai;
 pub mod prompt_preview;
@@ -19,6 +20,7 @@ pub mod quota;
 pub mod replicas;
 pub mod sessions;
 pub mod skills;
+pub mod sso;
 pub mod storage;
 pub mod tokens;
 pub mod tools;
@@ -59,6 +61,8 @@ pub struct Config {
     pub pdf_reader: Option<PathBuf>,
     /// How long running turns may go on once the server is asked to stop (rule D2).
     pub shutdown_grace: std::time::Duration,
+    /// What MCP servers are held to (docs/tools.md).
+    pub mcp: mcp::McpLimits,
 }
 
 impl Config {
@@ -79,6 +83,7 @@ impl Config {
             sessions: Default::default(),
             pdf_reader: None,
             shutdown_grace: lifecycle::DEFAULT_SHUTDOWN_GRACE,
+            mcp: mcp::McpLimits::default(),
         }
     }
 }
@@ -220,7 +225,8 @@ impl Server {
                 .unwrap_or_else(identity::Identity::local),
         );
         let skills = Arc::new(skills::SkillLibrary::load(&identity)?);
-        let mut tools = tools::ToolRegistry::standard();
+        let mut tools = tools::ToolRegistry::standard()
+            .with_mcp(Arc::new(mcp::McpServers::start(&identity, &config.mcp)));
         attachments::register(&mut tools, attachments::DocumentToolConfig::default());
         tools.register(Arc::new(skills::LoadSkill {
             identity: Arc::clone(&identity),
@@ -246,7 +252,8 @@ impl Server {
                 .pdf_reader
                 .clone()
                 .unwrap_or_else(attachments::this_program),
-        );
+        )
+        .map_err(anyhow::Error::msg)?;
         let app = api::router(state, &config.dist);
         Ok(Server {
             _lock: lock,

@@ -390,6 +390,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 },
                 pdf_reader: None,
                 shutdown_grace: Duration::from_secs(shutdown_grace_seconds),
+                mcp: Default::default(),
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
                 .await
@@ -511,9 +512,9 @@ fn usage(args: UsageArgs) -> anyhow::Result<()> {
                     dir.display()
                 );
             }
-            Box::new(SqliteStorage::open(dir)?)
+            Box::new(SqliteStorage::open_without_migrating(dir)?)
         }
-        Location::Postgres(url) => Box::new(PostgresStorage::connect(url)?),
+        Location::Postgres(url) => Box::new(PostgresStorage::connect_without_migrating(url)?),
     };
     let query = UsageQuery {
         org_id: args.org,

@@ -84,6 +84,7 @@ fn agent(tools: &[&str]) -> Agent {
         effort: Effort::Medium,
         skills: Vec::new(),
         tools: tools.iter().map(|t| t.to_string()).collect(),
+        mcp: Default::default(),
         description: String::new(),
         examples: Vec::new(),
     }

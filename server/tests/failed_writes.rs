@@ -16,8 +16,8 @@ use portal_server::model::ModelRegistry;
 use portal_server::storage::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
     ConversationSummary, NewCall, NewTurn, Owner, PausedClaim, RecentTurns, RecordedCall, Result,
-    SqliteStorage, Statements, Storage, StorageError, StoredSession, TurnRef, Usage, UsageLine,
-    UsageQuery, UsageRecord,
+    SqliteStorage, SsoAccount, Statements, Storage, StorageError, StoredSession, TurnRef, Usage,
+    UsageLine, UsageQuery, UsageRecord,
 };
 use portal_server::tools::ToolRegistry;
 use portal_server::turn::{TurnSetup, Turns};
@@ -218,6 +218,16 @@ impl Storage for Failing {
     }
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.inner.remove_expired_sessions(now_ms)
+    }
+    fn sso_account(&self, issuer: &str, subject: &str) -> Result<Option<SsoAccount>> {
+        self.inner.sso_account(issuer, subject)
+    }
+    fn sso_account_of(&self, owner: &Owner) -> Result<Option<SsoAccount>> {
+        self.inner.sso_account_of(owner)
+    }
+    fn create_sso_account(&self, account: &SsoAccount) -> Result<()> {
+        self.write()?;
+        self.inner.create_sso_account(account)
     }
     fn take_sign_in_places(
         &self,

@@ -18,7 +18,7 @@ use portal_core::{
 };
 use portal_server::storage::{
     CallPurpose, ConversationId, DATABASE_FILE, NewTurn, Owner, PausedClaim, SCHEMA_VERSION,
-    SignInPlaces, SqliteStorage, Storage, StorageError, TurnRef, Usage,
+    SignInPlaces, SqliteStorage, SsoAccount, Storage, StorageError, TurnRef, Usage,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -1850,5 +1850,61 @@ on_every_database!(
     m10_a_crash_at_any_step_leaves_a_valid_transcript_of_what_was_written,
     sign_in_failures_are_counted_by_the_rule_forgotten_and_removed_after_their_window,
     forty_sign_ins_at_once_through_two_storages_take_exactly_five_places,
+    an_sso_account_is_found_by_its_provider_subject_and_its_owner_and_made_once,
     model_calls_are_numbered_per_turn_bounded_and_deleted_with_their_conversation,
 );
+
+fn an_sso_account_is_found_by_its_provider_subject_and_its_owner_and_made_once(db: &Database) {
+    let storage = db.open();
+    let account = SsoAccount {
+        issuer: "https://idp.example.com".into(),
+        subject: "248289761001".into(),
+        owner: Owner::new("acme", "ada-3f2a1c"),
+        name: "Ada Lovelace".into(),
+        created_at_ms: 1_700_000_000_000,
+    };
+    assert_eq!(
+        storage
+            .sso_account(&account.issuer, &account.subject)
+            .expect("read"),
+        None
+    );
+    storage.create_sso_account(&account).expect("made");
+    assert_eq!(
+        storage
+            .sso_account(&account.issuer, &account.subject)
+            .expect("read"),
+        Some(account.clone())
+    );
+    assert_eq!(
+        storage.sso_account_of(&account.owner).expect("read"),
+        Some(account.clone())
+    );
+    assert_eq!(
+        storage
+            .sso_account("https://other.example.com", &account.subject)
+            .expect("read"),
+        None,
+        "a subject belongs to its issuer"
+    );
+    let same_person = SsoAccount {
+        owner: Owner::new("acme", "another-id"),
+        ..account.clone()
+    };
+    let same_id = SsoAccount {
+        subject: "another-subject".into(),
+        ..account.clone()
+    };
+    for conflict in [same_person, same_id] {
+        assert!(
+            storage.create_sso_account(&conflict).is_err(),
+            "{conflict:?}"
+        );
+    }
+    assert_eq!(
+        storage
+            .sso_account_of(&Owner::new("acme", "another-id"))
+            .expect("read"),
+        None
+    );
+}

@@ -292,6 +292,27 @@ fn usage_report_cli_refuses_what_it_cannot_read(db: &Database) {
     }
 }
 
+/// `portal usage` reads the database as it is: one of another schema version than this build's
+/// is refused in words and left unchanged, since migrating it would move running servers of
+/// another version on.
+fn usage_report_cli_never_migrates(db: &Database) {
+    drop(db.open());
+    let location: portal_server::storage::Location = db.url().parse().expect("a database URL");
+    let known = portal_server::storage::SCHEMA_VERSIONS.of(&location);
+    for (version, says) in [
+        (known - 1, "older than this build's"),
+        (known + 1, "knows versions up to"),
+    ] {
+        db.set_schema_version(version);
+        let output = portal_usage(db, &[]);
+        assert!(!output.status.success(), "schema version {version}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{version}: {stderr}");
+        assert_eq!(db.schema_version(), i64::from(version), "left as it was");
+    }
+    db.set_schema_version(known);
+}
+
 /// A configuration with acme's administrator alice and member dave, and globex's
 /// administrator bob, each signing in with a token named after them.
 fn configuration() -> tempfile::TempDir {
@@ -401,4 +422,5 @@ on_every_database!(
     usage_report_counts_only_the_user_and_the_days_asked_for,
     usage_report_cli_prints_a_table_and_json,
     usage_report_cli_refuses_what_it_cannot_read,
+    usage_report_cli_never_migrates,
 );

@@ -1,5 +1,6 @@
 // Screens and themes: a phone (390×844) and the narrowest width (360 px) fit the page without
-// sideways scrolling, with the message box full width and the header condensed; the dark theme
+// sideways scrolling, with the message box full width and the header condensed; at 768 to 1280
+// px no name in the header is cut; the dark theme
 // follows prefers-color-scheme and the toggle's choice is remembered; right-to-left messages run
 // right to left (dir="auto").
 import { test } from 'node:test';
@@ -48,6 +49,19 @@ test('a phone and a 360 px screen fit; the header is condensed and the message b
     assert.ok(fits.overflow <= 0, `no sideways scrolling at 360 px: ${JSON.stringify(fits)}`);
     assert.ok(fits.box >= fits.width - 40, `the message box takes the width at 360 px: ${JSON.stringify(fits)}`);
     await page.screenshot({ path: join(shots, 'narrow-360.png') });
+
+    // Wider screens: the agent's and the model's names are never cut, the header's controls
+    // wrap below them as a row of their own where one row cannot hold everything.
+    for (const width of [768, 900, 1024, 1280]) {
+      await page.setViewportSize({ width, height: 800 });
+      const cut = await page.evaluate(() => [...document.querySelectorAll('.portal-header :is(.agent-label, .model-label)')]
+        .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
+      assert.deepEqual(cut, [], `no name cut at ${width} px`);
+      const header = await page.locator('.portal-header').boundingBox();
+      assert.ok(header.height <= 96, `the header stays within two rows at ${width} px: ${header.height}`);
+      await page.screenshot({ path: join(shots, `header-${width}.png`), clip: { x: 0, y: 0, width, height: 120 } });
+    }
+    await page.setViewportSize({ width: 360, height: 740 });
 
     // Arabic runs right to left.
     await page.getByLabel('Message').fill('مرحبا، كيف حالك؟');

@@ -27,6 +27,9 @@ const KIND = {};
 for (const [kind, types] of Object.entries(KINDS)) for (const type of types.split(" ")) KIND[type] = kind;
 
 const loading = new Map();
+const idle = (task) => globalThis.requestIdleCallback
+  ? requestIdleCallback(task, { timeout: 500 })
+  : setTimeout(task, 0);
 const painted = new WeakSet();
 
 function script(name) {
@@ -64,7 +67,8 @@ export function highlightCode(root) {
     const code = block.querySelector("code");
     if (!language || !code || painted.has(code)) continue;
     painted.add(code);
-    load(language).then(() => code.isConnected && paint(code, language), () => {});
+    // Each block is coloured in an idle task of its own, so a reply with many never janks.
+    load(language).then(() => idle(() => code.isConnected && paint(code, language)), () => {});
   }
 }
 

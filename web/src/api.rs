@@ -102,6 +102,9 @@ pub struct Agent {
     /// Messages to start a conversation from.
     #[serde(default)]
     pub examples: Vec<String>,
+    /// Its MCP servers, a line each: status and tools, as the server words them.
+    #[serde(default)]
+    pub servers: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,9 +140,19 @@ pub async fn sign_in(organisation: &str, user: &str, password: &str) -> Result<P
     call("POST", "/api/session", Some(json(body))).await
 }
 
-/// Signs out: the server revokes the session and clears its cookie.
-pub async fn sign_out() -> Result<(), Error> {
-    call("DELETE", "/api/session", None).await
+/// The buttons of the single sign-on providers of `organisation`, as the server writes them
+/// (HTML with its labels escaped), each coming back to `here` once signed in; empty when it has
+/// none.
+pub async fn sign_in_buttons(organisation: &str, here: &str) -> String {
+    let url = format!(
+        "/sso/buttons?organisation={}&return_to={}",
+        js_sys::encode_uri_component(organisation),
+        js_sys::encode_uri_component(here)
+    );
+    match fetch("GET", &url, None).await {
+        Ok((response, text)) if response.ok() => text,
+        _ => String::new(),
+    }
 }
 
 /// A page of the person's conversations whose title or messages contain `search` (all when

@@ -1,5 +1,5 @@
-//! A new chat's greeting: the agent's name, what it is for, and messages to start from, each of
-//! which becomes the draft with a click.
+//! A new chat's greeting: the agent's name, what it is for, messages to start from, each of
+//! which becomes the draft with a click, and the agent's MCP servers with their status and tools.
 
 use leptos::prelude::*;
 
@@ -40,11 +40,19 @@ pub fn Greeting() -> impl IntoView {
                 }
             })
             .collect_view();
+        let servers = (!agent.servers.is_empty()).then(|| {
+            view! {
+                <ul class="servers" aria-label="MCP servers" data-testid="mcp-servers">
+                    {agent.servers.into_iter().map(|line| view! { <li dir="auto">{line}</li> }).collect_view()}
+                </ul>
+            }
+        });
         Some(view! {
             <section class="greeting" aria-labelledby="greeting-name" data-testid="greeting">
                 <h2 id="greeting-name">{agent.name}</h2>
                 <p dir="auto">{description}</p>
                 <ul class="examples" aria-label="Start from">{examples}</ul>
+                {servers}
             </section>
         })
     }

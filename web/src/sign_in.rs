@@ -34,22 +34,16 @@ pub async fn sign_in(
     Ok(())
 }
 
-/// Signs out, forgetting the person's drafts in this tab, and shows the sign-in page at `/`.
+/// Signs out, forgetting the person's drafts in this tab: the browser goes to `/sign-out`, which
+/// ends the session and, for someone who signed in through a provider that offers it, the
+/// provider's session too, and comes back to the sign-in page.
 pub fn sign_out(portal: Portal) {
-    spawn_local(async move {
-        match api::sign_out().await {
-            // Signed out already: the session had ended.
-            Err(error) if !error.signed_out() => portal.problem.set(Some(error.message)),
-            _ => {
-                if let Some(person) = portal.person() {
-                    drafts::forget(&person);
-                }
-                portal.sign_in.set(SignIn::Needed { ended: None });
-                Route::NewChat.replace();
-                session::show(portal, &Route::NewChat);
-            }
-        }
-    });
+    if let Some(person) = portal.person() {
+        drafts::forget(&person);
+    }
+    if let Some(window) = web_sys::window() {
+        let _ = window.location().assign("/sign-out");
+    }
 }
 
 /// `person` is in: the page opens what its address names, and their conversations.

@@ -1,13 +1,16 @@
-//! The sign-in page: organisation, user and password. Someone whose session ended finds their
-//! organisation and user filled in, and is told their draft is kept.
+//! The sign-in page: organisation, user and password, and a button per single sign-on provider
+//! of the organisation once it is known (typed, or given as `?organisation=` in the address);
+//! the server writes the buttons. An organisation with one provider and no passwords goes
+//! straight to its provider. Someone whose session ended finds their organisation and user
+//! filled in, and is told their draft is kept.
 
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::api::Person;
-use crate::sign_in;
 use crate::state::portal;
+use crate::{api, sign_in};
 
 #[component]
 pub fn SignInPage(
@@ -21,6 +24,27 @@ pub fn SignInPage(
     let user = NodeRef::<html::Input>::new();
     let password = NodeRef::<html::Input>::new();
     let again = ended.is_some();
+    let buttons = NodeRef::<html::Div>::new();
+    let passwords = RwSignal::new(true);
+    let look_up = move |organisation: String| {
+        spawn_local(async move {
+            let Some(location) = web_sys::window().map(|w| w.location()) else {
+                return;
+            };
+            let here = location.pathname().unwrap_or_default();
+            let fragment = api::sign_in_buttons(organisation.trim(), &here).await;
+            passwords.try_set(!fragment.contains("data-no-passwords"));
+            let Some(div) = buttons.try_get_untracked().flatten() else {
+                return;
+            };
+            div.set_inner_html(&fragment);
+            if let Ok(Some(only)) = div.query_selector("[data-go]")
+                && let Some(address) = only.get_attribute("href")
+            {
+                let _ = location.assign(&address);
+            }
+        });
+    };
     Effect::new(move || {
         let field = if again {
             password.get()
@@ -55,8 +79,12 @@ pub fn SignInPage(
             }
         });
     };
-    let (known_organisation, known_user) =
-        ended.map(|p| (p.organisation, p.user)).unwrap_or_default();
+    let (known_organisation, known_user) = ended
+        .map(|p| (p.organisation, p.user))
+        .unwrap_or_else(|| (asked_organisation(), String::new()));
+    if !known_organisation.is_empty() {
+        look_up(known_organisation.clone());
+    }
     view! {
         <main class="sign-in">
             <form class="sign-in-form" on:submit=submit aria-labelledby="sign-in-title">
@@ -79,7 +107,10 @@ pub fn SignInPage(
                     spellcheck="false"
                     required
                     value=known_organisation
+                    on:change=move |ev| look_up(event_target_value(&ev))
                 />
+                <div class="sso-buttons" node_ref=buttons></div>
+                <div class="passwords" hidden=move || !passwords.get()>
                 <label for="sign-in-user">"User"</label>
                 <input
                     id="sign-in-user"
@@ -104,7 +135,22 @@ pub fn SignInPage(
                 <button type="submit" disabled=busy>
                     {move || if busy.get() { "Signing in…" } else { "Sign in" }}
                 </button>
+                </div>
             </form>
         </main>
     }
+}
+
+/// The organisation the address names (`?organisation=acme`), if it names one.
+fn asked_organisation() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|search| {
+            search
+                .split(['?', '&'])
+                .find_map(|pair| pair.strip_prefix("organisation="))
+                .and_then(|value| js_sys::decode_uri_component(value).ok())
+        })
+        .map(String::from)
+        .unwrap_or_default()
 }

@@ -1,8 +1,10 @@
-//! An agent's work, drawn as compact cards: a tool call with its tool's name, its arguments on
+//! An agent's work, drawn as compact cards: a tool call with its tool's name (and its MCP
+//! server's, for a server's tool), its arguments on
 //! one line, its state and, on demand, its result's opening lines; an approval request with the
 //! action it asks for in plain words. What each shows is decided by `portal_core::tool_card`.
 
 use leptos::prelude::*;
+use portal_core::BlockKind;
 use portal_core::tool_card::{ToolCardConfig, ToolState, tool_card};
 
 use crate::turn_view::TurnView;
@@ -29,6 +31,7 @@ pub fn ToolCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl IntoVie
                 <div class="block tool-card" class:dimmed=dimmed data-testid="tool-card" data-state=state.as_str()>
                     <div class="tool-line">
                         <StateMark state />
+                        {card.server.map(|server| view! { <span class="tool-server">{server}</span> })}
                         <span class="tool-name">{card.name}</span>
                         <span class="tool-summary" dir="auto">{card.summary}</span>
                         <span class="tool-state">{state.label()}</span>
@@ -52,11 +55,18 @@ pub fn ApprovalCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl Int
                 .filter_map(|place| tool_card(s, place, &ToolCardConfig::default()))
                 .find(|card| card.call_id == call.id)
                 .map(|card| card.state);
-            Some((block.text.clone(), state))
+            // The arguments in full, as the call carries them: what is approved.
+            let arguments = s
+                .blocks
+                .iter()
+                .find(|b| b.kind == BlockKind::ToolUse && b.call.as_ref() == Some(call))
+                .map(|b| b.text.clone())
+                .filter(|a| a != "{}");
+            Some((block.text.clone(), arguments, state))
         })
     });
     move || {
-        request.get().map(|(action, state)| {
+        request.get().map(|(action, arguments, state)| {
             let state = state.unwrap_or(ToolState::AwaitingApproval);
             let outcome = match state {
                 ToolState::AwaitingApproval => "Waiting for your approval",
@@ -68,6 +78,7 @@ pub fn ApprovalCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl Int
                 <div class="block approval-card" class:dimmed=dimmed data-testid="approval-card" data-state=state.as_str()>
                     <p class="approval-heading">"The assistant asks to"</p>
                     <p class="approval-action" dir="auto">{action}</p>
+                    {arguments.map(|a| view! { <pre class="approval-arguments" data-testid="approval-arguments" tabindex="0" aria-label="Arguments">{a}</pre> })}
                     <p class="approval-state">{outcome}</p>
                 </div>
             }

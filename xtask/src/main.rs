@@ -235,6 +235,7 @@ fn demo(args: &[String]) -> anyhow::Result<()> {
     };
     setup::serving()?;
     build_web("dist")?;
+    let config = demo_config()?;
     println!("xtask: the portal will be on http://127.0.0.1:{port}");
     run::step(
         "Serving the portal",
@@ -250,6 +251,52 @@ fn demo(args: &[String]) -> anyhow::Result<()> {
             &port,
             "--dist",
             "dist",
+            "--config",
+            &config,
         ],
     )
 }
+
+/// Where `cargo xtask demo` writes the configuration it serves.
+const DEMO_CONFIG: &str = "target/demo-config";
+
+/// The demo's configuration: local mode's organisation `local`, its agent `assistant` with the
+/// demo tools and every tool of one real MCP server, `server-everything` from npm (package.json's
+/// dependencies), run by this machine's `node`. Written afresh each time; the folder's path.
+fn demo_config() -> anyhow::Result<String> {
+    let org = PathBuf::from(DEMO_CONFIG).join("organisations/local");
+    let server =
+        std::fs::canonicalize("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+            .context("the demo's MCP server is missing; run `cargo xtask setup`")?;
+    let node = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("node"))
+        .find(|node| node.is_file())
+        .context("the demo's MCP server runs on node, which is not on PATH; install Node.js")?;
+    let quoted = |path: &std::path::Path| serde_json::to_string(&path.display().to_string());
+    std::fs::create_dir_all(org.join("mcp"))?;
+    std::fs::create_dir_all(org.join("agents"))?;
+    std::fs::write(org.join("organisation.toml"), "name = \"Local\"\n")?;
+    std::fs::write(
+        org.join("mcp/everything.toml"),
+        format!(
+            "# The MCP reference server from npm, run by the demo (docs/tools.md).\n\
+             command = {}\nargs = [{}, \"stdio\"]\n",
+            quoted(&node)?,
+            quoted(&server)?
+        ),
+    )?;
+    std::fs::write(org.join("agents/assistant.toml"), DEMO_AGENT)?;
+    Ok(DEMO_CONFIG.to_string())
+}
+
+/// The demo's agent: local mode's default agent, with the tools of the MCP server `everything`.
+const DEMO_AGENT: &str = r#"name = "Assistant"
+tools = ["count_characters", "publish_note", "ask_user"]
+mcp = { everything = ["*"] }
+description = "Answers your questions, and shows what an agent does: it counts characters, publishes notes once you approve them, asks when something is unclear, and uses the tools of an MCP server when you name one."
+examples = [
+    "Tell me about writing systems",
+    "Please publish a note on the herons",
+    'use get-sum with {"a": 1, "b": 2}',
+]
+"#;

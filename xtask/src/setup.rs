@@ -197,8 +197,9 @@ fn cargo_tool(
 }
 
 /// Which of the root package.json's packages: its `dependencies` (binaryen, whose wasm-opt Trunk
-/// runs) for serving, or those and its `devDependencies` too (playwright-core and axe-core for the
-/// browser tests, esbuild, TypeScript and React for the npm package's checks).
+/// runs) for serving, or those and its `devDependencies` too (playwright-core, axe-core and
+/// oidc-provider for the browser tests, esbuild, TypeScript and React for the npm package's
+/// checks).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum NodeTools {
     Serving,
@@ -237,7 +238,7 @@ fn node_tools(which: NodeTools) -> anyhow::Result<()> {
     let wasm_opt = run::first_line("wasm-opt", &["--version"]);
     let (what, are) = match which {
         NodeTools::Serving => (
-            "wasm-opt (binaryen) and Prism (package.json's dependencies)",
+            "wasm-opt (binaryen), Prism and the demo's MCP server (package.json's dependencies)",
             "are",
         ),
         NodeTools::All => ("the Node tools in package.json", "are"),
@@ -269,7 +270,8 @@ fn node_tools(which: NodeTools) -> anyhow::Result<()> {
     )
 }
 
-/// kubernetes-validate and hadolint (`deploy.rs`), with what they need, at the versions
+/// kubernetes-validate and hadolint (`deploy.rs`) and mcp-server-time (the MCP tests), with what
+/// they need, at the versions
 /// `xtask/python-tools.txt` pins, in a virtualenv of Debian's python3 under target/ (Debian's
 /// own Python takes no `pip install` outside one). Compared with `pip freeze` first.
 fn python_tools() -> anyhow::Result<()> {
@@ -282,7 +284,9 @@ fn python_tools() -> anyhow::Result<()> {
         .as_ref()
         .is_some_and(|installed| installed.is_superset(&wanted))
     {
-        println!("xtask: setup: kubernetes-validate and hadolint are installed in {PYTHON_VENV}");
+        println!(
+            "xtask: setup: kubernetes-validate, hadolint and mcp-server-time are installed in {PYTHON_VENV}"
+        );
         return Ok(());
     }
     if installed.is_none() {

@@ -415,13 +415,15 @@ impl TurnRun {
         }
     }
 
-    /// The run is cut off: what it was waiting for is dropped, and the turn is recorded cut off
-    /// (memory replays what it wrote, rule M10).
+    /// The run is cut off: what it was waiting for is dropped, calls it was running or still
+    /// to run are answered as stopped, and the turn is recorded cut off (memory replays what it
+    /// wrote, rule M10).
     pub fn handle_cut_off(&mut self, by: CutOff) {
         if matches!(self.phase, Phase::Ended) {
             return;
         }
         self.actions.clear();
+        self.answer_cut_off_calls(by);
         self.writer.close(&mut self.actions);
         match by {
             CutOff::User => self.finish(TurnStatus::CutOff, None),

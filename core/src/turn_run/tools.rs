@@ -7,7 +7,7 @@ use crate::reply::{Gate, gate_calls, paused_after};
 use crate::tools::{DECLINED_RESULT, ToolOutput};
 use crate::{Block, Role, Transcript, TurnStatus};
 
-use super::{Action, Phase, ToolRun, TurnRun};
+use super::{Action, CutOff, Phase, ToolRun, TurnRun};
 
 impl TurnRun {
     /// How each call's tool takes it, in the order of [`Action::Gate`]'s calls. Missing gates
@@ -83,6 +83,47 @@ impl TurnRun {
              nothing it would have returned is known. Call it again with less to do, or go on \
              without it."
         )));
+    }
+
+    /// The run is cut off while its tools run: the running call and those still to run are
+    /// answered, saying so, so that the stored turn answers every call it made (the host
+    /// cancels the running tool).
+    pub(super) fn answer_cut_off_calls(&mut self, by: CutOff) {
+        let Phase::Tools(tools) = &mut self.phase else {
+            return;
+        };
+        let who = match by {
+            CutOff::User => "The person stopped the turn",
+            CutOff::Shutdown => "The server stopped",
+        };
+        let mut answers: Vec<Block> = Vec::new();
+        if let Some(running) = tools.running.take() {
+            let name = running.name;
+            answers.push(result(
+                running.id,
+                ToolOutput::error(format!(
+                    "{who} while the tool `{name}` ran, so it was cancelled and nothing it \
+                     would have returned is known."
+                )),
+            ));
+        }
+        for pending in std::mem::take(&mut tools.pending) {
+            answers.push(match pending {
+                Pending::Answer(block) => block,
+                Pending::Run(run) => {
+                    let name = run.name;
+                    result(
+                        run.id,
+                        ToolOutput::error(format!(
+                            "{who} before the tool `{name}` ran, so it did not run."
+                        )),
+                    )
+                }
+            });
+        }
+        for answer in &answers {
+            self.writer.whole(answer, &mut self.actions);
+        }
     }
 
     /// Runs the calls of a paused turn's last assistant message once every approval is

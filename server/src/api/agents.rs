@@ -1,18 +1,38 @@
 //! Agents: `GET /api/agents` lists the caller's organisation's agents for the agent picker, the
-//! header and an empty conversation's greeting.
+//! header and an empty conversation's greeting; `GET /api/agents/{id}/mcp` lists an agent's MCP
+//! servers, their status and the tools it is offered of them.
 
-use axum::extract::State;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use portal_core::effort::Effort;
 use serde::Serialize;
 
 use crate::identity::Caller;
+use crate::mcp::ServerReport;
 
-use super::AppState;
+use super::{ApiError, AppState};
 
 pub(super) fn router() -> Router<AppState> {
-    Router::new().route("/api/agents", get(list))
+    Router::new()
+        .route("/api/agents", get(list))
+        .route("/api/agents/{id}/mcp", get(mcp))
+}
+
+/// The agent's MCP servers as they are now; 404 for an agent of another organisation or none.
+async fn mcp(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<ServerReport>>, ApiError> {
+    let agent = state.identity.agent(&caller, &id).ok_or_else(|| {
+        ApiError(
+            StatusCode::NOT_FOUND,
+            format!("there is no agent `{id}` here; GET /api/agents lists yours"),
+        )
+    })?;
+    Ok(Json(state.turns.tools().mcp().report(agent)))
 }
 
 /// An agent as the picker, the header and the greeting show it. The instructions stay on the
@@ -36,6 +56,9 @@ struct AgentEntry {
     description: String,
     /// Messages to start a conversation from.
     examples: Vec<String>,
+    /// Its MCP servers as they are now, a line each: status and the tools it is offered
+    /// (`GET /api/agents/{id}/mcp` has them in full).
+    servers: Vec<String>,
 }
 
 async fn list(State(state): State<AppState>, caller: Caller) -> Json<Vec<AgentEntry>> {
@@ -59,6 +82,14 @@ async fn list(State(state): State<AppState>, caller: Caller) -> Json<Vec<AgentEn
                     effort: agent.effort,
                     description: agent.description.clone(),
                     examples: agent.examples.clone(),
+                    servers: state
+                        .turns
+                        .tools()
+                        .mcp()
+                        .report(agent)
+                        .iter()
+                        .map(ServerReport::line)
+                        .collect(),
                 }
             })
             .collect(),

@@ -62,6 +62,8 @@ pub struct AppState {
     pub gates: Gates,
     /// Sign-in sessions.
     pub sessions: Sessions,
+    /// Single sign-on, when providers are configured.
+    pub sso: Option<Arc<crate::sso::Sso>>,
 }
 
 impl FromRef<AppState> for Arc<Identity> {
@@ -79,9 +81,16 @@ impl AppState {
         limits: Limits,
         sessions: SessionConfig,
         pdf_reader: PathBuf,
-    ) -> Self {
+    ) -> Result<Self, String> {
         let decodes = turns.pictures().decodes();
-        AppState {
+        let sso = crate::sso::Sso::new(
+            Arc::clone(&identity),
+            turns.storage().clone(),
+            sessions.public_origin.as_deref(),
+        )?
+        .map(Arc::new);
+        Ok(AppState {
+            sso,
             sessions: Sessions::new(turns.storage().clone(), Arc::clone(&identity), sessions),
             turns,
             models,
@@ -89,7 +98,7 @@ impl AppState {
             skills,
             gates: Gates::new(&limits, decodes, pdf_reader),
             limits,
-        }
+        })
     }
 
     /// The agent of the caller's `conversation`: its agent when the organisation still has it,
@@ -226,6 +235,7 @@ impl AppState {
             effort: Effort::Medium,
             skills: Vec::new(),
             tools: Vec::new(),
+            mcp: Default::default(),
             description: String::new(),
             examples: Vec::new(),
         }
@@ -240,6 +250,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     Router::new()
         .merge(info::router())
         .merge(session::router())
+        .merge(crate::sso::router())
         .merge(agents::router())
         .merge(skills::router())
         .merge(attachments::router())

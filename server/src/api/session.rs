@@ -44,7 +44,20 @@ struct Credentials {
 
 async fn show(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
     let signed_in = state.signed_in(request.headers()).await?;
-    let mut response = Json(state.signed_in_as(&signed_in.caller)).into_response();
+    let mut shown = state.signed_in_as(&signed_in.caller);
+    if state
+        .identity
+        .user(&shown.organisation, &shown.user)
+        .is_none()
+        && let Some(account) = state
+            .turns
+            .storage()
+            .sso_account_of(&super::owner_of(&signed_in.caller))
+            .await?
+    {
+        shown.name = account.name;
+    }
+    let mut response = Json(shown).into_response();
     if let Some(cookie) = signed_in.renewed {
         set_cookie(&mut response, &cookie)?;
     }

@@ -22,6 +22,12 @@ struct OrganisationFile {
     name: String,
     #[serde(default)]
     quotas: Vec<QuotaEntry>,
+    #[serde(default = "yes")]
+    passwords: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Deserialize)]
@@ -51,6 +57,8 @@ struct AgentFile {
     #[serde(default)]
     tools: Vec<String>,
     #[serde(default)]
+    mcp: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
     description: String,
     #[serde(default)]
     examples: Vec<String>,
@@ -74,8 +82,9 @@ pub(super) fn identity(root: &Path) -> Result<Identity, ConfigError> {
         });
     }
     check_tokens_distinct(&organisations)?;
+    let providers = crate::sso::config::load(root, &organisations)?;
     let has_users = organisations.values().any(|o| !o.users.is_empty());
-    let mode = if has_users {
+    let mode = if has_users || !providers.is_empty() {
         Mode::Users
     } else if organisations.len() == 1 {
         for organisation in organisations.values_mut() {
@@ -91,6 +100,7 @@ pub(super) fn identity(root: &Path) -> Result<Identity, ConfigError> {
     Ok(Identity {
         mode,
         organisations,
+        providers,
     })
 }
 
@@ -116,6 +126,14 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
     if agents.is_empty() {
         agents.push(default_agent(id));
     }
+    let mcp_servers = crate::mcp::config::load(id, dir)?;
+    for agent in &agents {
+        crate::mcp::config::check_agent_grants(
+            &agents_dir.join(format!("{}.toml", agent.id)),
+            &agent.mcp,
+            &mcp_servers,
+        )?;
+    }
     Ok(Organisation {
         id: id.to_string(),
         name,
@@ -123,6 +141,8 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
         users,
         agents,
         quotas,
+        passwords: file.passwords,
+        mcp_servers,
     })
 }
 
@@ -213,6 +233,7 @@ pub(super) fn agent(organisation: &str, id: &str, path: &Path) -> Result<Agent, 
         effort: file.effort.unwrap_or(Effort::Medium),
         skills,
         tools: file.tools,
+        mcp: file.mcp,
         description: file.description.trim().to_string(),
         examples: file
             .examples

@@ -6,7 +6,7 @@
 
 mod error;
 mod http;
-mod load;
+pub(crate) mod load;
 mod password;
 mod quotas;
 mod token;
@@ -40,6 +40,8 @@ pub const DEFAULT_MODEL: &str = "demo";
 pub struct Identity {
     mode: Mode,
     organisations: BTreeMap<String, Organisation>,
+    /// The single sign-on providers (`providers/<id>.toml`).
+    providers: Vec<crate::sso::Provider>,
 }
 
 /// Whether requests sign in.
@@ -48,7 +50,7 @@ pub struct Identity {
 pub enum Mode {
     /// No user is configured: one organisation, one user, no login.
     Local,
-    /// Users are configured: each request carries a bearer token.
+    /// Users or single sign-on providers are configured: each request is signed in.
     Users,
 }
 
@@ -63,6 +65,11 @@ pub struct Organisation {
     pub agents: Vec<Agent>,
     /// Its usage quotas (docs/usage.md).
     pub quotas: Vec<QuotaRule>,
+    /// Whether its users may sign in with a password (`passwords = false` leaves single sign-on
+    /// and tokens).
+    pub passwords: bool,
+    /// The MCP servers its agents may be offered tools of (docs/tools.md).
+    pub mcp_servers: Vec<crate::mcp::ServerConfig>,
 }
 
 /// A person who signs in with a password (in the browser) or a bearer token (API clients).
@@ -135,6 +142,9 @@ pub struct Agent {
     /// The names of the agent tools it is offered (the demo tools, `publish_note` and friends);
     /// the portal's own tools (`read_document`, `load_skill`, …) need no listing.
     pub tools: Vec<String>,
+    /// The tools of its organisation's MCP servers it is offered: by server id, the tools' names
+    /// on the server, or `*` for all of them.
+    pub mcp: BTreeMap<String, Vec<String>>,
     /// What the agent is for, in a sentence or two for the people who talk to it: an empty
     /// conversation greets them with it.
     pub description: String,
@@ -162,10 +172,13 @@ impl Identity {
             users: vec![local_user(LOCAL_ORGANISATION)],
             agents: vec![default_agent(LOCAL_ORGANISATION)],
             quotas: Vec::new(),
+            passwords: true,
+            mcp_servers: Vec::new(),
         };
         Identity {
             mode: Mode::Local,
             organisations: BTreeMap::from([(organisation.id.clone(), organisation)]),
+            providers: Vec::new(),
         }
     }
 
@@ -215,6 +228,11 @@ impl Identity {
         self.organisations.values()
     }
 
+    /// The single sign-on providers.
+    pub fn providers(&self) -> &[crate::sso::Provider] {
+        &self.providers
+    }
+
     /// The organisation `id`.
     pub fn organisation(&self, id: &str) -> Option<&Organisation> {
         self.organisations.get(id)
@@ -258,7 +276,8 @@ impl Identity {
     pub fn check_password(&self, organisation: &str, user: &str, password: &str) -> Option<Caller> {
         let found = self
             .user(organisation, user)
-            .filter(|u| u.password.is_some());
+            .filter(|u| u.password.is_some())
+            .filter(|u| self.passwords_allowed(&u.organisation));
         let digest = found
             .and_then(|u| u.password.as_ref())
             .unwrap_or_else(|| password::decoy());
@@ -269,8 +288,12 @@ impl Identity {
     }
 
     /// The fingerprint of the caller's current password hash ([`PasswordDigest::stamp`]);
-    /// `None` when they have no password (or no longer exist).
+    /// `None` when they have no password, no longer exist, or their organisation turned
+    /// passwords off.
     pub fn password_stamp(&self, caller: &Caller) -> Option<String> {
+        if !self.passwords_allowed(&caller.organisation) {
+            return None;
+        }
         self.user(&caller.organisation, &caller.user)?
             .password
             .as_ref()
@@ -313,6 +336,19 @@ impl Identity {
     }
 }
 
+impl Identity {
+    fn passwords_allowed(&self, organisation: &str) -> bool {
+        self.organisation(organisation).is_some_and(|o| o.passwords)
+    }
+}
+
+/// The `<id>.toml` files of `dir`, by id in id order.
+pub(crate) fn toml_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, ConfigError> {
+    load::entries(dir, load::Entry::Toml)
+}
+
+pub(crate) use load::read_toml;
+
 /// The sub-folders of `dir`, by id in id order (hidden ones skipped; other names must be ids).
 pub(crate) fn folders(dir: &Path) -> Result<Vec<(String, PathBuf)>, ConfigError> {
     load::entries(dir, load::Entry::Folder)
@@ -339,6 +375,7 @@ fn default_agent(organisation: &str) -> Agent {
         effort: Effort::Medium,
         skills: Vec::new(),
         tools: crate::tools::demo::NAMES.map(String::from).to_vec(),
+        mcp: BTreeMap::new(),
         description: "Answers your questions, and shows what an agent does: it counts \
                       characters, publishes notes once you approve them and asks when something \
                       is unclear."

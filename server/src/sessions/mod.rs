@@ -25,7 +25,12 @@ use crate::identity::{Caller, Identity};
 use crate::storage::{AsyncStorage, Owner, StorageError, StoredSession};
 
 pub use forwarded::{client_address, parse_trusted_proxy};
-pub use throttle::{FAILURES, Guess, Throttle, WINDOW, rule};
+pub use throttle::{FAILURES, Guess, Throttle, WINDOW, network, rule};
+
+/// The stamp of a session single sign-on started begins so, and goes on with the provider's id:
+/// it lasts while the account single sign-on made exists (a password's stamp is the hexadecimal
+/// fingerprint of its hash).
+const SSO_STAMP: &str = "sso:";
 
 /// The session cookie's name.
 pub const COOKIE: &str = "portal_session";
@@ -165,6 +170,18 @@ impl Sessions {
     /// Starts a session for a caller whose identity was proven, and returns its `Set-Cookie`
     /// value. Expired sessions are cleared out on the way.
     pub async fn start(&self, caller: &Caller) -> Result<String, StorageError> {
+        let stamp = self.identity.password_stamp(caller).unwrap_or_default();
+        self.start_stamped(caller, stamp).await
+    }
+
+    /// Starts a session for a caller single sign-on signed into the account it made for them,
+    /// through `provider`.
+    pub async fn start_sso(&self, caller: &Caller, provider: &str) -> Result<String, StorageError> {
+        self.start_stamped(caller, format!("{SSO_STAMP}{provider}"))
+            .await
+    }
+
+    async fn start_stamped(&self, caller: &Caller, stamp: String) -> Result<String, StorageError> {
         let now = now_ms();
         self.storage.remove_expired_sessions(now).await?;
         let mut id = [0u8; 32];
@@ -176,7 +193,7 @@ impl Sessions {
             .create_session(StoredSession {
                 id_sha256: digest(&id),
                 owner: Owner::new(caller.organisation.clone(), caller.user.clone()),
-                stamp: self.identity.password_stamp(caller).unwrap_or_default(),
+                stamp,
                 created_at_ms: now,
                 expires_at_ms: now.saturating_add(millis(self.config.lifetime)),
             })
@@ -185,7 +202,8 @@ impl Sessions {
     }
 
     /// The caller a session cookie's value names, when the session exists, has not expired, and
-    /// the user still has the password they signed in with. A session used after a tenth of its
+    /// the user still has the password they signed in with (or, signed in by single sign-on,
+    /// their account). A session used after a tenth of its
     /// lifetime (at most an hour) has its expiry moved and a renewed cookie.
     pub async fn find(&self, id: &str) -> Result<Option<Found>, StorageError> {
         let id_sha256 = digest(id);
@@ -196,7 +214,14 @@ impl Sessions {
         let caller = self
             .identity
             .caller(&session.owner.org_id, &session.owner.user_id);
-        let current = self.identity.password_stamp(&caller);
+        let current = if session.stamp.starts_with(SSO_STAMP) {
+            self.storage
+                .sso_account_of(&session.owner)
+                .await?
+                .map(|_| session.stamp.clone())
+        } else {
+            self.identity.password_stamp(&caller)
+        };
         if session.expires_at_ms <= now || current.as_deref() != Some(session.stamp.as_str()) {
             self.storage.revoke_session(&id_sha256).await?;
             return Ok(None);
@@ -217,10 +242,23 @@ impl Sessions {
     /// Ends the session a cookie's value names, and returns the `Set-Cookie` value that removes
     /// the cookie.
     pub async fn sign_out(&self, id: Option<&str>) -> Result<String, StorageError> {
+        Ok(self.end(id).await?.0)
+    }
+
+    /// [`Sessions::sign_out`], also returning the single sign-on provider the session was
+    /// started through, if it was.
+    pub async fn end(&self, id: Option<&str>) -> Result<(String, Option<String>), StorageError> {
+        let mut provider = None;
         if let Some(id) = id {
-            self.storage.revoke_session(&digest(id)).await?;
+            let id_sha256 = digest(id);
+            provider = self
+                .storage
+                .session(&id_sha256)
+                .await?
+                .and_then(|s| s.stamp.strip_prefix(SSO_STAMP).map(String::from));
+            self.storage.revoke_session(&id_sha256).await?;
         }
-        Ok(self.cookie(String::new(), Duration::ZERO))
+        Ok((self.cookie(String::new(), Duration::ZERO), provider))
     }
 
     fn cookie(&self, value: String, max_age: Duration) -> String {

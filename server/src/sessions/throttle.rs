@@ -190,7 +190,7 @@ fn client_key(client: IpAddr) -> String {
 
 /// The part of an address one client holds: the address itself for IPv4, its /64 network for
 /// IPv6, where one machine commonly has a whole /64 to pick addresses from.
-fn network(address: IpAddr) -> IpAddr {
+pub fn network(address: IpAddr) -> IpAddr {
     match address {
         IpAddr::V4(_) => address,
         IpAddr::V6(v6) => {

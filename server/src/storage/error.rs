@@ -125,6 +125,18 @@ pub enum StorageError {
         known: u32,
     },
     #[error(
+        "the {database} database has schema version {found}, older than this build's {known} (Portal {build}), and this command reads without migrating: run it with the Portal build that serves the database, or upgrade the servers first (`portal serve` of this build migrates it)",
+        build = env!("CARGO_PKG_VERSION")
+    )]
+    SchemaTooOld {
+        /// `SQLite` or `PostgreSQL`.
+        database: &'static str,
+        /// The version the database holds.
+        found: u32,
+        /// The version this build reads.
+        known: u32,
+    },
+    #[error(
         "migrating the database to schema version {version} failed: {source}; nothing was changed, so restore a backup if the file was edited outside Portal"
     )]
     Migration {
@@ -228,4 +240,30 @@ pub enum StorageError {
         "{what} {value} is too large to store; the database keeps integers up to 9223372036854775807"
     )]
     TooLarge { what: &'static str, value: u64 },
+}
+
+/// Refuses a `database` of schema version `found` that this build, which knows versions up to
+/// `known`, cannot use: one a newer build migrated, and one older unless the caller `migrates`
+/// it (`portal usage` reads as it is).
+pub(super) fn check_schema(
+    database: &'static str,
+    found: u32,
+    known: u32,
+    migrates: bool,
+) -> Result<(), StorageError> {
+    if found > known {
+        return Err(StorageError::SchemaTooNew {
+            database,
+            found,
+            known,
+        });
+    }
+    if found < known && !migrates {
+        return Err(StorageError::SchemaTooOld {
+            database,
+            found,
+            known,
+        });
+    }
+    Ok(())
 }

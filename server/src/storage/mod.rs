@@ -346,6 +346,16 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Removes the sessions that expired before `now_ms`, and returns how many.
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64>;
 
+    /// The account single sign-on made for the user `subject` of the provider `issuer`, if any.
+    fn sso_account(&self, issuer: &str, subject: &str) -> Result<Option<SsoAccount>>;
+
+    /// The account single sign-on made for `owner`, if they are one.
+    fn sso_account_of(&self, owner: &Owner) -> Result<Option<SsoAccount>>;
+
+    /// Keeps an account a first single sign-on made. An account for the same provider user, or
+    /// the same user id in the organisation, is a conflict and keeps nothing.
+    fn create_sso_account(&self, account: &SsoAccount) -> Result<()>;
+
     /// Takes a place among the failed sign-ins of each of `keys` for a sign-in about to be
     /// checked, if `rule` lets it try. Under a lock on the keys (sign-ins at once, on every
     /// replica, take turns): removes the failures older than `window_ms` (of every key), reads
@@ -546,6 +556,18 @@ pub struct StoredSession {
     pub stamp: String,
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
+}
+
+/// An account a first single sign-on made (docs/identity.md, "Single sign-on"): the provider's
+/// `iss` and `sub` name the person, and the organisation and user id are theirs in the portal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SsoAccount {
+    pub issuer: String,
+    pub subject: String,
+    pub owner: Owner,
+    /// The name shown for them, from the provider's `name` claim when it sent one.
+    pub name: String,
+    pub created_at_ms: i64,
 }
 
 /// The latest turns of a conversation, as [`Storage::load_recent`] loads them.

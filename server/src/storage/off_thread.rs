@@ -12,8 +12,8 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, Storage, StorageError,
-    StoredSession, ThrottleRule, Usage,
+    NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, SsoAccount, Storage,
+    StorageError, StoredSession, ThrottleRule, Usage,
 };
 
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
@@ -398,6 +398,26 @@ impl AsyncStorage {
     /// See [`Storage::remove_expired_sessions`].
     pub async fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.run(Lane::Write, move |s| s.remove_expired_sessions(now_ms))
+            .await
+    }
+
+    /// See [`Storage::sso_account`].
+    pub async fn sso_account(&self, issuer: &str, subject: &str) -> Result<Option<SsoAccount>> {
+        let (issuer, subject) = (issuer.to_string(), subject.to_string());
+        self.run(Lane::Read, move |s| s.sso_account(&issuer, &subject))
+            .await
+    }
+
+    /// See [`Storage::sso_account_of`].
+    pub async fn sso_account_of(&self, owner: &Owner) -> Result<Option<SsoAccount>> {
+        let owner = owner.clone();
+        self.run(Lane::Read, move |s| s.sso_account_of(&owner))
+            .await
+    }
+
+    /// See [`Storage::create_sso_account`].
+    pub async fn create_sso_account(&self, account: SsoAccount) -> Result<()> {
+        self.run(Lane::Write, move |s| s.create_sso_account(&account))
             .await
     }
 

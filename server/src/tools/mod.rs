@@ -24,6 +24,7 @@ use portal_core::tools::{ToolDefinition, is_portal_tool};
 use serde_json::Value;
 
 use crate::identity::Agent;
+use crate::mcp::McpServers;
 use crate::storage::{AsyncStorage, ConversationId};
 
 /// One call the model made, its arguments parsed.
@@ -67,6 +68,8 @@ pub trait Tool: Send + Sync + fmt::Debug {
 #[derive(Debug, Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
+    /// The MCP servers whose tools agents are offered besides these.
+    mcp: Arc<McpServers>,
 }
 
 impl ToolRegistry {
@@ -76,6 +79,17 @@ impl ToolRegistry {
         registry.register(Arc::new(ReadToolResult));
         demo::register(&mut registry);
         registry
+    }
+
+    /// Offers agents the tools of `servers` too, as their `mcp` tables allow.
+    pub fn with_mcp(mut self, servers: Arc<McpServers>) -> Self {
+        self.mcp = servers;
+        self
+    }
+
+    /// The MCP servers agents are offered tools of.
+    pub fn mcp(&self) -> &McpServers {
+        &self.mcp
     }
 
     /// Adds a tool, replacing one of the same name.
@@ -100,18 +114,22 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// The tools `agent` runs with: the portal's own, and the agent tools its configuration lists.
+    /// The tools `agent` runs with: the portal's own, the agent tools its configuration lists,
+    /// and the tools its MCP servers list now that its `mcp` table allows.
     pub fn for_agent(&self, agent: &Agent) -> ToolRegistry {
+        let mut tools: Vec<Arc<dyn Tool>> = self
+            .tools
+            .iter()
+            .filter(|t| {
+                let name = t.definition().name;
+                is_portal_tool(&name) || agent.tools.contains(&name)
+            })
+            .cloned()
+            .collect();
+        tools.extend(self.mcp.tools_for(agent));
         ToolRegistry {
-            tools: self
-                .tools
-                .iter()
-                .filter(|t| {
-                    let name = t.definition().name;
-                    is_portal_tool(&name) || agent.tools.contains(&name)
-                })
-                .cloned()
-                .collect(),
+            tools,
+            mcp: Arc::default(),
         }
     }
 

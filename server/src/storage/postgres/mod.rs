@@ -32,8 +32,8 @@ use super::codec::{UsageColumns, attachment_kind, integer, position, stopped_not
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
-    UsageLine, UsageQuery, UsageRecord,
+    ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
+    StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -73,22 +73,37 @@ impl PostgresStorage {
     /// `sslmode` and `sslrootcert` for TLS), and brings its schema up to date. A first connection
     /// is made before the pool, so a refusal says why (a certificate, the password, TLS) at once.
     pub fn connect(url: &str) -> Result<Self> {
+        Self::connect_off_runtime(url, true)
+    }
+
+    /// Connects to read the database as it is (`portal usage`): refused, unchanged, when its
+    /// schema is not this build's, since migrating it under running replicas of another version
+    /// would move their database on.
+    pub fn connect_without_migrating(url: &str) -> Result<Self> {
+        Self::connect_off_runtime(url, false)
+    }
+
+    fn connect_off_runtime(url: &str, migrating: bool) -> Result<Self> {
         std::thread::scope(|scope| {
             scope
-                .spawn(|| Self::connect_here(url))
+                .spawn(|| Self::connect_here(url, migrating))
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
     }
 
-    fn connect_here(url: &str) -> Result<Self> {
+    fn connect_here(url: &str, migrating: bool) -> Result<Self> {
         let target = Target::parse(url)?;
         let manager = Manager {
             config: target.config.clone().into(),
             tls: target.tls.clone(),
         };
         let mut first = first_connection(&manager, &target)?;
-        schema::migrate(&mut first)?;
+        if migrating {
+            schema::migrate(&mut first)?;
+        } else {
+            schema::check_current(&mut first)?;
+        }
         drop(first);
         let unreachable = |error: r2d2::Error| StorageError::PostgresUnreachable {
             url: target.shown.clone(),
@@ -494,6 +509,18 @@ impl Storage for PostgresStorage {
 
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|t| sessions::remove_expired(t, now_ms))
+    }
+
+    fn sso_account(&self, issuer: &str, subject: &str) -> Result<Option<SsoAccount>> {
+        self.read(|t| sessions::sso_account(t, issuer, subject))
+    }
+
+    fn sso_account_of(&self, owner: &Owner) -> Result<Option<SsoAccount>> {
+        self.read(|t| sessions::sso_account_of(t, owner))
+    }
+
+    fn create_sso_account(&self, account: &SsoAccount) -> Result<()> {
+        self.write(|t| sessions::create_sso_account(t, account))
     }
 
     /// **Decision:** 6 reads and 6 writes: together with a replica's own calls (publishing,

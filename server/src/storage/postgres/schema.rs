@@ -6,6 +6,7 @@
 
 use super::connection::Connection;
 
+use super::super::error::check_schema;
 use super::super::{Result, StorageError};
 
 /// The schema version this build writes: the number of migrations it knows.
@@ -218,9 +219,19 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX usage_by_user ON usage (org_id, user_id, recorded_at);
     CREATE INDEX usage_by_time ON usage (org_id, recorded_at);
     "#,
-    // Version 5: reserved for the schema change of another branch under way; merging it puts
-    // its migration here.
-    "",
+    // Version 5: the accounts single sign-on made, as SQLite's version 7 keeps them.
+    r#"
+    CREATE TABLE sso_accounts (
+        issuer      TEXT NOT NULL,
+        subject     TEXT NOT NULL,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        created_at  BIGINT NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (org_id, user_id)
+    );
+    "#,
     // Version 6: each model call of a turn as it was made, for the prompt inspector, as
     // SQLite's version 8 keeps them.
     r#"
@@ -256,13 +267,7 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
         .query_one("SELECT version FROM portal_schema", &[])?
         .get(0);
     let found = u32::try_from(found).unwrap_or(u32::MAX);
-    if found > SCHEMA_VERSION {
-        return Err(StorageError::SchemaTooNew {
-            database: "PostgreSQL",
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
+    check_schema("PostgreSQL", found, SCHEMA_VERSION, true)?;
     for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = from as u32 + 1;
         transaction
@@ -277,4 +282,27 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     }
     transaction.commit()?;
     Ok(())
+}
+
+/// Refuses a database this build cannot read as it is, without changing it: one a newer Portal
+/// migrated, or one older than this build's schema (`portal usage` reads, it never migrates).
+pub(super) fn check_current(connection: &mut Connection) -> Result<()> {
+    let mut transaction = connection.transaction(false)?;
+    let exists: bool = transaction
+        .query_one("SELECT to_regclass('portal_schema') IS NOT NULL", &[])?
+        .get(0);
+    let found: i64 = if exists {
+        transaction
+            .query_one("SELECT version FROM portal_schema", &[])?
+            .get(0)
+    } else {
+        0
+    };
+    transaction.commit()?;
+    check_schema(
+        "PostgreSQL",
+        u32::try_from(found).unwrap_or(u32::MAX),
+        SCHEMA_VERSION,
+        false,
+    )
 }

@@ -13,8 +13,8 @@ use super::codec::{UsageColumns, attachment_kind, parse_json, position, stopped_
 use super::rules::{self, Statements as _};
 use super::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, Storage, StorageError, StoredSession, TurnRef,
-    UsageLine, UsageQuery, UsageRecord,
+    ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
+    StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
 mod calls;
@@ -56,6 +56,17 @@ impl SqliteStorage {
             path: dir.to_path_buf(),
             source,
         })?;
+        Self::open_file(dir, true)
+    }
+
+    /// Opens the database in `dir` for reading as it is (`portal usage`): refused, unchanged,
+    /// when its schema is not this build's, since migrating it under running servers of
+    /// another version would move their database on.
+    pub fn open_without_migrating(dir: &Path) -> Result<Self> {
+        Self::open_file(dir, false)
+    }
+
+    fn open_file(dir: &Path, migrating: bool) -> Result<Self> {
         let path = dir.join(DATABASE_FILE);
         let opened = |path: &Path| {
             let connection = Connection::open(path)?;
@@ -70,7 +81,11 @@ impl SqliteStorage {
             source,
         };
         let mut writer = opened(&path).map_err(open_error)?;
-        schema::migrate(&mut writer)?;
+        if migrating {
+            schema::migrate(&mut writer)?;
+        } else {
+            schema::check_current(&writer)?;
+        }
         let reader = opened(&path).map_err(open_error)?;
         Ok(SqliteStorage {
             writer: Mutex::new(writer),
@@ -433,6 +448,18 @@ impl Storage for SqliteStorage {
 
     fn remove_expired_sessions(&self, now_ms: i64) -> Result<u64> {
         self.write(|c| sessions::remove_expired(c, now_ms))
+    }
+
+    fn sso_account(&self, issuer: &str, subject: &str) -> Result<Option<SsoAccount>> {
+        self.read(|c| sessions::sso_account(c, issuer, subject))
+    }
+
+    fn sso_account_of(&self, owner: &Owner) -> Result<Option<SsoAccount>> {
+        self.read(|c| sessions::sso_account_of(c, owner))
+    }
+
+    fn create_sso_account(&self, account: &SsoAccount) -> Result<()> {
+        self.write(|c| sessions::create_sso_account(c, account))
     }
 
     /// **Decision:** 2 each: SQLite has one writer and one reader connection, so a second call

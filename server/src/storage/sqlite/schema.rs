@@ -5,6 +5,7 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::super::error::check_schema;
 use super::super::{Result, StorageError};
 
 /// The schema version this build writes: the number of migrations it knows.
@@ -207,9 +208,20 @@ const MIGRATIONS: &[&str] = &[
                                         cached_input_tokens, output_tokens, reasoning_tokens,
                                         estimated, cost_nanos, recorded_at, model, agent_id);
     "#,
-    // Version 7: reserved for the schema change of another branch under way; merging it puts
-    // its migration here.
-    "",
+    // Version 7: the accounts single sign-on made, one per provider user (`issuer`, `subject`)
+    // and one per user id in an organisation.
+    r#"
+    CREATE TABLE sso_accounts (
+        issuer      TEXT NOT NULL,
+        subject     TEXT NOT NULL,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (org_id, user_id)
+    );
+    "#,
     // Version 8: each model call of a turn as it was made, for the prompt inspector
     // (docs/inspector.md): the prompt core built, as JSON, and the request body as sent, each
     // kept up to a bound (a NULL text past it, with its size), and the prompt builder's
@@ -238,13 +250,7 @@ const MIGRATIONS: &[&str] = &[
 pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     let transaction = connection.transaction_with_behavior(TransactionBehavior::Exclusive)?;
     let found: u32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    if found > SCHEMA_VERSION {
-        return Err(StorageError::SchemaTooNew {
-            database: "SQLite",
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
+    check_schema("SQLite", found, SCHEMA_VERSION, true)?;
     for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let version = from as u32 + 1;
         transaction
@@ -259,4 +265,11 @@ pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
     }
     transaction.commit()?;
     Ok(())
+}
+
+/// Refuses a database this build cannot read as it is, without changing it: one a newer Portal
+/// migrated, or one older than this build's schema (`portal usage` reads, it never migrates).
+pub(super) fn check_current(connection: &Connection) -> Result<()> {
+    let found: u32 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    check_schema("SQLite", found, SCHEMA_VERSION, false)
 }

@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::{Owner, Result, StoredSession};
+use super::super::{Owner, Result, SsoAccount, StoredSession};
 
 pub(super) fn create(c: &Connection, session: &StoredSession) -> Result<()> {
     c.prepare_cached(
@@ -58,4 +58,54 @@ pub(super) fn remove_expired(c: &Connection, now_ms: i64) -> Result<u64> {
         .prepare_cached("DELETE FROM sessions WHERE expires_at < ?1")?
         .execute([now_ms])?;
     Ok(removed as u64)
+}
+
+const SSO_COLUMNS: &str = "issuer, subject, org_id, user_id, name, created_at";
+
+pub(super) fn sso_account(
+    c: &Connection,
+    issuer: &str,
+    subject: &str,
+) -> Result<Option<SsoAccount>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {SSO_COLUMNS} FROM sso_accounts WHERE issuer = ?1 AND subject = ?2"
+    ))?
+    .query_row([issuer, subject], sso_row)
+    .optional()?)
+}
+
+pub(super) fn sso_account_of(c: &Connection, owner: &Owner) -> Result<Option<SsoAccount>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {SSO_COLUMNS} FROM sso_accounts WHERE org_id = ?1 AND user_id = ?2"
+    ))?
+    .query_row([&owner.org_id, &owner.user_id], sso_row)
+    .optional()?)
+}
+
+pub(super) fn create_sso_account(c: &Connection, account: &SsoAccount) -> Result<()> {
+    c.prepare_cached(&format!(
+        "INSERT INTO sso_accounts ({SSO_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+    ))?
+    .execute(params![
+        account.issuer,
+        account.subject,
+        account.owner.org_id,
+        account.owner.user_id,
+        account.name,
+        account.created_at_ms
+    ])?;
+    Ok(())
+}
+
+fn sso_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SsoAccount> {
+    Ok(SsoAccount {
+        issuer: row.get(0)?,
+        subject: row.get(1)?,
+        owner: Owner {
+            org_id: row.get(2)?,
+            user_id: row.get(3)?,
+        },
+        name: row.get(4)?,
+        created_at_ms: row.get(5)?,
+    })
 }
