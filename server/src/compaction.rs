@@ -21,7 +21,15 @@ use crate::model::{FinishReason, Model, ModelError, ModelEvent, ModelStream};
 /// A stream that errs, or ends without finishing (cut off, or stopped at its output limit),
 /// gives no summary (rule C5).
 pub async fn summarise(model: &dyn Model, request: &SummaryRequest) -> SummaryCall {
-    let mut answer = model.stream(&request.prompt(), &NoPictures);
+    read_summary(model.stream(&request.prompt(), &NoPictures), model, request).await
+}
+
+/// Reads the `answer` of a summary call made on `model` for `request`, as [`summarise`] does.
+pub async fn read_summary(
+    mut answer: ModelStream,
+    model: &dyn Model,
+    request: &SummaryRequest,
+) -> SummaryCall {
     let mut reader = SummaryReader::default();
     while let Some(event) = answer.next().await {
         let settled = match event {

@@ -15,9 +15,9 @@ use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnStatus};
 use portal_server::model::ModelRegistry;
 use portal_server::storage::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, NewTurn, Owner, PausedClaim, RecentTurns, Result, SqliteStorage,
-    SsoAccount, Statements, Storage, StorageError, StoredSession, TurnRef, Usage, UsageLine,
-    UsageQuery, UsageRecord,
+    ConversationSummary, NewCall, NewTurn, Owner, PausedClaim, RecentTurns, RecordedCall, Result,
+    SqliteStorage, SsoAccount, Statements, Storage, StorageError, StoredSession, TurnRef, Usage,
+    UsageLine, UsageQuery, UsageRecord,
 };
 use portal_server::tools::ToolRegistry;
 use portal_server::turn::{TurnSetup, Turns};
@@ -167,6 +167,12 @@ impl Storage for Failing {
     fn record_usage(&self, id: &ConversationId, turn: u32, usage: &Usage) -> Result<()> {
         self.write()?;
         self.inner.record_usage(id, turn, usage)
+    }
+    fn record_call(&self, id: &ConversationId, turn: u32, call: &NewCall) -> Result<u32> {
+        self.inner.record_call(id, turn, call)
+    }
+    fn calls(&self, org_id: &str, id: &ConversationId, turn: u32) -> Result<Vec<RecordedCall>> {
+        self.inner.calls(org_id, id, turn)
     }
     fn usage(&self, org_id: &str, id: &ConversationId) -> Result<Vec<UsageRecord>> {
         self.inner.usage(org_id, id)

@@ -1755,6 +1755,66 @@ fn forty_sign_ins_at_once_through_two_storages_take_exactly_five_places(db: &Dat
     );
 }
 
+/// The prompt inspector's calls: numbered per turn in the order kept, a text past the bound kept
+/// by its size, read only within the conversation's organisation, and deleted with it.
+fn model_calls_are_numbered_per_turn_bounded_and_deleted_with_their_conversation(db: &Database) {
+    use portal_server::storage::{CallPurpose, KeptText, MAX_KEPT_BYTES, NewCall};
+    let storage = db.open();
+    let id = write_interrupted_turn(&*storage);
+    let call = |purpose, body: Option<String>| NewCall {
+        purpose,
+        model: "demo".into(),
+        prompt: KeptText::bounded("{\"layers\":[]}".into()),
+        body: body.map(KeptText::bounded),
+        diagnostics: "[]".into(),
+    };
+    let kept = [
+        storage.record_call(&id, 2, &call(CallPurpose::Compaction, None)),
+        storage.record_call(
+            &id,
+            2,
+            &call(CallPurpose::Turn, Some("{\"a\":\"é\"}".into())),
+        ),
+        storage.record_call(
+            &id,
+            2,
+            &call(CallPurpose::Turn, Some("x".repeat(MAX_KEPT_BYTES + 1))),
+        ),
+        storage.record_call(&id, 1, &call(CallPurpose::Turn, None)),
+    ];
+    let numbers: Vec<u32> = kept.into_iter().map(|n| n.expect("kept")).collect();
+    assert_eq!(numbers, [1, 2, 3, 1], "{}", db.name());
+
+    let calls = storage.calls("org_a", &id, 2).expect("read");
+    assert_eq!(calls.len(), 3);
+    assert_eq!(calls[0].purpose, CallPurpose::Compaction);
+    assert_eq!(calls[0].body, None, "no body: the demo's");
+    assert_eq!(calls[0].prompt.text.as_deref(), Some("{\"layers\":[]}"));
+    let body = calls[1].body.as_ref().expect("a body");
+    assert_eq!(body.text.as_deref(), Some("{\"a\":\"é\"}"));
+    assert_eq!(body.bytes, 10);
+    let large = calls[2].body.as_ref().expect("a body");
+    assert_eq!(
+        (large.text.as_deref(), large.bytes),
+        (None, MAX_KEPT_BYTES as u64 + 1)
+    );
+
+    assert!(
+        storage.calls("org_b", &id, 2).is_err(),
+        "another organisation is told not found"
+    );
+    storage
+        .set_turn_status(&id, 2, TurnStatus::Completed)
+        .expect("the turn ends");
+    storage.delete_conversation(&owner(), &id).expect("deleted");
+    assert_eq!(
+        db.count("SELECT count(*) FROM model_calls"),
+        0,
+        "{}",
+        db.name()
+    );
+}
+
 /// A query for a whole conversation list.
 fn everything() -> portal_server::storage::ConversationQuery {
     portal_server::storage::ConversationQuery {
@@ -1791,6 +1851,7 @@ on_every_database!(
     sign_in_failures_are_counted_by_the_rule_forgotten_and_removed_after_their_window,
     forty_sign_ins_at_once_through_two_storages_take_exactly_five_places,
     an_sso_account_is_found_by_its_provider_subject_and_its_owner_and_made_once,
+    model_calls_are_numbered_per_turn_bounded_and_deleted_with_their_conversation,
 );
 
 fn an_sso_account_is_found_by_its_provider_subject_and_its_owner_and_made_once(db: &Database) {

@@ -21,6 +21,7 @@ mod drop_zone;
 mod greeting;
 mod header;
 mod highlight;
+mod inspector;
 mod live;
 mod markdown_view;
 mod motion;

@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use portal_core::compaction::compact_pill;
 
 use crate::attach::Chip;
+use crate::inspector::InspectButton;
 use crate::session;
 use crate::state::portal;
 use crate::turn_view::TurnView;
@@ -51,7 +52,8 @@ pub fn ReplyActions(turn: TurnView) -> impl IntoView {
         let copies = answer.get().is_some();
         let regenerates = regenerates();
         let versions = portal.versions.of(turn.index).is_some();
-        (copies || regenerates || versions).then(|| {
+        let settled = turn.settled();
+        (copies || regenerates || versions || settled).then(|| {
             view! {
                 <div class="reply-actions">
                     {copies.then(|| view! {
@@ -69,6 +71,7 @@ pub fn ReplyActions(turn: TurnView) -> impl IntoView {
                             "Regenerate"
                         </button>
                     })}
+                    {settled.then(|| view! { <InspectButton index=turn.index /> })}
                     <VersionSwitch index=turn.index />
                     <TurnCost index=turn.index />
                 </div>

@@ -100,19 +100,27 @@ const WEB_APP_BUDGET: u64 = (300 + 84 + 34) * 1024;
 /// with code loads Prism's core and its languages only (about 4 KB for Rust).
 const HIGHLIGHTER_BUDGET: u64 = 36 * 1024;
 
+/// The prompt inspector's panel (web/inspector/), loaded on first need and kept outside the app's
+/// budget (issue 31).
+const INSPECTOR_BUDGET: u64 = 4 * 1024;
+
 /// Checks the web app in `dist/` (Trunk's release build): its wasm and every JavaScript file,
-/// and apart from them the lazily loaded highlighter in `dist/highlight/`.
+/// and apart from them the lazily loaded highlighter in `dist/highlight/` and the prompt
+/// inspector in `dist/inspector/`.
 pub fn web_app_budget() -> anyhow::Result<()> {
     let mut files = Vec::new();
     collect(Path::new("dist"), &mut files)?;
     files.retain(|f| matches!(f.extension().and_then(|e| e.to_str()), Some("wasm" | "js")));
+    let (inspector, files): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .partition(|f| f.starts_with("dist/inspector"));
     let (highlighter, app): (Vec<PathBuf>, Vec<PathBuf>) = files
         .into_iter()
         .partition(|f| f.starts_with("dist/highlight"));
-    if app.is_empty() || highlighter.is_empty() {
+    if app.is_empty() || highlighter.is_empty() || inspector.is_empty() {
         bail!(
-            "dist/ lacks the web app or its highlighter; build the web app first (trunk build \
-             --release)"
+            "dist/ lacks the web app, its highlighter or its prompt inspector; build the web app \
+             first (trunk build --release)"
         );
     }
     check(&[
@@ -121,6 +129,11 @@ pub fn web_app_budget() -> anyhow::Result<()> {
             "code highlighter (lazy, dist/highlight)",
             measure(&highlighter)?,
             HIGHLIGHTER_BUDGET,
+        ),
+        (
+            "prompt inspector (lazy, dist/inspector)",
+            measure(&inspector)?,
+            INSPECTOR_BUDGET,
         ),
     ])
 }

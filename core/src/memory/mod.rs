@@ -27,6 +27,7 @@
 //! older turns and is meant for small transcripts and tests.
 
 pub(crate) mod cut;
+pub mod explain;
 mod merge;
 mod note;
 mod replay;

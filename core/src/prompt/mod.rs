@@ -10,6 +10,7 @@
 
 pub mod anthropic;
 mod entry;
+pub mod inspect;
 mod layers;
 pub mod openai;
 mod pairing;

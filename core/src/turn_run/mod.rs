@@ -34,7 +34,7 @@ use crate::compaction::{
 };
 use crate::memory::CompactionHint;
 use crate::model::ModelEvent;
-use crate::prompt::{Prompt, PromptInput, assemble, render};
+use crate::prompt::{Diagnostic, Prompt, PromptInput, assemble, render};
 use crate::reply::{Call, call_id, call_ids, ends_on_text};
 use crate::stream::TurnEvent;
 use crate::tokens::TokenCounter;
@@ -73,6 +73,8 @@ pub struct TurnRun {
     last_write: Option<TurnWrite>,
     /// How the run ends, once it does.
     end: Option<(TurnStatus, Option<String>)>,
+    /// What the prompt builder found assembling the latest prompt.
+    diagnostics: Vec<Diagnostic>,
 }
 
 impl std::fmt::Debug for TurnRun {
@@ -158,6 +160,7 @@ impl TurnRun {
             guard: None,
             last_write: None,
             end: None,
+            diagnostics: Vec::new(),
         }
     }
 
@@ -202,6 +205,12 @@ impl TurnRun {
         self.end
             .as_ref()
             .map(|(status, reason)| (*status, reason.as_deref()))
+    }
+
+    /// What the prompt builder found assembling the prompt of the latest
+    /// [`Action::CallModel`] (the prompt inspector shows it).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
     }
 
     /// What a load read.
@@ -518,9 +527,9 @@ impl TurnRun {
         }
     }
 
-    fn assemble(&self, loaded: &Loaded) -> Prompt {
+    fn assemble(&mut self, loaded: &Loaded) -> Prompt {
         let setup = &self.setup;
-        assemble(
+        let assembled = assemble(
             &PromptInput {
                 transcript: &loaded.transcript,
                 compaction_hint: loaded
@@ -534,8 +543,9 @@ impl TurnRun {
                 effort: setup.effort,
             },
             &setup.prompt,
-        )
-        .prompt
+        );
+        self.diagnostics = assembled.diagnostics;
+        assembled.prompt
     }
 
     fn call_model(&mut self, prompt: Prompt, transcript: Arc<Transcript>) {

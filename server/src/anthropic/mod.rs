@@ -14,6 +14,7 @@ mod event;
 pub use config::{AnthropicConfig, DEFAULT_BASE_URL};
 pub use event::{MessageReader, REDACTED_THINKING};
 
+use bytes::Bytes;
 use futures_util::TryStreamExt;
 use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{PictureSource, Prompt, anthropic};
@@ -21,7 +22,7 @@ use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
 use crate::endpoint::{self, Connection, EndpointError, EventStream};
-use crate::model::{Model, ModelError, ModelStream};
+use crate::model::{Model, ModelCall, ModelError, ModelStream};
 
 /// The version of the Messages API the adapter speaks, sent as `anthropic-version`.
 pub const API_VERSION: &str = "2023-06-01";
@@ -108,5 +109,15 @@ impl Model for AnthropicModel {
 
     fn stream(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelStream {
         Box::pin(AnthropicModel::stream(self, prompt, pictures).map_err(ModelError::from))
+    }
+
+    /// The body is written once, and the bytes posted are the bytes returned.
+    fn call(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelCall {
+        let body = Bytes::from(self.request_body(prompt, pictures).to_string());
+        let stream = self.connection.post_bytes::<MessageReader>(body.clone());
+        ModelCall {
+            body: Some(body),
+            stream: Box::pin(stream.map_err(ModelError::from)),
+        }
     }
 }

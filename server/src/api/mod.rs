@@ -5,6 +5,7 @@
 
 mod agents;
 mod attachments;
+mod calls;
 mod checks;
 mod conversations;
 mod info;
@@ -254,6 +255,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(skills::router())
         .merge(attachments::router())
         .merge(conversations::router())
+        .merge(calls::router())
         .merge(turns::router())
         .merge(usage::router())
         .route("/api", any(unknown))

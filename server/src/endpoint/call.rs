@@ -77,9 +77,14 @@ impl Connection {
     /// arguments must keep within the [`AnswerLimits`](super::AnswerLimits). The key is
     /// redacted from every error.
     pub(crate) fn post<R: AnswerReader>(&self, body: &Value) -> EventStream {
+        self.post_bytes::<R>(Bytes::from(body.to_string()))
+    }
+
+    /// Posts `body`, already written as JSON, like [`Connection::post`].
+    pub(crate) fn post_bytes<R: AnswerReader>(&self, body: Bytes) -> EventStream {
         let call = Call {
             connection: self.clone(),
-            body: Bytes::from(body.to_string()),
+            body,
         };
         let key = self.key.clone();
         Box::pin(

@@ -7,7 +7,7 @@ use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{PictureSource, Prompt};
 use portal_core::tokens::TokenCounter;
 
-use super::{Model, ModelStream};
+use super::{Model, ModelCall, ModelStream};
 use crate::tokens::BpeCounter;
 
 /// `model`, counting its tokens with `counter`.
@@ -40,7 +40,15 @@ impl Model for Counted {
         &self.counter
     }
 
+    fn counts_exactly(&self) -> bool {
+        true
+    }
+
     fn stream(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelStream {
         self.model.stream(prompt, pictures)
+    }
+
+    fn call(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelCall {
+        self.model.call(prompt, pictures)
     }
 }

@@ -13,6 +13,7 @@ pub use registry::{ModelRegistry, RegistryError};
 
 use std::pin::Pin;
 
+use bytes::Bytes;
 use futures_util::Stream;
 use portal_core::model::ModelCapabilities;
 use portal_core::prompt::{PictureSource, Prompt};
@@ -73,7 +74,33 @@ pub trait Model: Send + Sync + std::fmt::Debug {
     fn tokens(&self) -> &dyn TokenCounter {
         &EstimateCounter
     }
+    /// Whether [`Model::tokens`] is the model's own tokenizer rather than core's estimate.
+    fn counts_exactly(&self) -> bool {
+        false
+    }
     /// Calls the model with `prompt`. Pictures are read from `pictures` before this returns; the
     /// call itself runs as the stream is read, and a refused call is the stream's one item.
     fn stream(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelStream;
+    /// Calls the model like [`Model::stream`], and says the request body it sends, byte for
+    /// byte, for the prompt inspector; a model that sends none (the demo) says `None`.
+    fn call(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelCall {
+        ModelCall {
+            body: None,
+            stream: self.stream(prompt, pictures),
+        }
+    }
+}
+
+/// One model call: the request body it sends, and its answer.
+pub struct ModelCall {
+    pub body: Option<Bytes>,
+    pub stream: ModelStream,
+}
+
+impl std::fmt::Debug for ModelCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelCall")
+            .field("body", &self.body)
+            .finish_non_exhaustive()
+    }
 }

@@ -19,7 +19,7 @@ use portal_core::prompt::{PictureSource, Prompt, openai};
 use serde_json::{Value, json};
 
 use crate::endpoint::{self, AnswerLimits, Connection, EndpointError, EventStream};
-use crate::model::{Model, ModelError, ModelEvent, ModelStream};
+use crate::model::{Model, ModelCall, ModelError, ModelEvent, ModelStream};
 
 /// Decodes a chat completion stream's bytes, however they are split, into events.
 pub type StreamDecoder = endpoint::Decoder<ChunkReader>;
@@ -118,5 +118,15 @@ impl Model for OpenAiModel {
 
     fn stream(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelStream {
         Box::pin(OpenAiModel::stream(self, prompt, pictures).map_err(ModelError::from))
+    }
+
+    /// The body is written once, and the bytes posted are the bytes returned.
+    fn call(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelCall {
+        let body = Bytes::from(self.request_body(prompt, pictures).to_string());
+        let stream = self.connection.post_bytes::<ChunkReader>(body.clone());
+        ModelCall {
+            body: Some(body),
+            stream: Box::pin(stream.map_err(ModelError::from)),
+        }
     }
 }

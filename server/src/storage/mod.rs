@@ -13,6 +13,7 @@
 //! `docs/storage.md` for the measured numbers. [`DataLock`] keeps a data folder to one server.
 
 mod assemble;
+mod calls;
 mod codec;
 mod error;
 mod location;
@@ -31,6 +32,7 @@ use portal_core::effort::Effort;
 use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
 use serde::{Deserialize, Serialize};
 
+pub use calls::{KeptText, MAX_KEPT_BYTES, NewCall, RecordedCall};
 pub use error::StorageError;
 pub use location::{Location, LocationError, PASSWORD_VARIABLE, PasswordError, PasswordSources};
 pub use lock::{DataLock, LOCK_FILE};
@@ -269,6 +271,19 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn record_usage(&self, conversation: &ConversationId, turn: u32, usage: &Usage) -> Result<()> {
         in_write(self, |s| rules::record_usage(s, conversation, turn, usage))
     }
+
+    /// Keeps one model call of a turn as it was made, numbered after the turn's calls kept
+    /// before it; answers its number.
+    fn record_call(&self, conversation: &ConversationId, turn: u32, call: &NewCall) -> Result<u32>;
+
+    /// The model calls kept for a turn of one of `org_id`'s conversations, in the order they
+    /// were made.
+    fn calls(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        turn: u32,
+    ) -> Result<Vec<RecordedCall>>;
 
     /// The conversation's usage rows in the order they were recorded.
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>>;

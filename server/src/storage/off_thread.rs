@@ -303,6 +303,32 @@ impl AsyncStorage {
         .await
     }
 
+    /// See [`Storage::record_call`].
+    pub async fn record_call(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        call: super::NewCall,
+    ) -> Result<u32> {
+        let conversation = conversation.clone();
+        self.run(Lane::Write, move |s| {
+            s.record_call(&conversation, turn, &call)
+        })
+        .await
+    }
+
+    /// See [`Storage::calls`].
+    pub async fn calls(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        turn: u32,
+    ) -> Result<Vec<super::RecordedCall>> {
+        let (org_id, conversation) = (org_id.to_string(), conversation.clone());
+        self.run(Lane::Read, move |s| s.calls(&org_id, &conversation, turn))
+            .await
+    }
+
     /// See [`Storage::usage`].
     pub async fn usage(
         &self,

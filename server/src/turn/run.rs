@@ -8,20 +8,24 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use futures_util::StreamExt;
+use portal_core::prompt::inspect::{DiagnosticView, diagnostics};
+use portal_core::prompt::{NoPictures, Prompt};
 use portal_core::stream::TurnEvent;
 use portal_core::tokens::TokenCounter;
 use portal_core::turn_run::{
     Action, CutOff, Load, Loaded, ModelFailure, RunLimits, RunSetup, Start, ToolRun, TurnRun,
     TurnWrite,
 };
+use portal_core::usage::CallPurpose;
 use portal_core::{Transcript, TurnStatus};
 use tokio::time::Instant;
 
-use crate::compaction::summarise;
+use crate::compaction::read_summary;
 use crate::events::{Mark, TurnLog};
 use crate::model::{Model, ModelError, ModelStream};
-use crate::storage::{StorageError, TurnRef};
+use crate::storage::{KeptText, NewCall, StorageError, TurnRef};
 use crate::tools::{ToolCall, ToolContext, unknown_tool};
 
 use super::live::CutOffSignal;
@@ -142,14 +146,23 @@ impl Host {
                 match until_cut_off(cancel, encoding).await {
                     Waited::Done(pictures) => {
                         self.mark = Some(self.log.mark());
-                        *stream = Some(self.setup.model.stream(&prompt, &pictures));
+                        let call = self.setup.model.call(&prompt, &pictures);
+                        let found = diagnostics(machine.diagnostics());
+                        self.record_call(CallPurpose::Turn, &prompt, call.body.as_ref(), &found)
+                            .await;
+                        *stream = Some(call.stream);
                     }
                     Waited::CutOff(by) => machine.handle_cut_off(by),
                 }
             }
             Action::Summarise(request) => {
                 let model = Arc::clone(&self.setup.model);
-                match until_cut_off(cancel, summarise(&*model, &request)).await {
+                let prompt = request.prompt();
+                let call = model.call(&prompt, &NoPictures);
+                self.record_call(CallPurpose::Compaction, &prompt, call.body.as_ref(), &[])
+                    .await;
+                let summary = read_summary(call.stream, &*model, &request);
+                match until_cut_off(cancel, summary).await {
                     Waited::Done(call) => machine.handle_summary(call),
                     Waited::CutOff(by) => machine.handle_cut_off(by),
                 }
@@ -221,6 +234,41 @@ impl Host {
             by = cut_off(cancel) => machine.handle_cut_off(by),
             output = output => machine.handle_tool_output(output),
             () = timeout => machine.handle_timeout(self.now()),
+        }
+    }
+
+    /// Keeps the call about to be made, for the prompt inspector: its prompt and the body the
+    /// model sends. A call that cannot be kept is made all the same; the inspector then lacks it.
+    async fn record_call(
+        &self,
+        purpose: CallPurpose,
+        prompt: &Prompt,
+        body: Option<&Bytes>,
+        found: &[DiagnosticView],
+    ) {
+        let written = serde_json::to_string(prompt)
+            .and_then(|prompt| Ok((prompt, serde_json::to_string(found)?)));
+        let (prompt, diagnostics) = match written {
+            Ok(json) => json,
+            Err(error) => {
+                tracing::warn!("a model call's prompt could not be written as JSON: {error}");
+                return;
+            }
+        };
+        let call = NewCall {
+            purpose,
+            model: self.setup.model.capabilities().id.clone(),
+            prompt: KeptText::bounded(prompt),
+            body: body.map(|b| KeptText::bounded(String::from_utf8_lossy(b).into_owned())),
+            diagnostics,
+        };
+        let kept = self
+            .turns
+            .storage
+            .record_call(&self.at.conversation, self.at.turn, call)
+            .await;
+        if let Err(error) = kept {
+            self.storage_failed("could not keep a model call for the inspector", &error);
         }
     }
 

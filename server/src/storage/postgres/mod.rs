@@ -3,6 +3,7 @@
 //! serialises everything, here every write that changes a conversation's turns first locks the
 //! conversation's row, so writes to one conversation take turns and writes to others run at once.
 
+mod calls;
 mod connection;
 mod conversations;
 mod load;
@@ -318,6 +319,27 @@ impl Storage for PostgresStorage {
         Err(self.read(|t| {
             rules::text_refused(&mut Statements(t), conversation, turn, message, block)
         })?)
+    }
+
+    fn record_call(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        call: &super::NewCall,
+    ) -> Result<u32> {
+        self.write(|t| calls::record(t, conversation, turn, call))
+    }
+
+    fn calls(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        turn: u32,
+    ) -> Result<Vec<super::RecordedCall>> {
+        self.read(|t| {
+            require_conversation(t, org_id, conversation)?;
+            calls::list(t, conversation, turn)
+        })
     }
 
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>> {

@@ -232,6 +232,25 @@ const MIGRATIONS: &[&str] = &[
         UNIQUE (org_id, user_id)
     );
     "#,
+    // Version 6: each model call of a turn as it was made, for the prompt inspector, as
+    // SQLite's version 8 keeps them.
+    r#"
+    CREATE TABLE model_calls (
+        conversation_id TEXT NOT NULL,
+        turn            BIGINT NOT NULL,
+        call            BIGINT NOT NULL,
+        purpose         TEXT NOT NULL,
+        model           TEXT NOT NULL,
+        prompt          TEXT,
+        prompt_bytes    BIGINT NOT NULL,
+        body            TEXT,
+        body_bytes      BIGINT,
+        diagnostics     TEXT NOT NULL,
+        recorded_at     BIGINT NOT NULL DEFAULT portal_now_ms(),
+        PRIMARY KEY (conversation_id, turn, call),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

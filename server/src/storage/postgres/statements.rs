@@ -545,6 +545,7 @@ impl rules::Statements for Statements<'_, '_> {
     fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()> {
         let id = conversation.as_str();
         for table in [
+            "model_calls",
             "block_chunks",
             "blocks",
             "message_attachments",

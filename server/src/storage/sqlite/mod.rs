@@ -17,6 +17,7 @@ use super::{
     StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
+mod calls;
 mod conversations;
 mod load;
 mod schema;
@@ -259,6 +260,27 @@ impl Storage for SqliteStorage {
             message,
             block,
         )?)
+    }
+
+    fn record_call(
+        &self,
+        conversation: &ConversationId,
+        turn: u32,
+        call: &super::NewCall,
+    ) -> Result<u32> {
+        self.write(|c| calls::record(c, conversation, turn, call))
+    }
+
+    fn calls(
+        &self,
+        org_id: &str,
+        conversation: &ConversationId,
+        turn: u32,
+    ) -> Result<Vec<super::RecordedCall>> {
+        self.read(|c| {
+            require_conversation(c, org_id, conversation)?;
+            calls::list(c, conversation, turn)
+        })
     }
 
     fn usage(&self, org_id: &str, conversation: &ConversationId) -> Result<Vec<UsageRecord>> {

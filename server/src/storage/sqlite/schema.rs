@@ -222,6 +222,27 @@ const MIGRATIONS: &[&str] = &[
         UNIQUE (org_id, user_id)
     );
     "#,
+    // Version 8: each model call of a turn as it was made, for the prompt inspector
+    // (docs/inspector.md): the prompt core built, as JSON, and the request body as sent, each
+    // kept up to a bound (a NULL text past it, with its size), and the prompt builder's
+    // diagnostics as JSON.
+    r#"
+    CREATE TABLE model_calls (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        call            INTEGER NOT NULL,
+        purpose         TEXT NOT NULL,
+        model           TEXT NOT NULL,
+        prompt          TEXT,
+        prompt_bytes    INTEGER NOT NULL,
+        body            TEXT,
+        body_bytes      INTEGER,
+        diagnostics     TEXT NOT NULL,
+        recorded_at     INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+        PRIMARY KEY (conversation_id, turn, call),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

@@ -518,6 +518,7 @@ impl rules::Statements for Statements<'_> {
 
     fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()> {
         for table in [
+            "model_calls",
             "block_chunks",
             "blocks",
             "message_attachments",
