@@ -281,7 +281,8 @@ fn a_version_1_database_gets_titles_from_first_messages_when_it_migrates() {
     let connection = rusqlite::Connection::open(&path).expect("raw");
     connection
         .execute_batch(
-            "DROP TABLE sso_accounts;
+            "DROP TABLE model_calls;
+             DROP TABLE sso_accounts;
              DROP TABLE sign_in_failures;
              DROP INDEX blocks_compactions;
              DROP TABLE sessions;

@@ -1,6 +1,6 @@
 // What the person can do with a turn: Copy a reply as plain text, Regenerate the last reply (a new
-// turn with the same message; the first stays), and Edit a message they sent into the composer to
-// send as a new turn.
+// turn with the same message; the first stays, as its first version), and Edit a message they
+// sent into the composer to send as a new turn.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -47,8 +47,12 @@ test('copy, regenerate, and edit and resend', { timeout: 180000 }, async () => {
     assert.equal(await page.locator('[data-turn="2"] .message.user p').innerText(), 'Tell me about writing systems');
     assert.equal(await first.getByTestId('regenerate').count(), 0, 'an earlier reply does not regenerate');
     assert.equal(await page.locator('.turn').count(), 2, 'the first turn stays');
+    assert.equal(await page.locator('[data-turn="2"] [data-testid="version"]').innerText(), '2/2', 'as the first version');
 
-    // Edit: the first message becomes the draft; changed and sent, it is a new turn.
+    // Edit: the first message becomes the draft; changed and sent, it is a new turn (turn 1 is
+    // not the latest, so not a version of it).
+    await page.locator('[data-turn="2"] [data-testid="version-before"]').click();
+    await first.locator('.message.user').waitFor();
     await first.locator('.message.user').hover();
     await first.getByTestId('edit').click();
     const message = page.getByLabel('Message');
