@@ -2,7 +2,8 @@
 // document and a picture, and follows tool calls across more than three earlier turns and a
 // compaction, "What the model saw" opens a dialog with the call's six layers and their counts
 // (summing to the call's total, and within the estimate's error of the input tokens recorded),
-// what memory kept of each earlier call and why, and the turns the summary covers; Esc closes it
+// what memory kept of each earlier call and why (a recent result whole, an older one shortened
+// to its outcome), and the turns the summary covers; Esc closes it
 // and focus goes back to the button. Screenshots in both themes and at phone width; axe-core
 // finds nothing serious.
 import { test } from 'node:test';
@@ -41,7 +42,7 @@ function configuration(folder) {
   return join(folder, 'config');
 }
 
-test('m4_c3 the inspector shows a call\'s layers, its skill and attachments, what memory kept and the summary\'s turns', async () => {
+test('m4_m7_c3 the inspector shows a call\'s layers, its skill and attachments, what memory kept (a result shortened to its outcome) and the summary\'s turns', async () => {
   const folder = mkdtempSync(join(tmpdir(), 'portal-inspector-'));
   const { page, close } = await openPortal(['--demo-pace', '0', '--demo-window', '6000', '--config', configuration(folder)], {
     viewport: { width: 1000, height: 1000 },
@@ -55,6 +56,9 @@ test('m4_c3 the inspector shows a call\'s layers, its skill and attachments, wha
       if (await page.getByTestId('divider').count()) break;
     }
     assert.ok(await page.getByTestId('divider').count(), 'the agent compacted');
+    // Two more turns after it, so the oldest turn memory replays is past the three closest and
+    // keeps only its calls' outcomes (rule M7).
+    for (let i = 0; i < 2; i += 1) await sendAndSettle(page, 'Tell me about scripts');
     // The turn inspected carries a document and a picture.
     writeFileSync(join(folder, 'notes.md'), '# Notes\n\nThree herons by the Tagus.\n');
     writeFileSync(join(folder, 'dot.png'), DOT);
@@ -111,7 +115,8 @@ test('m4_c3 the inspector shows a call\'s layers, its skill and attachments, wha
     assert.match(await dialog.getByTestId('inspector-summary').innerText(), /^A summary stands for turns 1–\d+\.$/);
     const kept = await dialog.getByTestId('inspector-memory').innerText();
     assert.match(kept, /count_characters/);
-    assert.match(kept, /rule M\d/);
+    assert.match(kept, /the result is replayed whole: it is recent and short enough \(rule M4\)/);
+    assert.match(kept, /only the outcome \(ok or error\) and a reference are kept \(rule M7\)/, kept);
 
     // The new message's manifest names the document; the picture is listed at its sent size.
     await dialog.locator('[data-layer="newMessage"] summary').click();
