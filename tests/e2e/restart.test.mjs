@@ -39,7 +39,11 @@ test('d2 a reply cut off by a restart says why under it, and Retry works once th
     await page.locator('[data-turn="1"]').getByTestId('retry').click();
     await status(page, 2, 'completed');
     assert.equal(await page.locator('[data-turn="2"]').getByTestId('failure').count(), 0);
+    // The retried reply is the message's second version; the cut-off one is the first.
     await page.reload();
+    await status(page, 2, 'completed');
+    assert.equal(await page.locator('[data-turn="2"] [data-testid="version"]').innerText(), '2/2');
+    await page.locator('[data-turn="2"] [data-testid="version-before"]').click();
     await status(page, 1, 'cut_off');
     assert.equal(
       await page.locator('[data-turn="1"]').getByTestId('failure').locator('p').innerText(),
