@@ -80,17 +80,27 @@ fn drawn_end(text: &str, end: usize) -> usize {
         cut_end(text, end)
     };
     // A line left with nothing but block syntax, or cut back to what opens a fence or raw HTML,
-    // would read as a block of its own with closers after it, so it waits whole.
-    let held = &text[..end];
-    match held.rfind(LINE_ENDS) {
-        Some(newline)
-            if held[newline + 1..].chars().all(is_block_syntax)
-                || opens_by_its_end(&held[newline + 1..]) =>
-        {
-            held_end(&held[..=newline], false)
+    // would read as a block of its own with closers after it, so it waits whole. What is held
+    // back before it may leave such a line in turn (`\` over `---***` held back to `---`, a
+    // setext underline), which waits too.
+    let mut end = end;
+    for _ in 0..MAX_ROUNDS {
+        let held = &text[..end];
+        let next = match held.rfind(LINE_ENDS) {
+            Some(newline)
+                if held[newline + 1..].chars().all(is_block_syntax)
+                    || opens_by_its_end(&held[newline + 1..]) =>
+            {
+                held_end(&held[..=newline], false)
+            }
+            _ => end,
+        };
+        if next >= end {
+            return next.min(end);
         }
-        _ => end,
+        end = next;
     }
+    end
 }
 
 /// How much of `text` before `at` is drawn when what starts at `at` waits: delimiter runs at the
