@@ -191,7 +191,8 @@ fn every_field() -> Value {
         "newMessage": {
             "text": "/fact-check Look at this.",
             "attachments": [{"kind": "picture", "id": "p1", "filename": "chart.png",
-                "media_type": "image/png", "width": 4000, "height": 3000}]
+                "media_type": "image/png", "width": 4000, "height": 3000}],
+            "again": 1
         },
         "model": {
             "id": "test-model", "provider": "anthropic", "contextWindow": 200_000,
