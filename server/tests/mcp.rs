@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use common::until;
 use mcp_support::{
-    Fixture, config_dir, everything, hostile, installed, node, quick, quoted, stdio,
+    Fixture, config_dir, everything, hostile, installed, node, quick, quoted,
+    recorded_cancellation, stdio,
 };
 use portal_core::stream::TurnEvent;
 use portal_core::{Block, TurnStatus};
@@ -263,17 +264,7 @@ async fn hostile_servers_fail_their_calls_with_a_reason() {
             tokio::time::timeout(Duration::from_millis(500), tool.answer(json!({}))).await;
         assert!(answered.is_err(), "no answer in time");
     }
-    let log = fixture.dir.path().join("cancelled.jsonl");
-    let cancelled = until(
-        "the cancellation to reach the server",
-        Duration::from_secs(10),
-        || {
-            let text = std::fs::read_to_string(&log).ok();
-            async move { text.filter(|t| !t.is_empty()) }
-        },
-    )
-    .await
-    .0;
+    let cancelled = recorded_cancellation(fixture.dir.path()).await;
     assert!(cancelled.contains("requestId"), "{cancelled}");
     // The connections are still up: a cut-off call ends only that call.
     for server in ["garbage", "hang", "polite"] {
@@ -527,17 +518,7 @@ async fn a_stop_while_a_call_runs_cancels_it_at_the_server() {
             if content.contains("stopped the turn while the tool `slow__wait` ran")),
         "{blocks:?}"
     );
-    let log = dir.path().join("cancelled.jsonl");
-    let cancelled = until(
-        "the server to record the cancellation",
-        Duration::from_secs(10),
-        || {
-            let text = std::fs::read_to_string(&log).ok();
-            async move { text.filter(|t| !t.is_empty()) }
-        },
-    )
-    .await
-    .0;
+    let cancelled = recorded_cancellation(dir.path()).await;
     assert!(cancelled.contains("requestId"), "{cancelled}");
 }
 

@@ -166,9 +166,10 @@ pub fn send(portal: Portal) {
         agent: portal.shown_agent(),
         attachments: chips.iter().filter_map(|c| c.uploaded().cloned()).collect(),
         // An edit of a turn that is no longer the latest is sent as a new message.
-        again: portal.editing.get_untracked().filter(|&turn| {
-            portal.turns.with_untracked(|t| t.last().map(|l| l.index)) == Some(turn)
-        }),
+        again: portal
+            .editing
+            .get_untracked()
+            .filter(|&turn| untrack(|| portal.latest_turn()) == Some(turn)),
     };
     dispatch(portal, message, move || {
         // What the person typed after pressing Enter, while the message was on its way, stays.

@@ -180,7 +180,12 @@ impl Portal {
 
     /// Whether `turn` is the conversation's latest.
     pub fn is_latest(&self, turn: &TurnView) -> bool {
-        self.turns.with(|t| t.last().map(|l| l.index)) == Some(turn.index)
+        self.latest_turn() == Some(turn.index)
+    }
+
+    /// The number of the conversation's latest turn, if it has one.
+    pub fn latest_turn(&self) -> Option<u32> {
+        self.turns.with(|t| t.last().map(|l| l.index))
     }
 
     /// `turn`'s number when a message can answer its message again: the latest turn, a chat

@@ -176,3 +176,19 @@ impl Fixture {
         (output.content, output.is_error)
     }
 }
+
+/// What the hostile server logged of the cancellations it received in `dir`'s
+/// `cancelled.jsonl`, once it logged any (within 10 s).
+pub async fn recorded_cancellation(dir: &Path) -> String {
+    let log = dir.join("cancelled.jsonl");
+    until(
+        "the server to record the cancellation",
+        Duration::from_secs(10),
+        || {
+            let text = std::fs::read_to_string(&log).ok();
+            async move { text.filter(|t| !t.is_empty()) }
+        },
+    )
+    .await
+    .0
+}
