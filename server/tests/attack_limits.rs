@@ -493,10 +493,11 @@ async fn a_users_fifth_upload_in_flight_is_refused_with_429_before_its_body_is_r
     let data = tempfile::tempdir().expect("tempdir");
     let server = start(data.path(), 0.0).await;
     let limit = Limits::DEFAULT.uploads_in_flight;
-    // Uploads whose bodies never finish arriving: each holds its place until dropped.
+    // One more upload than the limit, none of whose bodies finish arriving: whichever arrives
+    // last is refused, and the others hold their places until their bodies end.
     let mut senders = Vec::new();
     let mut pending = Vec::new();
-    for n in 0..limit {
+    for n in 0..=limit {
         let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(1);
         sender
             .send(Ok(b"a slow".to_vec()))
@@ -513,31 +514,35 @@ async fn a_users_fifth_upload_in_flight_is_refused_with_429_before_its_body_is_r
         pending.push(tokio::spawn(request));
         senders.push(sender);
     }
-    // The fifth is refused while the others are in flight, however long that takes to see.
-    let refused = loop {
-        let (status, body) = upload(&server, "fifth.txt", b"quick".to_vec()).await;
-        if status == 429 {
-            break body;
-        }
-        assert_eq!(status, 201, "{body}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let (refused, _, waiting) = tokio::time::timeout(
+        Duration::from_secs(60),
+        futures_util::future::select_all(pending),
+    )
+    .await
+    .expect("one upload is answered while its body is still arriving");
+    let refused = refused.expect("task").expect("answered");
+    assert_eq!(refused.status(), 429);
+    let filename = refused
+        .url()
+        .query_pairs()
+        .find(|(key, _)| key == "filename")
+        .expect("filename")
+        .1
+        .into_owned();
+    let body: Value = refused.json().await.expect("json");
     assert_eq!(
-        error(&refused),
+        error(&body),
         format!(
             "you have {limit} uploads in flight, the most one user may have at once; wait for \
-             one to finish, then send “fifth.txt” again"
+             one to finish, then send “{filename}” again"
         )
     );
-    // Their bodies end: they are stored and give their places back.
+    // Their bodies end: the others are stored and give their places back.
     for sender in &senders {
-        sender
-            .send(Ok(b" upload".to_vec()))
-            .await
-            .expect("more bytes");
+        let _ = sender.send(Ok(b" upload".to_vec())).await;
     }
     drop(senders);
-    for request in pending {
+    for request in waiting {
         let response = request.await.expect("task").expect("answered");
         assert_eq!(response.status(), 201);
     }
