@@ -18,7 +18,7 @@ use crate::sign_in_page::SignInPage;
 use crate::state::{Portal, SignIn};
 use crate::turn::Turn;
 use crate::unknown_conversation::UnknownConversation;
-use crate::{api, drafts, session, sign_in};
+use crate::{api, drafts, opening, session, sign_in};
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -70,7 +70,7 @@ pub fn App() -> impl IntoView {
     // Back and Forward show the conversation the address names.
     let popstate = window_event_listener(ev::popstate, move |_| {
         if portal.person().is_some() {
-            session::show(portal, &Route::current());
+            opening::show(portal, &Route::current());
         }
     });
     on_cleanup(move || popstate.remove());
@@ -94,7 +94,7 @@ fn Shell() -> impl IntoView {
     let keys = window_event_listener(ev::keydown, move |ev| {
         if (ev.ctrl_key() || ev.meta_key()) && ev.shift_key() && ev.code() == "KeyO" {
             ev.prevent_default();
-            session::go(portal, Route::NewChat);
+            opening::go(portal, Route::NewChat);
         } else if ev.key() == "Escape"
             && !ev.default_prevented()
             && !portal.drawer.get_untracked()

@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 
 use crate::state::portal;
 use crate::turn_view::TurnView;
-use crate::{api, session};
+use crate::{api, opening, session};
 
 /// What the person did to a paused turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +57,7 @@ pub fn TurnControls(turn: TurnView) -> impl IntoView {
                     if let Err(error) = session::follow(portal, turn) {
                         portal.problem.set(Some(error));
                     }
-                    session::focus_composer();
+                    opening::focus_composer();
                 }
                 Err(error) => {
                     turn.state.update(|s| s.undecided());

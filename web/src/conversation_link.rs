@@ -7,9 +7,9 @@ use portal_core::TurnStatus;
 
 use crate::api::Listed;
 use crate::conversation_list;
+use crate::opening;
 use crate::relative_time::{ago, iso};
 use crate::route::Route;
-use crate::session;
 use crate::state::portal;
 
 /// What a conversation with no title yet is called.
@@ -69,7 +69,7 @@ fn Shown(
             return;
         }
         ev.prevent_default();
-        session::go(portal, route.clone());
+        opening::go(portal, route.clone());
     };
     let mark = match listed.status {
         Some(TurnStatus::Running) => Some(("answering", "running")),

@@ -8,8 +8,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::api;
+use crate::opening;
 use crate::route::Route;
-use crate::session;
 use crate::state::Portal;
 
 /// The list and what it is doing.
@@ -195,7 +195,7 @@ pub async fn delete(portal: Portal, id: &str) -> Result<(), String> {
         .update(|items| items.retain(|c| c.id != id));
     if portal.conversation.get_untracked().as_deref() == Some(id) {
         Route::NewChat.replace();
-        session::new_chat(portal);
+        opening::new_chat(portal);
     }
     Ok(())
 }

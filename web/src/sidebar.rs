@@ -11,8 +11,8 @@ use wasm_bindgen::JsCast;
 use crate::conversation_link::ConversationLink;
 use crate::conversation_list;
 use crate::delete_dialog::DeleteDialog;
+use crate::opening;
 use crate::route::Route;
-use crate::session;
 use crate::state::{Portal, portal};
 
 /// How long the search waits for typing to pause before it asks the server.
@@ -82,7 +82,7 @@ pub fn Sidebar() -> impl IntoView {
                     node_ref=new_chat
                     title=format!("New chat ({})", shortcut())
                     aria-keyshortcuts="Control+Shift+O Meta+Shift+O"
-                    on:click=move |_| session::go(portal, Route::NewChat)
+                    on:click=move |_| opening::go(portal, Route::NewChat)
                 >
                     <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
                         <path d="M10 4v12M4 10h12" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />

@@ -6,7 +6,7 @@ use leptos::task::spawn_local;
 
 use crate::route::Route;
 use crate::state::{Portal, SignIn};
-use crate::{api, conversation_list, drafts, session};
+use crate::{api, conversation_list, drafts, opening};
 
 /// Asks the server who is signed in.
 pub fn check(portal: Portal) {
@@ -49,6 +49,6 @@ pub fn sign_out(portal: Portal) {
 /// `person` is in: the page opens what its address names, and their conversations.
 fn signed_in(portal: Portal, person: api::Person) {
     portal.sign_in.set(SignIn::SignedIn(person));
-    session::show(portal, &Route::current());
+    opening::show(portal, &Route::current());
     conversation_list::restart(portal);
 }

@@ -9,10 +9,10 @@ use portal_core::compaction::compact_pill;
 
 use crate::attach::Chip;
 use crate::inspector::InspectButton;
-use crate::session;
 use crate::state::portal;
 use crate::turn_view::TurnView;
 use crate::version_switch::VersionSwitch;
+use crate::{opening, session};
 
 /// How long "Copied" shows after a copy.
 pub const COPIED_FOR: Duration = Duration::from_secs(2);
@@ -116,7 +116,7 @@ pub fn EditMessage(turn: TurnView) -> impl IntoView {
         );
         portal.effort.set(None);
         portal.editing.set(portal.answerable_again(&turn));
-        session::focus_composer();
+        opening::focus_composer();
     };
     view! {
         <button type="button" class="edit-message" data-testid="edit" on:click=edit>

@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
+use crate::opening;
 use crate::route::Route;
-use crate::session;
 use crate::state::portal;
 
 #[component]
@@ -14,7 +14,7 @@ pub fn UnknownConversation() -> impl IntoView {
         <section class="unknown-conversation" data-testid="unknown-conversation">
             <h2>"This conversation was deleted or never existed"</h2>
             <p>"Pick one from your conversations, or start a new one."</p>
-            <button type="button" on:click=move |_| session::go(portal, Route::NewChat)>
+            <button type="button" on:click=move |_| opening::go(portal, Route::NewChat)>
                 "New chat"
             </button>
         </section>
