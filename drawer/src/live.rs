@@ -17,10 +17,10 @@ use portal_core::playout::{Frame, Playout, Reveals};
 use wasm_bindgen::JsCast;
 use web_sys::Element;
 
-use crate::{OnCode, Options};
 use crate::describe::{Drawing, Node, describe};
 use crate::page::{document, element, prefers_reduced_motion};
 use crate::patch::{Drawer, caret_home, group, resolving_class};
+use crate::{OnCode, Options};
 
 /// What follows a screen's frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
