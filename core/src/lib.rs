@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod memory;
 pub mod model;
 pub mod new_turn;
+pub mod pacing;
 pub mod playout;
 pub mod prompt;
 pub mod reply;

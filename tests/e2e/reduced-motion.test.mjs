@@ -25,9 +25,10 @@ test('r14 reduced motion: no blur or breathing, text in order, one announcement 
     await page.getByLabel('Message').fill('Tell me about writing systems');
     await page.keyboard.press('Enter');
 
-    // Mid-playout the words and the caret are there, but neither moves.
-    await page.locator(`${answer} .w`).nth(4).waitFor({ timeout: 15000 });
-    await page.locator(`${answer} .caret`).waitFor();
+    // Mid-playout the caret is there and text is drawn, but nothing moves: words are drawn
+    // resolved at once (no blurred pieces at all) and the caret stands still.
+    await page.locator(`${answer} .caret`).waitFor({ timeout: 15000 });
+    await page.waitForFunction((selector) => document.querySelector(selector)?.innerText.trim().length > 20, answer);
     const motion = await page.evaluate((selector) => {
       const style = (el) => getComputedStyle(el);
       const words = [...document.querySelectorAll(`${selector} .w`)];
@@ -36,13 +37,16 @@ test('r14 reduced motion: no blur or breathing, text in order, one announcement 
         wordAnimations: words.map((w) => style(w).animationName),
         wordFilters: words.map((w) => style(w).filter),
         caretAnimation: caret ? style(caret).animationName : 'missing',
+        caretStyle: caret ? caret.getAttribute('style') : 'missing',
         shown: document.querySelector(selector).innerText,
         announced: [...document.querySelectorAll('.announce')].map((r) => r.textContent).join(''),
       };
     }, answer);
     assert.ok(motion.wordAnimations.every((name) => name === 'none'), `no blur animation: ${motion.wordAnimations}`);
     assert.ok(motion.wordFilters.every((filter) => filter === 'none'), `no blur filter: ${motion.wordFilters}`);
+    assert.equal(motion.wordFilters.length, 0, `no blurred pieces: ${motion.wordFilters.length}`);
     assert.equal(motion.caretAnimation, 'none', 'the caret does not breathe');
+    assert.equal(motion.caretStyle, null, 'no breath is written on the caret');
     assert.equal(motion.announced, '', 'nothing is announced while the reply streams');
     await page.screenshot({ path: join(shots, 'reply-reduced-motion.png') });
 

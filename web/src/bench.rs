@@ -1,5 +1,5 @@
 //! The playout bench page, `/?bench=<characters a second>[&reply=markdown]`: one answer block,
-//! drawn by [`LiveText`] exactly as the app draws a reply, fed the reply the bench gives it in
+//! drawn by [`LiveReply`] exactly as the app draws a reply, fed the reply the bench gives it in
 //! `window.portalBenchReply` (tests/bench/reply.mjs: 50,000 characters of mixed-script prose, or
 //! of markdown of every kind) at a steady rate. `tests/bench/playout.mjs` measures it;
 //! `docs/bench.md` explains the numbers.
@@ -22,7 +22,9 @@ use unicode_segmentation::UnicodeSegmentation;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::live::LiveText;
+use portal_drawer::LiveReply;
+
+use crate::highlight;
 use crate::page::{document, now_ms};
 
 /// How often a chunk arrives.
@@ -64,7 +66,7 @@ pub fn Bench(run: BenchRun) -> impl IntoView {
     let slot = NodeRef::<html::Div>::new();
     // The page holds the live block, as the app's block view does; the source lets go of it
     // once the whole reply is sent.
-    let block = StoredValue::new_local(None::<LiveText>);
+    let block = StoredValue::new_local(None::<LiveReply>);
     Effect::new(move || {
         let Some(slot) = slot.get() else { return };
         if block.with_value(Option::is_some) {
@@ -87,7 +89,7 @@ pub fn Bench(run: BenchRun) -> impl IntoView {
         };
         let report = Report::new(&text, cps);
         let settled_report = report.clone();
-        let live = LiveText::new(body, move |_| {
+        let live = LiveReply::new(body, highlight::drawing(), move |_| {
             settled_report.settled();
             settled.set(true);
         });
@@ -142,7 +144,7 @@ struct Source {
     sent_utf16: usize,
     started_ms: f64,
     random: Lcg,
-    live: LiveText,
+    live: LiveReply,
     report: Report,
     /// The interval that sends chunks, cleared once the whole reply is sent.
     interval: Option<i32>,
@@ -150,7 +152,7 @@ struct Source {
 
 impl Source {
     /// Starts streaming `text` into `live` after [`START_DELAY_MS`].
-    fn start(text: String, cps: f64, live: LiveText, report: Report) {
+    fn start(text: String, cps: f64, live: LiveReply, report: Report) {
         let ends = text
             .grapheme_indices(true)
             .map(|(start, cluster)| start + cluster.len())
@@ -250,7 +252,7 @@ impl Report {
 
     /// `measureDrawn()`: sets `drawn` to the UTF-16 length of the reply `live` has drawn, counted
     /// on from the last call.
-    fn follow(&self, text: &str, live: &LiveText) {
+    fn follow(&self, text: &str, live: &LiveReply) {
         let text: Rc<str> = text.into();
         let live = live.clone();
         let global = self.global.clone();

@@ -7,7 +7,9 @@ use std::time::Duration;
 use leptos::prelude::*;
 use portal_core::compaction::{CompactionConfig, ContextMeter, Divider, summarising_clock};
 
-use crate::markdown_view::draw_reply;
+use portal_drawer::draw_reply;
+
+use crate::highlight;
 use crate::page::now_ms;
 
 /// A summary being written (R11): the divider's two rules draw in toward a shimmering
@@ -44,11 +46,11 @@ pub fn Summarised(divider: Divider) -> impl IntoView {
         "Summary of turns {}–{}",
         divider.covers.first, divider.covers.last
     );
-    // The summary is markdown, drawn as a reply is (web/src/markdown_view.rs).
+    // The summary is markdown, drawn as a reply is (portal-drawer).
     let summary = NodeRef::<leptos::html::Div>::new();
     Effect::new(move || {
         if let Some(body) = summary.get() {
-            draw_reply(&body, &divider.summary);
+            draw_reply(&body, &divider.summary, &highlight::drawing());
         }
     });
     view! {

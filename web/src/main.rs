@@ -22,9 +22,6 @@ mod greeting;
 mod header;
 mod highlight;
 mod inspector;
-mod live;
-mod markdown_view;
-mod motion;
 mod opening;
 mod page;
 mod relative_time;
@@ -60,7 +57,7 @@ fn main() {
         }
     }
     // After the page's first tasks, before any reply can have started.
-    leptos::prelude::set_timeout(live::warm_up, std::time::Duration::ZERO);
+    leptos::prelude::set_timeout(portal_drawer::warm_up, std::time::Duration::ZERO);
 }
 
 /// Sends Rust panics to the browser console instead of an opaque `unreachable` trap.

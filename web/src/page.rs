@@ -1,19 +1,12 @@
-//! The page the portal runs in: its document, new elements in it, and its clock.
+//! The page the portal runs in: its document and its clock.
 
-use web_sys::{Document, Element};
+use web_sys::Document;
 
 /// The page's document.
 pub fn document() -> Document {
     web_sys::window()
         .and_then(|w| w.document())
         .expect("the portal runs in a page with a document")
-}
-
-/// A new, empty element of `tag`.
-pub fn element(document: &Document, tag: &str) -> Element {
-    document
-        .create_element(tag)
-        .expect("creating a plain HTML element succeeds")
 }
 
 /// The milliseconds since the page opened: the clock the playout, the divider's elapsed time and

@@ -9,8 +9,9 @@ use portal_core::stream::TurnEvent;
 use portal_core::turn_state::{Change, CompactionState};
 use portal_core::{BlockKind, Turn, TurnState};
 
-use crate::live::LiveText;
-use crate::markdown_view::draw_reply;
+use portal_drawer::{LiveReply, draw_reply};
+
+use crate::highlight;
 use crate::page::now_ms;
 
 /// One turn as drawn.
@@ -38,7 +39,7 @@ pub struct TurnView {
 pub struct BlockView {
     pub kind: BlockKind,
     pub body: StoredValue<web_sys::Element, LocalStorage>,
-    live: StoredValue<Option<LiveText>, LocalStorage>,
+    live: StoredValue<Option<LiveReply>, LocalStorage>,
     /// Whether the block is drawn whole: its playout ended, or it never had one.
     pub settled: RwSignal<bool>,
     /// For a compaction: when its summary began, for the clock (R11).
@@ -189,7 +190,7 @@ impl BlockView {
     /// A block drawn as settled plain text, as a reloaded conversation shows it (R10).
     fn settled(kind: BlockKind, text: &str) -> Self {
         let body = body_element();
-        draw_reply(&body, text);
+        draw_reply(&body, text, &highlight::drawing());
         BlockView {
             kind,
             body: StoredValue::new_local(body),
@@ -219,7 +220,9 @@ impl BlockView {
     fn resumed(kind: BlockKind, shown: &str) -> Self {
         let body = body_element();
         let settled = RwSignal::new(false);
-        let live = LiveText::resumed(body.clone(), shown, move |_| settled.set(true));
+        let live = LiveReply::resumed(body.clone(), shown, highlight::drawing(), move |_| {
+            settled.set(true)
+        });
         BlockView {
             kind,
             body: StoredValue::new_local(body),

@@ -107,6 +107,8 @@ fn test() -> anyhow::Result<()> {
             "-p",
             "portal-web",
             "-p",
+            "portal-drawer",
+            "-p",
             "portal-wasm",
             "--all-targets",
             "--",
@@ -142,6 +144,12 @@ fn test() -> anyhow::Result<()> {
     run::step_in(
         "Running wasm tests in headless Chromium",
         "wasm-pkg",
+        "wasm-pack",
+        &["test", "--headless", "--chrome"],
+    )?;
+    run::step_in(
+        "Running the drawer's wasm tests in headless Chromium",
+        "drawer",
         "wasm-pack",
         &["test", "--headless", "--chrome"],
     )?;

@@ -1,0 +1,303 @@
+//! The drawer in a browser (rules R7, R8, R10, R14): live replies driven frame by frame on a
+//! virtual clock through `LiveDrawing`, the drawing `LiveReply` runs on the page's frames, and
+//! one `LiveReply` on the page's own. Nothing here sleeps but the last test, which waits for the
+//! page's frames.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use portal_drawer::{LiveDrawing, LiveReply, Next, Options, draw_reply};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use web_sys::{Element, Node};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Every other frame of a 60 Hz screen, as the drawer draws at speed.
+const FRAME_MS: f64 = 33.4;
+
+fn options(reduced_motion: bool) -> Options {
+    Options {
+        reduced_motion: Some(reduced_motion),
+        on_code: None,
+    }
+}
+
+/// A body element in the page, as the web app's `.body`.
+fn body() -> Element {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let body = document.create_element("div").unwrap();
+    body.set_class_name("body");
+    document.body().unwrap().append_child(&body).unwrap();
+    body
+}
+
+/// A live drawing on a virtual clock.
+struct Live {
+    drawing: LiveDrawing,
+    body: Element,
+    now: f64,
+    settled: Option<String>,
+}
+
+impl Live {
+    fn new(reduced_motion: bool) -> Self {
+        let body = body();
+        Live {
+            drawing: LiveDrawing::new(body.clone(), &options(reduced_motion)),
+            body,
+            now: 0.0,
+            settled: None,
+        }
+    }
+
+    fn push(&mut self, text: &str) {
+        let _ = self.drawing.push(text, self.now);
+    }
+
+    fn finish(&mut self) {
+        let _ = self.drawing.finish(self.now);
+    }
+
+    /// Draws frames for `ms` of the virtual clock, or until the reply settles.
+    fn play(&mut self, ms: f64) {
+        let until = self.now + ms;
+        while self.now < until && self.settled.is_none() {
+            self.now += FRAME_MS;
+            if let Next::Settled(text) = self.drawing.frame(self.now, self.now) {
+                self.settled = Some(text);
+            }
+        }
+    }
+
+    /// Pushes `text` a chunk every frame at about `cps` characters a second (the text is ASCII),
+    /// drawing as it goes.
+    fn stream(&mut self, text: &str, cps: f64) {
+        let per_frame = ((cps * FRAME_MS / 1000.0) as usize).max(1);
+        for chunk in text.as_bytes().chunks(per_frame) {
+            self.push(std::str::from_utf8(chunk).unwrap());
+            self.play(FRAME_MS);
+        }
+    }
+
+    /// Draws frames until everything pushed is drawn (and resolved).
+    fn play_out(&mut self) {
+        self.play(3_000.0);
+    }
+
+    fn all(&self, selector: &str) -> Vec<Node> {
+        let found = self.body.query_selector_all(selector).unwrap();
+        (0..found.length()).filter_map(|i| found.item(i)).collect()
+    }
+
+    fn one(&self, selector: &str) -> Node {
+        self.body
+            .query_selector(selector)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no {selector} in {}", self.body.inner_html()))
+            .into()
+    }
+}
+
+#[wasm_bindgen_test]
+fn patched_blocks_keep_their_dom_nodes_as_they_grow() {
+    let mut live = Live::new(false);
+    live.push("The first paragraph, which grows word by word over many frames of the playout");
+    live.play(500.0);
+    let paragraph = live.one("p");
+    let first_text = paragraph.first_child().expect("the paragraph has text");
+    let mut frames = 0;
+    while live.now < 3_000.0 {
+        live.play(FRAME_MS);
+        frames += 1;
+        assert!(
+            live.one("p").is_same_node(Some(&paragraph)),
+            "frame {frames}"
+        );
+        assert!(
+            paragraph
+                .first_child()
+                .unwrap()
+                .is_same_node(Some(&first_text)),
+            "frame {frames}: the paragraph's first text is appended to, not drawn again"
+        );
+    }
+    live.push(" and ends.\n\nA second paragraph follows it.");
+    live.play_out();
+    let paragraphs = live.all("p");
+    assert_eq!(paragraphs.len(), 2);
+    assert!(paragraphs[0].is_same_node(Some(&paragraph)));
+    assert!(paragraphs[0].text_content().unwrap().ends_with("and ends."));
+}
+
+#[wasm_bindgen_test]
+fn r10_a_settled_reply_is_plain_text_as_draw_reply_draws_it() {
+    let reply = "# A reply\n\nSome **strong** and *soft* words, `code` and a [link](https://example.com/).\n\n\
+        - one\n- [x] two\n\n> quoted\n\n```rust\nfn main() {}\n```\n\n| a | b |\n|---|--:|\n| 1 | 2 |\n\n---\n\nThe end.";
+    let mut live = Live::new(false);
+    for chunk in reply.as_bytes().chunks(7) {
+        live.push(std::str::from_utf8(chunk).unwrap());
+        live.play(40.0);
+    }
+    // Mid-playout there are resolving words and a caret.
+    assert!(!live.all(".w").is_empty() || !live.all(".caret").is_empty());
+    live.finish();
+    live.play(10_000.0);
+    assert_eq!(live.settled.as_deref(), Some(reply));
+    assert!(live.all(".w").is_empty(), "{}", live.body.inner_html());
+    assert!(live.all(".caret").is_empty());
+    let reloaded = body();
+    draw_reply(&reloaded, reply, &options(false));
+    assert_eq!(live.body.inner_html(), reloaded.inner_html());
+}
+
+#[wasm_bindgen_test]
+fn a_reference_link_is_redrawn_as_a_link_when_its_definition_arrives() {
+    let mut live = Live::new(false);
+    live.push("See [the docs][r] for more.\n\nA second paragraph.\n\n");
+    live.play_out();
+    assert!(live.all("a").is_empty(), "{}", live.body.inner_html());
+    let paragraph = live.one("p");
+    assert!(paragraph.text_content().unwrap().contains("the docs"));
+    live.push("[r]: https://example.com/docs\n\nAfter the definition.");
+    live.play_out();
+    // Redrawn as a link while the reply still plays out, in the paragraph drawn before.
+    assert!(live.settled.is_none());
+    assert!(
+        live.one("p a")
+            .parent_node()
+            .unwrap()
+            .is_same_node(Some(&paragraph))
+    );
+    live.finish();
+    live.play(5_000.0);
+    assert!(live.settled.is_some());
+    let link: Element = live.one("a").unchecked_into();
+    assert_eq!(
+        link.get_attribute("href").as_deref(),
+        Some("https://example.com/docs")
+    );
+    assert_eq!(link.text_content().as_deref(), Some("the docs"));
+    let reloaded = body();
+    draw_reply(&reloaded, live.settled.as_deref().unwrap(), &options(false));
+    assert_eq!(live.body.inner_html(), reloaded.inner_html());
+}
+
+#[wasm_bindgen_test]
+fn a_table_growing_row_by_row_keeps_its_earlier_rows_nodes() {
+    let mut live = Live::new(false);
+    live.push("| name | count |\n|---|--:|\n| apples | 3 |\n");
+    live.play_out();
+    let table = live.one("table");
+    let first_row = live.one("tbody tr");
+    let mut rows = vec![first_row];
+    for (n, row) in ["| pears | 5 |\n", "| plums | 8 |\n", "| figs | 13 |\n"]
+        .iter()
+        .enumerate()
+    {
+        live.push(row);
+        live.play_out();
+        let drawn = live.all("tbody tr");
+        assert_eq!(drawn.len(), n + 2, "{}", live.body.inner_html());
+        for (kept, row) in rows.iter().zip(&drawn) {
+            assert!(
+                kept.is_same_node(Some(row)),
+                "row {n}: an earlier row was drawn again"
+            );
+        }
+        assert!(live.one("table").is_same_node(Some(&table)));
+        rows = drawn;
+    }
+    live.finish();
+    live.play(3_000.0);
+    assert!(live.one("tbody tr").is_same_node(Some(&rows[0])));
+    assert_eq!(live.all("tbody tr").len(), 4);
+}
+
+#[wasm_bindgen_test]
+fn r7_r8_words_resolve_in_steps_and_the_caret_breathes_while_text_plays_out() {
+    let mut live = Live::new(false);
+    live.stream(
+        &"Words arrive and resolve from a blur one after another. ".repeat(20),
+        300.0,
+    );
+    let classes: Vec<String> = live
+        .all(".w")
+        .iter()
+        .map(|w| w.unchecked_ref::<Element>().class_name())
+        .collect();
+    assert!(!classes.is_empty());
+    assert!(
+        classes.iter().all(|c| c.starts_with("w r") || c == "w"),
+        "{classes:?}"
+    );
+    assert!(
+        classes.iter().any(|c| c == "w r0" || c == "w r1"),
+        "{classes:?}"
+    );
+    let caret: Element = live.one(".caret").unchecked_into();
+    let style = caret.get_attribute("style").unwrap_or_default();
+    assert!(
+        style.starts_with("--breath:") || style.starts_with("animation-delay:"),
+        "{style}"
+    );
+    assert_eq!(caret.get_attribute("aria-hidden").as_deref(), Some("true"));
+}
+
+#[wasm_bindgen_test]
+fn r14_under_reduced_motion_words_are_drawn_resolved_and_the_caret_stands_still() {
+    let mut live = Live::new(true);
+    live.stream(
+        &"Text still plays out in order under reduced motion. ".repeat(10),
+        300.0,
+    );
+    let shown = live.one("p").text_content().unwrap();
+    assert!(!shown.is_empty());
+    assert!(live.all(".w").is_empty(), "{}", live.body.inner_html());
+    let caret: Element = live.one(".caret").unchecked_into();
+    assert_eq!(caret.class_name(), "caret");
+    assert_eq!(caret.get_attribute("style"), None);
+    live.play(300.0);
+    let more = live.one("p").text_content().unwrap();
+    assert!(more.starts_with(&shown) && more.len() > shown.len());
+}
+
+#[wasm_bindgen_test]
+fn a_stopped_reply_draws_nothing_more_and_never_settles() {
+    let mut live = Live::new(false);
+    live.push("Some text that is withdrawn while it plays out, word by word.");
+    live.play(700.0);
+    let drawn = live.body.inner_html();
+    live.drawing.stop();
+    live.finish();
+    live.play(5_000.0);
+    assert_eq!(live.settled, None);
+    assert_eq!(live.body.inner_html(), drawn);
+}
+
+#[wasm_bindgen_test]
+async fn a_live_reply_settles_on_the_pages_own_frames() {
+    let body = body();
+    let settled: Rc<RefCell<Option<String>>> = Rc::default();
+    let (resolve, promise) = {
+        let mut resolve = None;
+        let promise = js_sys::Promise::new(&mut |ok, _| resolve = Some(ok));
+        (resolve.unwrap(), promise)
+    };
+    let got = settled.clone();
+    let reply = LiveReply::new(body.clone(), options(false), move |text| {
+        *got.borrow_mut() = Some(text);
+        let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+    });
+    reply.push("Hello, **wor");
+    reply.push("ld**.");
+    reply.finish();
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+    assert_eq!(settled.borrow().as_deref(), Some("Hello, **world**."));
+    assert_eq!(reply.drawn_len(), "Hello, **world**.".len());
+    assert_eq!(
+        body.inner_html(),
+        "<div class=\"blocks\"><p>Hello, <strong>world</strong>.</p></div>"
+    );
+}
