@@ -12,7 +12,7 @@
 
 mod describe;
 mod live;
-mod page;
+pub mod page;
 mod patch;
 mod reply;
 

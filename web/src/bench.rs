@@ -25,7 +25,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use portal_drawer::LiveReply;
 
 use crate::highlight;
-use crate::page::{document, now_ms};
+use portal_drawer::page::{document, element, now_ms};
 
 /// How often a chunk arrives.
 const CHUNK_INTERVAL_MS: i32 = 20;
@@ -72,9 +72,7 @@ pub fn Bench(run: BenchRun) -> impl IntoView {
         if block.with_value(Option::is_some) {
             return;
         }
-        let body = document()
-            .create_element("div")
-            .expect("creating a div succeeds");
+        let body = element(&document(), "div");
         body.set_class_name("body");
         let _ = slot.append_child(&body);
         let Some(text) = web_sys::window()

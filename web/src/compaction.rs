@@ -10,7 +10,7 @@ use portal_core::compaction::{CompactionConfig, ContextMeter, Divider, summarisi
 use portal_drawer::draw_reply;
 
 use crate::highlight;
-use crate::page::now_ms;
+use portal_drawer::page::now_ms;
 
 /// A summary being written (R11): the divider's two rules draw in toward a shimmering
 /// "Summarising conversation", with the elapsed time once it has taken three seconds. It stands

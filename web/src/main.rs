@@ -23,7 +23,6 @@ mod header;
 mod highlight;
 mod inspector;
 mod opening;
-mod page;
 mod relative_time;
 mod request;
 mod route;

@@ -12,7 +12,7 @@ use portal_core::{BlockKind, Turn, TurnState};
 use portal_drawer::{LiveReply, draw_reply};
 
 use crate::highlight;
-use crate::page::now_ms;
+use portal_drawer::page::{document, element, now_ms};
 
 /// One turn as drawn.
 #[derive(Debug, Clone, Copy)]
@@ -275,11 +275,7 @@ fn drawn_text(body: &web_sys::Element) -> String {
 }
 
 fn body_element() -> web_sys::Element {
-    let body = web_sys::window()
-        .and_then(|w| w.document())
-        .expect("the portal runs in a page")
-        .create_element("div")
-        .expect("creating a div succeeds");
+    let body = element(&document(), "div");
     body.set_class_name("body");
     // Arabic or Hebrew text runs right to left, as its first strong character says.
     let _ = body.set_attribute("dir", "auto");

@@ -6,8 +6,8 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlElement;
 
-use crate::page::document;
 use crate::state::portal;
+use portal_drawer::page::document;
 
 /// The version switch of turn `index`, when it has versions.
 #[component]
