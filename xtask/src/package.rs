@@ -198,8 +198,14 @@ fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The files the package ships as they are: the reply's style sheet and its declaration.
+const SHIPPED: &[(&str, &str)] = &[
+    ("wasm-pkg/js/reply.css", "reply.css"),
+    ("wasm-pkg/js/reply.css.d.ts", "reply.css.d.ts"),
+];
+
 /// package.json (its version checked against the workspace's), the README for npm users, the
-/// changelog and the repository's LICENSE.
+/// changelog, the repository's LICENSE and the [`SHIPPED`] files.
 fn copy_files(package: &Path) -> anyhow::Result<()> {
     let manifest = fs::read_to_string(Path::new(TEMPLATE_DIR).join("package.json"))
         .context("cannot read wasm-pkg/npm/package.json")?;
@@ -215,6 +221,13 @@ fn copy_files(package: &Path) -> anyhow::Result<()> {
             .with_context(|| format!("cannot copy wasm-pkg/npm/{file}"))?;
     }
     fs::copy("LICENSE", package.join("LICENSE")).context("cannot copy LICENSE")?;
+    for (from, to) in SHIPPED {
+        let to = package.join(to);
+        if let Some(folder) = to.parent() {
+            fs::create_dir_all(folder)?;
+        }
+        fs::copy(from, &to).with_context(|| format!("cannot copy {from}"))?;
+    }
     Ok(())
 }
 

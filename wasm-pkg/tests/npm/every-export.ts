@@ -64,6 +64,7 @@ import init, { initSync, type InitInput, type InitOutput, type SyncInitInput } f
 import * as playoutOnly from "portal-wasm/playout";
 import initPlayout, * as playoutWeb from "portal-wasm/playout/web";
 import wasmUrl from "portal-wasm/portal_wasm_bg.wasm";
+import "portal-wasm/reply.css";
 import playoutWasmUrl from "portal-wasm/playout/portal_wasm_bg.wasm";
 
 // Loading: explicit init for the browser without a bundler, or bytes already at hand.
