@@ -131,10 +131,11 @@ function recorder({ scrollEveryMs }) {
         } else {
           rec.t.push(time);
           rec.len.push(length);
-          // Every 60 frames: the DOM's last text must end where the page says the frame does.
+          // Every 60 frames: the DOM's last text must be the reply's just before where the page
+          // says the frame ends (markdown holds back syntax there, such as a link's address).
           if (rec.t.length % 60 === 0) {
             const drawn = lastText(document.getElementById('reply')).slice(-3);
-            if (!window.portalBench.reply.slice(0, length).trimEnd().endsWith(drawn)) rec.domMismatches += 1;
+            if (!window.portalBench.reply.slice(Math.max(0, length - 80), length).includes(drawn)) rec.domMismatches += 1;
           }
         }
       }
