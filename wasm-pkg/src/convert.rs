@@ -1,7 +1,8 @@
 //! Every conversion between JavaScript values and portal-core types. The `prompt` feature's
 //! exports (validateTranscript, parseCommand, rebuildMemory, buildPrompt) read objects field by
 //! field (`fields`) and convert in `prompt`; `Playout` converts in `playout`; the `markdown`
-//! feature's exports (StreamingMarkdown, renderMarkdown) convert in `markdown`.
+//! feature's exports (StreamingMarkdown, renderMarkdown) convert in `markdown`, and ReplyView in
+//! `reply_view`.
 //!
 //! Values cross the boundary as JSON text: `JSON.stringify` on the way in, `JSON.parse` on the
 //! way out, with serde_json on the Rust side. The transcript needs serde_json's reader anyway,
@@ -14,9 +15,11 @@ pub mod markdown;
 pub mod playout;
 #[cfg(feature = "prompt")]
 pub mod prompt;
+#[cfg(feature = "reply-view")]
+pub mod reply_view;
 
 #[cfg(feature = "prompt")]
-pub use fields::{FieldError, from_object, input_error, object_fields};
+pub use fields::{FieldError, from_object, object_fields};
 
 use serde::Serialize;
 use wasm_bindgen::JsValue;
@@ -31,6 +34,15 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
         JsValue::from(error)
     })?;
     js_sys::JSON::parse(&text)
+}
+
+/// A JavaScript `Error` named `InputError` for an argument that is not what the function takes;
+/// `field` names the argument or the field of it that is wrong.
+#[cfg(any(feature = "prompt", feature = "markdown"))]
+pub fn input_error(field: &str, message: &str) -> JsValue {
+    let error = crate::errors::input(&format!("{field}: {message}"));
+    let _ = js_sys::Reflect::set(&error, &JsValue::from_str("field"), &field.into());
+    error.into()
 }
 
 /// How many UTF-16 code units `text` takes in JavaScript.

@@ -12,16 +12,20 @@ extern "C" {
     pub fn playout_options(message: &str) -> js_sys::Error;
 }
 
+#[cfg(any(feature = "prompt", feature = "markdown"))]
+#[wasm_bindgen(module = "/js/errors.js")]
+extern "C" {
+    /// A new `InputError` saying `message`.
+    #[wasm_bindgen(js_name = InputError, reexport, skip_typescript)]
+    pub fn input(message: &str) -> js_sys::Error;
+}
+
 #[cfg(feature = "prompt")]
 #[wasm_bindgen(module = "/js/errors.js")]
 extern "C" {
     /// A new `TranscriptError` saying `message`.
     #[wasm_bindgen(js_name = TranscriptError, reexport, skip_typescript)]
     pub fn transcript(message: &str) -> js_sys::Error;
-
-    /// A new `InputError` saying `message`.
-    #[wasm_bindgen(js_name = InputError, reexport, skip_typescript)]
-    pub fn input(message: &str) -> js_sys::Error;
 
     /// A new `AttachmentError` saying `message`.
     #[wasm_bindgen(js_name = AttachmentError, reexport, skip_typescript)]

@@ -5,16 +5,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess};
 use serde_json::{Map, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::describe;
-use crate::errors;
-
-/// A JavaScript `Error` named `InputError` for an argument that is not what the function takes;
-/// `field` names the argument or the field of it that is wrong.
-pub fn input_error(field: &str, message: &str) -> JsValue {
-    let error = errors::input(&format!("{field}: {message}"));
-    let _ = js_sys::Reflect::set(&error, &JsValue::from_str("field"), &field.into());
-    error.into()
-}
+use super::{describe, input_error};
 
 /// A plain JavaScript value in JSON's data model, read from its `JSON.stringify` text, or an
 /// `InputError` naming `field` for one that has no JSON (a function, a BigInt, a cycle).

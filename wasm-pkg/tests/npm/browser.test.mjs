@@ -1,5 +1,6 @@
-// A page bundled with esbuild from the installed package, played in headless Chromium: the React
-// example shows the streamed reply one whole character at a time and settles on the reply.
+// Pages bundled with esbuild from the installed package, played in headless Chromium: the React
+// example shows the streamed reply one whole character at a time and settles on the reply, and
+// ReplyView and <portal-reply> draw a streamed markdown reply and settle to the reloaded DOM.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -10,12 +11,13 @@ import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
 
 const out = 'page-dist';
-const types = { '.js': 'text/javascript', '.wasm': 'application/wasm' };
+const types = { '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
 
-test('an esbuild bundle plays a reply in Chromium', async () => {
+/** `entry` bundled by esbuild into `out`, served with a page that loads it, and Chromium. */
+async function bundled(entry) {
   mkdirSync(out, { recursive: true });
   await esbuild.build({
-    entryPoints: ['page.tsx'],
+    entryPoints: [entry],
     bundle: true,
     format: 'esm',
     minify: true,
@@ -25,7 +27,9 @@ test('an esbuild bundle plays a reply in Chromium', async () => {
     define: { 'process.env.NODE_ENV': '"production"' },
     logLevel: 'warning',
   });
-  const html = '<!DOCTYPE html><meta charset="utf-8"><div id="root"></div><script type="module" src="page.js"></script>';
+  const name = entry.replace(/\.tsx?$/, '');
+  const css = existsSync(join(out, `${name}.css`)) ? `<link rel="stylesheet" href="${name}.css">` : '';
+  const html = `<!DOCTYPE html><meta charset="utf-8"><link rel="icon" href="data:,">${css}<div id="root"></div><script type="module" src="${name}.js"></script>`;
   const server = createServer((request, response) => {
     const path = request.url === '/' ? null : join(out, request.url.slice(1));
     if (path !== null && !existsSync(path)) {
@@ -42,11 +46,16 @@ test('an esbuild bundle plays a reply in Chromium', async () => {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  return { url: `http://127.0.0.1:${server.address().port}/`, browser, close: () => server.close() };
+}
+
+test('an esbuild bundle plays a reply in Chromium', async () => {
+  const { url, browser, close } = await bundled('page.tsx');
   try {
     const page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (error) => errors.push(error));
-    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    await page.goto(url);
     // Sample what the reply shows while it streams.
     const seen = [];
     while (seen.length < 400) {
@@ -69,8 +78,45 @@ test('an esbuild bundle plays a reply in Chromium', async () => {
     await page.screenshot({ path: join(out, 'page.png') });
   } finally {
     await browser.close();
-    server.close();
+    close();
   }
   const files = readdirSync(out).filter((f) => f.endsWith('.js') || f.endsWith('.wasm'));
   console.log(`# the React page's bundle: ${files.join(', ')}`);
+});
+
+test('ReplyView and <portal-reply> draw a streamed reply and settle to the reloaded DOM', async () => {
+  const { url, browser, close } = await bundled('reply-page.ts');
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (error) => errors.push(error));
+    await page.goto(url);
+    await page.waitForFunction(() => window.portalTest);
+    const reply = await page.evaluate(() => window.portalTest.REPLY);
+
+    const played = await page.evaluate(() => window.portalTest.played());
+    assert.equal(played.settled, reply, 'settled resolves with the whole reply');
+    assert.equal(played.live, played.reloaded, 'a played reply settles to the DOM drawReply draws');
+    assert.equal(played.drawnLength, reply.length);
+    assert.match(played.className, /\bportal-reply\b/);
+    assert.doesNotMatch(played.live, /class="[^"]*\bw\b|caret/, 'no word elements or caret once settled');
+
+    const cancelled = await page.evaluate(() => window.portalTest.cancelled());
+    assert.equal(cancelled.settled, false, 'a cancelled reply never settles');
+    assert.equal(cancelled.reduced, 'true');
+    assert.ok(reply.replace(/\s+/g, '').length > cancelled.text.replace(/\s+/g, '').length, 'cancelled before the end');
+
+    const element = await page.evaluate(() => window.portalTest.element());
+    assert.equal(element.settled, reply);
+    assert.equal(element.live, element.reloaded, '<portal-reply> settles to the DOM its drawReply draws');
+    assert.equal(element.display, 'block', 'reply.css styles <portal-reply>');
+
+    assert.deepEqual(await page.evaluate(() => window.portalTest.refused()),
+      { name: 'InputError', field: 'options.reducedMotoin' });
+    assert.deepEqual(errors, []);
+    await page.screenshot({ path: join(out, 'reply-page.png'), fullPage: true });
+  } finally {
+    await browser.close();
+    close();
+  }
 });

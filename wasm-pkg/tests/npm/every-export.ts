@@ -5,6 +5,7 @@ import {
   InputError,
   Playout,
   PlayoutOptionsError,
+  ReplyView,
   StreamingMarkdown,
   TranscriptError,
   buildPrompt,
@@ -49,6 +50,7 @@ import type {
   PromptRequest,
   RebuildMemoryOptions,
   ReplayedSummary,
+  ReplyViewOptions,
   ShortTermMemory,
   Skill,
   SourceRange,
@@ -64,6 +66,9 @@ import init, { initSync, type InitInput, type InitOutput, type SyncInitInput } f
 import * as playoutOnly from "portal-wasm/playout";
 import initPlayout, * as playoutWeb from "portal-wasm/playout/web";
 import wasmUrl from "portal-wasm/portal_wasm_bg.wasm";
+import { definePortalReply, type PortalReplyElement, type ReplyViewClass } from "portal-wasm/element";
+import * as web from "portal-wasm/web";
+import "portal-wasm/reply.css";
 import playoutWasmUrl from "portal-wasm/playout/portal_wasm_bg.wasm";
 
 // Loading: explicit init for the browser without a bundler, or bytes already at hand.
@@ -245,5 +250,27 @@ const title: SourceRange | null =
 console.log(settled.settled, drawn, title && reply.slice(title.start, title.end));
 streaming.free();
 console.log(renderMarkdown(reply).map(blockText).join("\n\n"));
+
+// A reply drawn into an element as it streams, and a reloaded one; the element around it.
+const viewOptions: ReplyViewOptions = { reducedMotion: true };
+const view = new ReplyView(document.createElement("div"), viewOptions);
+view.push("**Bold** 👋");
+view.push("🏽 and more");
+view.finish();
+const whole: Promise<string> = view.settled;
+const drawnLength: number = view.drawnLength;
+whole.then((text) => console.log(text.length, drawnLength));
+ReplyView.drawReply(document.createElement("div"), reply);
+const viewClass: ReplyViewClass = ReplyView;
+const PortalReply = definePortalReply(web.ReplyView, "portal-reply");
+definePortalReply(viewClass, "other-reply");
+const element: PortalReplyElement = new PortalReply();
+const tagged: PortalReplyElement = document.createElement("portal-reply");
+element.push("Hello");
+element.finish();
+tagged.drawReply("# Reloaded");
+tagged.reset();
+tagged.cancel();
+element.settled.then((text: string) => console.log(text, element.drawnLength, element.view instanceof web.ReplyView));
 
 export { loaded, skills, summary, memoryDiagnostics };

@@ -1,0 +1,71 @@
+//! Conversions for `ReplyView`: its options, and how much of the reply is drawn in UTF-16.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::{describe, input_error};
+
+/// The `ReplyViewOptions` object's `reducedMotion`: `None` (follow `prefers-reduced-motion`) when
+/// it or the options are missing, `undefined` or `null`. Unknown fields and values that are not
+/// booleans are refused with an `InputError` naming the field, so a misspelt option is not
+/// silently ignored.
+pub fn reduced_motion(options: Option<&JsValue>) -> Result<Option<bool>, JsValue> {
+    let Some(options) = options.filter(|o| !o.is_undefined() && !o.is_null()) else {
+        return Ok(None);
+    };
+    if !options.is_object() || js_sys::Array::is_array(options) {
+        return Err(input_error(
+            "options",
+            &format!(
+                "must be an object such as {{ reducedMotion: true }}, not {}",
+                describe(options)
+            ),
+        ));
+    }
+    let mut reduced_motion = None;
+    let object: &js_sys::Object = options.unchecked_ref();
+    for key in js_sys::Object::keys(object).iter() {
+        let name = key.as_string().unwrap_or_default();
+        let field = format!("options.{name}");
+        if name != "reducedMotion" {
+            return Err(input_error(
+                &field,
+                "is not a ReplyView option; the one option is reducedMotion",
+            ));
+        }
+        let value = js_sys::Reflect::get(options, &key).unwrap_or(JsValue::UNDEFINED);
+        if value.is_undefined() {
+            continue;
+        }
+        reduced_motion = Some(value.as_bool().ok_or_else(|| {
+            input_error(
+                &field,
+                &format!("must be true or false, not {}", describe(&value)),
+            )
+        })?);
+    }
+    Ok(reduced_motion)
+}
+
+/// A reply's drawn length, counted on in UTF-16 code units as the drawer draws more of it.
+#[derive(Debug, Default)]
+pub struct DrawnLength {
+    /// The UTF-8 length counted so far, and its UTF-16 length.
+    counted: (usize, usize),
+}
+
+impl DrawnLength {
+    /// The UTF-16 length of `reply[..bytes]`, counting only what was drawn since the last call
+    /// (or again from the start, should the drawn text have shrunk).
+    pub fn of(&mut self, reply: &str, bytes: usize) -> usize {
+        let bytes = bytes.min(reply.len());
+        let (from, utf16) = if bytes >= self.counted.0 {
+            self.counted
+        } else {
+            (0, 0)
+        };
+        if let Some(more) = reply.get(from..bytes) {
+            self.counted = (bytes, utf16 + super::utf16_length(more));
+        }
+        self.counted.1
+    }
+}

@@ -1,0 +1,162 @@
+//! `ReplyView`: a reply drawn into an element as it streams in, by `portal-drawer`, the drawer
+//! Portal's web app draws its own replies with (markdown blocks patched in place, words resolving
+//! from a blur, the caret, settling to plain text, reduced motion), on its own animation frames.
+
+use std::cell::RefCell;
+
+use portal_drawer::{LiveReply, Options};
+use wasm_bindgen::prelude::*;
+
+use crate::convert::playout::Utf16Tail;
+use crate::convert::reply_view::{self as convert, DrawnLength};
+
+#[wasm_bindgen(typescript_custom_section)]
+const REPLY_VIEW_TYPES: &'static str = r#"
+/**
+ * How a `ReplyView` draws. Any other field, or a value that is not a boolean, throws an
+ * `InputError` naming the field.
+ */
+export interface ReplyViewOptions {
+  /**
+   * `true`: words appear without their blur and the caret does not breathe; `false`: motion
+   * whatever the system asks. Without it the view follows `prefers-reduced-motion`.
+   */
+  reducedMotion?: boolean;
+}
+"#;
+
+/// The class the reply's element gets, which `portal-wasm/reply.css` styles.
+const CLASS: &str = "portal-reply";
+
+/// A reply drawn into an element as it streams in: `push` each chunk as it arrives, `finish` when
+/// the stream ends, and the view plays it out about 0.6 s behind, one whole character at a time,
+/// as markdown without flashes of raw syntax, on its own animation frames, then settles it to
+/// plain text (`settled`). Style it with `portal-wasm/reply.css`. The view owns the element's
+/// children; give it an empty element. Every string is drawn as text, never as HTML.
+#[wasm_bindgen]
+pub struct ReplyView {
+    live: LiveReply,
+    /// Resolves with the reply once it settled.
+    settled: js_sys::Promise,
+    /// A high surrogate that ended the last pushed string, waiting for its other half.
+    utf16: Utf16Tail,
+    /// The reply pushed so far, for `drawnLength` in UTF-16.
+    reply: String,
+    drawn: RefCell<DrawnLength>,
+}
+
+impl std::fmt::Debug for ReplyView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplyView")
+            .field("reply", &self.reply)
+            .field("drawn_len", &self.live.drawn_len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[wasm_bindgen]
+impl ReplyView {
+    /// A view drawing a new reply into `element`, which it empties. Throws an `InputError` for
+    /// options it does not know.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        element: &web_sys::HtmlElement,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReplyViewOptions")] options: Option<
+            JsValue,
+        >,
+    ) -> Result<ReplyView, JsValue> {
+        let options = prepare(element, options.as_ref())?;
+        let mut resolve = None;
+        let settled = js_sys::Promise::new(&mut |done, _| resolve = Some(done));
+        let live = LiveReply::new(element.clone().into(), options, move |reply: String| {
+            if let Some(resolve) = resolve {
+                let _ = resolve.call1(&JsValue::UNDEFINED, &reply.into());
+            }
+        });
+        Ok(ReplyView {
+            live,
+            settled,
+            utf16: Utf16Tail::default(),
+            reply: String::new(),
+            drawn: RefCell::default(),
+        })
+    }
+
+    /// Text of the reply as it arrives. A chunk may end anywhere, even between the two halves of
+    /// a surrogate pair or inside a character: the unfinished character waits for the next chunk
+    /// or for `finish`, and is never drawn in part.
+    pub fn push(&mut self, text: &js_sys::JsString) {
+        let text = self.utf16.decode(text);
+        self.reply.push_str(&text);
+        self.live.push(&text);
+    }
+
+    /// The stream ended: what still waits plays out, then the reply settles as plain text and
+    /// `settled` resolves. A lone surrogate left at the end shows as one U+FFFD.
+    pub fn finish(&mut self) {
+        if let Some(lone) = self.utf16.flush() {
+            self.reply.push_str(lone);
+            self.live.push(lone);
+        }
+        self.live.finish();
+    }
+
+    /// Stops the reply where it is (the person stopped it, or the stream failed): nothing more
+    /// is drawn, what is drawn stays, and `settled` never resolves.
+    pub fn cancel(&self) {
+        self.live.stop();
+    }
+
+    /// Resolves with the whole reply once it has played out and settled; never after `cancel`.
+    #[wasm_bindgen(getter, unchecked_return_type = "Promise<string>")]
+    pub fn settled(&self) -> js_sys::Promise {
+        self.settled.clone()
+    }
+
+    /// How much of the reply is drawn, in UTF-16 code units (`reply.slice(0, drawnLength)` is
+    /// the drawn text's source): whole characters only.
+    #[wasm_bindgen(getter, js_name = drawnLength)]
+    pub fn drawn_length(&self) -> u32 {
+        let bytes = self.live.drawn_len();
+        self.drawn.borrow_mut().of(&self.reply, bytes) as u32
+    }
+
+    /// A whole reply drawn at once, settled, in place of what `element` held: a reloaded
+    /// conversation. The same DOM a `ReplyView` settles to. Throws an `InputError` for options
+    /// it does not know.
+    #[wasm_bindgen(js_name = drawReply)]
+    pub fn draw_reply(
+        element: &web_sys::HtmlElement,
+        text: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReplyViewOptions")] options: Option<
+            JsValue,
+        >,
+    ) -> Result<(), JsValue> {
+        let options = prepare(element, options.as_ref())?;
+        portal_drawer::draw_reply(element, text, &options);
+        Ok(())
+    }
+}
+
+/// The drawer's options, and `element` emptied and marked for the style sheet (with
+/// `data-reduced-motion` when the option is given).
+fn prepare(element: &web_sys::HtmlElement, options: Option<&JsValue>) -> Result<Options, JsValue> {
+    let reduced_motion = convert::reduced_motion(options)?;
+    element.set_text_content(None);
+    let _ = element.class_list().add_1(CLASS);
+    match reduced_motion {
+        Some(reduced) => {
+            let _ = element.set_attribute(
+                "data-reduced-motion",
+                if reduced { "true" } else { "false" },
+            );
+        }
+        None => {
+            let _ = element.remove_attribute("data-reduced-motion");
+        }
+    }
+    Ok(Options {
+        reduced_motion,
+        ..Options::default()
+    })
+}
