@@ -32,6 +32,8 @@ struct Inner {
     wake: Option<Closure<dyn FnMut()>>,
     /// The timer set, to clear if text that arrives asks for the frame first.
     timer: Option<i32>,
+    /// The animation frame asked for, to cancel if the reply is stopped or let go of first.
+    asked_frame: Option<i32>,
 }
 
 impl LiveReply {
@@ -43,6 +45,7 @@ impl LiveReply {
             frame: None,
             wake: None,
             timer: None,
+            asked_frame: None,
         }));
         let weak: Weak<RefCell<Inner>> = Rc::downgrade(&inner);
         let frame = Closure::<dyn FnMut(f64)>::new(move |now: f64| {
@@ -97,7 +100,7 @@ impl LiveReply {
         let mut inner = self.0.borrow_mut();
         inner.drawing.stop();
         inner.on_settle = None;
-        inner.clear_timer();
+        inner.cancel_asks();
     }
 
     /// How much of the reply is drawn, in bytes.
@@ -109,6 +112,7 @@ impl LiveReply {
 fn on_frame(inner: &Rc<RefCell<Inner>>, now: f64) {
     let settled = {
         let mut inner = inner.borrow_mut();
+        inner.asked_frame = None;
         // Measured when the callback runs: a browser may run a frame's callbacks well after the
         // time the frame is stamped with.
         match inner.drawing.frame(now_ms(), now) {
@@ -137,7 +141,9 @@ impl Inner {
         }
         self.clear_timer();
         if let (Some(window), Some(frame)) = (web_sys::window(), self.frame.as_ref()) {
-            let _ = window.request_animation_frame(frame.as_ref().unchecked_ref());
+            self.asked_frame = window
+                .request_animation_frame(frame.as_ref().unchecked_ref())
+                .ok();
         }
     }
 
@@ -153,9 +159,25 @@ impl Inner {
         }
     }
 
+    /// Cancels the frame and the timer asked for, so neither calls a closure let go of.
+    fn cancel_asks(&mut self) {
+        if let (Some(handle), Some(window)) = (self.asked_frame.take(), web_sys::window()) {
+            let _ = window.cancel_animation_frame(handle);
+        }
+        self.clear_timer();
+    }
+
     fn clear_timer(&mut self) {
         if let (Some(handle), Some(window)) = (self.timer.take(), web_sys::window()) {
             window.clear_timeout_with_handle(handle);
         }
+    }
+}
+
+/// A reply let go of (its host dropped it, or a package user freed it) while a frame or a timer
+/// was asked for cancels them: the browser would otherwise call closures already dropped.
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.cancel_asks();
     }
 }

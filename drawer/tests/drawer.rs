@@ -301,3 +301,42 @@ async fn a_live_reply_settles_on_the_pages_own_frames() {
         "<div class=\"blocks\"><p>Hello, <strong>world</strong>.</p></div>"
     );
 }
+
+#[wasm_bindgen_test]
+async fn a_live_reply_let_go_of_mid_stream_leaves_no_frame_or_timer_to_call_it() {
+    let window = web_sys::window().unwrap();
+    let errors: Rc<RefCell<Vec<String>>> = Rc::default();
+    let seen = errors.clone();
+    let on_error = wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(
+        move |event: web_sys::ErrorEvent| seen.borrow_mut().push(event.message()),
+    );
+    window
+        .add_event_listener_with_callback("error", on_error.as_ref().unchecked_ref())
+        .unwrap();
+    for _ in 0..2 {
+        let reply = LiveReply::new(body(), options(false), |_| {});
+        reply.push("A frame is asked for as soon as text arrives, ");
+        // Played out a while, so a timer waits for the next drawn frame too.
+        frames(10).await;
+        reply.push("and more keeps coming.");
+        drop(reply);
+    }
+    frames(10).await;
+    window
+        .remove_event_listener_with_callback("error", on_error.as_ref().unchecked_ref())
+        .unwrap();
+    assert_eq!(*errors.borrow(), Vec::<String>::new());
+}
+
+/// Waits for `count` of the page's animation frames.
+async fn frames(count: usize) {
+    for _ in 0..count {
+        let promise = js_sys::Promise::new(&mut |ok, _| {
+            web_sys::window()
+                .unwrap()
+                .request_animation_frame(&ok)
+                .unwrap();
+        });
+        wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+    }
+}
