@@ -10,6 +10,7 @@
 //! [`LiveDrawing`] is the same drawing on the caller's clock, for tests and for hosts that
 //! schedule frames themselves.
 
+mod copy;
 mod describe;
 mod live;
 pub mod page;
@@ -54,6 +55,7 @@ impl std::fmt::Debug for Options {
 /// reply, and a live one once it settled, are the same DOM (R10).
 pub fn draw_reply(body: &Element, reply: &str, options: &Options) {
     body.set_text_content(None);
+    copy::listen(body);
     let document = document();
     let drawing = Drawing {
         reply,

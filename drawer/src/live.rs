@@ -86,6 +86,7 @@ impl LiveDrawing {
         caret.set_class_name("caret");
         let _ = caret.set_attribute("aria-hidden", "true");
         let _ = body.append_child(&caret);
+        crate::copy::listen(&body);
         LiveDrawing {
             pacing: Pacing::new(Playout::default(), reduced_motion),
             markdown: StreamingMarkdown::new(),

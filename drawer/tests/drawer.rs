@@ -340,3 +340,24 @@ async fn frames(count: usize) {
         wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
     }
 }
+
+#[wasm_bindgen_test]
+fn a_code_blocks_copy_button_works_wherever_the_reply_is_drawn() {
+    let settled = body();
+    draw_reply(&settled, "```rust\nfn main() {}\n```", &options(false));
+    let mut live = Live::new(false);
+    live.push("```sh\nls\n```");
+    live.finish();
+    live.play(5_000.0);
+    for body in [&settled, &live.body] {
+        let button = body
+            .query_selector("button.code-copy")
+            .unwrap()
+            .expect("a Copy button")
+            .dyn_into::<web_sys::HtmlElement>()
+            .unwrap();
+        assert_eq!(button.text_content().as_deref(), Some("Copy"));
+        button.click();
+        assert_eq!(button.text_content().as_deref(), Some("Copied"));
+    }
+}

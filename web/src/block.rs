@@ -7,11 +7,9 @@ use leptos::prelude::*;
 use portal_core::BlockKind;
 use portal_core::display::Drawn;
 use portal_core::turn_state::CompactionState;
-use wasm_bindgen::JsCast;
 
 use crate::compaction::{Summarised, Summarising};
 use crate::tool_card::{ApprovalCard, ToolCard};
-use crate::turn_actions::COPIED_FOR;
 use crate::turn_view::{BlockView, TurnView};
 
 /// A thinking block (R2): under a "Thinking" label, closed unless the reader opens it, its text
@@ -93,7 +91,6 @@ pub fn BlockSlot(
             class=class
             node_ref=slot
             aria-hidden=move || (!block.settled.get()).then_some("true")
-            on:click=copy_code
         ></div>
         {answer}
     }
@@ -123,33 +120,4 @@ fn PersonAnswer(turn: TurnView, at: usize) -> impl IntoView {
             }
         })
     }
-}
-
-/// A code block's Copy button copies its code (the markdown is drawn outside Leptos, so its
-/// buttons' clicks are handled here).
-fn copy_code(ev: leptos::ev::MouseEvent) {
-    let Some(button) = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .and_then(|t| t.closest("button.code-copy").ok().flatten())
-    else {
-        return;
-    };
-    let Some(code) = button
-        .closest(".code-block")
-        .ok()
-        .flatten()
-        .and_then(|b| b.query_selector("code").ok().flatten())
-    else {
-        return;
-    };
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let _ = window
-        .navigator()
-        .clipboard()
-        .write_text(&code.text_content().unwrap_or_default());
-    button.set_text_content(Some("Copied"));
-    set_timeout(move || button.set_text_content(Some("Copy")), COPIED_FOR);
 }

@@ -15,7 +15,7 @@ use crate::version_switch::VersionSwitch;
 use crate::{opening, session};
 
 /// How long "Copied" shows after a copy.
-pub const COPIED_FOR: Duration = Duration::from_secs(2);
+const COPIED_FOR: Duration = Duration::from_secs(2);
 
 /// Copy and Regenerate, under a turn that ended and settled.
 #[component]
