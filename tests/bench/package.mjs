@@ -24,7 +24,7 @@ import { extname, join } from 'node:path';
 import * as esbuild from 'esbuild';
 
 import { launchBrowser, root } from '../e2e/portal.mjs';
-import { markdownReply } from './reply.mjs';
+import { lcg, markdownReply } from './reply.mjs';
 
 const asked = process.argv.slice(2).map((arg) => {
   const [, chars, rate] = /^(\d+):(\d+)$/.exec(arg) ?? [];
@@ -49,15 +49,6 @@ const SCROLL_EVERY_MS = 250;
 const PACKAGE = join(root, 'target', 'npm', 'portal-wasm');
 const OUT = join(root, 'target', 'bench', 'package-pages');
 const label = ({ chars, rate }) => `${chars.toLocaleString('en')} at ${rate} chars/s`;
-
-/** A small linear congruential generator: the same chunks on every run. */
-function lcg(seed) {
-  let state = seed >>> 0;
-  return (bound) => {
-    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
-    return (state >>> 16) % bound;
-  };
-}
 
 /**
  * The reply cut into chunks of CHUNK_MIN–CHUNK_MAX code points, each ending inside a cluster

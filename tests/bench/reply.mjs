@@ -37,8 +37,8 @@ const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
 const words = new Intl.Segmenter('und', { granularity: 'word' });
 const clustersOf = (text) => [...graphemes.segment(text)].length;
 
-/** A small linear congruential generator: the same reply on every run. */
-function lcg(seed) {
+/** A small linear congruential generator: the same reply (or chunks) on every run. */
+export function lcg(seed) {
   let state = seed >>> 0;
   return (bound) => {
     state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
