@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use portal_core::activity::{Activity, ActivityConfig, activity};
+use portal_drawer::page::now_ms;
 
 use crate::turn_view::TurnView;
-use portal_drawer::page::now_ms;
 
 /// How often the silence is measured. Events are not timed as they arrive, so the stream's path
 /// does no more work; the silence is known to within this.

@@ -18,14 +18,13 @@ use std::rc::Rc;
 use js_sys::{Array, Object, Reflect};
 use leptos::html;
 use leptos::prelude::*;
+use portal_drawer::LiveReply;
+use portal_drawer::page::{document, element, now_ms};
 use unicode_segmentation::UnicodeSegmentation;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use portal_drawer::LiveReply;
-
 use crate::highlight;
-use portal_drawer::page::{document, element, now_ms};
 
 /// How often a chunk arrives.
 const CHUNK_INTERVAL_MS: i32 = 20;

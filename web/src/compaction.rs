@@ -6,11 +6,10 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use portal_core::compaction::{CompactionConfig, ContextMeter, Divider, summarising_clock};
-
 use portal_drawer::draw_reply;
+use portal_drawer::page::now_ms;
 
 use crate::highlight;
-use portal_drawer::page::now_ms;
 
 /// A summary being written (R11): the divider's two rules draw in toward a shimmering
 /// "Summarising conversation", with the elapsed time once it has taken three seconds. It stands

@@ -8,11 +8,10 @@ use portal_core::effort::Effort;
 use portal_core::stream::TurnEvent;
 use portal_core::turn_state::{Change, CompactionState};
 use portal_core::{BlockKind, Turn, TurnState};
-
+use portal_drawer::page::{document, element, now_ms};
 use portal_drawer::{LiveReply, draw_reply};
 
 use crate::highlight;
-use portal_drawer::page::{document, element, now_ms};
 
 /// One turn as drawn.
 #[derive(Debug, Clone, Copy)]

@@ -2,12 +2,11 @@
 //! latest message): the person steps through the versions; the transcript keeps every turn.
 
 use leptos::prelude::*;
-
+use portal_drawer::page::document;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlElement;
 
 use crate::state::portal;
-use portal_drawer::page::document;
 
 /// The version switch of turn `index`, when it has versions.
 #[component]
