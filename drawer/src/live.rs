@@ -134,9 +134,14 @@ impl LiveDrawing {
         self.pacing.stop();
     }
 
+    /// The reply as drawn so far.
+    pub fn drawn(&self) -> &str {
+        self.markdown.reply()
+    }
+
     /// How much of the reply is drawn, in bytes.
     pub fn drawn_len(&self) -> usize {
-        self.markdown.reply().len()
+        self.drawn().len()
     }
 
     /// A screen's frame stamped `now`, whose callback runs at `woke`: drawn as core's pacing

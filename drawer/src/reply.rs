@@ -107,6 +107,11 @@ impl LiveReply {
     pub fn drawn_len(&self) -> usize {
         self.0.borrow().drawing.drawn_len()
     }
+
+    /// Calls `read` with the reply as drawn so far.
+    pub fn with_drawn<R>(&self, read: impl FnOnce(&str) -> R) -> R {
+        read(self.0.borrow().drawing.drawn())
+    }
 }
 
 fn on_frame(inner: &Rc<RefCell<Inner>>, now: f64) {

@@ -40,15 +40,13 @@ pub struct ReplyView {
     settled: js_sys::Promise,
     /// A high surrogate that ended the last pushed string, waiting for its other half.
     utf16: Utf16Tail,
-    /// The reply pushed so far, for `drawnLength` in UTF-16.
-    reply: String,
+    /// The drawn text's length in UTF-16, counted on as more is drawn.
     drawn: RefCell<DrawnLength>,
 }
 
 impl std::fmt::Debug for ReplyView {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReplyView")
-            .field("reply", &self.reply)
             .field("drawn_len", &self.live.drawn_len())
             .finish_non_exhaustive()
     }
@@ -77,7 +75,6 @@ impl ReplyView {
             live,
             settled,
             utf16: Utf16Tail::default(),
-            reply: String::new(),
             drawn: RefCell::default(),
         })
     }
@@ -87,7 +84,6 @@ impl ReplyView {
     /// or for `finish`, and is never drawn in part.
     pub fn push(&mut self, text: &js_sys::JsString) {
         let text = self.utf16.decode(text);
-        self.reply.push_str(&text);
         self.live.push(&text);
     }
 
@@ -95,7 +91,6 @@ impl ReplyView {
     /// `settled` resolves. A lone surrogate left at the end shows as one U+FFFD.
     pub fn finish(&mut self) {
         if let Some(lone) = self.utf16.flush() {
-            self.reply.push_str(lone);
             self.live.push(lone);
         }
         self.live.finish();
@@ -117,8 +112,8 @@ impl ReplyView {
     /// the drawn text's source): whole characters only.
     #[wasm_bindgen(getter, js_name = drawnLength)]
     pub fn drawn_length(&self) -> u32 {
-        let bytes = self.live.drawn_len();
-        self.drawn.borrow_mut().of(&self.reply, bytes) as u32
+        self.live
+            .with_drawn(|drawn| self.drawn.borrow_mut().of(drawn)) as u32
     }
 
     /// A whole reply drawn at once, settled, in place of what `element` held: a reloaded

@@ -54,17 +54,16 @@ pub struct DrawnLength {
 }
 
 impl DrawnLength {
-    /// The UTF-16 length of `reply[..bytes]`, counting only what was drawn since the last call
-    /// (or again from the start, should the drawn text have shrunk).
-    pub fn of(&mut self, reply: &str, bytes: usize) -> usize {
-        let bytes = bytes.min(reply.len());
-        let (from, utf16) = if bytes >= self.counted.0 {
+    /// The UTF-16 length of `drawn`, the text drawn so far, counting only what was drawn since the
+    /// last call (or again from the start, should the drawn text have shrunk).
+    pub fn of(&mut self, drawn: &str) -> usize {
+        let (from, utf16) = if drawn.len() >= self.counted.0 {
             self.counted
         } else {
             (0, 0)
         };
-        if let Some(more) = reply.get(from..bytes) {
-            self.counted = (bytes, utf16 + super::utf16_length(more));
+        if let Some(more) = drawn.get(from..) {
+            self.counted = (drawn.len(), utf16 + super::utf16_length(more));
         }
         self.counted.1
     }
