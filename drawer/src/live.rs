@@ -139,11 +139,6 @@ impl LiveDrawing {
         self.markdown.reply()
     }
 
-    /// How much of the reply is drawn, in bytes.
-    pub fn drawn_len(&self) -> usize {
-        self.drawn().len()
-    }
-
     /// A screen's frame stamped `now`, whose callback runs at `woke`: drawn as core's pacing
     /// says, or let go.
     pub fn frame(&mut self, woke: f64, now: f64) -> Next {

@@ -34,6 +34,8 @@ struct Inner {
     timer: Option<i32>,
     /// The animation frame asked for, to cancel if the reply is stopped or let go of first.
     asked_frame: Option<i32>,
+    /// The drawn text's length in bytes when last measured, and in UTF-16 code units.
+    drawn_utf16: (usize, usize),
 }
 
 impl LiveReply {
@@ -46,6 +48,7 @@ impl LiveReply {
             wake: None,
             timer: None,
             asked_frame: None,
+            drawn_utf16: (0, 0),
         }));
         let weak: Weak<RefCell<Inner>> = Rc::downgrade(&inner);
         let frame = Closure::<dyn FnMut(f64)>::new(move |now: f64| {
@@ -103,14 +106,25 @@ impl LiveReply {
         inner.cancel_asks();
     }
 
-    /// How much of the reply is drawn, in bytes.
-    pub fn drawn_len(&self) -> usize {
-        self.0.borrow().drawing.drawn_len()
-    }
-
-    /// Calls `read` with the reply as drawn so far.
-    pub fn with_drawn<R>(&self, read: impl FnOnce(&str) -> R) -> R {
-        read(self.0.borrow().drawing.drawn())
+    /// How much of the reply is drawn, in UTF-16 code units (as JavaScript measures a string):
+    /// only what was drawn since the last call is counted.
+    pub fn drawn_utf16_len(&self) -> usize {
+        let mut inner = self.0.borrow_mut();
+        let Inner {
+            drawing,
+            drawn_utf16,
+            ..
+        } = &mut *inner;
+        let drawn = drawing.drawn();
+        let (from, counted) = if drawn.len() >= drawn_utf16.0 {
+            *drawn_utf16
+        } else {
+            (0, 0)
+        };
+        if let Some(more) = drawn.get(from..) {
+            *drawn_utf16 = (drawn.len(), counted + more.encode_utf16().count());
+        }
+        drawn_utf16.1
     }
 }
 

@@ -295,7 +295,10 @@ async fn a_live_reply_settles_on_the_pages_own_frames() {
     reply.finish();
     wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
     assert_eq!(settled.borrow().as_deref(), Some("Hello, **world**."));
-    assert_eq!(reply.drawn_len(), "Hello, **world**.".len());
+    assert_eq!(
+        reply.drawn_utf16_len(),
+        "Hello, **world**.".encode_utf16().count()
+    );
     assert_eq!(
         body.inner_html(),
         "<div class=\"blocks\"><p>Hello, <strong>world</strong>.</p></div>"

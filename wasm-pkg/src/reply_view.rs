@@ -2,13 +2,11 @@
 //! Portal's web app draws its own replies with (markdown blocks patched in place, words resolving
 //! from a blur, the caret, settling to plain text, reduced motion), on its own animation frames.
 
-use std::cell::RefCell;
-
 use portal_drawer::{LiveReply, Options};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::playout::Utf16Tail;
-use crate::convert::reply_view::{self as convert, DrawnLength};
+use crate::convert::reply_view as convert;
 
 #[wasm_bindgen(typescript_custom_section)]
 const REPLY_VIEW_TYPES: &'static str = r#"
@@ -40,14 +38,12 @@ pub struct ReplyView {
     settled: js_sys::Promise,
     /// A high surrogate that ended the last pushed string, waiting for its other half.
     utf16: Utf16Tail,
-    /// The drawn text's length in UTF-16, counted on as more is drawn.
-    drawn: RefCell<DrawnLength>,
 }
 
 impl std::fmt::Debug for ReplyView {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReplyView")
-            .field("drawn_len", &self.live.drawn_len())
+            .field("live", &self.live)
             .finish_non_exhaustive()
     }
 }
@@ -75,7 +71,6 @@ impl ReplyView {
             live,
             settled,
             utf16: Utf16Tail::default(),
-            drawn: RefCell::default(),
         })
     }
 
@@ -112,8 +107,7 @@ impl ReplyView {
     /// the drawn text's source): whole characters only.
     #[wasm_bindgen(getter, js_name = drawnLength)]
     pub fn drawn_length(&self) -> u32 {
-        self.live
-            .with_drawn(|drawn| self.drawn.borrow_mut().of(drawn)) as u32
+        self.live.drawn_utf16_len() as u32
     }
 
     /// A whole reply drawn at once, settled, in place of what `element` held: a reloaded

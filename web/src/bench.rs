@@ -90,7 +90,7 @@ pub fn Bench(run: BenchRun) -> impl IntoView {
             settled_report.settled();
             settled.set(true);
         });
-        report.follow(&text, &live);
+        report.follow(&live);
         block.set_value(Some(live.clone()));
         Source::start(text, cps, live, report);
     });
@@ -247,22 +247,12 @@ impl Report {
         }
     }
 
-    /// `measureDrawn()`: sets `drawn` to the UTF-16 length of the reply `live` has drawn, counted
-    /// on from the last call.
-    fn follow(&self, text: &str, live: &LiveReply) {
-        let text: Rc<str> = text.into();
+    /// `measureDrawn()`: sets `drawn` to the UTF-16 length of the reply `live` has drawn.
+    fn follow(&self, live: &LiveReply) {
         let live = live.clone();
         let global = self.global.clone();
-        let mut counted = (0, 0);
         let measure = Closure::<dyn FnMut()>::new(move || {
-            let bytes = live.drawn_len().min(text.len());
-            let (from, utf16) = counted;
-            if bytes >= from
-                && let Some(more) = text.get(from..bytes)
-            {
-                counted = (bytes, utf16 + more.encode_utf16().count());
-            }
-            set(&global, "drawn", &(counted.1 as f64).into());
+            set(&global, "drawn", &(live.drawn_utf16_len() as f64).into());
         })
         .into_js_value();
         set(&self.global, "measureDrawn", &measure);

@@ -1,4 +1,4 @@
-//! Conversions for `ReplyView`: its options, and how much of the reply is drawn in UTF-16.
+//! Conversions for `ReplyView`: its options.
 
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -44,27 +44,4 @@ pub fn reduced_motion(options: Option<&JsValue>) -> Result<Option<bool>, JsValue
         })?);
     }
     Ok(reduced_motion)
-}
-
-/// A reply's drawn length, counted on in UTF-16 code units as the drawer draws more of it.
-#[derive(Debug, Default)]
-pub struct DrawnLength {
-    /// The UTF-8 length counted so far, and its UTF-16 length.
-    counted: (usize, usize),
-}
-
-impl DrawnLength {
-    /// The UTF-16 length of `drawn`, the text drawn so far, counting only what was drawn since the
-    /// last call (or again from the start, should the drawn text have shrunk).
-    pub fn of(&mut self, drawn: &str) -> usize {
-        let (from, utf16) = if drawn.len() >= self.counted.0 {
-            self.counted
-        } else {
-            (0, 0)
-        };
-        if let Some(more) = drawn.get(from..) {
-            self.counted = (drawn.len(), utf16 + super::utf16_length(more));
-        }
-        self.counted.1
-    }
 }
