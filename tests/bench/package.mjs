@@ -24,6 +24,7 @@ import { extname, join } from 'node:path';
 import * as esbuild from 'esbuild';
 
 import { launchBrowser, root } from '../e2e/portal.mjs';
+import { readMetrics } from './metrics.mjs';
 import { lcg, markdownReply } from './reply.mjs';
 
 const asked = process.argv.slice(2).map((arg) => {
@@ -135,16 +136,6 @@ function recorder({ scrollEveryMs }) {
   setInterval(() => {
     if (streaming()) document.scrollingElement.scrollTop = 1e9;
   }, scrollEveryMs);
-}
-
-function readMetrics({ metrics }) {
-  const value = (name) => metrics.find((m) => m.name === name)?.value ?? 0;
-  return {
-    scriptMs: value('ScriptDuration') * 1000,
-    styleMs: value('RecalcStyleDuration') * 1000,
-    layoutMs: value('LayoutDuration') * 1000,
-    taskMs: value('TaskDuration') * 1000,
-  };
 }
 
 async function bundle() {

@@ -17,6 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPortal, launchBrowser, root } from '../e2e/portal.mjs';
+import { readMetrics } from './metrics.mjs';
 import { startProfile, topSelfTime } from './profile.mjs';
 import { startTrace, topSelfThreadTime } from './trace.mjs';
 import { markdownReply, proseReply } from './reply.mjs';
@@ -221,18 +222,6 @@ function percentile(sorted, p) {
 }
 const ascending = (values) => [...values].sort((a, b) => a - b);
 const round = (value, digits = 2) => (value === null ? null : Number(value.toFixed(digits)));
-
-/** The main thread's cumulative times (ms) from Performance.getMetrics, and when, on the page's clock. */
-function readMetrics({ metrics }) {
-  const value = (name) => metrics.find((m) => m.name === name)?.value ?? 0;
-  return {
-    at: (value('Timestamp') - value('NavigationStart')) * 1000,
-    scriptMs: value('ScriptDuration') * 1000,
-    styleMs: value('RecalcStyleDuration') * 1000,
-    layoutMs: value('LayoutDuration') * 1000,
-    taskMs: value('TaskDuration') * 1000,
-  };
-}
 
 async function benchRun(browser, url, { rate, markdown }, { profile, trace }) {
   const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
