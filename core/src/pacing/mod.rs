@@ -148,11 +148,6 @@ impl Pacing {
         &self.playout
     }
 
-    /// Whether motion is reduced.
-    pub fn reduced_motion(&self) -> bool {
-        self.reduced_motion
-    }
-
     /// Whether newly revealed words resolve from a blur (R7), or are drawn resolved at once
     /// (R14).
     pub fn words_resolve(&self) -> bool {
