@@ -1,0 +1,223 @@
+//! The limits the server holds every request and every user to (docs/security.md, "Limits"): the
+//! numbers, each a `portal serve` flag where an operator may want another value, and the counters
+//! that enforce the "at once" ones. A refusal names the limit and its value.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::Semaphore;
+
+use portal_attachments::{PdfReaders, UploadConfig};
+use portal_identity::Caller;
+
+/// What one request and one user may take. [`Limits::DEFAULT`] holds every default; `portal
+/// serve` takes each flag below.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Limits {
+    /// Attachments one message may carry; an id listed twice is refused, not counted once.
+    #[arg(long = "max-attachments", default_value_t = Limits::DEFAULT.attachments_per_message)]
+    pub attachments_per_message: usize,
+    /// Characters (Unicode scalar values) a message's text may have.
+    #[arg(long = "max-message-chars", default_value_t = Limits::DEFAULT.message_chars)]
+    pub message_chars: usize,
+    /// Characters (Unicode scalar values) an answer to a clarification question may have.
+    #[arg(long = "max-answer-chars", default_value_t = Limits::DEFAULT.answer_chars)]
+    pub answer_chars: usize,
+    /// Uploads one user may have in flight at once: from the request to the upload stored and,
+    /// for a PDF, read.
+    #[arg(
+        long = "max-uploads-in-flight",
+        default_value_t = Limits::DEFAULT.uploads_in_flight,
+        value_parser = at_least_one
+    )]
+    pub uploads_in_flight: usize,
+    /// Bytes of uploads one user may store in all.
+    #[arg(long = "upload-quota-bytes", default_value_t = Limits::DEFAULT.upload_quota_bytes)]
+    pub upload_quota_bytes: u64,
+    /// Event streams one user may hold open at once.
+    #[arg(
+        long = "max-streams-per-user",
+        default_value_t = Limits::DEFAULT.streams_per_user,
+        value_parser = at_least_one
+    )]
+    pub streams_per_user: usize,
+    /// Pictures decoded at once, over all users; others wait their turn.
+    #[arg(
+        long = "picture-decodes",
+        default_value_t = Limits::DEFAULT.picture_decodes,
+        value_parser = at_least_one
+    )]
+    pub picture_decodes: usize,
+    /// PDFs read at once, over all users, each in a reader process of its own; others wait
+    /// their turn. Together they take at most this many times `--pdf-reader-memory-bytes`.
+    #[arg(
+        long = "pdf-readers",
+        default_value_t = Limits::DEFAULT.pdf_readers,
+        value_parser = at_least_one
+    )]
+    pub pdf_readers: usize,
+    #[command(flatten)]
+    pub uploads: UploadConfig,
+}
+
+impl Limits {
+    /// Every default. **Decisions:** 20 attachments a message (the size of a generous batch of
+    /// photos); 100,000 characters a message and 20,000 an answer (about 25,000 and 5,000
+    /// tokens, well inside a context window); 4 uploads in flight a user; 1 GiB of uploads a
+    /// user; 16 event streams a user (a browser tab reads one at a time); 2 picture decodes at
+    /// once (the development machine's cores; each may take 160 MB, see
+    /// [`UploadConfig::max_picture_pixels`]); 2 PDFs read at once (the cores again; together at
+    /// most 1 GiB, see [`UploadConfig::pdf_memory_bytes`]).
+    pub const DEFAULT: Limits = Limits {
+        attachments_per_message: 20,
+        message_chars: 100_000,
+        answer_chars: 20_000,
+        uploads_in_flight: 4,
+        upload_quota_bytes: 1024 * 1024 * 1024,
+        streams_per_user: 16,
+        picture_decodes: 2,
+        pdf_readers: 2,
+        uploads: UploadConfig::DEFAULT,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}
+
+/// A count that must be at least one, or nothing could ever run.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("0 would refuse everything; give 1 or more".to_string()),
+        Ok(count) => Ok(count),
+        Err(error) => Err(format!("`{text}` is not a count ({error})")),
+    }
+}
+
+/// The counters behind the "at once" limits, shared by every request.
+#[derive(Debug, Clone)]
+pub struct Gates {
+    /// Uploads in flight, per user.
+    pub uploads: PerUser,
+    /// Open event streams, per user.
+    pub streams: PerUser,
+    /// Picture decodes running, over all users.
+    pub decodes: Arc<Semaphore>,
+    /// PDF reader processes, over all users.
+    pub pdf_readers: PdfReaders,
+}
+
+impl Gates {
+    /// The counters for `limits`; picture decodes share `decodes` with the turn loop's, and PDFs
+    /// are read by running `pdf_reader` (the `portal` program).
+    pub fn new(limits: &Limits, decodes: Arc<Semaphore>, pdf_reader: PathBuf) -> Self {
+        Gates {
+            uploads: PerUser::new(limits.uploads_in_flight),
+            streams: PerUser::new(limits.streams_per_user),
+            decodes,
+            pdf_readers: PdfReaders::new(
+                pdf_reader,
+                limits.uploads.pdf_limits(),
+                limits.pdf_readers,
+            ),
+        }
+    }
+}
+
+/// How many of something each user holds at once, at most `limit`.
+#[derive(Debug, Clone)]
+pub struct PerUser {
+    held: Arc<Mutex<HashMap<(String, String), usize>>>,
+    limit: usize,
+}
+
+impl PerUser {
+    pub fn new(limit: usize) -> Self {
+        PerUser {
+            held: Arc::default(),
+            limit,
+        }
+    }
+
+    /// The most one user may hold.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<(String, String), usize>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes one of `caller`'s places, given back when the [`Held`] is dropped; `None` when they
+    /// hold [`PerUser::limit`] already.
+    pub fn take(&self, caller: &Caller) -> Option<Held> {
+        let key = (caller.organisation.clone(), caller.user.clone());
+        let mut held = self.lock();
+        let count = held.entry(key.clone()).or_insert(0);
+        if *count >= self.limit {
+            return None;
+        }
+        *count += 1;
+        Some(Held {
+            counter: self.clone(),
+            key,
+        })
+    }
+}
+
+/// One place a user holds; dropping it gives it back.
+#[derive(Debug)]
+pub struct Held {
+    counter: PerUser,
+    key: (String, String),
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut held = self.counter.lock();
+        if let Some(count) = held.get_mut(&self.key) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                held.remove(&self.key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(user: &str) -> Caller {
+        Caller {
+            organisation: "acme".into(),
+            user: user.into(),
+            admin: false,
+        }
+    }
+
+    #[test]
+    fn each_user_holds_at_most_the_limit_and_a_dropped_place_is_given_back() {
+        let counter = PerUser::new(2);
+        let alice = caller("alice");
+        let first = counter.take(&alice).expect("first");
+        let second = counter.take(&alice).expect("second");
+        assert!(counter.take(&alice).is_none(), "the third is refused");
+        assert!(counter.take(&caller("bob")).is_some(), "bob has his own");
+        drop(first);
+        let third = counter.take(&alice).expect("a place was given back");
+        assert!(counter.take(&alice).is_none(), "two held again");
+        drop((second, third));
+        assert_eq!(counter.lock().get(&("acme".into(), "alice".into())), None);
+    }
+
+    #[test]
+    fn a_count_flag_of_zero_is_refused() {
+        assert_eq!(at_least_one("3"), Ok(3));
+        assert!(at_least_one("0").is_err());
+        assert!(at_least_one("-1").is_err());
+    }
+}

@@ -1,0 +1,693 @@
+//! PostgreSQL's statements for storage's rules ([`rules::Statements`]), run on one transaction.
+
+use portal_core::attachment::Attachment;
+use portal_core::effort::Effort;
+use portal_core::{Block, Role, TraceEntry, TurnKind, TurnStatus};
+use postgres::types::ToSql;
+
+use super::connection::Tx;
+use super::{count, load, place};
+use portal_store::assemble::folded;
+use portal_store::codec::{
+    UsageColumns, attachment_kind, integer, kind_name, position, quota_measure, spender_ids,
+    to_json,
+};
+use portal_store::quota::{Limit, Spender};
+use portal_store::{ConversationId, Owner, PausedClaim, Result, Usage, rules};
+
+/// How long a turn that opened or resumed is left to the replica that is about to run it
+/// before anyone may take it for abandoned: a replica takes its lease right after, so this only
+/// covers a replica that stops in between.
+const UNCLAIMED_LEASE_MS: i64 = 30_000;
+
+/// The rules' statements on one PostgreSQL transaction.
+pub(super) struct Statements<'a, 't>(pub(super) &'a mut Tx<'t>);
+
+impl rules::Statements for Statements<'_, '_> {
+    fn lock_conversation(&mut self, conversation: &ConversationId) -> Result<()> {
+        self.0.execute(
+            "SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE",
+            &[&conversation.as_str()],
+        )?;
+        Ok(())
+    }
+
+    fn conversation_org(&mut self, conversation: &ConversationId) -> Result<Option<String>> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT org_id FROM conversations WHERE id = $1",
+                &[&conversation.as_str()],
+            )?
+            .map(|row| row.get(0)))
+    }
+
+    fn latest_turn(&mut self, conversation: &ConversationId) -> Result<Option<(u32, String)>> {
+        let latest = self.0.query_opt(
+            "SELECT turn, status FROM turns WHERE conversation_id = $1
+             ORDER BY turn DESC LIMIT 1",
+            &[&conversation.as_str()],
+        )?;
+        latest
+            .map(|row| Ok((super::turn_number(row.get(0))?, row.get(1))))
+            .transpose()
+    }
+
+    fn turn_status(&mut self, conversation: &ConversationId, turn: u32) -> Result<Option<String>> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT status FROM turns WHERE conversation_id = $1 AND turn = $2",
+                &[&conversation.as_str(), &i64::from(turn)],
+            )?
+            .map(|row| row.get(0)))
+    }
+
+    fn insert_turn(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        kind: TurnKind,
+        effort: Option<Effort>,
+    ) -> Result<()> {
+        // A new turn waits for its run's lease.
+        self.0.execute(
+            "INSERT INTO turns (conversation_id, turn, kind, status, effort, lease_until)
+             VALUES ($1, $2, $3, 'running', $4, portal_now_ms() + $5)",
+            &[
+                &conversation.as_str(),
+                &i64::from(turn),
+                &kind_name(kind),
+                &effort.map(|e| e.as_str()),
+                &UNCLAIMED_LEASE_MS,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn set_status(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        status: TurnStatus,
+    ) -> Result<()> {
+        self.0.execute(
+            "UPDATE turns SET status = $3, changed_at = portal_now_ms()
+             WHERE conversation_id = $1 AND turn = $2",
+            &[&conversation.as_str(), &i64::from(turn), &status.as_str()],
+        )?;
+        Ok(())
+    }
+
+    fn claim_paused(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        messages: usize,
+        claim: PausedClaim,
+    ) -> Result<bool> {
+        // The turn's messages are counted as a transcript loads them: up to its last one with a
+        // block (a paused turn has no empty message).
+        let paused = "conversation_id = $1 AND turn = $2 AND status = 'paused'
+            AND (SELECT COALESCE(MAX(message) + 1, 0) FROM blocks
+                 WHERE conversation_id = $1 AND turn = $2) = $3";
+        let (id, turn_at) = (conversation.as_str(), i64::from(turn));
+        let messages = position("message count", messages)?;
+        let claimed = match claim {
+            // The resumed turn waits for its run's lease.
+            PausedClaim::Resume => self.0.execute(
+                &format!(
+                    "UPDATE turns SET status = 'running', changed_at = portal_now_ms(),
+                       lease_replica = NULL, lease_until = portal_now_ms() + $4
+                     WHERE {paused}"
+                ),
+                &[&id, &turn_at, &messages, &UNCLAIMED_LEASE_MS],
+            )?,
+            PausedClaim::CutOff => self.0.execute(
+                &format!(
+                    "UPDATE turns SET status = 'cut_off', changed_at = portal_now_ms()
+                     WHERE {paused}"
+                ),
+                &[&id, &turn_at, &messages],
+            )?,
+        };
+        Ok(claimed == 1)
+    }
+
+    fn fold_chunks(&mut self, conversation: &ConversationId, turn: u32) -> Result<()> {
+        let t = &mut *self.0;
+        let id = conversation.as_str();
+        let at = i64::from(turn);
+        for ((message, block), text) in load::chunks(t, conversation, turn)? {
+            let key: [&(dyn ToSql + Sync); 4] = [
+                &id,
+                &at,
+                &position("message", message)?,
+                &position("block", block)?,
+            ];
+            let body: String = t
+                .query_one(
+                    "SELECT body FROM blocks
+                     WHERE conversation_id = $1 AND turn = $2 AND message = $3 AND block = $4",
+                    &key,
+                )?
+                .get(0);
+            let body = folded(&body, &text)?;
+            let mut params = key.to_vec();
+            params.push(&body);
+            t.execute(
+                "UPDATE blocks SET body = $5
+                 WHERE conversation_id = $1 AND turn = $2 AND message = $3 AND block = $4",
+                &params,
+            )?;
+        }
+        t.execute(
+            "DELETE FROM block_chunks WHERE conversation_id = $1 AND turn = $2",
+            &[&id, &at],
+        )?;
+        Ok(())
+    }
+
+    fn insert_trace(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        entry: &TraceEntry,
+    ) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO trace_entries (conversation_id, turn, position, entry)
+             SELECT $1, $2, COALESCE(MAX(position) + 1, 0), $3 FROM trace_entries
+             WHERE conversation_id = $1 AND turn = $2",
+            &[
+                &conversation.as_str(),
+                &i64::from(turn),
+                &to_json("trace entry", entry)?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn set_context_tokens(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        tokens: u64,
+    ) -> Result<()> {
+        self.0.execute(
+            "UPDATE turns SET context_tokens = $3 WHERE conversation_id = $1 AND turn = $2",
+            &[
+                &conversation.as_str(),
+                &i64::from(turn),
+                &integer("context tokens", tokens)?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn last_message(&mut self, conversation: &ConversationId, turn: u32) -> Result<usize> {
+        let last: i64 = self
+            .0
+            .query_one(
+                "SELECT MAX(message) FROM messages WHERE conversation_id = $1 AND turn = $2",
+                &[&conversation.as_str(), &i64::from(turn)],
+            )?
+            .get(0);
+        place(last)
+    }
+
+    fn message_exists(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+    ) -> Result<bool> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT 1 FROM messages WHERE conversation_id = $1 AND turn = $2 AND message = $3",
+                &[
+                    &conversation.as_str(),
+                    &i64::from(turn),
+                    &position("message", message)?,
+                ],
+            )?
+            .is_some())
+    }
+
+    fn message_has_blocks(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+    ) -> Result<bool> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT 1 FROM blocks
+                 WHERE conversation_id = $1 AND turn = $2 AND message = $3 LIMIT 1",
+                &[
+                    &conversation.as_str(),
+                    &i64::from(turn),
+                    &position("message", message)?,
+                ],
+            )?
+            .is_some())
+    }
+
+    fn insert_message(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        role: Role,
+    ) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO messages (conversation_id, turn, message, role) VALUES ($1, $2, $3, $4)",
+            &[
+                &conversation.as_str(),
+                &i64::from(turn),
+                &position("message", message)?,
+                &role.as_str(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn set_message_role(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        role: Role,
+    ) -> Result<()> {
+        self.0.execute(
+            "UPDATE messages SET role = $4
+             WHERE conversation_id = $1 AND turn = $2 AND message = $3",
+            &[
+                &conversation.as_str(),
+                &i64::from(turn),
+                &position("message", message)?,
+                &role.as_str(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn next_block(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+    ) -> Result<usize> {
+        let next: i64 = self
+            .0
+            .query_one(
+                "SELECT COALESCE(MAX(block) + 1, 0) FROM blocks
+                 WHERE conversation_id = $1 AND turn = $2 AND message = $3",
+                &[
+                    &conversation.as_str(),
+                    &i64::from(turn),
+                    &position("message", message)?,
+                ],
+            )?
+            .get(0);
+        place(next)
+    }
+
+    fn insert_block(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+        content: &Block,
+    ) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO blocks (conversation_id, turn, message, block, kind, body)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &conversation.as_str(),
+                &i64::from(turn),
+                &position("message", message)?,
+                &position("block", block)?,
+                &content.kind().as_str(),
+                &to_json("block", content)?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn block_kind(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+    ) -> Result<Option<String>> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT kind FROM blocks
+                 WHERE conversation_id = $1 AND turn = $2 AND message = $3 AND block = $4",
+                &[
+                    &conversation.as_str(),
+                    &i64::from(turn),
+                    &position("message", message)?,
+                    &position("block", block)?,
+                ],
+            )?
+            .map(|row| row.get(0)))
+    }
+
+    fn delete_blocks_from(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        from: usize,
+    ) -> Result<()> {
+        for table in ["block_chunks", "blocks"] {
+            self.0.execute(
+                &format!(
+                    "DELETE FROM {table}
+                     WHERE conversation_id = $1 AND turn = $2 AND message = $3 AND block >= $4"
+                ),
+                &[
+                    &conversation.as_str(),
+                    &i64::from(turn),
+                    &position("message", message)?,
+                    &position("block", from)?,
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn attachment_stored(&mut self, org_id: &str, attachment_id: &str) -> Result<bool> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT 1 FROM attachments WHERE org_id = $1 AND id = $2",
+                &[&org_id, &attachment_id],
+            )?
+            .is_some())
+    }
+
+    fn link_attachment(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        at: usize,
+        org_id: &str,
+        attachment_id: &str,
+    ) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO message_attachments
+             (conversation_id, turn, message, position, org_id, attachment_id)
+             VALUES ($1, $2, 0, $3, $4, $5)",
+            &[
+                &conversation.as_str(),
+                &i64::from(turn),
+                &position("attachment position", at)?,
+                &org_id,
+                &attachment_id,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn insert_usage(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        usage: &Usage,
+    ) -> Result<()> {
+        let row = UsageColumns::of(usage)?;
+        let [input, cached_input, output, reasoning] = row.tokens;
+        let [input_price, cached_input_price, output_price] = row.prices;
+        self.0.execute(
+            "INSERT INTO usage
+             (org_id, user_id, agent_id, conversation_id, turn, purpose, model,
+              input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, estimated,
+              currency, input_price, cached_input_price, output_price, cost_nanos)
+             SELECT org_id, user_id, agent_id, id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+                    $12, $13, $14
+             FROM conversations WHERE id = $1",
+            &[
+                &conversation.as_str(),
+                &i64::from(turn),
+                &row.purpose,
+                &usage.model,
+                &input,
+                &cached_input,
+                &output,
+                &reasoning,
+                &row.estimated,
+                &row.currency,
+                &input_price,
+                &cached_input_price,
+                &output_price,
+                &row.cost_nanos,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn lock_uploads(&mut self, owner: &Owner) -> Result<()> {
+        self.0.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[&format!("quota {} {}", owner.org_id, owner.user_id)],
+        )?;
+        Ok(())
+    }
+
+    fn attachment_bytes_used(&mut self, owner: &Owner) -> Result<u64> {
+        let used: i64 = self
+            .0
+            .query_one(
+                "SELECT COALESCE(SUM(size), 0)::BIGINT FROM attachments
+                 WHERE org_id = $1 AND user_id = $2",
+                &[&owner.org_id, &owner.user_id],
+            )?
+            .get(0);
+        count(used)
+    }
+
+    fn insert_attachment(
+        &mut self,
+        owner: &Owner,
+        attachment: &Attachment,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        self.0.execute(
+            "INSERT INTO attachments (org_id, id, user_id, kind, metadata, size)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &owner.org_id,
+                &attachment.id(),
+                &owner.user_id,
+                &attachment_kind(attachment),
+                &to_json("attachment", attachment)?,
+                &integer("attachment size", size)?,
+            ],
+        )?;
+        self.0.execute(
+            "INSERT INTO attachment_bytes (org_id, id, bytes) VALUES ($1, $2, $3)",
+            &[&owner.org_id, &attachment.id(), &bytes],
+        )?;
+        Ok(())
+    }
+
+    fn touch(&mut self, conversation: &ConversationId) -> Result<()> {
+        self.0.execute(
+            "UPDATE conversations SET last_activity = GREATEST(last_activity, portal_now_ms())
+             WHERE id = $1",
+            &[&conversation.as_str()],
+        )?;
+        Ok(())
+    }
+
+    fn title_if_untitled(&mut self, conversation: &ConversationId, title: &str) -> Result<()> {
+        self.0.execute(
+            "UPDATE conversations SET title = $2 WHERE id = $1 AND title = ''",
+            &[&conversation.as_str(), &title],
+        )?;
+        Ok(())
+    }
+
+    fn lock_owned_conversation(
+        &mut self,
+        owner: &Owner,
+        conversation: &ConversationId,
+    ) -> Result<bool> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT 1 FROM conversations WHERE id = $1 AND org_id = $2 AND user_id = $3
+                 FOR UPDATE",
+                &[&conversation.as_str(), &owner.org_id, &owner.user_id],
+            )?
+            .is_some())
+    }
+
+    fn conversation_attachments(
+        &mut self,
+        conversation: &ConversationId,
+    ) -> Result<Vec<(String, String)>> {
+        Ok(self
+            .0
+            .query(
+                "SELECT DISTINCT org_id, attachment_id FROM message_attachments
+                 WHERE conversation_id = $1",
+                &[&conversation.as_str()],
+            )?
+            .iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect())
+    }
+
+    fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()> {
+        let id = conversation.as_str();
+        for table in [
+            "model_calls",
+            "block_chunks",
+            "blocks",
+            "message_attachments",
+            "messages",
+            "trace_entries",
+            "turn_log",
+            "turn_decisions",
+            "turns",
+        ] {
+            self.0.execute(
+                &format!("DELETE FROM {table} WHERE conversation_id = $1"),
+                &[&id],
+            )?;
+        }
+        self.0
+            .execute("DELETE FROM conversations WHERE id = $1", &[&id])?;
+        Ok(())
+    }
+
+    fn attachment_used(&mut self, org_id: &str, attachment_id: &str) -> Result<bool> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT 1 FROM message_attachments WHERE org_id = $1 AND attachment_id = $2
+                 LIMIT 1",
+                &[&org_id, &attachment_id],
+            )?
+            .is_some())
+    }
+
+    fn delete_attachment(&mut self, org_id: &str, attachment_id: &str) -> Result<()> {
+        for table in ["attachment_bytes", "attachments"] {
+            self.0.execute(
+                &format!("DELETE FROM {table} WHERE org_id = $1 AND id = $2"),
+                &[&org_id, &attachment_id],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// An advisory lock per key, taken in sorted order so that two sign-ins never wait on each
+    /// other.
+    fn lock_keys(&mut self, keys: &[String]) -> Result<()> {
+        // In one order everywhere, so two transactions locking the same keys cannot deadlock.
+        let mut locked: Vec<&String> = keys.iter().collect();
+        locked.sort();
+        locked.dedup();
+        for key in locked {
+            self.0.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                &[key],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn spent_since(
+        &mut self,
+        spender: &Spender,
+        limit: &Limit,
+        since_ms: i64,
+    ) -> Result<(u64, u64)> {
+        let (amount, currency) = quota_measure(limit);
+        let (org_id, user_id) = spender_ids(spender);
+        let row = self.0.query_one(
+            &format!(
+                "SELECT COALESCE(SUM({amount}), 0)::BIGINT, COUNT(DISTINCT (conversation_id, turn))
+                 FROM usage
+                 WHERE org_id = $1 AND ($2::TEXT IS NULL OR user_id = $2) AND recorded_at >= $3
+                   AND ($4::TEXT IS NULL OR currency = $4)"
+            ),
+            &[&org_id, &user_id, &since_ms, &currency],
+        )?;
+        let (spent, turns): (i64, i64) = (row.get(0), row.get(1));
+        Ok((spent.max(0) as u64, turns.max(0) as u64))
+    }
+
+    fn running_turns(&mut self, spender: &Spender) -> Result<u64> {
+        let (org_id, user_id) = spender_ids(spender);
+        let running: i64 = self
+            .0
+            .query_one(
+                "SELECT COUNT(*) FROM turns JOIN conversations ON conversations.id = turns.conversation_id
+                 WHERE turns.status = 'running' AND conversations.org_id = $1
+                   AND ($2::TEXT IS NULL OR conversations.user_id = $2)",
+                &[&org_id, &user_id],
+            )?
+            .get(0);
+        Ok(running.max(0) as u64)
+    }
+
+    fn now_ms(&mut self) -> Result<i64> {
+        Ok(self.0.query_one("SELECT portal_now_ms()", &[])?.get(0))
+    }
+
+    /// Failures another sign-in holds are skipped (`SKIP LOCKED`), so sign-ins never wait on
+    /// this.
+    fn delete_sign_in_failures_until(&mut self, cutoff_ms: i64) -> Result<()> {
+        self.0.execute(
+            "DELETE FROM sign_in_failures WHERE id IN
+                 (SELECT id FROM sign_in_failures WHERE at <= $1 FOR UPDATE SKIP LOCKED)",
+            &[&cutoff_ms],
+        )?;
+        Ok(())
+    }
+
+    fn sign_in_failures_after(&mut self, key: &str, cutoff_ms: i64) -> Result<Vec<i64>> {
+        Ok(self
+            .0
+            .query(
+                "SELECT at FROM sign_in_failures WHERE key = $1 AND at > $2 ORDER BY at, id",
+                &[&key, &cutoff_ms],
+            )?
+            .iter()
+            .map(|row| row.get(0))
+            .collect())
+    }
+
+    fn insert_sign_in_failure(&mut self, key: &str, at_ms: i64) -> Result<i64> {
+        Ok(self
+            .0
+            .query_one(
+                "INSERT INTO sign_in_failures (key, at) VALUES ($1, $2) RETURNING id",
+                &[&key, &at_ms],
+            )?
+            .get(0))
+    }
+
+    fn delete_sign_in_failures_of(&mut self, key: &str) -> Result<()> {
+        self.0
+            .execute("DELETE FROM sign_in_failures WHERE key = $1", &[&key])?;
+        Ok(())
+    }
+
+    fn delete_sign_in_failure(&mut self, id: i64) -> Result<()> {
+        self.0
+            .execute("DELETE FROM sign_in_failures WHERE id = $1", &[&id])?;
+        Ok(())
+    }
+}

@@ -1,0 +1,275 @@
+//! The SQLite schema as an ordered list of migrations, applied at open.
+//!
+//! The database's `PRAGMA user_version` is the number of migrations applied. A migration is never
+//! edited once released; a change to the schema is a new entry at the end of [`MIGRATIONS`].
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use portal_store::check_schema;
+use portal_store::{Result, StorageError};
+
+/// The schema version this build writes: the number of migrations it knows.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// The migrations, oldest first; entry `n` takes the schema from version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[
+    // Version 1: conversations, turns as they stream, usage and attachments.
+    r#"
+    CREATE TABLE conversations (
+        id          TEXT PRIMARY KEY,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        agent_id    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    );
+    CREATE INDEX conversations_by_owner ON conversations (org_id, user_id);
+
+    CREATE TABLE turns (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        turn            INTEGER NOT NULL,
+        kind            TEXT NOT NULL,
+        status          TEXT NOT NULL,
+        effort          TEXT,
+        context_tokens  INTEGER,
+        started_at      INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+        PRIMARY KEY (conversation_id, turn)
+    );
+    CREATE INDEX turns_running ON turns (status) WHERE status = 'running';
+
+    CREATE TABLE trace_entries (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        position        INTEGER NOT NULL,
+        entry           TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, position),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+
+    CREATE TABLE messages (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        message         INTEGER NOT NULL,
+        role            TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, message),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+
+    CREATE TABLE blocks (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        message         INTEGER NOT NULL,
+        block           INTEGER NOT NULL,
+        kind            TEXT NOT NULL,
+        body            TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, message, block),
+        FOREIGN KEY (conversation_id, turn, message)
+            REFERENCES messages (conversation_id, turn, message)
+    );
+
+    CREATE TABLE block_chunks (
+        id              INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        message         INTEGER NOT NULL,
+        block           INTEGER NOT NULL,
+        text            TEXT NOT NULL,
+        FOREIGN KEY (conversation_id, turn, message, block)
+            REFERENCES blocks (conversation_id, turn, message, block)
+    );
+    CREATE INDEX block_chunks_by_block
+        ON block_chunks (conversation_id, turn, message, block, id);
+
+    CREATE TABLE usage (
+        id              INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        purpose         TEXT NOT NULL,
+        model           TEXT NOT NULL,
+        input_tokens    INTEGER NOT NULL,
+        output_tokens   INTEGER NOT NULL,
+        recorded_at     INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+    CREATE INDEX usage_by_conversation ON usage (conversation_id, turn);
+
+    CREATE TABLE attachments (
+        org_id      TEXT NOT NULL,
+        id          TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        metadata    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+        PRIMARY KEY (org_id, id)
+    );
+
+    CREATE TABLE attachment_bytes (
+        org_id  TEXT NOT NULL,
+        id      TEXT NOT NULL,
+        bytes   BLOB NOT NULL,
+        PRIMARY KEY (org_id, id),
+        FOREIGN KEY (org_id, id) REFERENCES attachments (org_id, id)
+    );
+
+    CREATE TABLE message_attachments (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        message         INTEGER NOT NULL,
+        position        INTEGER NOT NULL,
+        org_id          TEXT NOT NULL,
+        attachment_id   TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, message, position),
+        FOREIGN KEY (conversation_id, turn, message)
+            REFERENCES messages (conversation_id, turn, message),
+        FOREIGN KEY (org_id, attachment_id) REFERENCES attachments (org_id, id)
+    );
+    "#,
+    // Version 2: conversations get a title and their last activity, for the conversation list;
+    // sign-in sessions.
+    r#"
+    ALTER TABLE conversations ADD COLUMN title TEXT NOT NULL DEFAULT '';
+    ALTER TABLE conversations ADD COLUMN last_activity INTEGER NOT NULL DEFAULT 0;
+    UPDATE conversations SET last_activity = COALESCE(
+        (SELECT MAX(started_at) FROM turns WHERE turns.conversation_id = conversations.id),
+        created_at
+    );
+    CREATE INDEX conversations_by_activity
+        ON conversations (org_id, user_id, last_activity DESC, id DESC);
+
+    CREATE TABLE sessions (
+        id_sha256   TEXT PRIMARY KEY,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        stamp       TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        expires_at  INTEGER NOT NULL
+    );
+    CREATE INDEX sessions_by_user ON sessions (org_id, user_id);
+    CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+    "#,
+    // Version 3: a model call finds a conversation's newest compaction without reading its
+    // blocks (rule M1).
+    r#"
+    CREATE INDEX blocks_compactions ON blocks (conversation_id, turn) WHERE kind = 'compaction';
+    "#,
+    // Version 4: failed sign-ins, as PostgreSQL's version 3 keeps them (sessions/throttle.rs
+    // holds the rule). AUTOINCREMENT: an id a sign-in holds is never given to another row.
+    r#"
+    CREATE TABLE sign_in_failures (
+        id  INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL,
+        at  INTEGER NOT NULL
+    );
+    CREATE INDEX sign_in_failures_by_key ON sign_in_failures (key, at);
+    CREATE INDEX sign_in_failures_by_time ON sign_in_failures (at);
+    "#,
+    // Version 5: usage rows are priced and kept apart from the conversation they were spent in
+    // (deleting it keeps them, so quotas and reports still count them): each row names its
+    // organisation, user and agent, the cached and reasoning parts of its tokens, whether they
+    // were estimated, and the price it was priced at when written, with its cost in nano-units.
+    r#"
+    CREATE TABLE usage_rows (
+        id                  INTEGER PRIMARY KEY,
+        org_id              TEXT NOT NULL,
+        user_id             TEXT NOT NULL,
+        agent_id            TEXT NOT NULL,
+        conversation_id     TEXT NOT NULL,
+        turn                INTEGER NOT NULL,
+        purpose             TEXT NOT NULL,
+        model               TEXT NOT NULL,
+        input_tokens        INTEGER NOT NULL,
+        cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens       INTEGER NOT NULL,
+        reasoning_tokens    INTEGER NOT NULL DEFAULT 0,
+        estimated           INTEGER NOT NULL DEFAULT 0,
+        currency            TEXT,
+        input_price         INTEGER,
+        cached_input_price  INTEGER,
+        output_price        INTEGER,
+        cost_nanos          INTEGER,
+        recorded_at         INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    );
+    INSERT INTO usage_rows (id, org_id, user_id, agent_id, conversation_id, turn, purpose, model,
+                            input_tokens, output_tokens, recorded_at)
+    SELECT u.id, c.org_id, c.user_id, c.agent_id, u.conversation_id, u.turn, u.purpose, u.model,
+           u.input_tokens, u.output_tokens, u.recorded_at
+    FROM usage u JOIN conversations c ON c.id = u.conversation_id;
+    DROP TABLE usage;
+    ALTER TABLE usage_rows RENAME TO usage;
+    CREATE INDEX usage_by_conversation ON usage (conversation_id, turn);
+    CREATE INDEX usage_by_user ON usage (org_id, user_id, recorded_at);
+    CREATE INDEX usage_by_time ON usage (org_id, recorded_at);
+    "#,
+    // Version 6: the usage report (`portal usage`, `GET /api/usage`) reads an organisation's rows
+    // from one index holding every column it groups by, filters on and sums, so it never visits
+    // the table: by user over 1,000,000 rows in a third of a second instead of over two
+    // (docs/bench.md, "Usage report"). PostgreSQL's parallel scan needs no such index.
+    r#"
+    CREATE INDEX usage_report ON usage (org_id, user_id, currency, input_tokens,
+                                        cached_input_tokens, output_tokens, reasoning_tokens,
+                                        estimated, cost_nanos, recorded_at, model, agent_id);
+    "#,
+    // Version 7: the accounts single sign-on made, one per provider user (`issuer`, `subject`)
+    // and one per user id in an organisation.
+    r#"
+    CREATE TABLE sso_accounts (
+        issuer      TEXT NOT NULL,
+        subject     TEXT NOT NULL,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (org_id, user_id)
+    );
+    "#,
+    // Version 8: each model call of a turn as it was made, for the prompt inspector
+    // (docs/inspector.md): the prompt core built, as JSON, and the request body as sent, each
+    // kept up to a bound (a NULL text past it, with its size), and the prompt builder's
+    // diagnostics as JSON.
+    r#"
+    CREATE TABLE model_calls (
+        conversation_id TEXT NOT NULL,
+        turn            INTEGER NOT NULL,
+        call            INTEGER NOT NULL,
+        purpose         TEXT NOT NULL,
+        model           TEXT NOT NULL,
+        prompt          TEXT,
+        prompt_bytes    INTEGER NOT NULL,
+        body            TEXT,
+        body_bytes      INTEGER,
+        diagnostics     TEXT NOT NULL,
+        recorded_at     INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+        PRIMARY KEY (conversation_id, turn, call),
+        FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
+    );
+    "#,
+];
+
+/// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one
+/// transaction: either all of them land or none.
+pub(super) fn migrate(connection: &mut Connection) -> Result<()> {
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Exclusive)?;
+    let found: u32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    check_schema("SQLite", found, SCHEMA_VERSION, true)?;
+    for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let version = from as u32 + 1;
+        transaction
+            .execute_batch(sql)
+            .map_err(|source| StorageError::Migration { version, source })?;
+    }
+    if found < 2 {
+        super::conversations::title_untitled(&transaction)?;
+    }
+    if found < SCHEMA_VERSION {
+        transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    transaction.commit()?;
+    Ok(())
+}
+
+/// Refuses a database this build cannot read as it is, without changing it: one a newer Portal
+/// migrated, or one older than this build's schema (`portal usage` reads, it never migrates).
+pub(super) fn check_current(connection: &Connection) -> Result<()> {
+    let found: u32 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    check_schema("SQLite", found, SCHEMA_VERSION, false)
+}

@@ -1,0 +1,656 @@
+//! Storage's rules, written once for both databases: which turn a conversation may open, what a
+//! running turn takes, when a turn's status may change, what an attachment may be stored under
+//! the quota, what deleting a conversation takes with it, how failed sign-ins are counted, and
+//! which refusal says why. Each database implements [`Statements`], its statements
+//! run inside one of its transactions, and decides nothing itself (docs/storage.md, "One set of
+//! rules").
+
+use portal_core::attachment::Attachment;
+use portal_core::effort::Effort;
+use portal_core::{Block, BlockKind, Message, Role, TraceEntry, TurnKind, TurnStatus};
+
+use super::assemble::{not_found, title_of};
+use super::codec::{parse_name, parse_status};
+use super::{
+    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, SignInPlaces, StorageError,
+    ThrottleRule, Usage,
+};
+use crate::quota::{Limit, Quota, Spender, Spending};
+
+/// One database's statements, run inside one of its transactions ([`super::Storage::write_statements`]).
+/// They read and write rows as asked and decide nothing: storage's rules, below, call them.
+pub trait Statements {
+    /// Locks the conversation's row until the transaction ends, so writes to one conversation
+    /// take turns, where the database locks rows: SQLite's one writer already serialises writes,
+    /// and runs no statement for it. A conversation that is not there locks nothing.
+    fn lock_conversation(&mut self, conversation: &ConversationId) -> Result<()>;
+
+    /// The conversation's organisation, `None` when there is no such conversation.
+    fn conversation_org(&mut self, conversation: &ConversationId) -> Result<Option<String>>;
+
+    /// The conversation's newest turn and its stored status name.
+    fn latest_turn(&mut self, conversation: &ConversationId) -> Result<Option<(u32, String)>>;
+
+    /// The turn's stored status name, `None` when there is no such turn.
+    fn turn_status(&mut self, conversation: &ConversationId, turn: u32) -> Result<Option<String>>;
+
+    /// Adds the turn, running (and, on PostgreSQL, waiting for a replica's lease).
+    fn insert_turn(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        kind: TurnKind,
+        effort: Option<Effort>,
+    ) -> Result<()>;
+
+    /// Sets the turn's status.
+    fn set_status(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        status: TurnStatus,
+    ) -> Result<()>;
+
+    /// Gives a paused turn whose stored messages number `messages` the status `claim` asks
+    /// for (a resumed turn waits for its run's lease); whether it was such a turn.
+    fn claim_paused(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        messages: usize,
+        claim: PausedClaim,
+    ) -> Result<bool>;
+
+    /// Moves the turn's streamed text into its blocks.
+    fn fold_chunks(&mut self, conversation: &ConversationId, turn: u32) -> Result<()>;
+
+    /// Adds `entry` after the turn's trace.
+    fn insert_trace(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        entry: &TraceEntry,
+    ) -> Result<()>;
+
+    /// Sets the turn's context tokens.
+    fn set_context_tokens(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        tokens: u64,
+    ) -> Result<()>;
+
+    /// The turn's last message's position (a turn always has its user's).
+    fn last_message(&mut self, conversation: &ConversationId, turn: u32) -> Result<usize>;
+
+    /// Whether the message exists.
+    fn message_exists(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+    ) -> Result<bool>;
+
+    /// Whether the message has a block.
+    fn message_has_blocks(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+    ) -> Result<bool>;
+
+    /// Adds an empty message.
+    fn insert_message(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        role: Role,
+    ) -> Result<()>;
+
+    /// Sets a message's role.
+    fn set_message_role(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        role: Role,
+    ) -> Result<()>;
+
+    /// The position after the message's last block.
+    fn next_block(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+    ) -> Result<usize>;
+
+    /// Adds a block.
+    fn insert_block(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+        content: &Block,
+    ) -> Result<()>;
+
+    /// The stored kind name of a block, `None` when there is no such block.
+    fn block_kind(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        block: usize,
+    ) -> Result<Option<String>>;
+
+    /// Removes the message's blocks from `from` on, with their streamed text.
+    fn delete_blocks_from(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        message: usize,
+        from: usize,
+    ) -> Result<()>;
+
+    /// Whether the organisation holds the attachment.
+    fn attachment_stored(&mut self, org_id: &str, attachment_id: &str) -> Result<bool>;
+
+    /// Lists the attachment as the user message's `position`th.
+    fn link_attachment(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        position: usize,
+        org_id: &str,
+        attachment_id: &str,
+    ) -> Result<()>;
+
+    /// Adds a model call's usage to the turn.
+    fn insert_usage(
+        &mut self,
+        conversation: &ConversationId,
+        turn: u32,
+        usage: &Usage,
+    ) -> Result<()>;
+
+    /// Makes the user's uploads take turns until the transaction ends, where the database runs
+    /// transactions at once (SQLite's one writer already makes them), so two at once cannot
+    /// pass the quota together.
+    fn lock_uploads(&mut self, owner: &Owner) -> Result<()>;
+
+    /// The bytes the user's attachments take.
+    fn attachment_bytes_used(&mut self, owner: &Owner) -> Result<u64>;
+
+    /// Adds the user's attachment and its bytes.
+    fn insert_attachment(
+        &mut self,
+        owner: &Owner,
+        attachment: &Attachment,
+        bytes: &[u8],
+    ) -> Result<()>;
+
+    /// Moves the conversation's last activity to now.
+    fn touch(&mut self, conversation: &ConversationId) -> Result<()>;
+
+    /// Titles the conversation `title` if it has none.
+    fn title_if_untitled(&mut self, conversation: &ConversationId, title: &str) -> Result<()>;
+
+    /// Locks `owner`'s conversation for a change; false when there is no such conversation of
+    /// theirs.
+    fn lock_owned_conversation(
+        &mut self,
+        owner: &Owner,
+        conversation: &ConversationId,
+    ) -> Result<bool>;
+
+    /// The attachments the conversation's messages use, each once, as (organisation, id).
+    fn conversation_attachments(
+        &mut self,
+        conversation: &ConversationId,
+    ) -> Result<Vec<(String, String)>>;
+
+    /// Removes the conversation and every row of its turns.
+    fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()>;
+
+    /// Whether any message uses the attachment.
+    fn attachment_used(&mut self, org_id: &str, attachment_id: &str) -> Result<bool>;
+
+    /// Removes the attachment and its bytes.
+    fn delete_attachment(&mut self, org_id: &str, attachment_id: &str) -> Result<()>;
+
+    /// Locks `keys` until the transaction ends against other transactions locking any of them,
+    /// on any server (sign-ins taking places, quotas being checked), where the database runs
+    /// transactions at once (SQLite's one writer already serialises them).
+    fn lock_keys(&mut self, keys: &[String]) -> Result<()>;
+
+    /// What `spender` spent since `since_ms` in `limit`'s unit (tokens, or nano-units of its
+    /// currency), and how many turns spent it.
+    fn spent_since(
+        &mut self,
+        spender: &Spender,
+        limit: &Limit,
+        since_ms: i64,
+    ) -> Result<(u64, u64)>;
+
+    /// How many of `spender`'s turns are running.
+    fn running_turns(&mut self, spender: &Spender) -> Result<u64>;
+
+    /// The time now by the database's clock, in milliseconds since the Unix epoch.
+    fn now_ms(&mut self) -> Result<i64>;
+
+    /// Removes the failed sign-ins recorded at or before `cutoff_ms`, of every key, except those
+    /// another sign-in holds locked.
+    fn delete_sign_in_failures_until(&mut self, cutoff_ms: i64) -> Result<()>;
+
+    /// The times of `key`'s failed sign-ins after `cutoff_ms`, oldest first.
+    fn sign_in_failures_after(&mut self, key: &str, cutoff_ms: i64) -> Result<Vec<i64>>;
+
+    /// Records a failed sign-in of `key` at `at_ms`; returns its id.
+    fn insert_sign_in_failure(&mut self, key: &str, at_ms: i64) -> Result<i64>;
+
+    /// Removes every failed sign-in of `key`.
+    fn delete_sign_in_failures_of(&mut self, key: &str) -> Result<()>;
+
+    /// Removes the failed sign-in `id`.
+    fn delete_sign_in_failure(&mut self, id: i64) -> Result<()>;
+}
+
+/// Opens the conversation's next turn with its user's message: refused while the newest turn is
+/// running, or when an attachment is not the conversation's organisation's. Returns its number.
+pub fn open_turn(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: &NewTurn,
+) -> Result<u32> {
+    check_user_message(turn)?;
+    s.lock_conversation(conversation)?;
+    let org_id = s
+        .conversation_org(conversation)?
+        .ok_or_else(|| not_found(conversation))?;
+    let index = match s.latest_turn(conversation)? {
+        Some((latest, status)) => {
+            if parse_status(&status)? == TurnStatus::Running {
+                return Err(StorageError::TurnStillRunning {
+                    conversation: conversation.clone(),
+                    turn: latest,
+                });
+            }
+            latest + 1
+        }
+        None => 1,
+    };
+    check_quotas(s, &turn.quotas)?;
+    s.insert_turn(conversation, index, turn.kind, turn.effort)?;
+    for entry in &turn.trace {
+        s.insert_trace(conversation, index, entry)?;
+    }
+    s.insert_message(conversation, index, 0, Role::User)?;
+    for (b, block) in turn.message.blocks.iter().enumerate() {
+        s.insert_block(conversation, index, 0, b, block)?;
+    }
+    for (a, attachment) in turn.message.attachments.iter().enumerate() {
+        if !s.attachment_stored(&org_id, attachment.id())? {
+            return Err(StorageError::AttachmentNotFound {
+                attachment: attachment.id().to_string(),
+            });
+        }
+        s.link_attachment(conversation, index, a, &org_id, attachment.id())?;
+    }
+    s.touch(conversation)?;
+    if turn.kind == TurnKind::Chat {
+        title_after(s, conversation, &turn.message)?;
+    }
+    Ok(index)
+}
+
+/// Refuses a turn past any of `quotas`, under a lock on their spenders held until the turn is
+/// opened, so two turns at once cannot both pass a quota's last part (docs/usage.md).
+fn check_quotas(s: &mut dyn Statements, quotas: &[Quota]) -> Result<()> {
+    if quotas.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<String> = quotas.iter().map(|q| q.spender.lock_key()).collect();
+    s.lock_keys(&keys)?;
+    let now = s.now_ms()?;
+    for quota in quotas {
+        let (start, _) = quota.period.around(now);
+        let (spent, turns) = s.spent_since(&quota.spender, &quota.limit, start)?;
+        let running = s.running_turns(&quota.spender)?;
+        quota.check(
+            Spending {
+                spent,
+                turns,
+                running,
+            },
+            now,
+        )?;
+    }
+    Ok(())
+}
+
+/// Titles an untitled conversation after `message`, its newest user message (the rule of
+/// [`title_of`]); a conversation with a title keeps it.
+pub fn title_after(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    message: &Message,
+) -> Result<()> {
+    let title = title_of(message);
+    if title.is_empty() {
+        return Ok(());
+    }
+    s.title_if_untitled(conversation, &title)
+}
+
+/// Starts the running turn's next message with `role`; the last message is reused when it has
+/// no block yet. Returns its position.
+pub fn append_message(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    role: Role,
+) -> Result<usize> {
+    s.lock_conversation(conversation)?;
+    require_running(s, conversation, turn)?;
+    let last = s.last_message(conversation, turn)?;
+    if s.message_has_blocks(conversation, turn, last)? {
+        s.insert_message(conversation, turn, last + 1, role)?;
+        return Ok(last + 1);
+    }
+    s.set_message_role(conversation, turn, last, role)?;
+    Ok(last)
+}
+
+/// Adds `block` after the running turn's message's last; returns its position.
+pub fn append_block(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    message: usize,
+    block: &Block,
+) -> Result<usize> {
+    s.lock_conversation(conversation)?;
+    require_running(s, conversation, turn)?;
+    if !s.message_exists(conversation, turn, message)? {
+        return Err(StorageError::MessageNotFound {
+            conversation: conversation.clone(),
+            turn,
+            message,
+        });
+    }
+    let next = s.next_block(conversation, turn, message)?;
+    s.insert_block(conversation, turn, message, next, block)?;
+    Ok(next)
+}
+
+/// Why streamed text for the block was not written: the turn is not running, there is no such
+/// block, or the block takes no streamed text.
+pub fn text_refused(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    message: usize,
+    block: usize,
+) -> Result<StorageError> {
+    require_running(s, conversation, turn)?;
+    Ok(match s.block_kind(conversation, turn, message, block)? {
+        Some(kind) => StorageError::NotStreamable {
+            kind: parse_name::<BlockKind>("block kind", &kind)?,
+        },
+        None => StorageError::BlockNotFound {
+            conversation: conversation.clone(),
+            turn,
+            message,
+            block,
+        },
+    })
+}
+
+/// Removes the running turn's message's blocks from `from` on.
+pub fn withdraw_blocks(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    message: usize,
+    from: usize,
+) -> Result<()> {
+    s.lock_conversation(conversation)?;
+    require_running(s, conversation, turn)?;
+    s.delete_blocks_from(conversation, turn, message, from)
+}
+
+/// Moves an open turn to `status` (the same status again changes nothing); a turn that stops
+/// streaming has its streamed text folded into its blocks.
+pub fn set_turn_status(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    status: TurnStatus,
+) -> Result<()> {
+    s.lock_conversation(conversation)?;
+    let current = turn_status(s, conversation, turn)?;
+    if current == status {
+        return Ok(());
+    }
+    require_open(conversation, turn, current)?;
+    s.set_status(conversation, turn, status)?;
+    if status != TurnStatus::Running {
+        s.fold_chunks(conversation, turn)?;
+    }
+    s.touch(conversation)
+}
+
+/// Claims a paused turn whose stored messages number `messages` for `claim`, once: a second
+/// claim, or one made after the turn moved on, is refused.
+pub fn claim_paused(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    messages: usize,
+    claim: PausedClaim,
+) -> Result<()> {
+    s.lock_conversation(conversation)?;
+    if s.claim_paused(conversation, turn, messages, claim)? {
+        if claim == PausedClaim::CutOff {
+            s.fold_chunks(conversation, turn)?;
+        }
+        return s.touch(conversation);
+    }
+    require_open(conversation, turn, turn_status(s, conversation, turn)?)?;
+    Err(StorageError::AlreadyResumed {
+        conversation: conversation.clone(),
+        turn,
+    })
+}
+
+/// Sets an open turn's context tokens.
+pub fn set_context_tokens(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    tokens: u64,
+) -> Result<()> {
+    require_open(conversation, turn, turn_status(s, conversation, turn)?)?;
+    s.set_context_tokens(conversation, turn, tokens)
+}
+
+/// Adds `entry` to an open turn's trace.
+pub fn add_trace(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    entry: &TraceEntry,
+) -> Result<()> {
+    s.lock_conversation(conversation)?;
+    require_open(conversation, turn, turn_status(s, conversation, turn)?)?;
+    s.insert_trace(conversation, turn, entry)
+}
+
+/// Records a model call's usage for the turn; a turn's own call, while the turn is open, also
+/// gives it its context tokens.
+pub fn record_usage(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+    usage: &Usage,
+) -> Result<()> {
+    let status = turn_status(s, conversation, turn)?;
+    s.insert_usage(conversation, turn, usage)?;
+    if usage.purpose == CallPurpose::Turn && status.is_open() {
+        s.set_context_tokens(conversation, turn, usage.tokens.input)?;
+    }
+    Ok(())
+}
+
+/// Stores the user's attachment with its bytes: refused when the id is taken in the
+/// organisation, or when the bytes would take the user past `quota`.
+pub fn put_attachment(
+    s: &mut dyn Statements,
+    owner: &Owner,
+    attachment: &Attachment,
+    bytes: &[u8],
+    quota: u64,
+) -> Result<()> {
+    s.lock_uploads(owner)?;
+    if s.attachment_stored(&owner.org_id, attachment.id())? {
+        return Err(StorageError::AttachmentExists {
+            attachment: attachment.id().to_string(),
+        });
+    }
+    let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let used = s.attachment_bytes_used(owner)?;
+    if used.saturating_add(size) > quota {
+        return Err(StorageError::QuotaExceeded { used, size, quota });
+    }
+    s.insert_attachment(owner, attachment, bytes)
+}
+
+/// Deletes `owner`'s conversation with its turns, and the attachments its messages used that no
+/// other conversation uses: refused while its latest turn runs; anyone else's is not found.
+pub fn delete_conversation(
+    s: &mut dyn Statements,
+    owner: &Owner,
+    conversation: &ConversationId,
+) -> Result<()> {
+    if !s.lock_owned_conversation(owner, conversation)? {
+        return Err(not_found(conversation));
+    }
+    if let Some((turn, status)) = s.latest_turn(conversation)?
+        && parse_status(&status)? == TurnStatus::Running
+    {
+        return Err(StorageError::TurnStillRunning {
+            conversation: conversation.clone(),
+            turn,
+        });
+    }
+    let attachments = s.conversation_attachments(conversation)?;
+    s.delete_conversation_rows(conversation)?;
+    for (org_id, attachment_id) in attachments {
+        if !s.attachment_used(&org_id, &attachment_id)? {
+            s.delete_attachment(&org_id, &attachment_id)?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes a place among the failed sign-ins of each of `keys` if `rule` lets the sign-in try
+/// (`Storage::take_sign_in_places`), under a lock on the keys.
+pub fn take_sign_in_places(
+    s: &mut dyn Statements,
+    keys: &[String],
+    window_ms: i64,
+    rule: ThrottleRule,
+) -> Result<SignInPlaces> {
+    let locks: Vec<String> = keys.iter().map(|key| format!("sign-in {key}")).collect();
+    s.lock_keys(&locks)?;
+    let now = s.now_ms()?;
+    let cutoff = now.saturating_sub(window_ms);
+    s.delete_sign_in_failures_until(cutoff)?;
+    let failures = keys
+        .iter()
+        .map(|key| s.sign_in_failures_after(key, cutoff))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(wait) = rule(&failures, now) {
+        return Ok(SignInPlaces::Wait(wait));
+    }
+    let places = keys
+        .iter()
+        .map(|key| s.insert_sign_in_failure(key, now))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(SignInPlaces::Taken(places))
+}
+
+/// Removes every failure of `keys` and the failures `places` (`Storage::forget_sign_in_failures`).
+pub fn forget_sign_in_failures(
+    s: &mut dyn Statements,
+    keys: &[String],
+    places: &[i64],
+) -> Result<()> {
+    for key in keys {
+        s.delete_sign_in_failures_of(key)?;
+    }
+    for place in places {
+        s.delete_sign_in_failure(*place)?;
+    }
+    Ok(())
+}
+
+/// Fails when the turn has ended: an ended turn is never rewritten.
+fn require_open(conversation: &ConversationId, turn: u32, status: TurnStatus) -> Result<()> {
+    if status.is_open() {
+        Ok(())
+    } else {
+        Err(StorageError::TurnEnded {
+            conversation: conversation.clone(),
+            turn,
+            status,
+        })
+    }
+}
+
+/// The turn's status, or which of the conversation and the turn is missing.
+fn turn_status(
+    s: &mut dyn Statements,
+    conversation: &ConversationId,
+    turn: u32,
+) -> Result<TurnStatus> {
+    if let Some(status) = s.turn_status(conversation, turn)? {
+        return parse_status(&status);
+    }
+    Err(if s.conversation_org(conversation)?.is_some() {
+        StorageError::TurnNotFound {
+            conversation: conversation.clone(),
+            turn,
+        }
+    } else {
+        not_found(conversation)
+    })
+}
+
+/// Fails unless the turn is running: only a running turn takes messages, blocks and text.
+fn require_running(s: &mut dyn Statements, conversation: &ConversationId, turn: u32) -> Result<()> {
+    match turn_status(s, conversation, turn)? {
+        TurnStatus::Running => Ok(()),
+        status => Err(StorageError::TurnNotRunning {
+            conversation: conversation.clone(),
+            turn,
+            status,
+        }),
+    }
+}
+
+/// Fails unless a new turn opens with the user's message of text blocks.
+fn check_user_message(turn: &NewTurn) -> Result<()> {
+    let message = &turn.message;
+    let problem = if message.role != Role::User {
+        "the message given is not the user's"
+    } else if message.blocks.is_empty() {
+        "the message given has no blocks"
+    } else if message.blocks.iter().any(|b| b.kind() != BlockKind::Text) {
+        "the message given carries a block other than text"
+    } else {
+        return Ok(());
+    };
+    Err(StorageError::NotAUserMessage { problem })
+}
