@@ -21,7 +21,7 @@ const APT_PACKAGES: &[&str] = &[
 /// use (`postgres.rs`). Their programs live in /usr/lib/postgresql/15/bin, off PATH.
 const POSTGRES_PACKAGES: &[&str] = &["postgresql-15", "postgresql-client-15"];
 
-/// Debian's nginx, which `server/tests/proxy.rs` runs in front of two replicas with the shipped
+/// Debian's nginx, which `server/portal/tests/it/proxy.rs` runs in front of two replicas with the shipped
 /// `deploy/nginx.conf`. Its program is /usr/sbin/nginx.
 const PROXY_PACKAGES: &[&str] = &["nginx"];
 

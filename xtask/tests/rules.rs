@@ -628,6 +628,23 @@ fn workspace_members(root: &Path) -> Vec<String> {
         .split(',')
         .map(|m| m.trim().trim_matches('"').to_string())
         .filter(|m| !m.is_empty())
+        .flat_map(|m| match m.strip_suffix("/*") {
+            // A folder of crates (`server/*`): each of its sub-folders with a Cargo.toml.
+            Some(folder) => {
+                let mut crates: Vec<String> = fs::read_dir(root.join(folder))
+                    .expect("a member folder of the workspace")
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|path| path.join("Cargo.toml").is_file())
+                    .filter_map(|path| {
+                        let name = path.file_name()?.to_str()?.to_string();
+                        Some(format!("{folder}/{name}"))
+                    })
+                    .collect();
+                crates.sort();
+                crates
+            }
+            None => vec![m],
+        })
         .collect();
     assert!(!members.is_empty(), "the workspace lists no member");
     members

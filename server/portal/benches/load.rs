@@ -4,7 +4,7 @@
 //! Each conversation gets one message; its turn's events are read as server-sent events. A third
 //! of the streams drop their connection midway and reconnect with `Last-Event-ID`. Every stream
 //! must see each event id exactly once, in order (each id the one before plus the event's weight,
-//! `server/src/events.rs`), ending with the turn's end, and the text it assembled must equal the
+//! `server/host/src/turn_log/mod.rs`), ending with the turn's end, and the text it assembled must equal the
 //! answer the server stored. Printed: time to the first event (post sent
 //! → first event read), the run's length, and the server's memory per open stream.
 //!

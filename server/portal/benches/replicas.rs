@@ -18,7 +18,7 @@
 
 use std::time::{Duration, Instant};
 
-#[path = "../tests/databases/mod.rs"]
+#[path = "../tests/it/databases/mod.rs"]
 mod databases;
 mod streams;
 

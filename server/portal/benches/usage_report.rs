@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-#[path = "../tests/databases/mod.rs"]
+#[path = "../tests/it/databases/mod.rs"]
 mod databases;
 
 use databases::Database;

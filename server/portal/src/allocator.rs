@@ -5,7 +5,7 @@
 //! glibc's malloc otherwise raises its mapping threshold each time it frees a mapped buffer, up
 //! to 32 MiB, so later 16 MiB uploads land in its per-thread heaps, which keep what they free:
 //! twelve 16 MB PDFs uploaded at once raised the server's peak by 352 to 552 MiB from run to run,
-//! and by 239 MiB with the threshold fixed (server/tests/attack_memory.rs).
+//! and by 239 MiB with the threshold fixed (server/portal/tests/attack_memory.rs).
 
 /// Buffers from this size up are mapped on their own. **Decision:** 1 MiB: a message or a page of
 /// the conversation list stays in the heaps, an upload, a PDF or a picture does not.

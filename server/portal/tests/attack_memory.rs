@@ -4,7 +4,9 @@
 //! PDF readers are its children); the tests that measure run one at a time and reset the peak
 //! first. docs/security.md ("Limits") lists each limit with the test here that proves it.
 
+#[path = "it/attack_support/mod.rs"]
 mod attack_support;
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::path::Path;
@@ -236,7 +238,7 @@ async fn twelve_16_mb_pdfs_of_100000_pages_from_three_users_are_read_two_at_a_ti
     // The server holds the 12 bodies while they arrive and each stored file while it is read,
     // two at a time; the readers' own memory is theirs, each capped at 512 MiB, and gone when
     // they end. The issue measured 4.63 GB reading them in the server; with glibc's moving
-    // mapping threshold (server/src/allocator.rs) it was 352 or 552 MiB from run to run, fixed
+    // mapping threshold (server/portal/src/allocator.rs) it was 352 or 552 MiB from run to run, fixed
     // it is 239 MiB.
     eprintln!(
         "12 PDFs of {size} bytes: the server's peak rose {growth:.1} MiB, {cpu:?} of CPU with \

@@ -1,7 +1,9 @@
 //! The memory an MCP server's flood takes, measured alone in this test binary so that no other
 //! test's work moves the process's peak: a 100 MB result is refused at the message limit.
 
+#[path = "it/common/mod.rs"]
 mod common;
+#[path = "it/mcp_support/mod.rs"]
 mod mcp_support;
 
 use std::time::Duration;

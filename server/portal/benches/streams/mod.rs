@@ -210,7 +210,7 @@ pub async fn read_events(
 }
 
 /// Where a stream's event ids go wrong, if they do. An event's id is the previous one plus its
-/// weight, as `server/src/events.rs` numbers them: a delta's text in bytes, a `message_start` 1
+/// weight, as `server/host/src/turn_log/mod.rs` numbers them: a delta's text in bytes, a `message_start` 1
 /// for a message not announced before and 0 for one announced again, a compaction block's start
 /// and end 0, every other event 1. So a gap or a repeat shows; an event that weighs nothing and
 /// sits right at a reconnection's `Last-Event-ID` may come again (it is idempotent).
