@@ -59,26 +59,38 @@ const TEST_CARGO_TOOLS: &[CargoTool] =
 const PYTHON_TOOLS: &str = "xtask/python-tools.txt";
 pub const PYTHON_VENV: &str = "target/tools/venv";
 
-/// Everything: what serving needs, then the tests' toolchain.
+/// Everything: what serving needs, then the tests' toolchain. The Debian, Node and Python
+/// packages download while the Rust tools compile: the one waits on the network, the other on
+/// the processor.
 pub fn all() -> anyhow::Result<()> {
-    serving_tools()?;
-    let debian: Vec<&str> = [
-        APT_PACKAGES,
-        POSTGRES_PACKAGES,
-        PROXY_PACKAGES,
-        DEPLOY_PACKAGES,
-    ]
-    .concat();
-    apt_packages(
-        "Chromium, ChromeDriver, fonts, PostgreSQL 15, nginx, Python's venv and systemd are installed",
-        &debian,
-    )?;
-    postgres_found()?;
-    for (krate, binary, version, line, flags) in TEST_CARGO_TOOLS {
-        cargo_tool(krate, binary, version, line, flags)?;
-    }
-    node_tools(NodeTools::All)?;
-    python_tools()?;
+    std::thread::scope(|scope| {
+        let packages = scope.spawn(|| -> anyhow::Result<()> {
+            let debian: Vec<&str> = [
+                APT_PACKAGES,
+                POSTGRES_PACKAGES,
+                PROXY_PACKAGES,
+                DEPLOY_PACKAGES,
+            ]
+            .concat();
+            apt_packages(
+                "Chromium, ChromeDriver, fonts, PostgreSQL 15, nginx, Python's venv and systemd are installed",
+                &debian,
+            )?;
+            postgres_found()?;
+            node_tools(NodeTools::All)?;
+            python_tools()
+        });
+        let tools = serving_tools().and_then(|()| {
+            for (krate, binary, version, line, flags) in TEST_CARGO_TOOLS {
+                cargo_tool(krate, binary, version, line, flags)?;
+            }
+            Ok(())
+        });
+        let packages = packages
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        tools.and(packages)
+    })?;
     println!("xtask: setup: everything is installed");
     Ok(())
 }
@@ -186,15 +198,26 @@ fn cargo_tool(
     }
     let mut args = vec!["install", krate, "--version", version, "--force"];
     args.extend(flags);
-    run::step(
+    run::step_with_env(
         &format!(
             "Installing {krate} {version} (found: {})",
             found.as_deref().unwrap_or("none")
         ),
         "cargo",
         &args,
+        TOOL_PROFILE,
     )
 }
+
+/// How the tools are compiled: they run for seconds at a time (Trunk hands the work to
+/// wasm-bindgen and wasm-opt), so compiling them quickly matters more than their speed. Trunk's
+/// own release profile asks for fat LTO on one codegen unit, which took 480 s of a cold CI run.
+const TOOL_PROFILE: &[(&str, &str)] = &[
+    ("CARGO_PROFILE_RELEASE_LTO", "off"),
+    ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
+    ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1"),
+    ("CARGO_PROFILE_RELEASE_DEBUG", "false"),
+];
 
 /// Which of the root package.json's packages: its `dependencies` (binaryen, whose wasm-opt Trunk
 /// runs) for serving, or those and its `devDependencies` too (playwright-core, axe-core and
