@@ -11,10 +11,11 @@ use crate::model::ModelCapabilities;
 use crate::prompt::{Answer, Call, Entry, Layer, Part};
 use crate::transcript::{Message, Role, Turn};
 
+use super::config::MemoryConfig;
 use super::cut::{cut_arguments, cut_prefix};
+use super::diagnostic::Diagnostic;
 use super::note::{self, Unanswered};
 use super::window::Span;
-use super::{Diagnostic, MemoryConfig};
 
 /// How a turn is replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
