@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::block::TurnsCovered;
 use crate::model::ModelCapabilities;
-use crate::prompt::{Entry, Layer, Part};
+use crate::prompt::entry::{Entry, Layer, Part};
 use crate::transcript::{Role, Transcript};
 
 use super::config::MemoryConfig;

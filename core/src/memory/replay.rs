@@ -8,7 +8,7 @@ use crate::attachment::{
 };
 use crate::block::Block;
 use crate::model::ModelCapabilities;
-use crate::prompt::{Answer, Call, Entry, Layer, Part};
+use crate::prompt::entry::{Answer, Call, Entry, Layer, Part};
 use crate::transcript::{Message, Role, Turn};
 
 use super::config::MemoryConfig;
