@@ -10,6 +10,7 @@ mod attach;
 mod attachment_chip;
 mod bench;
 mod block;
+mod chip;
 mod compaction;
 mod composer;
 mod controls;

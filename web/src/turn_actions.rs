@@ -7,7 +7,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 use portal_core::compaction::compact_pill;
 
-use crate::attach::Chip;
+use crate::chip::Chip;
 use crate::inspector::InspectButton;
 use crate::state::portal;
 use crate::turn_view::TurnView;
