@@ -19,6 +19,7 @@ mod conversation_list;
 mod delete_dialog;
 mod drafts;
 mod drop_zone;
+mod focus;
 mod greeting;
 mod header;
 mod highlight;

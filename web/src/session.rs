@@ -13,7 +13,7 @@ use portal_core::tokens::EstimateCounter;
 use crate::route::Route;
 use crate::state::Portal;
 use crate::turn_view::TurnView;
-use crate::{api, conversation_list, drafts, stream};
+use crate::{api, conversation_list, drafts, focus, stream};
 
 /// Sends the draft with its attachments and the effort chosen for it, unless something stops it
 /// (a refused `/compact`, a running turn, an upload still going). A refused message keeps its
@@ -55,7 +55,7 @@ pub fn send(portal: Portal) {
         portal.attachments.set(Vec::new());
         portal.effort.set(None);
         portal.editing.set(None);
-        crate::opening::focus_composer();
+        focus::composer();
     });
 }
 
