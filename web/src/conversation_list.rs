@@ -1,6 +1,6 @@
 //! The person's conversations as the sidebar lists them, newest activity first: read a page at a
-//! time, searched, renamed and deleted through the server, and read again when a message is sent
-//! or a turn ends.
+//! time, searched and renamed through the server, and read again when a message is sent or a
+//! turn ends.
 
 use std::collections::HashSet;
 
@@ -8,8 +8,6 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::api;
-use crate::opening;
-use crate::route::Route;
 use crate::state::Portal;
 
 /// The list and what it is doing.
@@ -179,25 +177,6 @@ pub fn rename(portal: Portal, id: String, title: String) {
             Err(error) => failed(portal, error),
         }
     });
-}
-
-/// Deletes conversation `id` for good. Deleting the open conversation opens a new chat.
-pub async fn delete(portal: Portal, id: &str) -> Result<(), String> {
-    if let Err(error) = api::delete_conversation(id).await {
-        if error.signed_out() {
-            portal.ended();
-        }
-        return Err(error.message);
-    }
-    portal
-        .list
-        .items
-        .update(|items| items.retain(|c| c.id != id));
-    if portal.conversation.get_untracked().as_deref() == Some(id) {
-        Route::NewChat.replace();
-        opening::new_chat(portal);
-    }
-    Ok(())
 }
 
 /// Says what went wrong with the list, in the sidebar; an ended session signs the person out.
