@@ -14,7 +14,7 @@ use portal_core::tokens::EstimateCounter;
 use crate::route::Route;
 use crate::state::Portal;
 use crate::turn_view::TurnView;
-use crate::{api, conversation_list, drafts, focus, stream};
+use crate::{api, drafts, focus, listing, stream};
 
 /// Sends the draft with its attachments and the effort chosen for it, unless something stops it
 /// (a refused `/compact`, a running turn, an upload still going). A refused message keeps its
@@ -140,7 +140,7 @@ pub fn follow(portal: Portal, turn: TurnView) -> Result<(), String> {
             let ended = turn.apply(&event);
             if ended {
                 refresh_after(portal, shown, id.clone(), turn);
-                conversation_list::refresh(portal);
+                listing::refresh(portal);
             }
             ended
         },
@@ -207,7 +207,7 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
         .collect();
     let index = api::send_message(&id, &message.text, message.effort, &ids, message.again).await?;
     crate::tabs::announce(&id, index);
-    conversation_list::refresh(portal);
+    listing::refresh(portal);
     if !portal.still_shows(shown) {
         return Ok(());
     }
@@ -230,7 +230,7 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
 /// this tab shows that conversation without the turn, the turns it lacks are drawn and the
 /// running one followed.
 pub fn opened_elsewhere(portal: Portal, conversation: &str, turn: u32) {
-    conversation_list::refresh(portal);
+    listing::refresh(portal);
     let shows = portal.conversation.get_untracked().as_deref() == Some(conversation);
     let known = portal
         .turns
