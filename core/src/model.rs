@@ -1,10 +1,10 @@
 //! What a model can do, as data the host fills in from its model registry, and what it answers:
-//! its streamed reply as provider-neutral events, in the order a turn reads them.
+//! its streamed reply as provider-neutral events, in the order a turn reads them, each call's
+//! arguments read the same way for every host.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::reply::BadArguments;
 use crate::usage::Tokens;
 
 /// The request shape a model is called with (rule L3). Written `"openai"` or `"anthropic"`, as the
@@ -85,6 +85,49 @@ pub enum ModelEvent {
     Usage(Tokens),
     /// The model stopped.
     Finished { reason: FinishReason },
+}
+
+/// A call whose arguments are not a JSON object. Its text is the error answer for the call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "The arguments of this call are not a JSON object ({reason}), so the tool was not run. \
+     Call it again with its arguments as one JSON object."
+)]
+pub struct BadArguments {
+    /// The arguments as the model wrote them.
+    pub raw: String,
+    /// What is wrong with them.
+    pub reason: String,
+}
+
+/// Parses a call's arguments: a JSON object, or nothing at all (an empty object).
+pub fn parse_arguments(raw: &str) -> Result<Value, BadArguments> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(object)) => Ok(Value::Object(object)),
+        Ok(Value::Null) => Ok(Value::Object(serde_json::Map::new())),
+        Ok(other) => Err(BadArguments {
+            raw: raw.to_string(),
+            reason: format!("they are a JSON {}", kind(&other)),
+        }),
+        Err(error) => Err(BadArguments {
+            raw: raw.to_string(),
+            reason: error.to_string(),
+        }),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 /// Why the model stopped.

@@ -1,15 +1,17 @@
-//! What a turn does with one model reply, decided here for every host: a call's arguments read,
-//! the id each call is stored under, each call gated by its tool (a clarification question pauses
-//! the turn and answers the reply's other calls "not run"; an approval request pauses it until
-//! every request is decided; otherwise the calls run), where a stored turn paused, whether a
-//! reply ended the turn (rule B3), and how many model calls one turn may make.
+//! What a turn does with one model reply, decided here for every host: the id each call is stored
+//! under, each call gated by its tool (a clarification question pauses the turn and answers the
+//! reply's other calls "not run"; an approval request pauses it until every request is decided;
+//! otherwise the calls run), where a stored turn paused, whether a reply ended the turn (rule
+//! B3), and how many model calls one turn may make.
 
 use std::collections::HashSet;
 
 use serde_json::Value;
 
+use crate::block::Block;
+use crate::model::BadArguments;
 use crate::tools::NOT_RUN_FOR_A_QUESTION;
-use crate::{Awaiting, Block, Message, Role, Transcript};
+use crate::transcript::{Awaiting, Message, Role, Transcript};
 
 /// How many model calls one run of a turn (from its start, or from where it paused, to its end or
 /// its next pause) makes at most before the turn fails, saying the model made that many calls
@@ -26,49 +28,6 @@ pub enum Gate {
     /// Record this question as a clarification request instead of the call, and pause; the
     /// user answers with their next message.
     Clarification { question: String },
-}
-
-/// A call whose arguments are not a JSON object. Its text is the error answer for the call.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "The arguments of this call are not a JSON object ({reason}), so the tool was not run. \
-     Call it again with its arguments as one JSON object."
-)]
-pub struct BadArguments {
-    /// The arguments as the model wrote them.
-    pub raw: String,
-    /// What is wrong with them.
-    pub reason: String,
-}
-
-/// Parses a call's arguments: a JSON object, or nothing at all (an empty object).
-pub fn parse_arguments(raw: &str) -> Result<Value, BadArguments> {
-    if raw.trim().is_empty() {
-        return Ok(Value::Object(serde_json::Map::new()));
-    }
-    match serde_json::from_str::<Value>(raw) {
-        Ok(Value::Object(object)) => Ok(Value::Object(object)),
-        Ok(Value::Null) => Ok(Value::Object(serde_json::Map::new())),
-        Ok(other) => Err(BadArguments {
-            raw: raw.to_string(),
-            reason: format!("they are a JSON {}", kind(&other)),
-        }),
-        Err(error) => Err(BadArguments {
-            raw: raw.to_string(),
-            reason: error.to_string(),
-        }),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// One call of a model's reply, its id settled.

@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::block::{Block, BlockKind, CompactionTrigger, TurnsCovered};
 use crate::transcript::{Role, TurnStatus};
-use crate::turn_state::{call_header, event_text};
 
 /// One event of a turn's stream. Each is sent as one server-sent event whose `event` field is the
 /// variant's name and whose `data` is this value as JSON.
@@ -139,4 +138,44 @@ pub fn block_events(
         block: position,
     });
     events
+}
+
+/// The call a block's start names: a tool use's own, the one an approval request asks about (its
+/// tool's name read from the call among `siblings`), or the one a result answers (by id alone).
+pub fn call_header(block: &Block, siblings: &[Block]) -> Option<CallHeader> {
+    match block {
+        Block::ToolUse { id, name, .. } => Some(CallHeader {
+            id: id.clone(),
+            name: name.clone(),
+        }),
+        Block::ToolResult { call_id, .. } => Some(CallHeader {
+            id: call_id.clone(),
+            name: String::new(),
+        }),
+        Block::ApprovalRequest { call_id, .. } => Some(CallHeader {
+            id: call_id.clone(),
+            name: siblings
+                .iter()
+                .find_map(|b| match b {
+                    Block::ToolUse { id, name, .. } if id == call_id => Some(name.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default(),
+        }),
+        _ => None,
+    }
+}
+
+/// The text a block's events carry after its start: a call's arguments as JSON, a result's
+/// content, a request's question or summary, prose; `None` for a compaction, whose summary comes
+/// in its own event.
+pub fn event_text(block: &Block) -> Option<String> {
+    match block {
+        Block::ToolUse { input, .. } => Some(input.to_string()),
+        Block::ToolResult { content, .. } => Some(content.clone()),
+        Block::ClarificationRequest { question, .. } => Some(question.clone()),
+        Block::ApprovalRequest { summary, .. } => Some(summary.clone()),
+        Block::Thinking { text } | Block::Text { text } => Some(text.clone()),
+        Block::Compaction { .. } => None,
+    }
 }

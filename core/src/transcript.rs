@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::attachment::Attachment;
 use crate::block::Block;
-use crate::effort::Effort;
+use crate::effort::level::Effort;
 
 /// The transcript format version this crate reads and writes.
 pub const FORMAT_VERSION: u32 = 1;

@@ -8,8 +8,7 @@
 use std::fmt::Write;
 
 use expect_test::expect_file;
-use portal_core::stream::TurnEvent;
-use portal_core::turn_state::{call_header, event_text};
+use portal_core::stream::{TurnEvent, call_header, event_text};
 use portal_core::{Awaiting, Block, CompactionState, Transcript, TurnKind, TurnState, TurnStatus};
 
 #[path = "../../tests/fixtures/transcripts.rs"]

@@ -105,7 +105,9 @@ fn Shell() -> impl IntoView {
         }
     });
     on_cleanup(move || keys.remove());
-    crate::tabs::listen(portal);
+    crate::tabs::listen(move |conversation, turn| {
+        session::opened_elsewhere(portal, conversation, turn)
+    });
     let zone = DropZone::new();
     view! {
         <div

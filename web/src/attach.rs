@@ -3,102 +3,17 @@
 //! followed while a document is read. A refused file keeps its chip with the reason until the
 //! person dismisses it, so several refused files each say what was wrong with them.
 
-use std::cell::Cell;
-use std::sync::Arc;
-
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use portal_core::attachment::{Attachment, upload_refusal};
 
 use crate::api;
+use crate::chip::{Chip, ChipState};
 use crate::state::Portal;
 use crate::wait::sleep;
 
 /// How long to wait before asking again how far a document's reading has got.
 const PROGRESS_POLL_MS: i32 = 1000;
-
-/// A file attached to the draft.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chip {
-    /// Tells chips of files with the same name apart.
-    pub key: u32,
-    pub name: String,
-    pub state: ChipState,
-    /// A picture's preview from the person's own file, while the chip is attached.
-    pub thumbnail: Option<Arc<ObjectUrl>>,
-}
-
-/// Where a chip's file has got to.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ChipState {
-    Uploading,
-    /// The server's attachment, with a document's reading progress.
-    Uploaded(Attachment),
-    /// Why the file was not attached, in a sentence naming it.
-    Refused(String),
-}
-
-impl Chip {
-    /// A chip for a file already uploaded (a sent message's, taken back to edit).
-    pub fn attached(attachment: Attachment) -> Self {
-        Chip {
-            key: next_key(),
-            name: attachment.filename().to_string(),
-            state: ChipState::Uploaded(attachment),
-            thumbnail: None,
-        }
-    }
-
-    /// The server's attachment, once the file is uploaded.
-    pub fn uploaded(&self) -> Option<&Attachment> {
-        match &self.state {
-            ChipState::Uploaded(attachment) => Some(attachment),
-            _ => None,
-        }
-    }
-
-    pub fn is_uploading(&self) -> bool {
-        self.state == ChipState::Uploading
-    }
-}
-
-/// A `blob:` address for a file of the page, revoked when the last chip holding it goes.
-#[derive(Debug, PartialEq)]
-pub struct ObjectUrl(pub String);
-
-impl ObjectUrl {
-    /// A preview address for `file` when it says it is a raster picture, which is all an
-    /// `<img>` is asked to draw.
-    fn for_picture(file: &web_sys::File) -> Option<Arc<ObjectUrl>> {
-        let kind = file.type_();
-        matches!(
-            kind.as_str(),
-            "image/png" | "image/jpeg" | "image/gif" | "image/webp"
-        )
-        .then(|| web_sys::Url::create_object_url_with_blob(file).ok())
-        .flatten()
-        .map(|url| Arc::new(ObjectUrl(url)))
-    }
-}
-
-impl Drop for ObjectUrl {
-    fn drop(&mut self) {
-        let _ = web_sys::Url::revoke_object_url(&self.0);
-    }
-}
-
-thread_local! {
-    static NEXT_KEY: Cell<u32> = const { Cell::new(0) };
-}
-
-/// A key no other chip of this page has.
-fn next_key() -> u32 {
-    NEXT_KEY.with(|next| {
-        let key = next.get();
-        next.set(key.wrapping_add(1));
-        key
-    })
-}
 
 /// The files of a file input, a drop or a paste.
 pub fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
@@ -115,13 +30,8 @@ pub fn attach(portal: Portal, files: Vec<web_sys::File>) {
     }
     let mut chosen = Vec::new();
     for file in files {
-        let key = next_key();
-        let chip = Chip {
-            key,
-            name: file.name(),
-            state: ChipState::Uploading,
-            thumbnail: ObjectUrl::for_picture(&file),
-        };
+        let chip = Chip::uploading(&file);
+        let key = chip.key;
         portal.attachments.update(|a| a.push(chip));
         chosen.push((file, key));
     }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use portal_core::attachment::Attachment;
 
 use crate::api;
-use crate::attach::{Chip, ChipState};
+use crate::chip::{Chip, ChipState};
 use crate::state::portal;
 
 #[component]

@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 
 use crate::state::portal;
 use crate::turn_view::TurnView;
-use crate::{api, opening, session};
+use crate::{api, focus, session};
 
 /// What the person did to a paused turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +57,7 @@ pub fn TurnControls(turn: TurnView) -> impl IntoView {
                     if let Err(error) = session::follow(portal, turn) {
                         portal.problem.set(Some(error));
                     }
-                    opening::focus_composer();
+                    focus::composer();
                 }
                 Err(error) => {
                     turn.state.update(|s| s.undecided());

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use portal_core::TurnStatus;
 
 use crate::api::Listed;
-use crate::conversation_list;
+use crate::listing;
 use crate::opening;
 use crate::relative_time::{ago, iso};
 use crate::route::Route;
@@ -136,7 +136,7 @@ fn Rename(listed: Listed, editing: RwSignal<bool>) -> impl IntoView {
         };
         let title = input.value();
         if title.trim() != old.trim() {
-            conversation_list::rename(portal, id.clone(), title);
+            listing::rename(portal, id.clone(), title);
         }
     };
     let on_keydown = {

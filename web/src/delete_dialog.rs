@@ -1,14 +1,15 @@
 //! The dialog that asks before a conversation is deleted, naming it and saying that deleting
-//! cannot be undone.
+//! cannot be undone, and deletes it once the person confirms.
 
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::api::Listed;
+use crate::api::{self, Listed};
 use crate::conversation_link::shown_title;
-use crate::conversation_list;
-use crate::state::portal;
+use crate::opening;
+use crate::route::Route;
+use crate::state::{Portal, portal};
 
 /// The dialog, while the person is asked to confirm a deletion.
 #[component]
@@ -42,7 +43,7 @@ fn Confirm(listed: Listed) -> impl IntoView {
         problem.set(None);
         let id = id.clone();
         spawn_local(async move {
-            match conversation_list::delete(portal, &id).await {
+            match delete_conversation(portal, &id).await {
                 Ok(()) => close(),
                 Err(error) => {
                     problem.try_set(Some(error));
@@ -71,4 +72,23 @@ fn Confirm(listed: Listed) -> impl IntoView {
             </div>
         </dialog>
     }
+}
+
+/// Deletes conversation `id` for good. Deleting the open conversation opens a new chat.
+async fn delete_conversation(portal: Portal, id: &str) -> Result<(), String> {
+    if let Err(error) = api::delete_conversation(id).await {
+        if error.signed_out() {
+            portal.ended();
+        }
+        return Err(error.message);
+    }
+    portal
+        .list
+        .items
+        .update(|items| items.retain(|c| c.id != id));
+    if portal.conversation.get_untracked().as_deref() == Some(id) {
+        Route::NewChat.replace();
+        opening::new_chat(portal);
+    }
+    Ok(())
 }

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::opening;
+use crate::focus;
 use crate::state::portal;
 
 /// What the greeting says of an agent whose file does not say what it is for.
@@ -31,7 +31,7 @@ pub fn Greeting() -> impl IntoView {
                             class="example"
                             on:click=move |_| {
                                 portal.draft.set(text.clone());
-                                opening::focus_composer();
+                                focus::composer();
                             }
                         >
                             {example}

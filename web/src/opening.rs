@@ -6,13 +6,12 @@ use leptos::task::spawn_local;
 use portal_core::TurnStatus;
 use portal_core::compaction::context_in_use;
 use portal_core::tokens::EstimateCounter;
-use wasm_bindgen::JsCast;
 
 use crate::route::Route;
 use crate::session::{follow, read_usage};
 use crate::state::Portal;
 use crate::turn_view::TurnView;
-use crate::{api, drafts};
+use crate::{api, drafts, focus};
 
 /// Opens `route` at the person's request: the tab's history gains its address, and the page
 /// shows it.
@@ -24,7 +23,7 @@ pub fn go(portal: Portal, route: Route) {
         route.push();
         show(portal, &route);
     } else if route == Route::NewChat {
-        focus_composer();
+        focus::composer();
     }
 }
 
@@ -39,21 +38,7 @@ pub fn show(portal: Portal, route: &Route) {
 /// Opens a new chat: no conversation until the first message, and the composer focused.
 pub fn new_chat(portal: Portal) {
     start_over(portal, None);
-    focus_composer();
-}
-
-/// Puts the cursor in the message box once it is drawn.
-pub fn focus_composer() {
-    request_animation_frame(|| {
-        let composer = document()
-            .query_selector(".composer textarea")
-            .ok()
-            .flatten()
-            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
-        if let Some(composer) = composer {
-            let _ = composer.focus();
-        }
-    });
+    focus::composer();
 }
 
 /// Opens the stored conversation `id`: its agent, its turns drawn settled (a running turn drawn
@@ -62,7 +47,7 @@ pub fn focus_composer() {
 /// effort it ran with, E2). A conversation that does not exist for this person shows as missing.
 pub fn open(portal: Portal, id: String) {
     start_over(portal, Some(id.clone()));
-    focus_composer();
+    focus::composer();
     let shown = portal.shown.get_value();
     let asked = id.clone();
     spawn_local(async move {

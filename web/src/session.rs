@@ -1,6 +1,7 @@
 //! The conversation's traffic with the server once it is open: sending a message (typed, or an
-//! earlier one again), stopping a turn, following a turn's events and reading the conversation
-//! again after a turn (opening one is web/src/opening.rs).
+//! earlier one again), stopping a turn, following a turn's events, reading the conversation
+//! again after a turn and catching up with a turn opened in another tab (opening one is
+//! web/src/opening.rs).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -13,7 +14,7 @@ use portal_core::tokens::EstimateCounter;
 use crate::route::Route;
 use crate::state::Portal;
 use crate::turn_view::TurnView;
-use crate::{api, conversation_list, drafts, stream};
+use crate::{api, drafts, focus, listing, stream};
 
 /// Sends the draft with its attachments and the effort chosen for it, unless something stops it
 /// (a refused `/compact`, a running turn, an upload still going). A refused message keeps its
@@ -55,7 +56,7 @@ pub fn send(portal: Portal) {
         portal.attachments.set(Vec::new());
         portal.effort.set(None);
         portal.editing.set(None);
-        crate::opening::focus_composer();
+        focus::composer();
     });
 }
 
@@ -139,7 +140,7 @@ pub fn follow(portal: Portal, turn: TurnView) -> Result<(), String> {
             let ended = turn.apply(&event);
             if ended {
                 refresh_after(portal, shown, id.clone(), turn);
-                conversation_list::refresh(portal);
+                listing::refresh(portal);
             }
             ended
         },
@@ -206,7 +207,7 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
         .collect();
     let index = api::send_message(&id, &message.text, message.effort, &ids, message.again).await?;
     crate::tabs::announce(&id, index);
-    conversation_list::refresh(portal);
+    listing::refresh(portal);
     if !portal.still_shows(shown) {
         return Ok(());
     }
@@ -225,9 +226,23 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
     })
 }
 
+/// Turn `turn` of `conversation` opened in another tab: the list is read again for it, and when
+/// this tab shows that conversation without the turn, the turns it lacks are drawn and the
+/// running one followed.
+pub fn opened_elsewhere(portal: Portal, conversation: &str, turn: u32) {
+    listing::refresh(portal);
+    let shows = portal.conversation.get_untracked().as_deref() == Some(conversation);
+    let known = portal
+        .turns
+        .with_untracked(|turns| turns.last().map_or(0, |t| t.index));
+    if shows && turn > known {
+        catch_up(portal);
+    }
+}
+
 /// Draws the turns of the open conversation that opened elsewhere (another tab) since it was
 /// read, and follows the one still running.
-pub fn catch_up(portal: Portal) {
+fn catch_up(portal: Portal) {
     let Some(id) = portal.conversation.get_untracked() else {
         return;
     };

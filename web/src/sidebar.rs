@@ -9,8 +9,8 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::conversation_link::ConversationLink;
-use crate::conversation_list;
 use crate::delete_dialog::DeleteDialog;
+use crate::listing;
 use crate::opening;
 use crate::route::Route;
 use crate::state::{Portal, portal};
@@ -38,7 +38,7 @@ pub fn Sidebar() -> impl IntoView {
             handle.clear();
         }
         let handle = set_timeout_with_handle(
-            move || conversation_list::search(portal, text.trim().to_string()),
+            move || listing::search(portal, text.trim().to_string()),
             SEARCH_PAUSE,
         );
         waiting.set_value(handle.ok());
@@ -114,7 +114,7 @@ pub fn Sidebar() -> impl IntoView {
                                 type="button"
                                 class="show-more"
                                 disabled=move || list.loading.get()
-                                on:click=move |_| conversation_list::more(portal)
+                                on:click=move |_| listing::more(portal)
                             >
                                 "Show more"
                             </button>

@@ -6,7 +6,7 @@ use leptos::task::spawn_local;
 
 use crate::route::Route;
 use crate::state::{Portal, SignIn};
-use crate::{api, conversation_list, drafts, opening};
+use crate::{api, drafts, listing, opening};
 
 /// Asks the server who is signed in.
 pub fn check(portal: Portal) {
@@ -50,5 +50,5 @@ pub fn sign_out(portal: Portal) {
 fn signed_in(portal: Portal, person: api::Person) {
     portal.sign_in.set(SignIn::SignedIn(person));
     opening::show(portal, &Route::current());
-    conversation_list::restart(portal);
+    listing::restart(portal);
 }

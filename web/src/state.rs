@@ -10,7 +10,7 @@ use portal_core::skills::CatalogueEntry;
 use portal_core::usage::ConversationUsage;
 
 use crate::api;
-use crate::attach::Chip;
+use crate::chip::Chip;
 use crate::conversation_list::ConversationList;
 use crate::scroll::Follow;
 use crate::stream::Following;

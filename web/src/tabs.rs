@@ -1,14 +1,11 @@
 //! The person's other tabs of the portal: a turn opened in one is announced to the others of the
-//! same browser (a `BroadcastChannel`), which refresh their conversation list and, showing its
-//! conversation, draw the new turn and follow it.
+//! same browser (a `BroadcastChannel`); what a tab does when it hears of one is its listener's
+//! (the app's listener is `session::opened_elsewhere`).
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{BroadcastChannel, MessageEvent};
-
-use crate::state::Portal;
-use crate::{conversation_list, session};
 
 const CHANNEL: &str = "portal-turns";
 
@@ -22,8 +19,9 @@ pub fn announce(conversation: &str, turn: u32) {
     channel.close();
 }
 
-/// Listens for turns opened in other tabs, for as long as the portal is shown.
-pub fn listen(portal: Portal) {
+/// Calls `opened` with the conversation and the turn of each turn opened in another tab, for as
+/// long as the portal is shown.
+pub fn listen(opened: impl Fn(&str, u32) + 'static) {
     let Ok(channel) = BroadcastChannel::new(CHANNEL) else {
         return;
     };
@@ -37,14 +35,7 @@ pub fn listen(portal: Portal) {
         else {
             return;
         };
-        conversation_list::refresh(portal);
-        let shows = portal.conversation.get_untracked().as_deref() == Some(conversation);
-        let known = portal
-            .turns
-            .with_untracked(|turns| turns.last().map_or(0, |t| t.index));
-        if shows && turn > known {
-            session::catch_up(portal);
-        }
+        opened(conversation, turn);
     });
     channel.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     let kept = StoredValue::new_local(Some((channel, on_message)));

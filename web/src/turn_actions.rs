@@ -7,12 +7,12 @@ use std::time::Duration;
 use leptos::prelude::*;
 use portal_core::compaction::compact_pill;
 
-use crate::attach::Chip;
+use crate::chip::Chip;
 use crate::inspector::InspectButton;
 use crate::state::portal;
 use crate::turn_view::TurnView;
 use crate::version_switch::VersionSwitch;
-use crate::{opening, session};
+use crate::{focus, session};
 
 /// How long "Copied" shows after a copy.
 const COPIED_FOR: Duration = Duration::from_secs(2);
@@ -116,7 +116,7 @@ pub fn EditMessage(turn: TurnView) -> impl IntoView {
         );
         portal.effort.set(None);
         portal.editing.set(portal.answerable_again(&turn));
-        opening::focus_composer();
+        focus::composer();
     };
     view! {
         <button type="button" class="edit-message" data-testid="edit" on:click=edit>

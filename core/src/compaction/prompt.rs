@@ -16,7 +16,9 @@ use super::text::{ARGUMENT_CUT_MARKER, attribute, cut, cut_json_strings};
 use super::view::{Entry, NewestCompaction};
 use crate::attachment::Attachment;
 use crate::block::{Block, TurnsCovered};
-use crate::prompt::{Entry as PromptEntry, Layer, Part, Prompt, SystemLayer};
+use crate::prompt::entry::{Entry as PromptEntry, Layer, Part};
+use crate::prompt::layers::SystemLayer;
+use crate::prompt::neutral::Prompt;
 use crate::transcript::{Message, Role, TurnStatus};
 
 /// The first sentence of every summary request's system text.

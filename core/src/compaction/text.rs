@@ -3,7 +3,7 @@
 use serde_json::Value;
 use unicode_segmentation::UnicodeSegmentation;
 
-pub(crate) use crate::memory::ARGUMENT_CUT_MARKER;
+pub(crate) use crate::memory::cut::ARGUMENT_CUT_MARKER;
 
 /// The first `max` characters of `text` and how many characters were left out. Never splits a
 /// grapheme cluster.

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::compaction::{SUMMARY_NOTE, reference};
-use crate::prompt::{Entry, Layer, Part};
+use crate::prompt::entry::{Entry, Layer, Part};
 
 use super::cut::ARGUMENT_CUT_MARKER;
 use super::note::{Unanswered, cut_result, outcome};

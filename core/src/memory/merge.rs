@@ -1,7 +1,7 @@
 //! Rule M11: two adjacent prose entries never share a role, and an entry carrying a tool's
 //! answer is never merged into.
 
-use crate::prompt::Entry;
+use crate::prompt::entry::Entry;
 use crate::transcript::Role;
 
 /// The entries with empty ones dropped and adjacent entries of one role merged. An entry merges

@@ -8,13 +8,14 @@ use crate::attachment::{
 };
 use crate::block::Block;
 use crate::model::ModelCapabilities;
-use crate::prompt::{Answer, Call, Entry, Layer, Part};
+use crate::prompt::entry::{Answer, Call, Entry, Layer, Part};
 use crate::transcript::{Message, Role, Turn};
 
+use super::config::MemoryConfig;
 use super::cut::{cut_arguments, cut_prefix};
+use super::diagnostic::Diagnostic;
 use super::note::{self, Unanswered};
 use super::window::Span;
-use super::{Diagnostic, MemoryConfig};
 
 /// How a turn is replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,31 @@
 //! Which part of the transcript memory replays: the turn in progress, the newest compaction and
-//! the past turns after it, found from the end backwards at a cost bounded by the window.
+//! the past turns after it, found from the end backwards at a cost bounded by the window, with
+//! the host's hint for a compaction further back.
+
+use serde::{Deserialize, Serialize};
 
 use crate::compaction::locate::{self, Located};
 use crate::transcript::{Transcript, TurnKind};
 
-use super::{CompactionHint, Diagnostic, MemoryConfig};
+use super::config::MemoryConfig;
+use super::diagnostic::Diagnostic;
+
+/// What the host knows about the newest compaction beyond the replay window. Written `"search"`,
+/// `"none"` or `{ "newestInTurn": n }`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CompactionHint {
+    /// Nothing: look back through the whole transcript (cost grows with the distance back to the
+    /// newest compaction, or with the transcript when there is none).
+    #[default]
+    Search,
+    /// The transcript holds no compaction before the window.
+    #[serde(rename = "none")]
+    NoCompaction,
+    /// The newest compaction is in this turn (1-based). Checked; a wrong hint falls back to
+    /// [`CompactionHint::Search`] with a diagnostic.
+    NewestInTurn(u32),
+}
 
 /// The messages of one turn that are replayed: from `from_message` on, leaving out the blocks
 /// of message `skip.0` up to and including block `skip.1` (the compaction and what it replaced).

@@ -19,10 +19,11 @@ use crate::effort::EffortConfig;
 use crate::model::ModelCapabilities;
 use crate::transcript::Role;
 
+use super::entry::{Layer, Part};
 use super::layers::system_pieces;
+use super::neutral::Prompt;
 use super::openai::arguments;
-use super::pictures::unavailable;
-use super::{Layer, Part, PictureSource, Prompt};
+use super::pictures::{PictureSource, unavailable};
 
 /// The user message that opens a list whose first entry is the assistant's.
 pub const CONTINUES: &str = "[The conversation continues from earlier turns.]";

@@ -7,13 +7,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::attachment::PictureRef;
 use crate::effort::Effort;
+use crate::memory;
 use crate::memory::explain::{KeptCall, SummaryCovers, kept_calls, summary_covers};
 use crate::tokens::{
     CALL_OVERHEAD, MESSAGE_OVERHEAD, PICTURE_TOKENS_MAX, PIXELS_PER_TOKEN, TokenCounter,
 };
 
-use super::{Diagnostic, Layer, Part, Prompt, layers, render_entries};
-use crate::memory;
+use super::assemble::Diagnostic;
+use super::entry::{Layer, Part};
+use super::layers;
+use super::neutral::Prompt;
+use super::render::render_entries;
 
 /// A recorded call's prompt, taken apart for people.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

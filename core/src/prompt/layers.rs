@@ -1,10 +1,9 @@
 //! Layers 1–4 as the system text: each delimited and labelled, under one sentence stating their
-//! precedence (rules L1, L2).
+//! precedence (rules L1, L2); and the floor's default text.
 
-use crate::skills::{CatalogueEntry, Skill};
-use crate::tools::LOAD_SKILL;
+use serde::{Deserialize, Serialize};
 
-use super::{Layer, SystemLayer};
+use super::entry::Layer;
 
 /// The sentence that states the layers' precedence (rule L2).
 pub const PRECEDENCE: &str = "Where two layers disagree, the later one wins: portal floor, then \
@@ -23,59 +22,11 @@ need it. A summary note stands for turns that were compacted. Documents attached
 appear as manifests, with the text inline when it is short; read a document's text with \
 read_document and search documents with search_attachments.";
 
-/// The layers 1–4 that have content, in order. The floor is always there.
-pub(crate) fn system_layers(
-    floor: &str,
-    instructions: &str,
-    selected: &[Skill],
-    catalogue: &[CatalogueEntry],
-) -> Vec<SystemLayer> {
-    let mut layers = vec![SystemLayer {
-        layer: Layer::Floor,
-        text: floor.trim().to_string(),
-    }];
-    if !instructions.trim().is_empty() {
-        layers.push(SystemLayer {
-            layer: Layer::Instructions,
-            text: instructions.trim().to_string(),
-        });
-    }
-    if !selected.is_empty() {
-        let skills: Vec<String> = selected
-            .iter()
-            .map(|skill| {
-                format!(
-                    "<skill name=\"{}\">\n{}\n</skill>",
-                    crate::attachment::attribute(&skill.name),
-                    skill.instructions.trim()
-                )
-            })
-            .collect();
-        layers.push(SystemLayer {
-            layer: Layer::Skills,
-            text: format!(
-                "The user selected these skills for this message; follow them.\n\n{}",
-                skills.join("\n\n")
-            ),
-        });
-    }
-    if !catalogue.is_empty() {
-        let mut text = format!(
-            "Skills you can load with {LOAD_SKILL} by name when one applies to the task:\n"
-        );
-        for entry in catalogue {
-            text.push_str(&format!(
-                "- {}: {}\n",
-                entry.name,
-                one_line(&entry.description)
-            ));
-        }
-        layers.push(SystemLayer {
-            layer: Layer::Catalogue,
-            text: text.trim_end().to_string(),
-        });
-    }
-    layers
+/// One layer of the system text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemLayer {
+    pub layer: Layer,
+    pub text: String,
 }
 
 /// The system text: the precedence sentence, each layer between labelled tags, then a line on
@@ -114,8 +65,4 @@ pub(crate) fn system_pieces(layers: &[SystemLayer]) -> Vec<String> {
 fn neutralise_tags(text: &str) -> String {
     text.replace("</layer", "&lt;/layer")
         .replace("<layer", "&lt;layer")
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -9,8 +9,9 @@ use serde_json::{Map, Value, json};
 
 use crate::model::ModelCapabilities;
 
-use super::pictures::unavailable;
-use super::{Entry, Part, PictureSource, Prompt};
+use super::entry::{Entry, Part};
+use super::neutral::Prompt;
+use super::pictures::{PictureSource, unavailable};
 use crate::transcript::Role;
 
 /// How a failed call's answer opens, since OpenAI tool messages carry no error flag.

@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use super::{Entry, Part, Prompt};
+use super::entry::{Entry, Part};
+use super::neutral::Prompt;
 
 /// The prompt as text: the system text, then each entry under a header naming its layer and
 /// role, then the tools and the effort.

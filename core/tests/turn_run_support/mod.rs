@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use portal_core::compaction::{SummaryReader, newest_compaction, record_context_size};
-use portal_core::model::{FinishReason, ModelCapabilities, Provider};
+use portal_core::model::{BadArguments, FinishReason, ModelCapabilities, Provider};
 use portal_core::prompt::{Entry, PromptConfig};
-use portal_core::reply::{BadArguments, Call, Gate};
+use portal_core::reply::{Call, Gate};
 use portal_core::stream::TurnEvent;
 use portal_core::tokens::EstimateCounter;
 use portal_core::tools::ToolOutput;

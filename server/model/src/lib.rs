@@ -14,8 +14,7 @@ pub mod summary;
 pub mod tokens;
 
 pub use counted::Counted;
-pub use portal_core::model::{FinishReason, ModelEvent};
-pub use portal_core::reply::{BadArguments, parse_arguments};
+pub use portal_core::model::{BadArguments, FinishReason, ModelEvent, parse_arguments};
 pub use registry::{ModelRegistry, RegistryError};
 
 use std::pin::Pin;

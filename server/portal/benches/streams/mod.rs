@@ -63,7 +63,7 @@ impl Server {
             .args(["--max-streams-per-user", &streams.to_string()])
             .args(more)
             .args(store)
-            .env("RUST_LOG", "portal_server=warn")
+            .env("RUST_LOG", "portal=warn")
             .stdout(Stdio::piped())
             .spawn()
             .expect("target's portal binary starts");

@@ -429,7 +429,7 @@ fn logged() -> String {
         tracing_subscriber::fmt()
             .with_writer(|| LogWriter)
             .with_ansi(false)
-            .with_env_filter("portal_server=debug")
+            .with_env_filter("portal=debug")
             .init();
     });
     String::from_utf8_lossy(&LOG.lock().unwrap_or_else(|e| e.into_inner())).into_owned()

@@ -1,29 +1,15 @@
-//! Effort: how hard the model should reason (rules E1–E3).
+//! Effort: how hard the model should reason (rules E1–E3). The level is a plain value of its own
+//! module (`level`), which the transcript records on each turn; the rules here read the
+//! transcript and the model.
+
+pub(crate) mod level;
+
+pub use level::Effort;
 
 use serde::{Deserialize, Serialize};
 
 use crate::model::ModelCapabilities;
 use crate::transcript::Transcript;
-
-/// An effort level. An agent carries a default; a message may override it for itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Effort {
-    Low,
-    Medium,
-    High,
-}
-
-impl Effort {
-    /// The level's name, as OpenAI's `reasoning_effort` takes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High => "high",
-        }
-    }
-}
 
 /// The effort level that wins for a message: its own override, else the agent's default (rule E1).
 /// The host records the result on the turn it opens (rule E2).
