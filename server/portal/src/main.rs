@@ -1,13 +1,15 @@
 //! `portal`: the Portal server.
 
+mod serve_flags;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use portal_host::lifecycle::Phase;
 use portal_server::{front, prompt_preview};
+use serve_flags::ServeArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -27,85 +29,7 @@ struct Cli {
 )]
 enum Command {
     /// Serve the web app and the HTTP API.
-    Serve {
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1")]
-        host: std::net::IpAddr,
-        /// Port to listen on; 0 picks a free one.
-        #[arg(long, default_value_t = 8080)]
-        port: u16,
-        /// Folder holding the built web app (`trunk build --release` writes `dist/`).
-        #[arg(long, default_value = "dist")]
-        dist: PathBuf,
-        /// Multiplies the demo model's pauses; 0 streams without pauses.
-        #[arg(long, default_value_t = 1.0)]
-        demo_pace: f64,
-        /// The demo model's context window in tokens (128000 when left out); a few thousand
-        /// shows automatic compaction after a few long messages. Ignored with --models.
-        #[arg(long)]
-        demo_window: Option<u64>,
-        #[command(flatten)]
-        store: Store,
-        /// TOML file listing the models to offer (see docs/models.md); the demo model alone when
-        /// left out.
-        #[arg(long)]
-        models: Option<PathBuf>,
-        /// The configuration directory holding the organisations, agents, users and skills
-        /// (docs/identity.md); local mode with the agent `assistant` when left out.
-        #[arg(long)]
-        config: Option<PathBuf>,
-        #[command(flatten)]
-        limits: portal_server::limits::Limits,
-        /// Serve local mode (no users, so no sign-in) on a non-loopback --host, to every machine
-        /// that can reach it; refused without this flag.
-        #[arg(long)]
-        allow_remote_without_sign_in: bool,
-        /// Seconds a connection may take to send a request's head before it is closed.
-        #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_HEADER_READ_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
-        header_read_timeout: u64,
-        /// Seconds a request, its body included, may take to be answered (uploads excepted; an
-        /// event stream's answer starts at once and is not cut).
-        #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_REQUEST_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
-        request_timeout: u64,
-        /// Seconds an upload (`POST /api/attachments`) may take to be sent and answered.
-        #[arg(long, value_name = "SECONDS", default_value_t = front::DEFAULT_UPLOAD_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
-        upload_timeout: u64,
-        /// Seconds without an event after which an event stream sends a heartbeat comment.
-        #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
-        stream_heartbeat_seconds: u64,
-        /// Seconds without an event after which an event stream closes (the browser reconnects
-        /// on its own).
-        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
-        stream_idle_seconds: u64,
-        /// Seconds the event log of a turn that ended or paused stays in memory; after that it
-        /// is rebuilt from storage when read.
-        #[arg(long, default_value_t = 600)]
-        stream_linger_seconds: u64,
-        /// Seconds a replica's lease on a turn it runs lasts unless renewed (it renews three
-        /// times a lease); when a replica stops, another records its turns cut off about this
-        /// long after. PostgreSQL only.
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
-        turn_lease_seconds: u64,
-        /// How long a sign-in session lasts after its last use: a number and a unit, `d`, `h`,
-        /// `m` or `s` (14d, 12h, 30m).
-        #[arg(long, default_value = "14d", value_parser = portal_server::sessions::parse_lifetime)]
-        session_lifetime: Duration,
-        /// The address people open the portal at, such as https://chat.example.com, when it is
-        /// served behind a proxy: the session cookie is `Secure` for https, and requests that
-        /// change state must come from this origin.
-        #[arg(long, value_parser = portal_server::sessions::parse_public_url)]
-        public_url: Option<String>,
-        /// A proxy in front of the portal (an address, or a network such as 10.0.0.0/24; give
-        /// it once per proxy): failed sign-ins from its connections are counted against the
-        /// client its `X-Forwarded-For` names, not against the proxy (docs/deploy.md).
-        #[arg(long = "trusted-proxy", value_name = "ADDRESS", value_parser = portal_server::sessions::parse_trusted_proxy)]
-        trusted_proxies: Vec<ipnet::IpNet>,
-        /// Seconds running turns may go on after SIGTERM or Ctrl-C before they are recorded cut
-        /// off; meanwhile no turn starts here (docs/deploy.md, "Stopping"). Give systemd,
-        /// Docker or Kubernetes more than this before they kill the process.
-        #[arg(long, value_name = "SECONDS", default_value_t = portal_host::lifecycle::DEFAULT_SHUTDOWN_GRACE.as_secs())]
-        shutdown_grace_seconds: u64,
-    },
+    Serve(ServeArgs),
     /// Add users and set their passwords in a configuration directory (docs/identity.md).
     User {
         #[command(subcommand)]
@@ -308,7 +232,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         )
         .init();
     match cli.command {
-        Command::Serve {
+        Command::Serve(ServeArgs {
             host,
             port,
             dist,
@@ -318,19 +242,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             models,
             config,
             limits,
-            allow_remote_without_sign_in,
-            header_read_timeout,
-            request_timeout,
-            upload_timeout,
-            stream_heartbeat_seconds,
-            stream_idle_seconds,
-            stream_linger_seconds,
-            turn_lease_seconds,
-            session_lifetime,
-            public_url,
-            trusted_proxies,
-            shutdown_grace_seconds,
-        } => {
+            http,
+            streams,
+            sessions,
+            lifetimes,
+        }) => {
             if !dist.join("index.html").is_file() {
                 tracing::warn!(
                     "{} has no index.html: the API works, but there is no web app to serve; build it with `cargo xtask demo` or `trunk build --release`",
@@ -359,7 +275,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .map_or(portal_identity::Mode::Local, |i| i.mode());
             // On standard error, as a refusal would be, whatever the log's filter keeps.
             if let Some(warning) =
-                front::check_listen_address(host, mode, allow_remote_without_sign_in)?
+                front::check_listen_address(host, mode, http.allow_remote_without_sign_in)?
             {
                 eprintln!("Warning: {warning}");
             }
@@ -371,25 +287,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 models: Some(models),
                 identity,
                 limits,
-                http: front::HttpConfig {
-                    header_read_timeout: Duration::from_secs(header_read_timeout),
-                    request_timeout: Duration::from_secs(request_timeout),
-                    upload_timeout: Duration::from_secs(upload_timeout),
-                    allow_remote_without_sign_in,
-                },
-                streams: portal_host::turn_log::StreamLimits {
-                    heartbeat: Duration::from_secs(stream_heartbeat_seconds),
-                    idle: Duration::from_secs(stream_idle_seconds),
-                    linger: Duration::from_secs(stream_linger_seconds),
-                },
-                turn_lease: Duration::from_secs(turn_lease_seconds),
-                sessions: portal_server::sessions::SessionConfig {
-                    lifetime: session_lifetime,
-                    public_origin: public_url,
-                    trusted_proxies,
-                },
+                http: http.config(),
+                streams: streams.limits(),
+                turn_lease: lifetimes.turn_lease(),
+                sessions: sessions.config(),
                 pdf_reader: None,
-                shutdown_grace: Duration::from_secs(shutdown_grace_seconds),
+                shutdown_grace: lifetimes.shutdown_grace(),
                 mcp: Default::default(),
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))
