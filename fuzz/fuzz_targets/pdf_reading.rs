@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use portal_core::attachment::ReadingStatus;
-use portal_server::attachments::{PdfLimits, UploadConfig, pdf_reading, read_pdf};
+use portal_attachments::{PdfLimits, UploadConfig, pdf_reading, read_pdf};
 
 fuzz_target!(|data: &[u8]| {
     let limits = PdfLimits {

@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use portal_core::attachment::{Attachment, PictureRef};
-use portal_server::attachments::{UploadConfig, accept, encode_for_model};
+use portal_attachments::{UploadConfig, accept, encode_for_model};
 
 fuzz_target!(|data: &[u8]| {
     let config = UploadConfig {

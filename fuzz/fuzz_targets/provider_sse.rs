@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use portal_server::openai::StreamDecoder;
+use portal_model::openai::StreamDecoder;
 
 /// The events and whether the stream read to its end without an error.
 fn decode(pieces: &[&[u8]]) -> (Vec<String>, bool) {

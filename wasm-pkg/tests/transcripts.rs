@@ -20,7 +20,7 @@ fn verdict(json: &str) -> String {
     }
 }
 
-// B4: the same verdicts as core/tests/transcripts.rs, from the same golden file.
+// B4: the same verdicts as core/tests/it/transcripts.rs, from the same golden file.
 #[wasm_bindgen_test]
 fn b4_fixture_verdicts_match_native_golden() {
     let golden = include_str!("../../tests/golden/transcripts/verdicts.txt");

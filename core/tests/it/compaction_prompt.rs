@@ -1,7 +1,7 @@
 //! Golden files for the summary prompt (rules C8–C10) and the extractive summariser.
-//! Regenerate with `UPDATE_EXPECT=1 cargo test -p portal-core --test compaction_prompt`.
+//! Regenerate with `UPDATE_EXPECT=1 cargo test -p portal-core --test it compaction_prompt::`.
 
-mod compaction_support;
+use crate::compaction_support;
 
 use compaction_support::*;
 use expect_test::expect_file;
@@ -14,10 +14,12 @@ const WINDOW: u64 = 200_000;
 
 /// The one driver: the plan's request and its extractive summary against their golden files.
 fn check(name: &str, plan: &CompactionPlan) {
-    expect_file![format!("../../tests/golden/compaction/{name}.prompt.txt")]
-        .assert_eq(&plan.request.text());
     expect_file![format!(
-        "../../tests/golden/compaction/{name}.extractive.txt"
+        "../../../tests/golden/compaction/{name}.prompt.txt"
+    )]
+    .assert_eq(&plan.request.text());
+    expect_file![format!(
+        "../../../tests/golden/compaction/{name}.extractive.txt"
     )]
     .assert_eq(&extractive::summarise(&plan.request));
 }

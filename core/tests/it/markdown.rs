@@ -1,9 +1,9 @@
 //! Markdown goldens: every document in `tests/markdown/` parsed whole, as the tree's outline in
 //! the `.txt` golden beside it. Played out one grapheme cluster at a time, every document ends
 //! as the same tree; a `streaming-*` document's golden also shows each frame that draws
-//! something new. Regenerate with `UPDATE_EXPECT=1 cargo test -p portal-core --test markdown`.
+//! something new. Regenerate with `UPDATE_EXPECT=1 cargo test -p portal-core --test it markdown::`.
 
-mod markdown_support;
+use crate::markdown_support;
 
 use expect_test::{expect, expect_file};
 use markdown_support::{documents, drawn, outline, play, read};
@@ -46,7 +46,7 @@ fn check(name: &str) {
             shown.push('\n');
         }
     }
-    expect_file![format!("../../tests/markdown/{name}.txt")].assert_eq(&shown);
+    expect_file![format!("../../../tests/markdown/{name}.txt")].assert_eq(&shown);
 }
 
 #[test]

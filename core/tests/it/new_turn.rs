@@ -1,6 +1,6 @@
 //! Opening a turn for a sent message: what is checked before anything is recorded.
 
-mod prompt_support;
+use crate::prompt_support;
 
 use portal_core::effort::Effort;
 use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};

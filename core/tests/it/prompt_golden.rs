@@ -2,7 +2,7 @@
 //! provider request bodies for some. Regenerate with `UPDATE_EXPECT=1`. Anthropic's body with
 //! prompt-caching marks is checked against the body without them for every fixture.
 
-mod prompt_support;
+use crate::prompt_support;
 
 use expect_test::expect_file;
 use portal_core::attachment::PictureRef;
@@ -104,7 +104,7 @@ fn check(name: &str, fixture: &Fixture) {
             assembled.diagnostics
         ));
     }
-    expect_file![format!("../../tests/golden/prompt/{name}.txt")].assert_eq(&out);
+    expect_file![format!("../../../tests/golden/prompt/{name}.txt")].assert_eq(&out);
 
     let openai = openai::request(&assembled.prompt, &model, &Placeholders);
     let anthropic = anthropic::request(
@@ -125,10 +125,12 @@ fn check(name: &str, fixture: &Fixture) {
     assert_eq!(unmarked(cached), anthropic, "{name}");
     if WITH_BODIES.contains(&name) {
         let pretty = |v| serde_json::to_string_pretty(v).unwrap() + "\n";
-        expect_file![format!("../../tests/golden/prompt/{name}.openai.json")]
+        expect_file![format!("../../../tests/golden/prompt/{name}.openai.json")]
             .assert_eq(&pretty(&openai));
-        expect_file![format!("../../tests/golden/prompt/{name}.anthropic.json")]
-            .assert_eq(&pretty(&anthropic));
+        expect_file![format!(
+            "../../../tests/golden/prompt/{name}.anthropic.json"
+        )]
+        .assert_eq(&pretty(&anthropic));
     }
 }
 

@@ -1,9 +1,9 @@
 //! Whole turns through the turn machine on simulated time (`turn_run_support`): each case
 //! scripts the model, the summaries and the tools, and its golden file under
 //! `tests/turn_run/` holds every action the machine asked for, every event it published and the
-//! turn as stored. `UPDATE_EXPECT=1 cargo test -p portal-core --test turn_run` rewrites them.
+//! turn as stored. `UPDATE_EXPECT=1 cargo test -p portal-core --test it turn_run::` rewrites them.
 
-mod turn_run_support;
+use crate::turn_run_support;
 
 use std::collections::HashMap;
 

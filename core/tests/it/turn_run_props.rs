@@ -5,7 +5,7 @@
 //! that completed, never leaves the turn running, and the turn as stored folds to the same
 //! `TurnState` as the events it published (`Sim::check`).
 
-mod turn_run_support;
+use crate::turn_run_support;
 
 use std::collections::HashMap;
 

@@ -1,6 +1,6 @@
 //! Attachments in the prompt, rule by rule (A1–A8).
 
-mod prompt_support;
+use crate::prompt_support;
 
 use portal_core::TurnStatus;
 use portal_core::attachment::{

@@ -1,6 +1,6 @@
 //! The layered prompt (L1–L3), its provider conversion, and E3 in the request bodies.
 
-mod prompt_support;
+use crate::prompt_support;
 
 use portal_core::attachment::PictureRef;
 use portal_core::effort::{Effort, EffortConfig};

@@ -1,7 +1,7 @@
 //! Versions of one message (issue 32): a turn that answers another's message again joins its
 //! versions, numbered in order; the page shows one of them at a time.
 
-mod prompt_support;
+use crate::prompt_support;
 
 use portal_core::display::{Version, versions};
 use portal_core::{TraceEntry, TurnKind, TurnStatus, validate};

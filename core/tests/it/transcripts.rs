@@ -1,8 +1,7 @@
 //! Validation of the shared transcript fixtures (rules B1–B4). The WebAssembly binding runs the
 //! same fixtures against the same golden verdicts in headless Chromium.
 
-#[path = "../../tests/fixtures/transcripts.rs"]
-mod fixtures;
+use crate::fixtures;
 
 use expect_test::expect_file;
 use portal_core::{
@@ -23,7 +22,7 @@ fn verdicts() -> String {
 // B3, B4: every fixture gets the verdict recorded in the golden file, one per invariant at least.
 #[test]
 fn b4_fixture_verdicts_match_golden() {
-    expect_file!["../../tests/golden/transcripts/verdicts.txt"].assert_eq(&verdicts());
+    expect_file!["../../../tests/golden/transcripts/verdicts.txt"].assert_eq(&verdicts());
 }
 
 #[test]
@@ -190,7 +189,7 @@ fn b4_garbage_never_panics() {
 // B1: the complete example in docs/transcript-format.md is a valid transcript.
 #[test]
 fn b1_format_doc_example_is_valid() {
-    let doc = include_str!("../../docs/transcript-format.md");
+    let doc = include_str!("../../../docs/transcript-format.md");
     let start = doc.find("```json\n").expect("the doc has a JSON example") + "```json\n".len();
     let end = start + doc[start..].find("```").expect("the example ends");
     parse_transcript(&doc[start..end]).expect("the documented example is valid");

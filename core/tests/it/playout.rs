@@ -833,7 +833,7 @@ fn golden_short_reply() {
     inputs.extend(ticks(0.0, 2_000.0, 16.0));
     check(
         inputs,
-        expect_file!["../../tests/golden/playout/short_reply.txt"],
+        expect_file!["../../../tests/golden/playout/short_reply.txt"],
     );
 }
 
@@ -847,6 +847,6 @@ fn golden_guardrail_release() {
     inputs.extend(ticks(0.0, 3_000.0, 16.0));
     check(
         inputs,
-        expect_file!["../../tests/golden/playout/guardrail_release.txt"],
+        expect_file!["../../../tests/golden/playout/guardrail_release.txt"],
     );
 }

@@ -3,7 +3,7 @@
 //! the rest of the reply completes, keeps the settled blocks as they were, draws only text the
 //! reply holds, and ends as the whole reply parsed at once.
 
-mod markdown_support;
+use crate::markdown_support;
 
 use std::ops::Range;
 

@@ -3,7 +3,7 @@
 //!
 //! Each log in `tests/fixtures/turn-state/` holds one `TurnEvent` as JSON per line; its golden
 //! file in `tests/golden/turn-state/` shows what each event changed and the state at the end.
-//! Regenerate with `UPDATE_EXPECT=1 cargo test -p portal-core --test turn_state`.
+//! Regenerate with `UPDATE_EXPECT=1 cargo test -p portal-core --test it turn_state::`.
 
 use std::fmt::Write;
 
@@ -11,8 +11,7 @@ use expect_test::expect_file;
 use portal_core::stream::{TurnEvent, call_header, event_text};
 use portal_core::{Awaiting, Block, CompactionState, Transcript, TurnKind, TurnState, TurnStatus};
 
-#[path = "../../tests/fixtures/transcripts.rs"]
-mod fixtures;
+use crate::fixtures;
 
 /// Folds the log `name` into a turn opened by "Hello" and compares what it shows with its golden.
 fn check(name: &str) {
@@ -29,7 +28,7 @@ fn check(name: &str) {
         let _ = writeln!(shown, "  {} -> {change:?}", event.name());
     }
     shown.push_str(&describe(&state));
-    expect_file![format!("../../tests/golden/turn-state/{name}.txt")].assert_eq(&shown);
+    expect_file![format!("../../../tests/golden/turn-state/{name}.txt")].assert_eq(&shown);
 }
 
 fn describe(state: &TurnState) -> String {

@@ -3,7 +3,7 @@
 //! must end with. However the model answers, an attempt makes at most one summary call and two
 //! model calls, and ends; a failed or refused compaction leaves the transcript as it was.
 
-mod compaction_support;
+use crate::compaction_support;
 
 use compaction_support::*;
 use portal_core::compaction::{

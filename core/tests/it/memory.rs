@@ -1,6 +1,6 @@
 //! Short-term memory, rule by rule (M1–M13, and C3 on the memory side).
 
-mod prompt_support;
+use crate::prompt_support;
 
 use expect_test::{Expect, expect};
 use portal_core::memory::{CompactionHint, Diagnostic, MemoryConfig, rebuild};

@@ -1,6 +1,6 @@
 //! The compaction planner's rules C1–C12 and B2, and the transcript shapes it must survive.
 
-mod compaction_support;
+use crate::compaction_support;
 
 use compaction_support::*;
 use portal_core::attachment::{Attachment, Picture};

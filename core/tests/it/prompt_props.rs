@@ -1,7 +1,7 @@
 //! Property: for any transcript that `validate` accepts, the rebuilt memory in each provider's
 //! format obeys that provider's pairing rules (rules M8, M9, M11, L3).
 
-mod prompt_support;
+use crate::prompt_support;
 
 use portal_core::attachment::AttachmentConfig;
 use portal_core::effort::{Effort, EffortConfig};

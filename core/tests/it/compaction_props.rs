@@ -1,7 +1,7 @@
 //! Property tests: the kept tail's invariants (C3, C4) over generated transcripts, cuts on
 //! character boundaries at every cut point, repeated compaction keeping transcripts valid.
 
-mod compaction_support;
+use crate::compaction_support;
 
 use compaction_support::*;
 use portal_core::compaction::{
