@@ -1,5 +1,7 @@
 //! Who is asking: organisations, their users and their agents, read from a configuration
-//! directory (`docs/identity.md`), and the bearer tokens that say which user a request is.
+//! directory (`docs/identity.md`), and the bearer tokens that say which user a request is. The
+//! same directory's single sign-on providers ([`sso`]) and MCP servers ([`mcp`]) are read here
+//! too, through the reading they share ([`files`]); signing in and connecting are done above.
 //!
 //! Local mode is the default: when no user is configured there is one organisation and one
 //! user, and every request is that user, without a login.

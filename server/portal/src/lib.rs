@@ -1,4 +1,7 @@
-//! Portal's native host: runs turns with portal-core, keeps conversations and streams their blocks.
+//! Portal's server: the HTTP API and the web app (`api`), sign-in (`sessions`, `sso`), the limits
+//! every request is held to (`limits`) and the connections' front (`front`), over the crates
+//! below it: the database it chooses at start (SQLite or PostgreSQL), the models, identity,
+//! tools, attachments and the turn host.
 
 mod allocator;
 pub mod api;
