@@ -26,6 +26,10 @@ pub struct MessageReader {
     max_calls: usize,
     /// The longest input of one call, in bytes.
     max_arguments: usize,
+    /// The most input the reply's calls may write together, in bytes.
+    max_total_arguments: usize,
+    /// The input the reply's calls have written so far, in bytes.
+    total_arguments: usize,
     /// The reply's calls by the index of their content block.
     calls: BTreeMap<u32, PendingCall>,
     /// Whether the last content block was thinking, so the next one is set apart from it.
@@ -52,6 +56,8 @@ impl AnswerReader for MessageReader {
         MessageReader {
             max_calls: limits.max_tool_calls,
             max_arguments: limits.max_arguments_bytes,
+            max_total_arguments: limits.max_total_arguments_bytes,
+            total_arguments: 0,
             calls: BTreeMap::new(),
             after_thinking: false,
             stop: None,
@@ -189,6 +195,12 @@ impl MessageReader {
                     return Err(EndpointError::ArgumentsTooLong {
                         index: call.index,
                         kib: self.max_arguments.div_ceil(1024),
+                    });
+                }
+                self.total_arguments = self.total_arguments.saturating_add(partial_json.len());
+                if self.total_arguments > self.max_total_arguments {
+                    return Err(EndpointError::AllArgumentsTooLong {
+                        kib: self.max_total_arguments.div_ceil(1024),
                     });
                 }
                 call.arguments.push_str(&partial_json);
@@ -378,4 +390,41 @@ enum Delta {
     InputJson { partial_json: String },
     #[serde(other)]
     Other,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_inputs_of_a_replys_calls_together_are_held_to_their_cap() {
+        let limits = AnswerLimits {
+            max_arguments_bytes: 1024,
+            max_total_arguments_bytes: 1024,
+            ..AnswerLimits::for_output_tokens(1024)
+        };
+        let mut reader = MessageReader::new(&limits);
+        let mut out = Vec::new();
+        let piece = "a".repeat(700);
+        let mut read = |index: u32| {
+            let start = json!({"type": "content_block_start", "index": index, "content_block":
+                {"type": "tool_use", "id": format!("t{index}"), "name": "count_characters", "input": {}}});
+            reader.data(&start.to_string(), &mut out)?;
+            let delta = json!({"type": "content_block_delta", "index": index, "delta":
+                {"type": "input_json_delta", "partial_json": piece}});
+            reader.data(&delta.to_string(), &mut out)
+        };
+        read(0).expect("700 bytes of one call's input are within both caps");
+        let refused = read(1).expect_err("1,400 bytes of input together are over 1 KiB");
+        assert!(
+            matches!(refused, EndpointError::AllArgumentsTooLong { kib: 1 }),
+            "{refused}"
+        );
+        assert_eq!(
+            refused.to_string(),
+            "the arguments of the answer's tool calls together are longer than 1 KiB (max_total_arguments_kib)"
+        );
+    }
 }

@@ -61,6 +61,8 @@ pub struct AnswerLimits {
     pub max_tool_calls: usize,
     /// The longest arguments of one tool call, in bytes.
     pub max_arguments_bytes: usize,
+    /// The most arguments all the tool calls of one reply may write together, in bytes.
+    pub max_total_arguments_bytes: usize,
     /// The most characters of text and thinking one call may stream, together.
     pub max_reply_chars: usize,
 }
@@ -74,6 +76,7 @@ impl AnswerLimits {
             max_error_body_bytes: kib(DEFAULT_MAX_ERROR_BODY_KIB),
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             max_arguments_bytes: kib(DEFAULT_MAX_ARGUMENTS_KIB),
+            max_total_arguments_bytes: kib(DEFAULT_MAX_TOTAL_ARGUMENTS_KIB),
             max_reply_chars: default_max_reply_chars(max_output_tokens),
         }
     }
@@ -221,6 +224,10 @@ pub const DEFAULT_MAX_ERROR_BODY_KIB: usize = 64;
 pub const DEFAULT_MAX_TOOL_CALLS: usize = 64;
 /// The longest arguments of one call when not configured. **Decision:** 1 MiB.
 pub const DEFAULT_MAX_ARGUMENTS_KIB: usize = 1024;
+/// The most arguments one reply's calls may write together when not configured.
+/// **Decision:** 4 MiB: four calls at the longest, or many short ones, where the caps of one call
+/// and of the calls' number alone would let one reply hold 64 MiB of arguments.
+pub const DEFAULT_MAX_TOTAL_ARGUMENTS_KIB: usize = 4096;
 /// How many characters of text and thinking a call may stream for each token of the model's
 /// `max_output_tokens` when `max_reply_chars` is not configured. **Decision:** 16. A token is
 /// about 4 characters of English prose and rarely above 8 (long words, code, a run of spaces or
@@ -267,6 +274,10 @@ fn default_max_arguments() -> usize {
     DEFAULT_MAX_ARGUMENTS_KIB
 }
 
+fn default_max_total_arguments() -> usize {
+    DEFAULT_MAX_TOTAL_ARGUMENTS_KIB
+}
+
 /// A model's table as the models file writes it, for either adapter; each adapter's
 /// configuration is read through it ([`RawConfig::read`]). Unknown fields are refused.
 #[derive(Deserialize)]
@@ -296,6 +307,8 @@ pub(crate) struct RawConfig {
     max_tool_calls: usize,
     #[serde(default = "default_max_arguments")]
     max_arguments_kib: usize,
+    #[serde(default = "default_max_total_arguments")]
+    max_total_arguments_kib: usize,
     #[serde(default)]
     max_reply_chars: Option<usize>,
     #[serde(default)]
@@ -345,6 +358,10 @@ impl RawConfig {
         let capabilities: ModelCapabilities =
             serde_json::from_value(Value::Object(capabilities))
                 .map_err(|e| ConfigError::Capabilities(e.to_string()))?;
+        // A model that may write nothing would get a reply cap of nothing.
+        if capabilities.max_output_tokens == 0 {
+            return Err(ConfigError::Zero("capabilities.max_output_tokens"));
+        }
         for (field, value) in [
             ("connect_timeout_seconds", self.connect_timeout_seconds),
             (
@@ -362,6 +379,7 @@ impl RawConfig {
             ("max_error_body_kib", self.max_error_body_kib),
             ("max_tool_calls", self.max_tool_calls),
             ("max_arguments_kib", self.max_arguments_kib),
+            ("max_total_arguments_kib", self.max_total_arguments_kib),
         ] {
             if value == 0 {
                 return Err(ConfigError::Zero(field));
@@ -395,6 +413,7 @@ impl RawConfig {
             max_error_body_bytes: kib(self.max_error_body_kib),
             max_tool_calls: self.max_tool_calls,
             max_arguments_bytes: kib(self.max_arguments_kib),
+            max_total_arguments_bytes: kib(self.max_total_arguments_kib),
             max_reply_chars: self
                 .max_reply_chars
                 .unwrap_or_else(|| default_max_reply_chars(capabilities.max_output_tokens)),

@@ -88,6 +88,11 @@ pub enum EndpointError {
         "the arguments of the answer's tool call {index} are longer than {kib} KiB (max_arguments_kib)"
     )]
     ArgumentsTooLong { index: u32, kib: usize },
+    /// The arguments of one reply's tool calls together are longer than the cap.
+    #[error(
+        "the arguments of the answer's tool calls together are longer than {kib} KiB (max_total_arguments_kib)"
+    )]
+    AllArgumentsTooLong { kib: usize },
     /// The reply's text and thinking together are longer than the cap.
     #[error(
         "the answer streams more than {max} characters of text and thinking (max_reply_chars, by default 16 for each of the model's max_output_tokens); check that the endpoint serves the model configured, or raise the cap"
@@ -166,6 +171,7 @@ impl EndpointError {
             | EndpointError::LineTooLong { .. }
             | EndpointError::TooManyCalls { .. }
             | EndpointError::ArgumentsTooLong { .. }
+            | EndpointError::AllArgumentsTooLong { .. }
             | EndpointError::ReplyTooLong { .. }
             | EndpointError::MissingKey { .. }
             | EndpointError::UnusableKey) => other,
@@ -236,6 +242,10 @@ impl EndpointError {
             EndpointError::ArgumentsTooLong { kib, .. } => format!(
                 "the model wrote more than {kib} KiB of arguments for one tool call; send the \
                  message again, perhaps asking for less at once"
+            ),
+            EndpointError::AllArgumentsTooLong { kib } => format!(
+                "the model wrote more than {kib} KiB of arguments for its tool calls in one \
+                 reply; send the message again, perhaps asking for less at once"
             ),
             EndpointError::ReplyTooLong { max } => format!(
                 "the model wrote more than {max} characters in one reply, more than the server \

@@ -17,6 +17,10 @@ pub struct ChunkReader {
     max_calls: usize,
     /// The longest arguments of one call, in bytes.
     max_arguments: usize,
+    /// The most arguments the reply's calls may write together, in bytes.
+    max_total_arguments: usize,
+    /// The arguments the reply's calls have written so far, in bytes.
+    total_arguments: usize,
     calls: BTreeMap<u32, PendingCall>,
     /// The index of the call the last fragment went to, for servers that leave out `index`.
     last_call: Option<u32>,
@@ -38,6 +42,8 @@ impl AnswerReader for ChunkReader {
         ChunkReader {
             max_calls: limits.max_tool_calls,
             max_arguments: limits.max_arguments_bytes,
+            max_total_arguments: limits.max_total_arguments_bytes,
+            total_arguments: 0,
             calls: BTreeMap::new(),
             last_call: None,
             finish: None,
@@ -189,6 +195,12 @@ impl ChunkReader {
                 kib: max_arguments.div_ceil(1024),
             });
         }
+        self.total_arguments = self.total_arguments.saturating_add(arguments.len());
+        if self.total_arguments > self.max_total_arguments {
+            return Err(EndpointError::AllArgumentsTooLong {
+                kib: self.max_total_arguments.div_ceil(1024),
+            });
+        }
         call.arguments.push_str(&arguments);
         if call.started {
             if !arguments.is_empty() {
@@ -337,5 +349,35 @@ impl Usage {
                 .min(output),
             estimated: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_arguments_of_a_replys_calls_together_are_held_to_their_cap() {
+        let limits = AnswerLimits {
+            max_arguments_bytes: 1024,
+            max_total_arguments_bytes: 1024,
+            ..AnswerLimits::for_output_tokens(1024)
+        };
+        let mut reader = ChunkReader::new(&limits);
+        let mut out = Vec::new();
+        let piece = "a".repeat(700);
+        let mut read = |index: u32| {
+            let chunk = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": index,
+                "id": format!("c{index}"), "function": {"name": "count_characters", "arguments": piece}}]}}]});
+            reader.data(&chunk.to_string(), &mut out)
+        };
+        read(0).expect("700 bytes of one call's arguments are within both caps");
+        let refused = read(1).expect_err("1,400 bytes of arguments together are over 1 KiB");
+        assert!(
+            matches!(refused, EndpointError::AllArgumentsTooLong { kib: 1 }),
+            "{refused}"
+        );
     }
 }

@@ -704,6 +704,20 @@ fn a_configuration_with_mistakes_is_refused_with_the_reason() {
         refused("base_url = \"http://h\"\nmodel = \"m\"\n[capabilities]\ncontext_window = 8192\n")
             .contains("max_output_tokens")
     );
+    // A model that may write nothing would get a reply cap of nothing: every answer refused.
+    assert!(
+        refused(&format!(
+            "base_url = \"http://h\"\nmodel = \"m\"\n{}",
+            caps.replace("max_output_tokens = 1024", "max_output_tokens = 0")
+        ))
+        .contains("`capabilities.max_output_tokens` must be at least 1")
+    );
+    assert!(
+        refused(&format!(
+            "base_url = \"http://h\"\nmodel = \"m\"\nmax_total_arguments_kib = 0\n{caps}"
+        ))
+        .contains("`max_total_arguments_kib` must be at least 1")
+    );
 }
 
 #[test]
