@@ -1,6 +1,7 @@
 //! The server's integration tests, one test binary so that a change links once: real servers on
 //! loopback ports over a SQLite data folder or a throwaway PostgreSQL (`databases`), with the
-//! support modules they share. The memory tests are binaries of their own (`attack_memory.rs`,
+//! support modules they share. The tests that measure the process's memory or CPU time are
+//! binaries of their own (`attack_memory.rs`, `attack_limits.rs`, `attack_streams.rs`,
 //! `mcp_memory.rs`), so that no test running beside them moves their peaks.
 
 mod attack_support;
@@ -18,8 +19,6 @@ mod stream_support;
 mod agent_tools;
 mod anthropic;
 mod attack_http;
-mod attack_limits;
-mod attack_streams;
 mod compaction;
 mod compaction_http;
 mod conversation_list;

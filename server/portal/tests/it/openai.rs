@@ -817,7 +817,7 @@ async fn endpoint(answer: Answer) -> Endpoint {
 
 impl Endpoint {
     /// A model on this endpoint that makes each call once: a refused call is not retried here
-    /// (`server/portal/tests/it/attack_streams.rs` checks retries).
+    /// (`server/portal/tests/attack_streams.rs` checks retries).
     fn model(&self, capabilities: ModelCapabilities) -> OpenAiModel {
         let mut config = OpenAiConfig::new(
             &self.base_url,

@@ -4,8 +4,10 @@
 //! run one at a time and reset the peak first, so each bound is that attack's alone.
 //! docs/security.md ("Limits") lists each limit with the test here that proves it.
 
-use crate::attack_support;
-use crate::common;
+#[path = "it/attack_support/mod.rs"]
+mod attack_support;
+#[path = "it/common/mod.rs"]
+mod common;
 
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,8 @@
 //! (`VmHWM`, reset through `/proc/self/clear_refs` first) against its resident memory before,
 //! and states the bound. Those tests take [`MEMORY`] so that they run one at a time.
 
-use crate::common;
+#[path = "it/common/mod.rs"]
+mod common;
 
 use std::convert::Infallible;
 use std::path::Path;
