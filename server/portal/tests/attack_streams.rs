@@ -695,6 +695,45 @@ async fn peak_growth_mib<T>(scenario: impl std::future::Future<Output = T>) -> (
 /// and 64 KiB (an error body); the rest is the server, the endpoint and the test at work.
 const MEMORY_BOUND_MIB: u64 = 48;
 
+// 64 tool calls of 960 KiB of arguments each, every one under the cap of one call (1 MiB):
+// refused once the calls together pass their cap (4 MiB by default), memory bounded. Before
+// that cap one reply could hold 64 MiB of arguments (issue 42).
+#[tokio::test]
+async fn sixty_four_calls_of_960_kib_fail_the_turn_at_the_calls_total_cap_with_bounded_memory() {
+    let _alone = MEMORY.lock().await;
+    let (base_url, _) = upstream(|_, _| {
+        let letters = "a".repeat(64 * 1024);
+        let chunks = (0..64u32).flat_map(move |call| {
+            let start = format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{call},\"id\":\"c{call}\",\"function\":{{\"name\":\"count_characters\",\"arguments\":\"\"}}}}]}}}}]}}\n\n"
+            );
+            let letters = letters.clone();
+            std::iter::once(start).chain((0..15).map(move |_| {
+                format!(
+                    "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{call},\"function\":{{\"arguments\":\"{letters}\"}}}}]}}}}]}}\n\n"
+                )
+            }))
+        });
+        event_stream(Body::from_stream(
+            stream::iter(chunks).map(|chunk| Ok::<_, Infallible>(Bytes::from(chunk))),
+        ))
+    })
+    .await;
+    let (outcome, growth) = peak_growth_mib(run_turn(models(&base_url, ""))).await;
+    println!("64 calls of 960 KiB of arguments: the peak rose {growth} MiB");
+    failed(
+        &outcome,
+        "The model wrote more than 4096 KiB of arguments for its tool calls in one reply; send the \
+         message again, perhaps asking for less at once.",
+        Duration::ZERO,
+        Duration::from_secs(10),
+    );
+    assert!(
+        growth < MEMORY_BOUND_MIB,
+        "the peak rose {growth} MiB, over {MEMORY_BOUND_MIB} MiB"
+    );
+}
+
 // One endless line: refused at the line cap (4 MiB by default), memory bounded. Before the cap
 // the server grew to 2 GB.
 #[tokio::test]
