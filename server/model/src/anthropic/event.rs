@@ -12,7 +12,9 @@ use portal_core::usage::Tokens;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::endpoint::{AnswerLimits, AnswerReader, EndpointError, classify_stream_error, quote};
+use crate::endpoint::{
+    AnswerLimits, AnswerReader, CallCaps, EndpointError, classify_stream_error, quote,
+};
 use crate::{FinishReason, ModelEvent, parse_arguments};
 
 /// What the thinking says where Anthropic sent a `redacted_thinking` block: reasoning its safety
@@ -22,14 +24,8 @@ pub const REDACTED_THINKING: &str = "[Anthropic's safety systems hid this part o
 /// What one message's events have said so far.
 #[derive(Debug)]
 pub struct MessageReader {
-    /// The most calls one reply may make.
-    max_calls: usize,
-    /// The longest input of one call, in bytes.
-    max_arguments: usize,
-    /// The most input the reply's calls may write together, in bytes.
-    max_total_arguments: usize,
-    /// The input the reply's calls have written so far, in bytes.
-    total_arguments: usize,
+    /// The caps on the reply's calls, and what their input has written.
+    caps: CallCaps,
     /// The reply's calls by the index of their content block.
     calls: BTreeMap<u32, PendingCall>,
     /// Whether the last content block was thinking, so the next one is set apart from it.
@@ -54,10 +50,7 @@ struct PendingCall {
 impl AnswerReader for MessageReader {
     fn new(limits: &AnswerLimits) -> MessageReader {
         MessageReader {
-            max_calls: limits.max_tool_calls,
-            max_arguments: limits.max_arguments_bytes,
-            max_total_arguments: limits.max_total_arguments_bytes,
-            total_arguments: 0,
+            caps: CallCaps::new(limits),
             calls: BTreeMap::new(),
             after_thinking: false,
             stop: None,
@@ -143,11 +136,7 @@ impl MessageReader {
                 out.push(ModelEvent::ThinkingDelta(REDACTED_THINKING.into()))
             }
             Block::ToolUse { id, name, input } => {
-                if self.calls.len() >= self.max_calls {
-                    return Err(EndpointError::TooManyCalls {
-                        max: self.max_calls,
-                    });
-                }
+                self.caps.admit_call(self.calls.len())?;
                 let call = u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
                 let id = Some(id).filter(|id| !id.is_empty());
                 out.push(ModelEvent::ToolCallStart {
@@ -191,18 +180,8 @@ impl MessageReader {
                         start: quote(&partial_json),
                     });
                 };
-                if call.arguments.len().saturating_add(partial_json.len()) > self.max_arguments {
-                    return Err(EndpointError::ArgumentsTooLong {
-                        index: call.index,
-                        kib: self.max_arguments.div_ceil(1024),
-                    });
-                }
-                self.total_arguments = self.total_arguments.saturating_add(partial_json.len());
-                if self.total_arguments > self.max_total_arguments {
-                    return Err(EndpointError::AllArgumentsTooLong {
-                        kib: self.max_total_arguments.div_ceil(1024),
-                    });
-                }
+                self.caps
+                    .admit_arguments(call.index, call.arguments.len(), partial_json.len())?;
                 call.arguments.push_str(&partial_json);
                 if !partial_json.is_empty() {
                     out.push(ModelEvent::ToolCallArgumentsDelta {

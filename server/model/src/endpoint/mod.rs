@@ -7,6 +7,7 @@
 //! ([`AnswerReader`]).
 
 mod call;
+mod caps;
 mod config;
 mod decode;
 mod error;
@@ -14,6 +15,7 @@ mod sse;
 
 pub(crate) use call::Connection;
 pub use call::EventStream;
+pub use caps::CallCaps;
 pub(crate) use config::RawConfig;
 pub use config::{AnswerLimits, ApiKey, ConfigError, EndpointConfig, RetryPolicy};
 pub use decode::{AnswerReader, Decoder, events};

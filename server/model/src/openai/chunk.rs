@@ -7,20 +7,16 @@ use portal_core::usage::Tokens;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::endpoint::{AnswerLimits, AnswerReader, EndpointError, classify_stream_error, quote};
+use crate::endpoint::{
+    AnswerLimits, AnswerReader, CallCaps, EndpointError, classify_stream_error, quote,
+};
 use crate::{FinishReason, ModelEvent, parse_arguments};
 
 /// What one answer's chunks have said so far.
 #[derive(Debug)]
 pub struct ChunkReader {
-    /// The most calls one reply may make.
-    max_calls: usize,
-    /// The longest arguments of one call, in bytes.
-    max_arguments: usize,
-    /// The most arguments the reply's calls may write together, in bytes.
-    max_total_arguments: usize,
-    /// The arguments the reply's calls have written so far, in bytes.
-    total_arguments: usize,
+    /// The caps on the reply's calls, and what they have written.
+    caps: CallCaps,
     calls: BTreeMap<u32, PendingCall>,
     /// The index of the call the last fragment went to, for servers that leave out `index`.
     last_call: Option<u32>,
@@ -40,10 +36,7 @@ struct PendingCall {
 impl AnswerReader for ChunkReader {
     fn new(limits: &AnswerLimits) -> ChunkReader {
         ChunkReader {
-            max_calls: limits.max_tool_calls,
-            max_arguments: limits.max_arguments_bytes,
-            max_total_arguments: limits.max_total_arguments_bytes,
-            total_arguments: 0,
+            caps: CallCaps::new(limits),
             calls: BTreeMap::new(),
             last_call: None,
             finish: None,
@@ -167,12 +160,9 @@ impl ChunkReader {
             (None, None, None) => 0,
         };
         self.last_call = Some(index);
-        if !self.calls.contains_key(&index) && self.calls.len() >= self.max_calls {
-            return Err(EndpointError::TooManyCalls {
-                max: self.max_calls,
-            });
+        if !self.calls.contains_key(&index) {
+            self.caps.admit_call(self.calls.len())?;
         }
-        let max_arguments = self.max_arguments;
         let call = self.calls.entry(index).or_default();
         if call.id.is_none() {
             call.id = id;
@@ -189,18 +179,8 @@ impl ChunkReader {
             Some(Value::Null) | None => String::new(),
             Some(other) => other.to_string(),
         };
-        if call.arguments.len().saturating_add(arguments.len()) > max_arguments {
-            return Err(EndpointError::ArgumentsTooLong {
-                index,
-                kib: max_arguments.div_ceil(1024),
-            });
-        }
-        self.total_arguments = self.total_arguments.saturating_add(arguments.len());
-        if self.total_arguments > self.max_total_arguments {
-            return Err(EndpointError::AllArgumentsTooLong {
-                kib: self.max_total_arguments.div_ceil(1024),
-            });
-        }
+        self.caps
+            .admit_arguments(index, call.arguments.len(), arguments.len())?;
         call.arguments.push_str(&arguments);
         if call.started {
             if !arguments.is_empty() {
