@@ -549,7 +549,7 @@ impl TurnRun {
     }
 
     fn call_model(&mut self, prompt: Prompt, transcript: Arc<Transcript>) {
-        self.writer.begin_call();
+        self.writer.begin_call(&mut self.actions);
         let taken = call_ids(&transcript);
         let estimate = Tokens::estimated(self.counter.count(&render(&prompt)) as u64, 0);
         self.actions.push_back(Action::CallModel(Box::new(prompt)));

@@ -47,8 +47,11 @@ impl Writer {
         self.messages = turn.map(|t| t.messages.clone()).unwrap_or_default();
     }
 
-    /// A model call starts streaming: what it writes from here on can be withdrawn.
-    pub fn begin_call(&mut self) {
+    /// A model call starts streaming: what it writes from here on can be withdrawn. The open
+    /// block is ended first, so the call's text opens blocks of its own: a withdrawal removes
+    /// whole blocks, and the turn's log merges a delta only into one of the same block.
+    pub fn begin_call(&mut self, out: &mut VecDeque<Action>) {
+        self.close(out);
         self.output = Some(CallOutput {
             message: self.message,
             first: None,

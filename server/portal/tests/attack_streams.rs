@@ -1147,3 +1147,89 @@ async fn a_search_through_a_64_mib_stored_reply_holds_no_copy_of_it() {
         assert!(growth < STORED_SEARCH_BOUND_MIB, "{q}: grew {growth} MiB");
     }
 }
+
+/// How far the peak may rise while a reply of 131,000 one-character deltas plays: the text is
+/// 128 KiB, held merged in the turn's log, in storage's writes and in the test's reader; the rest
+/// is the server, the endpoint and the test at work.
+const ONE_CHARACTER_BOUND_MIB: u64 = 16;
+
+// A reply up to the reply cap written one character a delta (131,000 deltas of a model of 8,192
+// output tokens): the turn's log merges each delta into the one before it in the same block, so
+// memory is a small multiple of the text, and a reader that comes after the end reads the block
+// in one delta, not 131,000 events. Before the merging such a reply cost +43 MiB, and a late
+// reader read 131,000 events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_of_one_character_deltas_is_held_merged_with_bounded_memory() {
+    let _alone = MEMORY.lock().await;
+    const CHARACTERS: usize = 131_000;
+    let (base_url, _) = upstream(|_, _| {
+        let delta = Bytes::from_static(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n");
+        let finish = Bytes::from_static(
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+        );
+        let body = stream::iter(std::iter::repeat_n(delta, CHARACTERS))
+            .chain(stream::iter([finish]))
+            .map(Ok::<_, Infallible>);
+        event_stream(Body::from_stream(body))
+    })
+    .await;
+    let file =
+        models_file(&base_url, "").replace("max_output_tokens = 1024", "max_output_tokens = 8192");
+    let models = ModelRegistry::from_toml(&file, 0.0, |_| None).expect("models file");
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = common::start_with(data.path(), 0.0, Some(models)).await;
+    let id = server.conversation().await;
+
+    let started = Instant::now();
+    let ((turn, live), growth) = peak_growth_mib(async {
+        let turn = server.send(&id, "Hello?").await;
+        let mut events = server.stream(&id, turn, None).await;
+        let mut text = 0;
+        let mut last = None;
+        while let Some((_, event)) = events.next().await {
+            if let TurnEvent::Delta { text: piece, .. } = &event {
+                text += piece.len();
+            }
+            last = Some(event);
+        }
+        assert!(
+            matches!(
+                last,
+                Some(TurnEvent::TurnEnd {
+                    status: TurnStatus::Completed,
+                    ..
+                })
+            ),
+            "{last:?}"
+        );
+        (turn, text)
+    })
+    .await;
+    println!(
+        "{CHARACTERS} one-character deltas: the peak rose {growth} MiB, the turn took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(live, CHARACTERS, "the live reader read the whole text");
+    assert!(
+        growth < ONE_CHARACTER_BOUND_MIB,
+        "the peak rose {growth} MiB, over {ONE_CHARACTER_BOUND_MIB} MiB"
+    );
+
+    let late = server.events(&id, turn, None).await;
+    let deltas = late
+        .iter()
+        .filter(|(_, event)| matches!(event, TurnEvent::Delta { .. }))
+        .count();
+    assert_eq!(deltas, 1, "a late reader reads the block in one delta");
+    assert_eq!(common::streamed_text(&late, 1, 0).len(), CHARACTERS);
+    let (middle, _) = late
+        .iter()
+        .find(|(_, event)| matches!(event, TurnEvent::Delta { .. }))
+        .expect("the delta");
+    let resumed = server.events(&id, turn, Some(middle - 1000)).await;
+    assert_eq!(
+        common::streamed_text(&resumed, 1, 0),
+        "a".repeat(1000),
+        "a reader resuming inside the merged delta reads the rest of its text"
+    );
+}

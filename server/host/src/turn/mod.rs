@@ -8,6 +8,7 @@
 //! ([`Turns::cancel`]) and is recorded cut off. A turn that ends is recorded completed, failed or
 //! cut off.
 
+mod coalesce;
 mod live;
 mod run;
 

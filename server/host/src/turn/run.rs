@@ -28,6 +28,7 @@ use portal_model::{Model, ModelError, ModelStream};
 use portal_store::{KeptText, NewCall, StorageError, TurnRef};
 use portal_tools::{ToolCall, ToolContext, unknown_tool};
 
+use super::coalesce::coalesced;
 use super::live::CutOffSignal;
 use super::{TurnSetup, Turns};
 
@@ -150,7 +151,7 @@ impl Host {
                         let found = diagnostics(machine.diagnostics());
                         self.record_call(CallPurpose::Turn, &prompt, call.body.as_ref(), &found)
                             .await;
-                        *stream = Some(call.stream);
+                        *stream = Some(coalesced(call.stream));
                     }
                     Waited::CutOff(by) => machine.handle_cut_off(by),
                 }

@@ -7,7 +7,13 @@
 //! start, a block end, a compaction and a turn end weigh 1. So a streamed block's deltas end at
 //! the same id however the model split its text, and a log rebuilt from the stored turn
 //! ([`TurnLog::rebuilt`]), where each block is one delta, numbers every event the same way: the
-//! numbering is a function of the stored blocks. What storage does not keep weighs 0 and shares
+//! numbering is a function of the stored blocks.
+//!
+//! The log keeps a block's consecutive deltas as one, which grows as they come: a reply written
+//! a character at a time holds its text once, not an event per character. A reader that read
+//! part of it reads the rest of its text next, as a reader resuming inside a delta does. A model
+//! call's output opens blocks of its own (core's writer ends the open block first), so the place
+//! a withdrawal goes back to never falls inside a grown delta. What storage does not keep weighs 0 and shares
 //! the id before it: a compaction's start (its block is written only when the summary is,
 //! rule C5), the end of a compaction that failed, and a message announced again after a failed
 //! compaction left it empty.
@@ -185,11 +191,29 @@ impl State {
                 self.compaction = None;
                 0
             }
-            TurnEvent::Delta { text, .. } => {
+            TurnEvent::Delta {
+                message,
+                block,
+                text,
+            } => {
                 if text.is_empty() {
                     return;
                 }
-                u64::try_from(text.len()).unwrap_or(u64::MAX)
+                let weight = u64::try_from(text.len()).unwrap_or(u64::MAX);
+                if let Some(last) = self.entries.last_mut()
+                    && let TurnEvent::Delta {
+                        message: m,
+                        block: b,
+                        text: kept,
+                    } = &mut last.event
+                    && (*m, *b) == (*message, *block)
+                {
+                    kept.push_str(text);
+                    last.end = last.end.saturating_add(weight);
+                    self.end = last.end;
+                    return;
+                }
+                weight
             }
             TurnEvent::Compacted { .. } => {
                 self.compaction = None;
@@ -248,16 +272,28 @@ impl State {
             .map(|skipped| cursor + skipped);
         if let Some(at) = unread {
             let entry = &self.entries[at];
-            reader.cursor = Some(at + 1);
+            let event = entry.rest(reader.after);
+            // A delta grows while its block streams: the reader stays on it for the rest.
+            let grows = matches!(entry.event, TurnEvent::Delta { .. });
+            reader.cursor = Some(if grows { at } else { at + 1 });
+            reader.after = reader.after.max(entry.end);
             reader.sent = true;
             let last = at + 1 == self.entries.len() && !self.running;
             return Next::Send {
                 id: entry.end,
-                event: entry.rest(reader.after),
+                event,
                 last: last && matches!(entry.event, TurnEvent::TurnEnd { .. }),
             };
         }
-        reader.cursor = Some(self.entries.len());
+        // Everything is read; the last delta may still grow.
+        let growing = matches!(
+            self.entries.last(),
+            Some(Entry {
+                event: TurnEvent::Delta { .. },
+                ..
+            })
+        );
+        reader.cursor = Some(self.entries.len() - usize::from(growing));
         if self.running {
             return Next::Wait;
         }
@@ -280,7 +316,7 @@ impl State {
 /// Where one stream is in a log.
 #[derive(Debug)]
 struct Reader {
-    /// The id of the last event the reader has.
+    /// The id of the last event the reader has, or of the part of a delta it read.
     after: u64,
     /// The next entry to look at, once placed.
     cursor: Option<usize>,

@@ -487,3 +487,88 @@ async fn c2_withdrawn_events_are_read_only_as_their_withdrawal() {
     }
     assert_eq!(past, whole, "a reader that read the withdrawal");
 }
+
+#[tokio::test]
+async fn a_blocks_deltas_are_kept_as_one_and_a_reader_following_them_reads_each_character_once() {
+    use futures_util::StreamExt;
+    let log = TurnLog::new();
+    log.resume();
+    log.push(TurnEvent::MessageStart {
+        message: 1,
+        role: Role::Assistant,
+    });
+    log.push(TurnEvent::BlockStart {
+        message: 1,
+        block: 0,
+        kind: BlockKind::Text,
+        call: None,
+        is_error: false,
+    });
+    let mut follower = Box::pin(log.read_from(0, Duration::from_secs(5)));
+    let mut followed = vec![
+        follower.next().await.expect("message start"),
+        follower.next().await.expect("block start"),
+    ];
+    let text = "Hello, 日本語 👩‍💻 world.";
+    for (n, character) in text.chars().enumerate() {
+        if n % 3 != 2 {
+            // The follower has read everything and waits for more.
+            let waited = tokio::time::timeout(Duration::from_millis(1), follower.next()).await;
+            assert!(waited.is_err(), "nothing to read yet: {waited:?}");
+        }
+        log.push(TurnEvent::Delta {
+            message: 1,
+            block: 0,
+            text: character.to_string(),
+        });
+        // The follower reads after most deltas, so it waits at the growing delta's end, and
+        // sometimes reads two characters at once.
+        if n % 3 != 1 {
+            followed.push(follower.next().await.expect("a delta"));
+        }
+    }
+    log.push(TurnEvent::BlockEnd {
+        message: 1,
+        block: 0,
+    });
+    log.push(TurnEvent::TurnEnd {
+        status: TurnStatus::Completed,
+        reason: None,
+    });
+    followed.extend(follower.collect::<Vec<_>>().await);
+
+    let kept = entries(&log);
+    let deltas: Vec<&TurnEvent> = kept
+        .iter()
+        .map(|(_, event)| event)
+        .filter(|event| matches!(event, TurnEvent::Delta { .. }))
+        .collect();
+    assert_eq!(
+        deltas,
+        [&TurnEvent::Delta {
+            message: 1,
+            block: 0,
+            text: text.into(),
+        }],
+        "the log keeps the block's deltas as one"
+    );
+    let streamed: String = followed
+        .iter()
+        .filter_map(|(_, event)| match event {
+            TurnEvent::Delta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, text, "each character read once, in order");
+    let ids: Vec<u64> = followed.iter().map(|(id, _)| *id).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    assert_eq!(
+        followed.last(),
+        kept.last().map(|(id, e)| (*id, e.clone())).as_ref()
+    );
+    assert_eq!(
+        read(&log, 0).await,
+        kept,
+        "a later reader reads the log as kept"
+    );
+}

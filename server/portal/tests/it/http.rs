@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{Server, spawn_portal, start, streamed_text};
+use common::{Server, assert_same_content, spawn_portal, start, streamed_text};
 use portal_core::stream::TurnEvent;
 use portal_core::{Block, Role, TurnStatus, validate};
 
@@ -64,7 +64,10 @@ async fn sse_reconnect_after_the_turn_ended_loses_and_duplicates_nothing() {
     let all = server.events(&id, turn, None).await;
     let cut = all.len() / 2;
     let rest = server.events(&id, turn, Some(all[cut - 1].0)).await;
-    assert_eq!(rest, all[cut..].to_vec());
+    // The log joins a block's deltas, so the rest may come in fewer deltas than streamed live.
+    let mut resumed = all[..cut].to_vec();
+    resumed.extend(rest);
+    assert_same_content(&resumed, &all);
     assert!(
         all.windows(2).all(|pair| pair[0].0 < pair[1].0),
         "ids grow: {all:?}"
