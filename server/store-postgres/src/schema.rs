@@ -251,6 +251,22 @@ const MIGRATIONS: &[&str] = &[
         FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
     );
     "#,
+    // Version 7: single sign-ons under way, as SQLite's version 9 keeps them, shared by the
+    // replicas: the provider may send the browser back to any of them.
+    r#"
+    CREATE TABLE sso_sign_ins (
+        state_sha256    TEXT PRIMARY KEY,
+        binding_sha256  TEXT NOT NULL,
+        client          TEXT,
+        provider        TEXT NOT NULL,
+        verifier        TEXT NOT NULL,
+        nonce           TEXT NOT NULL,
+        return_to       TEXT NOT NULL,
+        expires_at      BIGINT NOT NULL
+    );
+    CREATE INDEX sso_sign_ins_by_client ON sso_sign_ins (client);
+    CREATE INDEX sso_sign_ins_by_expiry ON sso_sign_ins (expires_at);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

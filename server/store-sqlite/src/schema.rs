@@ -243,6 +243,25 @@ const MIGRATIONS: &[&str] = &[
         FOREIGN KEY (conversation_id, turn) REFERENCES turns (conversation_id, turn)
     );
     "#,
+    // Version 9: single sign-ons under way, in the database rather than in one server's memory,
+    // so that the provider may send the browser back to any replica. A row is found by the
+    // SHA-256 digest of its `state` (the state itself is never kept), bound to the digest of
+    // the browser's `portal_sso` cookie, counted per client, and removed when claimed or, once
+    // expired, as new sign-ins come.
+    r#"
+    CREATE TABLE sso_sign_ins (
+        state_sha256    TEXT PRIMARY KEY,
+        binding_sha256  TEXT NOT NULL,
+        client          TEXT,
+        provider        TEXT NOT NULL,
+        verifier        TEXT NOT NULL,
+        nonce           TEXT NOT NULL,
+        return_to       TEXT NOT NULL,
+        expires_at      INTEGER NOT NULL
+    );
+    CREATE INDEX sso_sign_ins_by_client ON sso_sign_ins (client);
+    CREATE INDEX sso_sign_ins_by_expiry ON sso_sign_ins (expires_at);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

@@ -13,7 +13,7 @@ use portal_store::codec::{
     to_json,
 };
 use portal_store::quota::{Limit, Spender};
-use portal_store::{ConversationId, Owner, PausedClaim, Result, Usage, rules};
+use portal_store::{ConversationId, Owner, PausedClaim, Result, SsoSignIn, Usage, rules};
 
 /// The rules' statements on one SQLite connection, inside its transaction.
 pub(super) struct Statements<'c>(pub(super) &'c Connection);
@@ -640,4 +640,68 @@ impl rules::Statements for Statements<'_> {
             .execute([id])?;
         Ok(())
     }
+
+    fn delete_sso_sign_ins_until(&mut self, now_ms: i64) -> Result<()> {
+        self.0
+            .prepare_cached("DELETE FROM sso_sign_ins WHERE expires_at <= ?1")?
+            .execute([now_ms])?;
+        Ok(())
+    }
+
+    fn sso_sign_ins_held(&mut self, client: Option<&str>) -> Result<(u64, u64)> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT (SELECT count(*) FROM sso_sign_ins),
+                        (SELECT count(*) FROM sso_sign_ins WHERE client = ?1)",
+            )?
+            .query_row([client], |row| Ok((row.get(0)?, row.get(1)?)))?)
+    }
+
+    fn insert_sso_sign_in(&mut self, sign_in: &SsoSignIn, expires_at_ms: i64) -> Result<()> {
+        self.0
+            .prepare_cached(&format!(
+                "INSERT INTO sso_sign_ins ({SSO_SIGN_IN_COLUMNS}, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            ))?
+            .execute(params![
+                sign_in.state_sha256,
+                sign_in.binding_sha256,
+                sign_in.client,
+                sign_in.provider,
+                sign_in.verifier,
+                sign_in.nonce,
+                sign_in.return_to,
+                expires_at_ms
+            ])?;
+        Ok(())
+    }
+
+    fn take_sso_sign_in(&mut self, state_sha256: &str) -> Result<Option<(SsoSignIn, i64)>> {
+        Ok(self
+            .0
+            .prepare_cached(&format!(
+                "DELETE FROM sso_sign_ins WHERE state_sha256 = ?1
+                 RETURNING {SSO_SIGN_IN_COLUMNS}, expires_at"
+            ))?
+            .query_row([state_sha256], |row| {
+                Ok((
+                    SsoSignIn {
+                        state_sha256: row.get(0)?,
+                        binding_sha256: row.get(1)?,
+                        client: row.get(2)?,
+                        provider: row.get(3)?,
+                        verifier: row.get(4)?,
+                        nonce: row.get(5)?,
+                        return_to: row.get(6)?,
+                    },
+                    row.get(7)?,
+                ))
+            })
+            .optional()?)
+    }
 }
+
+/// The columns of a single sign-on under way, as [`SsoSignIn`] holds them.
+const SSO_SIGN_IN_COLUMNS: &str =
+    "state_sha256, binding_sha256, client, provider, verifier, nonce, return_to";

@@ -229,6 +229,10 @@ pub enum StorageError {
     )]
     QuotaExceeded { used: u64, size: u64, quota: u64 },
     #[error(
+        "too many sign-ins through an identity provider are under way (at most {most} in all, and {from_one_client} from one client); try again in a few minutes, once older ones have finished or expired"
+    )]
+    SsoSignInsFull { most: u64, from_one_client: u64 },
+    #[error(
         "a stored {what} cannot be read ({detail}); the database was changed outside Portal or by a newer build, so restore a backup"
     )]
     Unreadable { what: &'static str, detail: String },

@@ -368,6 +368,30 @@ pub trait Storage: Send + Sync + fmt::Debug {
         })
     }
 
+    /// Keeps a single sign-on under way until its browser comes back from the provider, for
+    /// `limits.lifetime_ms` by the database's clock. Under a lock every server takes (sign-ins
+    /// started at once, on every replica, take turns): removes the sign-ins that expired, and
+    /// refuses this one with [`StorageError::SsoSignInsFull`] when `limits.most` are under way,
+    /// or `limits.from_one_client` from its client.
+    fn keep_sso_sign_in(&self, sign_in: &SsoSignIn, limits: SsoSignInLimits) -> Result<()> {
+        in_write(self, |s| rules::keep_sso_sign_in(s, sign_in, limits))
+    }
+
+    /// Takes the sign-in whose `state` hashes to `state_sha256`, removing it in the same
+    /// statement, so that of any number of claims at once, on any replica, one at most gets it.
+    /// It is answered only to the browser whose `portal_sso` cookie hashes to
+    /// `binding_sha256`, and only before it expires: a claim with another binding, with none,
+    /// or too late uses it up and gets `None`, like one of a `state` never kept or used before.
+    fn claim_sso_sign_in(
+        &self,
+        state_sha256: &str,
+        binding_sha256: Option<&str>,
+    ) -> Result<Option<SsoSignIn>> {
+        in_write(self, |s| {
+            rules::claim_sso_sign_in(s, state_sha256, binding_sha256)
+        })
+    }
+
     /// Removes every failure of `keys`, and the failures `places` ([`Storage::take_sign_in_places`]'s
     /// ids): a right password forgets its user's failures and gives its address's place back; a
     /// sign-in never checked gives its places back. Removing what is gone does nothing.
@@ -563,6 +587,38 @@ pub struct SsoAccount {
     /// The name shown for them, from the provider's `name` claim when it sent one.
     pub name: String,
     pub created_at_ms: i64,
+}
+
+/// A single sign-on under way (docs/identity.md, "Single sign-on"): what the portal sent a
+/// browser to its provider with, kept until the provider sends the browser back with its
+/// `state`. Never the `state` itself, nor the browser's cookie: only their SHA-256 digests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SsoSignIn {
+    /// The SHA-256 digest of the sign-in's `state`, in lowercase hexadecimal.
+    pub state_sha256: String,
+    /// The SHA-256 digest of the browser's `portal_sso` cookie value, in lowercase hexadecimal.
+    pub binding_sha256: String,
+    /// The client that started it (its address, or its IPv6 /64), when known.
+    pub client: Option<String>,
+    /// The provider's id.
+    pub provider: String,
+    /// The PKCE code verifier, sent to the provider with the code.
+    pub verifier: String,
+    /// The nonce the ID token must carry.
+    pub nonce: String,
+    /// Where the browser goes once signed in: a path of the portal.
+    pub return_to: String,
+}
+
+/// How long sign-ins under way last, and how many are kept ([`Storage::keep_sso_sign_in`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SsoSignInLimits {
+    /// How long one lasts, in milliseconds.
+    pub lifetime_ms: i64,
+    /// The most under way at once.
+    pub most: u64,
+    /// The most under way at once from one client.
+    pub from_one_client: u64,
 }
 
 /// The latest turns of a conversation, as [`Storage::load_recent`] loads them.

@@ -12,8 +12,8 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, SsoAccount, Storage,
-    StorageError, StoredSession, ThrottleRule, Usage,
+    NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, SsoAccount, SsoSignIn,
+    SsoSignInLimits, Storage, StorageError, StoredSession, ThrottleRule, Usage,
 };
 
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
@@ -438,6 +438,28 @@ impl AsyncStorage {
     pub async fn forget_sign_in_failures(&self, keys: Vec<String>, places: Vec<i64>) -> Result<()> {
         self.run(Lane::Write, move |s| {
             s.forget_sign_in_failures(&keys, &places)
+        })
+        .await
+    }
+
+    /// See [`Storage::keep_sso_sign_in`].
+    pub async fn keep_sso_sign_in(
+        &self,
+        sign_in: SsoSignIn,
+        limits: SsoSignInLimits,
+    ) -> Result<()> {
+        self.run(Lane::Write, move |s| s.keep_sso_sign_in(&sign_in, limits))
+            .await
+    }
+
+    /// See [`Storage::claim_sso_sign_in`].
+    pub async fn claim_sso_sign_in(
+        &self,
+        state_sha256: String,
+        binding_sha256: Option<String>,
+    ) -> Result<Option<SsoSignIn>> {
+        self.run(Lane::Write, move |s| {
+            s.claim_sso_sign_in(&state_sha256, binding_sha256.as_deref())
         })
         .await
     }

@@ -1,9 +1,9 @@
 //! Storage's rules, written once for both databases: which turn a conversation may open, what a
 //! running turn takes, when a turn's status may change, what an attachment may be stored under
-//! the quota, what deleting a conversation takes with it, how failed sign-ins are counted, and
-//! which refusal says why. Each database implements [`Statements`], its statements
-//! run inside one of its transactions, and decides nothing itself (docs/storage.md, "One set of
-//! rules").
+//! the quota, what deleting a conversation takes with it, how failed sign-ins are counted, how a
+//! single sign-on under way is kept and claimed once, and which refusal says why. Each database
+//! implements [`Statements`], its statements run inside one of its transactions, and decides
+//! nothing itself (docs/storage.md, "One set of rules").
 
 use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
@@ -11,9 +11,11 @@ use portal_core::{Block, BlockKind, Message, Role, TraceEntry, TurnKind, TurnSta
 
 use super::assemble::{not_found, title_of};
 use super::codec::{parse_name, parse_status};
+use subtle::ConstantTimeEq;
+
 use super::{
-    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, SignInPlaces, StorageError,
-    ThrottleRule, Usage,
+    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, SignInPlaces, SsoSignIn,
+    SsoSignInLimits, StorageError, ThrottleRule, Usage,
 };
 use crate::quota::{Limit, Quota, Spender, Spending};
 
@@ -254,6 +256,20 @@ pub trait Statements {
 
     /// Removes the failed sign-in `id`.
     fn delete_sign_in_failure(&mut self, id: i64) -> Result<()>;
+
+    /// Removes the single sign-ons under way that expired at or before `now_ms`.
+    fn delete_sso_sign_ins_until(&mut self, now_ms: i64) -> Result<()>;
+
+    /// How many single sign-ons are under way, and how many of them `client` started (none
+    /// when it is `None`).
+    fn sso_sign_ins_held(&mut self, client: Option<&str>) -> Result<(u64, u64)>;
+
+    /// Keeps a single sign-on under way until `expires_at_ms`.
+    fn insert_sso_sign_in(&mut self, sign_in: &SsoSignIn, expires_at_ms: i64) -> Result<()>;
+
+    /// Removes the single sign-on under way whose `state` hashes to `state_sha256`, in one
+    /// statement, and answers it with its expiry; `None` when there is none.
+    fn take_sso_sign_in(&mut self, state_sha256: &str) -> Result<Option<(SsoSignIn, i64)>>;
 }
 
 /// Opens the conversation's next turn with its user's message: refused while the newest turn is
@@ -594,6 +610,55 @@ pub fn forget_sign_in_failures(
         s.delete_sign_in_failure(*place)?;
     }
     Ok(())
+}
+
+/// What every server locks to keep a single sign-on under way, so that the limits hold for
+/// sign-ins started at once on any replica.
+const SSO_SIGN_INS: &str = "sso sign-ins";
+
+/// Keeps a single sign-on under way for `limits.lifetime_ms`, unless `limits.most` are under
+/// way or `limits.from_one_client` from its client (`Storage::keep_sso_sign_in`); those that
+/// expired are removed first, under a lock on every sign-in.
+pub fn keep_sso_sign_in(
+    s: &mut dyn Statements,
+    sign_in: &SsoSignIn,
+    limits: SsoSignInLimits,
+) -> Result<()> {
+    s.lock_keys(&[SSO_SIGN_INS.to_string()])?;
+    let now = s.now_ms()?;
+    s.delete_sso_sign_ins_until(now)?;
+    let (held, from_client) = s.sso_sign_ins_held(sign_in.client.as_deref())?;
+    if held >= limits.most || from_client >= limits.from_one_client {
+        return Err(StorageError::SsoSignInsFull {
+            most: limits.most,
+            from_one_client: limits.from_one_client,
+        });
+    }
+    s.insert_sso_sign_in(sign_in, now.saturating_add(limits.lifetime_ms))
+}
+
+/// Takes the single sign-on under way whose `state` hashes to `state_sha256`, once
+/// (`Storage::claim_sso_sign_in`): it is removed whatever follows, and answered only to the
+/// browser holding its binding (compared in constant time) before it expires.
+pub fn claim_sso_sign_in(
+    s: &mut dyn Statements,
+    state_sha256: &str,
+    binding_sha256: Option<&str>,
+) -> Result<Option<SsoSignIn>> {
+    let Some((sign_in, expires_at_ms)) = s.take_sso_sign_in(state_sha256)? else {
+        return Ok(None);
+    };
+    let bound = binding_sha256.is_some_and(|presented| {
+        bool::from(
+            presented
+                .as_bytes()
+                .ct_eq(sign_in.binding_sha256.as_bytes()),
+        )
+    });
+    if !bound || expires_at_ms <= s.now_ms()? {
+        return Ok(None);
+    }
+    Ok(Some(sign_in))
 }
 
 /// Fails when the turn has ended: an ended turn is never rewritten.

@@ -327,7 +327,9 @@ pub fn cookie_value(headers: &axum::http::HeaderMap) -> Option<String> {
         .map(|c| c.value().to_string())
 }
 
-fn digest(id: &str) -> String {
+/// The SHA-256 digest of `id` in lowercase hexadecimal: what storage keeps of a session id, and
+/// of a single sign-on's `state` and binding cookie.
+pub(crate) fn digest(id: &str) -> String {
     Sha256::digest(id.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))

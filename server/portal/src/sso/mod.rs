@@ -1,8 +1,8 @@
 //! Single sign-on with OpenID Connect (docs/identity.md, "Single sign-on"): people sign in with
 //! their organisation's identity provider, and get the same session cookie a password sign-in
 //! gives. The providers come from the configuration directory (`portal_identity::sso`); the account rules
-//! are [`claims`]; the protocol is [`relying`]; sign-ins under way are [`pending`]; the
-//! addresses the browser visits are [`routes`].
+//! are [`claims`]; the protocol is [`relying`]; sign-ins under way, kept in the database so that
+//! any replica finishes one, are [`pending`]; the addresses the browser visits are [`routes`].
 
 pub mod claims;
 pub mod pending;
@@ -10,7 +10,7 @@ pub mod relying;
 mod routes;
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -20,7 +20,6 @@ pub use portal_identity::sso::Provider;
 pub use routes::router;
 
 use claims::{Claims, Refusal};
-use pending::PendingSignIns;
 use portal_identity::{Caller, Identity};
 use portal_store::{AsyncStorage, Owner, SsoAccount, StorageError};
 use relying::{Failure, RelyingParty};
@@ -32,7 +31,6 @@ pub const CALLBACK: &str = "/sso/callback";
 #[derive(Debug)]
 pub struct Sso {
     parties: Vec<RelyingParty>,
-    pending: PendingSignIns,
     storage: AsyncStorage,
     identity: Arc<Identity>,
     secure: bool,
@@ -83,7 +81,6 @@ impl Sso {
             .collect::<Result<_, _>>()?;
         Ok(Some(Sso {
             parties,
-            pending: PendingSignIns::default(),
             storage,
             identity,
             secure: origin.starts_with("https://"),
@@ -116,23 +113,21 @@ impl Sso {
     ) -> Result<String, SsoError> {
         let party = self.party(id)?;
         let authorization = party.authorize().await?;
-        self.pending
-            .keep(
-                authorization.state,
-                binding,
-                client,
-                id.to_string(),
-                authorization.verifier,
-                authorization.nonce,
-                return_to,
-                Instant::now(),
-            )
-            .map_err(|_| SsoError::Busy)?;
-        Ok(authorization.url)
+        let sign_in = pending::record(&authorization, binding, client, id, return_to);
+        match self
+            .storage
+            .keep_sso_sign_in(sign_in, pending::LIMITS)
+            .await
+        {
+            Ok(()) => Ok(authorization.url),
+            Err(StorageError::SsoSignInsFull { .. }) => Err(SsoError::Busy),
+            Err(error) => Err(error.into()),
+        }
     }
 
-    /// Finishes the sign-in `state` names, for the browser holding `binding`: the caller it
-    /// signs in and where to send them, or why not. The sign-in is used up either way.
+    /// Finishes the sign-in `state` names, for the browser holding `binding`, whichever replica
+    /// started it: the caller it signs in and where to send them, or why not. The sign-in is
+    /// used up either way.
     pub async fn finish(
         &self,
         state: &str,
@@ -140,9 +135,14 @@ impl Sso {
         code: Result<String, String>,
     ) -> Result<(Caller, String, &Provider), (SsoError, Option<&Provider>)> {
         let pending = self
-            .pending
-            .claim(state, binding, Instant::now())
-            .map_err(|_| (SsoError::Unknown, None))?;
+            .storage
+            .claim_sso_sign_in(
+                crate::sessions::digest(state),
+                binding.map(crate::sessions::digest),
+            )
+            .await
+            .map_err(|e| (e.into(), None))?
+            .ok_or((SsoError::Unknown, None))?;
         let party = self.party(&pending.provider).map_err(|e| (e, None))?;
         let provider = party.provider();
         let fail = |e: SsoError| (e, Some(provider));

@@ -45,6 +45,7 @@ mod rolling_deploy;
 mod schema_version;
 mod sign_in;
 mod sso;
+mod sso_replicas;
 mod stopping;
 mod storage;
 mod tokens;

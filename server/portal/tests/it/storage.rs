@@ -16,8 +16,8 @@ use portal_core::{
     Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, validate,
 };
 use portal_store::{
-    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, SignInPlaces, SsoAccount, Storage,
-    StorageError, TurnRef, Usage,
+    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, SignInPlaces, SsoAccount, SsoSignIn,
+    SsoSignInLimits, Storage, StorageError, TurnRef, Usage,
 };
 use portal_store_sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 use proptest::prelude::*;
@@ -1814,6 +1814,177 @@ fn model_calls_are_numbered_per_turn_bounded_and_deleted_with_their_conversation
     );
 }
 
+/// The limits the single sign-on tests keep sign-ins under way to: ten minutes, as the portal's,
+/// and small counts, so that filling them takes a few rows.
+const SSO_LIMITS: SsoSignInLimits = SsoSignInLimits {
+    lifetime_ms: 600_000,
+    most: 6,
+    from_one_client: 3,
+};
+
+/// A single sign-on under way from `client`; `state` and `binding` stand for the digests the
+/// portal stores of the state and the browser's cookie.
+fn sso_sign_in(state: &str, binding: &str, client: Option<&str>) -> SsoSignIn {
+    SsoSignIn {
+        state_sha256: state.into(),
+        binding_sha256: binding.into(),
+        client: client.map(str::to_string),
+        provider: "acme-id".into(),
+        verifier: format!("verifier of {state}"),
+        nonce: format!("nonce of {state}"),
+        return_to: "/c/0123abcd?x=1".into(),
+    }
+}
+
+fn keep(storage: &dyn Storage, sign_in: &SsoSignIn) -> Result<(), StorageError> {
+    storage.keep_sso_sign_in(sign_in, SSO_LIMITS)
+}
+
+fn claim(storage: &dyn Storage, state: &str, binding: Option<&str>) -> Option<SsoSignIn> {
+    storage
+        .claim_sso_sign_in(state, binding)
+        .expect("the claim is answered")
+}
+
+/// Moves every sign-in under way ten minutes nearer its end, as the clock would.
+fn age_sso_sign_ins(db: &Database) {
+    db.execute("UPDATE sso_sign_ins SET expires_at = expires_at - 600000");
+}
+
+// A single sign-on under way is claimed once, by the browser holding its binding, before it
+// expires, through any storage (any replica): a second claim finds nothing, and a claim with
+// another binding, with none, or too late finds nothing and uses it up.
+fn an_sso_sign_in_is_claimed_once_by_its_browser_before_it_expires(db: &Database) {
+    let (a, b) = (db.open(), db.open());
+    let first = sso_sign_in("s1", "b1", Some("192.0.2.1"));
+    keep(&*a, &first).expect("kept");
+    assert_eq!(claim(&*b, "s1", Some("b1")), Some(first), "{}", db.name());
+    assert_eq!(claim(&*a, "s1", Some("b1")), None, "used once");
+    assert_eq!(claim(&*b, "s1", Some("b1")), None, "used once");
+
+    keep(&*a, &sso_sign_in("s2", "b2", None)).expect("kept");
+    assert_eq!(claim(&*b, "s2", Some("another browser")), None);
+    assert_eq!(
+        claim(&*a, "s2", Some("b2")),
+        None,
+        "a wrong binding used it up"
+    );
+    keep(&*a, &sso_sign_in("s3", "b3", None)).expect("kept");
+    assert_eq!(claim(&*b, "s3", None), None);
+    assert_eq!(claim(&*a, "s3", Some("b3")), None, "no binding used it up");
+    keep(&*a, &sso_sign_in("s4", "b4", None)).expect("kept");
+    age_sso_sign_ins(db);
+    assert_eq!(claim(&*b, "s4", Some("b4")), None, "expired");
+    assert_eq!(claim(&*a, "never kept", Some("b1")), None);
+    assert_eq!(db.count("SELECT count(*) FROM sso_sign_ins"), 0);
+}
+
+// At most `most` single sign-ons are under way: one more is refused, saying what to do, until
+// older ones expire; expired ones are removed as new ones come.
+fn past_the_most_sso_sign_ins_under_way_a_new_one_is_refused_until_old_ones_expire(db: &Database) {
+    let storage = db.open();
+    for n in 0..SSO_LIMITS.most {
+        let client = format!("192.0.2.{n}");
+        keep(
+            &*storage,
+            &sso_sign_in(&format!("s{n}"), "b", Some(&client)),
+        )
+        .expect("kept");
+    }
+    let refused = keep(&*storage, &sso_sign_in("more", "b", None));
+    assert!(
+        matches!(refused, Err(StorageError::SsoSignInsFull { most: 6, .. })),
+        "{refused:?}"
+    );
+    let said = refused.expect_err("refused").to_string();
+    assert!(said.contains("try again in a few minutes"), "{said}");
+    age_sso_sign_ins(db);
+    keep(&*storage, &sso_sign_in("later", "b", None)).expect("kept once the others expired");
+    assert_eq!(
+        db.count("SELECT count(*) FROM sso_sign_ins"),
+        1,
+        "{}",
+        db.name()
+    );
+    assert!(claim(&*storage, "later", Some("b")).is_some());
+}
+
+// One client (its address or IPv6 /64, as the portal names it) holds at most `from_one_client`
+// sign-ins under way; others, and sign-ins whose client is unknown, are not held back by it,
+// and a claimed one gives its place back.
+fn one_client_holds_at_most_its_share_of_the_sso_sign_ins_under_way(db: &Database) {
+    let storage = db.open();
+    let flooder = Some("2001:db8:1:2::");
+    for n in 0..SSO_LIMITS.from_one_client {
+        keep(&*storage, &sso_sign_in(&format!("s{n}"), "b", flooder)).expect("kept");
+    }
+    assert!(matches!(
+        keep(&*storage, &sso_sign_in("one more", "b", flooder)),
+        Err(StorageError::SsoSignInsFull { .. })
+    ));
+    keep(
+        &*storage,
+        &sso_sign_in("other", "b", Some("2001:db8:1:3::")),
+    )
+    .expect("kept");
+    keep(&*storage, &sso_sign_in("unknown", "b", None)).expect("kept");
+    assert!(claim(&*storage, "s0", Some("b")).is_some());
+    keep(&*storage, &sso_sign_in("again", "b", flooder)).expect("a place was given back");
+}
+
+// Through two storages at once (two replicas on PostgreSQL, two connections to one SQLite
+// file): of 40 sign-ins started from one client, exactly its share is kept, and of 20 claims
+// of one sign-in, exactly one gets it.
+fn sso_sign_ins_started_and_claimed_at_once_through_two_storages_keep_the_limits_and_one_claim(
+    db: &Database,
+) {
+    let (a, b) = (db.open(), db.open());
+    let on = |n: usize| if n.is_multiple_of(2) { &a } else { &b };
+    let starts = std::sync::Barrier::new(40);
+    let kept = std::thread::scope(|scope| {
+        let keeps: Vec<_> = (0..40)
+            .map(|n| {
+                let (storage, starts) = (on(n), &starts);
+                scope.spawn(move || {
+                    starts.wait();
+                    let sign_in = sso_sign_in(&format!("s{n}"), "b", Some("192.0.2.1"));
+                    match keep(&**storage, &sign_in) {
+                        Ok(()) => true,
+                        Err(StorageError::SsoSignInsFull { .. }) => false,
+                        Err(other) => panic!("{other}"),
+                    }
+                })
+            })
+            .collect();
+        keeps
+            .into_iter()
+            .map(|k| k.join().expect("no panic"))
+            .filter(|kept| *kept)
+            .count()
+    });
+    assert_eq!(kept as u64, SSO_LIMITS.from_one_client, "{}", db.name());
+
+    keep(&*a, &sso_sign_in("contested", "b", None)).expect("kept");
+    let starts = std::sync::Barrier::new(20);
+    let won = std::thread::scope(|scope| {
+        let claims: Vec<_> = (0..20)
+            .map(|n| {
+                let (storage, starts) = (on(n), &starts);
+                scope.spawn(move || {
+                    starts.wait();
+                    claim(&**storage, "contested", Some("b"))
+                })
+            })
+            .collect();
+        claims
+            .into_iter()
+            .map(|c| c.join().expect("no panic"))
+            .filter(Option::is_some)
+            .count()
+    });
+    assert_eq!(won, 1, "{}", db.name());
+}
+
 /// A query for a whole conversation list.
 fn everything() -> portal_store::ConversationQuery {
     portal_store::ConversationQuery {
@@ -1851,6 +2022,10 @@ on_every_database!(
     forty_sign_ins_at_once_through_two_storages_take_exactly_five_places,
     an_sso_account_is_found_by_its_provider_subject_and_its_owner_and_made_once,
     model_calls_are_numbered_per_turn_bounded_and_deleted_with_their_conversation,
+    an_sso_sign_in_is_claimed_once_by_its_browser_before_it_expires,
+    past_the_most_sso_sign_ins_under_way_a_new_one_is_refused_until_old_ones_expire,
+    one_client_holds_at_most_its_share_of_the_sso_sign_ins_under_way,
+    sso_sign_ins_started_and_claimed_at_once_through_two_storages_keep_the_limits_and_one_claim,
 );
 
 fn an_sso_account_is_found_by_its_provider_subject_and_its_owner_and_made_once(db: &Database) {

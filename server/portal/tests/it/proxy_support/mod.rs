@@ -1,7 +1,8 @@
 //! The shipped nginx configuration (`deploy/nginx.conf`) run by Debian's nginx in front of
-//! two replicas, for `proxy.rs` and `rolling_deploy.rs`: the file over plain http (without its
-//! lines marked `# tls`, its `# replica` lines replaced by the replicas and its `# listen` line by
-//! a loopback port), and the replicas in users mode (alice of acme, with an agent).
+//! two replicas, for `proxy.rs`, `rolling_deploy.rs` and `sso_replicas.rs`: the file over plain
+//! http (without its lines marked `# tls`, its `# replica` lines replaced by the replicas and its
+//! `# listen` line by a loopback port), and the replicas in users mode (alice of acme, with an
+//! agent, and whatever else the test puts in their configuration folder).
 
 #![allow(dead_code)]
 
@@ -18,7 +19,7 @@ use crate::common::{Server, session_cookie, until};
 use crate::replica_support::{HUNG, Pair};
 
 /// The configuration under test.
-const SHIPPED: &str = include_str!("../../../../../deploy/nginx.conf");
+pub const SHIPPED: &str = include_str!("../../../../../deploy/nginx.conf");
 
 pub const PASSWORD: &str = "correct horse battery";
 /// Where the tests' clients connect to nginx from: not 127.0.0.1, which is nginx's own address
@@ -94,15 +95,22 @@ pub struct Nginx {
     pub base: String,
 }
 
+/// A loopback port free now, for nginx to listen on.
+pub fn free_port() -> u16 {
+    let free = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    free.local_addr().expect("its address").port()
+}
+
 impl Nginx {
     /// Starts nginx in front of `replicas` (their `http://` addresses) and waits until it
     /// answers.
     pub async fn start(program: &Path, replicas: &[&str]) -> Nginx {
+        Nginx::start_on(program, replicas, free_port()).await
+    }
+
+    /// [`Nginx::start`] on `port`.
+    pub async fn start_on(program: &Path, replicas: &[&str], port: u16) -> Nginx {
         let dir = tempfile::tempdir().expect("a folder for nginx");
-        let port = {
-            let free = TcpListener::bind("127.0.0.1:0").expect("a free port");
-            free.local_addr().expect("its address").port()
-        };
         let upstreams: Vec<&str> = replicas
             .iter()
             .map(|base| base.strip_prefix("http://").expect("an http address"))
@@ -207,8 +215,20 @@ impl Deployment {
 
     /// [`Deployment::start`] with `more` flags for both replicas.
     pub async fn start_with(pace: &str, more: &[&str]) -> Option<Deployment> {
-        let program = nginx_program()?;
         let config = tempfile::tempdir().expect("a configuration folder");
+        Deployment::start_on(pace, more, config, free_port()).await
+    }
+
+    /// [`Deployment::start_with`] with nginx on `port` and the replicas on the configuration
+    /// folder `config`, which may hold more (single sign-on providers): what the replicas must
+    /// know of nginx's address (`--public-url`) can be known before they start.
+    pub async fn start_on(
+        pace: &str,
+        more: &[&str],
+        config: tempfile::TempDir,
+        port: u16,
+    ) -> Option<Deployment> {
+        let program = nginx_program()?;
         portal_identity::add_user(config.path(), "acme", "alice", "Alice", PASSWORD)
             .expect("alice is added");
         let agents = config.path().join("organisations/acme/agents");
@@ -223,7 +243,8 @@ impl Deployment {
             .chain(more.iter().copied())
             .collect();
         let pair = Pair::start_with(pace, &flags)?;
-        let nginx = Nginx::start(&program, &[&pair.a.server.base, &pair.b.server.base]).await;
+        let nginx =
+            Nginx::start_on(&program, &[&pair.a.server.base, &pair.b.server.base], port).await;
         Some(Deployment {
             nginx,
             pair,
