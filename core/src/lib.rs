@@ -9,6 +9,7 @@ pub mod block;
 pub mod compaction;
 pub mod display;
 pub mod effort;
+pub mod hold;
 pub mod markdown;
 pub mod memory;
 pub mod model;

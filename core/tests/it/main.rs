@@ -15,6 +15,7 @@ mod compaction_prompt;
 mod compaction_props;
 mod effort;
 mod formats;
+mod hold;
 mod markdown;
 mod markdown_props;
 mod memory;

@@ -42,6 +42,14 @@ pub struct Limits {
         value_parser = at_least_one
     )]
     pub streams_per_user: usize,
+    /// Replies one user may have being written at once, in all their conversations; a message
+    /// past it is refused until one ends.
+    #[arg(
+        long = "max-turns-at-once",
+        default_value_t = Limits::DEFAULT.turns_at_once,
+        value_parser = at_least_one
+    )]
+    pub turns_at_once: usize,
     /// Pictures decoded at once, over all users; others wait their turn.
     #[arg(
         long = "picture-decodes",
@@ -65,7 +73,9 @@ impl Limits {
     /// Every default. **Decisions:** 20 attachments a message (the size of a generous batch of
     /// photos); 100,000 characters a message and 20,000 an answer (about 25,000 and 5,000
     /// tokens, well inside a context window); 4 uploads in flight a user; 1 GiB of uploads a
-    /// user; 16 event streams a user (a browser tab reads one at a time); 2 picture decodes at
+    /// user; 16 event streams a user (a browser tab reads one at a time); 4 replies being
+    /// written at once a user (a person follows one or two; a burst of sends from a script is
+    /// held to a few turns' cost, see docs/usage.md); 2 picture decodes at
     /// once (the development machine's cores; each may take 160 MB, see
     /// [`UploadConfig::max_picture_pixels`]); 2 PDFs read at once (the cores again; together at
     /// most 1 GiB, see [`UploadConfig::pdf_memory_bytes`]).
@@ -76,6 +86,7 @@ impl Limits {
         uploads_in_flight: 4,
         upload_quota_bytes: 1024 * 1024 * 1024,
         streams_per_user: 16,
+        turns_at_once: 4,
         picture_decodes: 2,
         pdf_readers: 2,
         uploads: UploadConfig::DEFAULT,

@@ -267,6 +267,12 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX sso_sign_ins_by_client ON sso_sign_ins (client);
     CREATE INDEX sso_sign_ins_by_expiry ON sso_sign_ins (expires_at);
     "#,
+    // Version 8: what a running turn holds back of the quotas, as SQLite's version 10 keeps it.
+    r#"
+    ALTER TABLE turns ADD COLUMN hold_tokens BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN hold_nanos BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN hold_currency TEXT;
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

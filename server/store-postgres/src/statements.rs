@@ -12,7 +12,7 @@ use portal_store::codec::{
     UsageColumns, attachment_kind, integer, kind_name, position, quota_measure, spender_ids,
     to_json,
 };
-use portal_store::quota::{Limit, Spender};
+use portal_store::quota::{Hold, Limit, Spender};
 use portal_store::{ConversationId, Owner, PausedClaim, Result, SsoSignIn, Usage, rules};
 
 /// How long a turn that opened or resumed is left to the replica that is about to run it
@@ -69,17 +69,22 @@ impl rules::Statements for Statements<'_, '_> {
         turn: u32,
         kind: TurnKind,
         effort: Option<Effort>,
+        hold: &Hold,
     ) -> Result<()> {
         // A new turn waits for its run's lease.
         self.0.execute(
-            "INSERT INTO turns (conversation_id, turn, kind, status, effort, lease_until)
-             VALUES ($1, $2, $3, 'running', $4, portal_now_ms() + $5)",
+            "INSERT INTO turns (conversation_id, turn, kind, status, effort, lease_until,
+                                hold_tokens, hold_nanos, hold_currency)
+             VALUES ($1, $2, $3, 'running', $4, portal_now_ms() + $5, $6, $7, $8)",
             &[
                 &conversation.as_str(),
                 &i64::from(turn),
                 &kind_name(kind),
                 &effort.map(|e| e.as_str()),
                 &UNCLAIMED_LEASE_MS,
+                &integer("a turn's hold", hold.tokens)?,
+                &integer("a turn's hold", hold.cost.as_ref().map_or(0, |c| c.nanos))?,
+                &hold.cost.as_ref().map(|c| c.currency.as_str()),
             ],
         )?;
         Ok(())
@@ -628,18 +633,20 @@ impl rules::Statements for Statements<'_, '_> {
         Ok((spent.max(0) as u64, turns.max(0) as u64))
     }
 
-    fn running_turns(&mut self, spender: &Spender) -> Result<u64> {
+    fn running_turns(&mut self, spender: &Spender, limit: &Limit) -> Result<(u64, u64)> {
         let (org_id, user_id) = spender_ids(spender);
-        let running: i64 = self
-            .0
-            .query_one(
-                "SELECT COUNT(*) FROM turns JOIN conversations ON conversations.id = turns.conversation_id
-                 WHERE turns.status = 'running' AND conversations.org_id = $1
-                   AND ($2::TEXT IS NULL OR conversations.user_id = $2)",
-                &[&org_id, &user_id],
-            )?
-            .get(0);
-        Ok(running.max(0) as u64)
+        let (_, currency) = quota_measure(limit);
+        let row = self.0.query_one(
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN $3::TEXT IS NULL THEN turns.hold_tokens
+                                           WHEN turns.hold_currency = $3 THEN turns.hold_nanos
+                                           ELSE 0 END), 0)::BIGINT
+             FROM turns JOIN conversations ON conversations.id = turns.conversation_id
+             WHERE turns.status = 'running' AND conversations.org_id = $1
+               AND ($2::TEXT IS NULL OR conversations.user_id = $2)",
+            &[&org_id, &user_id, &currency],
+        )?;
+        let (running, held): (i64, i64) = (row.get(0), row.get(1));
+        Ok((running.max(0) as u64, held.max(0) as u64))
     }
 
     fn now_ms(&mut self) -> Result<i64> {

@@ -262,6 +262,14 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX sso_sign_ins_by_client ON sso_sign_ins (client);
     CREATE INDEX sso_sign_ins_by_expiry ON sso_sign_ins (expires_at);
     "#,
+    // Version 10: what a running turn holds back of its user's and organisation's quotas
+    // (docs/usage.md): one more model call, in tokens and, for a priced model, in nano-units
+    // of its currency. Turns from before hold nothing.
+    r#"
+    ALTER TABLE turns ADD COLUMN hold_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN hold_nanos INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN hold_currency TEXT;
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

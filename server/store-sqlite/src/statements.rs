@@ -12,7 +12,7 @@ use portal_store::codec::{
     UsageColumns, attachment_kind, integer, kind_name, position, quota_measure, spender_ids,
     to_json,
 };
-use portal_store::quota::{Limit, Spender};
+use portal_store::quota::{Hold, Limit, Spender};
 use portal_store::{ConversationId, Owner, PausedClaim, Result, SsoSignIn, Usage, rules};
 
 /// The rules' statements on one SQLite connection, inside its transaction.
@@ -58,17 +58,22 @@ impl rules::Statements for Statements<'_> {
         turn: u32,
         kind: TurnKind,
         effort: Option<Effort>,
+        hold: &Hold,
     ) -> Result<()> {
         self.0
             .prepare_cached(
-                "INSERT INTO turns (conversation_id, turn, kind, status, effort)
-                 VALUES (?1, ?2, ?3, 'running', ?4)",
+                "INSERT INTO turns
+                   (conversation_id, turn, kind, status, effort, hold_tokens, hold_nanos, hold_currency)
+                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7)",
             )?
             .execute(params![
                 conversation.as_str(),
                 turn,
                 kind_name(kind),
-                effort.map(|e| e.as_str())
+                effort.map(|e| e.as_str()),
+                integer("a turn's hold", hold.tokens)?,
+                integer("a turn's hold", hold.cost.as_ref().map_or(0, |c| c.nanos))?,
+                hold.cost.as_ref().map(|c| c.currency.as_str()),
             ])?;
         Ok(())
     }
@@ -583,17 +588,23 @@ impl rules::Statements for Statements<'_> {
         Ok((spent.max(0) as u64, turns.max(0) as u64))
     }
 
-    fn running_turns(&mut self, spender: &Spender) -> Result<u64> {
+    fn running_turns(&mut self, spender: &Spender, limit: &Limit) -> Result<(u64, u64)> {
         let (org_id, user_id) = spender_ids(spender);
-        let running: i64 = self
+        let (_, currency) = quota_measure(limit);
+        let (running, held): (i64, i64) = self
             .0
             .prepare_cached(
-                "SELECT COUNT(*) FROM turns JOIN conversations ON conversations.id = turns.conversation_id
+                "SELECT COUNT(*), COALESCE(SUM(CASE WHEN ?3 IS NULL THEN turns.hold_tokens
+                                               WHEN turns.hold_currency = ?3 THEN turns.hold_nanos
+                                               ELSE 0 END), 0)
+                 FROM turns JOIN conversations ON conversations.id = turns.conversation_id
                  WHERE turns.status = 'running' AND conversations.org_id = ?1
                    AND (?2 IS NULL OR conversations.user_id = ?2)",
             )?
-            .query_row(params![org_id, user_id], |row| row.get(0))?;
-        Ok(running.max(0) as u64)
+            .query_row(params![org_id, user_id, currency], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?;
+        Ok((running.max(0) as u64, held.max(0) as u64))
     }
 
     fn now_ms(&mut self) -> Result<i64> {

@@ -177,6 +177,11 @@ pub enum StorageError {
     /// resets.
     #[error(transparent)]
     UsageQuota(#[from] crate::quota::QuotaRefusal),
+    /// The user has the most turns running at once already.
+    #[error(
+        "You have {running} replies being written at once, the most one person may have; wait for one to finish, or stop one, then send this message again."
+    )]
+    TurnsAtOnce { running: u64, most: u64 },
     #[error(
         "turn {turn} of conversation `{conversation}` is still running; wait for it to end, or cut it off, before opening another"
     )]

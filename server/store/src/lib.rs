@@ -30,7 +30,7 @@ pub mod usage;
 
 use std::fmt;
 
-use crate::quota::Quota;
+use crate::quota::{Hold, Quota, Spender};
 use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
 use portal_core::{Block, Message, Role, TraceEntry, Transcript, TurnKind, TurnStatus};
@@ -643,6 +643,18 @@ pub struct NewTurn {
     pub message: Message,
     /// The usage quotas the turn may not start past (docs/usage.md).
     pub quotas: Vec<Quota>,
+    /// What the turn holds back of those quotas while it runs.
+    pub hold: Hold,
+    /// The most turns its user may have running at once, this one included.
+    pub at_once: Option<AtOnce>,
+}
+
+/// How many turns one user may have running at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AtOnce {
+    /// The user, as a quota's spender.
+    pub user: Spender,
+    pub most: u64,
 }
 
 impl NewTurn {
@@ -654,6 +666,8 @@ impl NewTurn {
             trace: Vec::new(),
             message,
             quotas: Vec::new(),
+            hold: Hold::default(),
+            at_once: None,
         }
     }
 }

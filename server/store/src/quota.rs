@@ -4,9 +4,15 @@
 //! A quota is checked when a message would start a turn, inside the transaction that opens it
 //! (`storage::rules::open_turn`), under a lock on whoever's spending it counts, so two sends at
 //! once cannot both pass its last part, on one server or across replicas. What is spent is
-//! summed from the usage rows of the period. A turn still running has not recorded all it will
-//! spend, so each one holds back what the period's turns spent on average: a message is refused
-//! when the spending plus those holds reaches the limit. A turn already running always finishes.
+//! summed from the usage rows of the period. A turn still running will spend more than it has
+//! recorded, so each one holds back one more model call ([`Hold`]): its first call's projected
+//! input plus its model's output cap. What it spends is recorded call by call, so while it runs
+//! it counts as what it spent and one call more. A message is refused when the spending plus the
+//! holds of the turns running reaches the limit. A turn already running always finishes.
+//!
+//! So a burst of messages at once starts turns only while the holds leave room, and the spending
+//! can pass the limit by at most what the turns that started spend beyond their holds: a turn
+//! whose calls each cost less than its hold passes it by less than one call (docs/usage.md).
 
 use portal_core::usage::{Cost, amount, thousands};
 use time::{Date, Month, OffsetDateTime, Time};
@@ -112,15 +118,24 @@ pub struct Quota {
     pub limit: Limit,
 }
 
+/// What a running turn holds back of its spender's quotas: one more model call, at most its
+/// projected input and its model's output cap, in tokens and, for a priced model, in the price's
+/// currency.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Hold {
+    pub tokens: u64,
+    pub cost: Option<Cost>,
+}
+
 /// What storage found of a quota's spender in the current period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Spending {
     /// Spent so far, in the limit's unit (tokens, or nano-units of its currency).
     pub spent: u64,
-    /// The turns that spent it.
-    pub turns: u64,
     /// The spender's turns running now, which will spend more.
     pub running: u64,
+    /// What those turns hold back, in the limit's unit.
+    pub held: u64,
 }
 
 /// Why a message was refused: the quota, what was spent and held, and when it resets.
@@ -133,12 +148,10 @@ pub struct QuotaRefusal {
 }
 
 impl Quota {
-    /// Whether another turn may start: `Err` when the spending, with a hold of the period's
-    /// average turn for each turn still running, reaches the limit.
+    /// Whether another turn may start: `Err` when the spending, with what the turns still
+    /// running hold back, reaches the limit.
     pub fn check(&self, spending: Spending, now_ms: i64) -> Result<(), QuotaRefusal> {
-        let average = spending.spent.checked_div(spending.turns).unwrap_or(0);
-        let held = average.saturating_mul(spending.running);
-        if spending.spent.saturating_add(held) < self.limit.cap() {
+        if spending.spent.saturating_add(spending.held) < self.limit.cap() {
             return Ok(());
         }
         Err(QuotaRefusal {
@@ -217,17 +230,18 @@ mod tests {
     }
 
     #[test]
-    fn running_turns_hold_the_average_turn_so_three_left_start_three() {
-        // Ten turns spent 10,000 tokens: a turn holds 1,000. 3,000 are left.
-        let spent = |running| Spending {
+    fn running_turns_hold_back_what_they_may_spend_so_a_burst_starts_only_what_fits() {
+        // 10,000 of 13,000 spent: a turn starts while the holds of those running leave room.
+        let spending = |running, held| Spending {
             spent: 10_000,
-            turns: 10,
             running,
+            held,
         };
         let q = quota(13_000);
-        assert!(q.check(spent(0), NOW).is_ok());
-        assert!(q.check(spent(2), NOW).is_ok());
-        assert!(q.check(spent(3), NOW).is_err());
+        assert!(q.check(spending(0, 0), NOW).is_ok());
+        assert!(q.check(spending(1, 2_999), NOW).is_ok());
+        assert!(q.check(spending(1, 3_000), NOW).is_err());
+        assert!(q.check(spending(2, 5_000), NOW).is_err());
     }
 
     #[test]
@@ -236,8 +250,8 @@ mod tests {
             .check(
                 Spending {
                     spent: 3_250,
-                    turns: 3,
                     running: 0,
+                    held: 0,
                 },
                 NOW,
             )
@@ -266,8 +280,8 @@ mod tests {
             .check(
                 Spending {
                     spent: 9_500_000_000,
-                    turns: 19,
                     running: 1,
+                    held: 600_000_000,
                 },
                 NOW,
             )

@@ -17,7 +17,7 @@ use super::{
     CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, SignInPlaces, SsoSignIn,
     SsoSignInLimits, StorageError, ThrottleRule, Usage,
 };
-use crate::quota::{Limit, Quota, Spender, Spending};
+use crate::quota::{Hold, Limit, Spender, Spending};
 
 /// One database's statements, run inside one of its transactions ([`super::Storage::write_statements`]).
 /// They read and write rows as asked and decide nothing: storage's rules, below, call them.
@@ -43,6 +43,7 @@ pub trait Statements {
         turn: u32,
         kind: TurnKind,
         effort: Option<Effort>,
+        hold: &Hold,
     ) -> Result<()>;
 
     /// Sets the turn's status.
@@ -235,8 +236,9 @@ pub trait Statements {
         since_ms: i64,
     ) -> Result<(u64, u64)>;
 
-    /// How many of `spender`'s turns are running.
-    fn running_turns(&mut self, spender: &Spender) -> Result<u64>;
+    /// How many of `spender`'s turns are running, and what they hold back in `limit`'s unit
+    /// (tokens, or nano-units of its currency).
+    fn running_turns(&mut self, spender: &Spender, limit: &Limit) -> Result<(u64, u64)>;
 
     /// The time now by the database's clock, in milliseconds since the Unix epoch.
     fn now_ms(&mut self) -> Result<i64>;
@@ -296,8 +298,8 @@ pub fn open_turn(
         }
         None => 1,
     };
-    check_quotas(s, &turn.quotas)?;
-    s.insert_turn(conversation, index, turn.kind, turn.effort)?;
+    check_running(s, turn)?;
+    s.insert_turn(conversation, index, turn.kind, turn.effort, &turn.hold)?;
     for entry in &turn.trace {
         s.insert_trace(conversation, index, entry)?;
     }
@@ -320,24 +322,35 @@ pub fn open_turn(
     Ok(index)
 }
 
-/// Refuses a turn past any of `quotas`, under a lock on their spenders held until the turn is
-/// opened, so two turns at once cannot both pass a quota's last part (docs/usage.md).
-fn check_quotas(s: &mut dyn Statements, quotas: &[Quota]) -> Result<()> {
-    if quotas.is_empty() {
+/// Refuses a turn whose user has the most turns running already, or past any of its quotas,
+/// under a lock on its user and its quotas' spenders held until the turn is opened, so two turns
+/// at once cannot both take the last place or pass a quota's last part (docs/usage.md).
+fn check_running(s: &mut dyn Statements, turn: &NewTurn) -> Result<()> {
+    let mut keys: Vec<String> = turn.quotas.iter().map(|q| q.spender.lock_key()).collect();
+    keys.extend(turn.at_once.iter().map(|a| a.user.lock_key()));
+    if keys.is_empty() {
         return Ok(());
     }
-    let keys: Vec<String> = quotas.iter().map(|q| q.spender.lock_key()).collect();
     s.lock_keys(&keys)?;
+    if let Some(at_once) = &turn.at_once {
+        let (running, _) = s.running_turns(&at_once.user, &Limit::Tokens(0))?;
+        if running >= at_once.most {
+            return Err(StorageError::TurnsAtOnce {
+                running,
+                most: at_once.most,
+            });
+        }
+    }
     let now = s.now_ms()?;
-    for quota in quotas {
+    for quota in &turn.quotas {
         let (start, _) = quota.period.around(now);
-        let (spent, turns) = s.spent_since(&quota.spender, &quota.limit, start)?;
-        let running = s.running_turns(&quota.spender)?;
+        let (spent, _) = s.spent_since(&quota.spender, &quota.limit, start)?;
+        let (running, held) = s.running_turns(&quota.spender, &quota.limit)?;
         quota.check(
             Spending {
                 spent,
-                turns,
                 running,
+                held,
             },
             now,
         )?;

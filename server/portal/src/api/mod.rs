@@ -451,7 +451,9 @@ impl From<StorageError> for ApiError {
             | StorageError::AttachmentExists { .. }
             | StorageError::AttachmentKindChanged { .. } => StatusCode::CONFLICT,
             StorageError::QuotaExceeded { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            StorageError::UsageQuota(_) => StatusCode::TOO_MANY_REQUESTS,
+            StorageError::UsageQuota(_) | StorageError::TurnsAtOnce { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             StorageError::NotAUserMessage { .. }
             | StorageError::NotStreamable { .. }
             | StorageError::TooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,

@@ -13,12 +13,14 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::StreamExt;
 use portal_core::effort::Effort;
+use portal_core::hold::next_call;
 use portal_core::new_turn::{NewMessage, NewTurnError, open_turn};
 use serde::{Deserialize, Serialize};
 
 use portal_host::lifecycle::RECONNECT_AFTER;
 use portal_identity::Caller;
-use portal_store::NewTurn;
+use portal_store::quota::{Hold, Spender};
+use portal_store::{AtOnce, NewTurn};
 
 use super::checks::{TurnPath, attachment_list, text_within};
 use super::{ApiError, AppState, owner_of};
@@ -111,6 +113,11 @@ async fn send(
         };
         ApiError(status, e.to_string())
     })?;
+    let (most, cost) = next_call(
+        &transcript,
+        setup.model.capabilities(),
+        setup.price.as_ref(),
+    );
     let opened = transcript.turns.pop().expect("open_turn appended the turn");
     let turn = NewTurn {
         kind: opened.kind,
@@ -122,6 +129,17 @@ async fn send(
             .next()
             .expect("the user's message"),
         quotas: state.identity.quotas(&caller),
+        hold: Hold {
+            tokens: most.input.saturating_add(most.output),
+            cost,
+        },
+        at_once: Some(AtOnce {
+            user: Spender::User {
+                org_id: caller.organisation.clone(),
+                user_id: caller.user.clone(),
+            },
+            most: state.limits.turns_at_once as u64,
+        }),
     };
     let index = state.turns.start(&conversation.id, turn, setup).await?;
     Ok((StatusCode::ACCEPTED, Json(Sent { turn: index })))

@@ -92,7 +92,7 @@ fn write_transcript(
                     effort: turn.effort,
                     trace: first_trace.to_vec(),
                     message: user.clone(),
-                    quotas: Vec::new(),
+                    ..NewTurn::chat(user.clone())
                 },
             )
             .expect("turn opens");
@@ -195,8 +195,7 @@ fn full_turn_with_tool_calls_round_trips_and_validates(db: &Database) {
                 trace: vec![TraceEntry::SkillSelect {
                     skill_ids: vec!["weather".into()],
                 }],
-                message: user.clone(),
-                quotas: Vec::new(),
+                ..NewTurn::chat(user.clone())
             },
         )
         .expect("turn opens");
