@@ -146,6 +146,39 @@ impl Attachment {
     }
 }
 
+/// A text document's text from its uploaded bytes (rule A2): without a leading byte-order mark,
+/// each `\r\n` made a `\n`, and white space trimmed from both ends; `None` when nothing else is
+/// left. Bytes that are not UTF-8 (uploads are sniffed, so none is stored) are read lossily.
+/// The text is made in the bytes' own buffer: a large file is never copied.
+pub fn text_from_bytes(bytes: Vec<u8>) -> Option<String> {
+    let mut bytes = utf8(bytes).into_bytes();
+    let start = if bytes.starts_with("\u{feff}".as_bytes()) {
+        3
+    } else {
+        0
+    };
+    // Every `\r` followed by a `\n` is left out, as `str::replace("\r\n", "\n")` would leave it;
+    // the bytes are moved down over the gaps. Leaving out an ASCII byte keeps the text UTF-8.
+    let mut kept = 0;
+    for at in start..bytes.len() {
+        if !(bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n')) {
+            bytes[kept] = bytes[at];
+            kept += 1;
+        }
+    }
+    bytes.truncate(kept);
+    let mut text = utf8(bytes);
+    text.truncate(text.trim_end().len());
+    text.drain(..text.len() - text.trim_start().len());
+    (!text.is_empty()).then_some(text)
+}
+
+/// `bytes` as text, read lossily when they are not UTF-8.
+fn utf8(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
+
 /// Why a file was not attached, naming it: the server's refusals name the file already; any
 /// other reason (the connection, a signed-out session) is said of the file `filename`.
 pub fn upload_refusal(filename: &str, reason: &str) -> String {
@@ -371,6 +404,12 @@ pub enum DocumentBody {
 }
 
 impl Document {
+    /// Whether the document is a text file, plain or markdown, whose text is its bytes as
+    /// [`text_from_bytes`] reads them.
+    pub fn is_text_file(&self) -> bool {
+        matches!(self.media_type.as_str(), "text/plain" | "text/markdown")
+    }
+
     /// The reading progress and unreadable pages, as the manifest says them to the model (rule
     /// A2): `Reading: in progress, 2 of 5 pages read; unreadable pages: 2`.
     pub fn progress_note(&self) -> String {

@@ -5,7 +5,8 @@ use crate::prompt_support;
 use portal_core::TurnStatus;
 use portal_core::attachment::{
     Attachment, AttachmentConfig, AttachmentError, Document, DocumentBody, ReadingLimit,
-    ReadingStatus, check_can_see, document_entry, file_size, reduced_size, upload_refusal,
+    ReadingStatus, check_can_see, document_entry, file_size, reduced_size, text_from_bytes,
+    upload_refusal,
 };
 use portal_core::memory::{CompactionHint, MemoryConfig, rebuild};
 use portal_core::model::PictureLimit;
@@ -76,6 +77,25 @@ fn a2_a_document_appears_as_its_manifest() {
             sections.join("; ")
         )
     );
+}
+
+#[test]
+fn a2_a_text_documents_text_is_its_bytes_without_the_mark_crlf_and_surrounding_space() {
+    let text = |bytes: &[u8]| text_from_bytes(bytes.to_vec());
+    assert_eq!(
+        text("\u{feff}# Notes\r\n\r\nHéllo 👋\r\n".as_bytes()).as_deref(),
+        Some("# Notes\n\nHéllo 👋")
+    );
+    // Only a `\r` before a `\n` goes, once, as `str::replace("\r\n", "\n")` would take it.
+    assert_eq!(text(b"a\r\r\nb\rc\r\n\n").as_deref(), Some("a\r\nb\rc"));
+    // One mark is the file's; a second is text.
+    assert_eq!(
+        text("\u{feff}\u{feff}x".as_bytes()).as_deref(),
+        Some("\u{feff}x")
+    );
+    assert_eq!(text("\u{feff} \r\n\t".as_bytes()), None);
+    assert_eq!(text(b""), None);
+    assert_eq!(text(b"  ok\xff ").as_deref(), Some("ok\u{fffd}"));
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Attachments as the server receives them (rules A1–A5): an upload is checked for size, its
 //! kind sniffed from its bytes (the file name is not trusted), and it becomes core's
-//! [`Attachment`]: a document, whose text is read (a PDF page by page, with its progress), or a
-//! picture, decoded to learn its size and reduced per model when sent. The `read_document` and
+//! [`Attachment`]: a document, whose text is read (a PDF page by page, with its progress; a text
+//! file's is its bytes, read from them in pieces and by storage when loaded), or a picture,
+//! decoded to learn its size and reduced per model when sent. Uploads are read from a file in
+//! pieces, never held whole in memory. The `read_document` and
 //! `search_attachments` tools read the documents a conversation's transcript holds.
 
 mod document;
@@ -13,19 +15,22 @@ mod sniff;
 mod tools;
 mod upload;
 
+use std::io::{BufRead, Seek, SeekFrom};
+
 use portal_core::attachment::{Attachment, Document, file_size};
 use portal_core::title::shown_name;
 use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
 
-pub use document::{pdf_reading, read_text};
+pub use document::pdf_reading;
+use document::read_text;
 pub use pdf::{PdfLimits, read_pdf};
 pub use picture::{
     ModelPictures, PictureError, check_declared_size, encode_for_model, read_picture,
 };
 pub use reader::{PdfReaders, ReaderError, ReaderPlace, run_reader, this_program};
 pub use registered::{ReadDocument, SearchAttachments, register};
-pub use sniff::{Sniffed, named_markdown, sniff};
+pub use sniff::{Sniffed, named_markdown, sniff_head};
 pub use tools::{DocumentToolConfig, ToolError, read_document, search_attachments};
 pub use upload::{UploadFailed, is_attachment_id, new_attachment_id, read_stored, store_upload};
 
@@ -150,44 +155,70 @@ pub enum UploadError {
         #[source]
         source: PictureError,
     },
+    #[error(
+        "“{filename}” could not be read back from where it was received ({source}); send it again, and tell an administrator if it happens again"
+    )]
+    Unreadable {
+        filename: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-/// An accepted upload, as core's attachment. A PDF comes back `Reading`; finish it with
-/// [`read_stored`].
-pub fn accept(
+/// An accepted upload, as core's attachment, read from `file` (the file left at its start): a
+/// picture is decoded from it, a text read through in pieces, its text left in its bytes
+/// (`document::read_text`). A PDF comes back `Reading`; finish it with [`read_stored`].
+pub fn accept<R: BufRead + Seek>(
     id: &str,
     filename: &str,
-    bytes: &[u8],
+    file: &mut R,
     config: &UploadConfig,
 ) -> Result<Attachment, UploadError> {
     let filename = clean_filename(filename, config);
-    if bytes.len() > config.max_bytes {
+    let unreadable = |filename: &str, source| UploadError::Unreadable {
+        filename: filename.to_string(),
+        source,
+    };
+    let size = size_of(file).map_err(|source| unreadable(&filename, source))?;
+    if size > config.max_bytes as u64 {
         return Err(UploadError::TooLarge {
             filename,
-            size: bytes.len(),
+            size: usize::try_from(size).unwrap_or(usize::MAX),
             limit: config.max_bytes,
         });
     }
-    if bytes.is_empty() {
+    if size == 0 {
         return Err(UploadError::Empty { filename });
     }
-    let sniffed = sniff(bytes);
-    let media_type = sniffed.media_type(named_markdown(&filename));
-    match sniffed {
-        Sniffed::Unknown => Err(UploadError::Unsupported { filename }),
-        Sniffed::Pdf => Ok(Attachment::Document(pdf_reading(id, &filename))),
-        Sniffed::Text => {
-            let text = String::from_utf8_lossy(bytes);
-            Ok(Attachment::Document(read_text(
-                id, &filename, media_type, &text,
-            )))
+    let markdown = named_markdown(&filename);
+    let accepted = match sniff_head(file).map_err(|source| unreadable(&filename, source))? {
+        Some(Sniffed::Pdf) => Attachment::Document(pdf_reading(id, &filename)),
+        Some(picture) => {
+            let media_type = picture.media_type(markdown);
+            match read_picture(id, &filename, media_type, file, config) {
+                Ok(picture) => Attachment::Picture(picture),
+                Err(source) => return Err(UploadError::Picture { filename, source }),
+            }
         }
-        Sniffed::Png | Sniffed::Jpeg | Sniffed::Gif | Sniffed::Webp => {
-            read_picture(id, &filename, media_type, bytes, config)
-                .map(Attachment::Picture)
-                .map_err(|source| UploadError::Picture { filename, source })
+        None => {
+            let media_type = Sniffed::Text.media_type(markdown);
+            match read_text(id, &filename, media_type, file) {
+                Ok(Some(document)) => Attachment::Document(document),
+                Ok(None) => return Err(UploadError::Unsupported { filename }),
+                Err(source) => return Err(unreadable(&filename, source)),
+            }
         }
-    }
+    };
+    file.rewind()
+        .map_err(|source| unreadable(&filename, source))?;
+    Ok(accepted)
+}
+
+/// The size of `file` in bytes, leaving it at its start.
+pub(crate) fn size_of<R: Seek>(file: &mut R) -> std::io::Result<u64> {
+    let size = file.seek(SeekFrom::End(0))?;
+    file.rewind()?;
+    Ok(size)
 }
 
 /// Whether `document` still has text to read from its bytes (a PDF accepted a moment ago).

@@ -2,7 +2,7 @@
 //! looks at smaller ones, to the size core computed (rule A4).
 
 use std::collections::HashMap;
-use std::io::Cursor;
+use std::io::{BufRead, Cursor, Seek};
 use std::sync::Arc;
 
 use base64::Engine;
@@ -49,21 +49,25 @@ pub enum PictureError {
 /// as pictures are sent to models without one.
 const METADATA_BYTES: u64 = 16 * 1024 * 1024;
 
-/// A reader of `bytes` whose decoder, made from it, holds the picture's metadata to
-/// [`METADATA_BYTES`].
-fn reader(bytes: &[u8]) -> Result<ImageReader<Cursor<&[u8]>>, PictureError> {
-    let mut reader = ImageReader::new(Cursor::new(bytes)).with_guessed_format()?;
+/// A reader of the picture in `source`, from its start, whose decoder, made from it, holds the
+/// picture's metadata to [`METADATA_BYTES`].
+fn reader<R: BufRead + Seek>(mut source: R) -> Result<ImageReader<R>, PictureError> {
+    source.rewind()?;
+    let mut reader = ImageReader::new(source).with_guessed_format()?;
     let mut limits = Limits::default();
     limits.max_alloc = Some(METADATA_BYTES);
     reader.limits(limits);
     Ok(reader)
 }
 
-/// Checks the size a picture's header declares against the limits, before anything is decoded
-/// (and before the upload waits for a decode place): a small file may declare a picture that
-/// takes gigabytes decoded.
-pub fn check_declared_size(bytes: &[u8], config: &UploadConfig) -> Result<(), PictureError> {
-    let (width, height) = reader(bytes)?.into_dimensions()?;
+/// Checks the size the header of the picture in `source` declares against the limits, before
+/// anything is decoded (and before the upload waits for a decode place): a small file may declare
+/// a picture that takes gigabytes decoded. Only the header is read.
+pub fn check_declared_size<R: BufRead + Seek>(
+    source: &mut R,
+    config: &UploadConfig,
+) -> Result<(), PictureError> {
+    let (width, height) = reader(source)?.into_dimensions()?;
     if width == 0 || height == 0 {
         return Err(PictureError::Empty { width, height });
     }
@@ -88,13 +92,16 @@ pub fn check_declared_size(bytes: &[u8], config: &UploadConfig) -> Result<(), Pi
 
 /// Decodes a picture upright: turned and flipped as its EXIF orientation says, so a phone photo
 /// taken in portrait is portrait (rule A4).
-fn decode(bytes: &[u8], config: &UploadConfig) -> Result<DynamicImage, PictureError> {
-    check_declared_size(bytes, config)?;
+fn decode<R: BufRead + Seek>(
+    source: &mut R,
+    config: &UploadConfig,
+) -> Result<DynamicImage, PictureError> {
+    check_declared_size(source, config)?;
     let mut limits = Limits::default();
     limits.max_image_width = Some(config.max_picture_side);
     limits.max_image_height = Some(config.max_picture_side);
     limits.max_alloc = Some(config.max_decoded_bytes);
-    let mut decoder = reader(bytes)?.into_decoder()?;
+    let mut decoder = reader(source)?.into_decoder()?;
     let orientation = decoder.orientation()?;
     decoder.set_limits(limits.clone())?;
     // The decoded pixels count against the memory limit before they are allocated, as
@@ -106,21 +113,21 @@ fn decode(bytes: &[u8], config: &UploadConfig) -> Result<DynamicImage, PictureEr
 }
 
 /// Whether the picture's pixels must be turned or flipped to stand upright.
-fn needs_turning(bytes: &[u8]) -> Result<bool, PictureError> {
-    let mut decoder = reader(bytes)?.into_decoder()?;
+fn needs_turning<R: BufRead + Seek>(source: &mut R) -> Result<bool, PictureError> {
+    let mut decoder = reader(source)?.into_decoder()?;
     Ok(decoder.orientation()? != Orientation::NoTransforms)
 }
 
-/// Decodes the whole picture, so a broken or oversized one is refused at upload, and returns it
-/// as stored: its original size, upright.
-pub fn read_picture(
+/// Decodes the whole picture in `source`, so a broken or oversized one is refused at upload, and
+/// returns it as stored: its original size, upright.
+pub fn read_picture<R: BufRead + Seek>(
     id: &str,
     filename: &str,
     media_type: &str,
-    bytes: &[u8],
+    source: &mut R,
     config: &UploadConfig,
 ) -> Result<Picture, PictureError> {
-    let image = decode(bytes, config)?;
+    let image = decode(source, config)?;
     Ok(Picture {
         id: id.to_string(),
         filename: filename.to_string(),
@@ -140,13 +147,14 @@ pub fn encode_for_model(
     config: &UploadConfig,
 ) -> Result<EncodedPicture, PictureError> {
     let engine = base64::engine::general_purpose::STANDARD;
-    if !sent.reduced && !needs_turning(bytes)? {
+    let mut source = Cursor::new(bytes);
+    if !sent.reduced && !needs_turning(&mut source)? {
         return Ok(EncodedPicture {
             media_type: media_type.to_string(),
             base64: engine.encode(bytes),
         });
     }
-    let image = decode(bytes, config)?;
+    let image = decode(&mut source, config)?;
     let reduced = if (image.width(), image.height()) == (sent.width, sent.height) {
         image
     } else {

@@ -7,7 +7,7 @@ use lopdf::{Bookmark, Object, Stream, dictionary};
 use portal_core::Transcript;
 use portal_core::attachment::{
     AttachmentConfig, AttachmentError, DocumentBody, Picture, ReadingStatus, check_can_see,
-    document_entry, picture_caption,
+    document_entry, picture_caption, text_from_bytes,
 };
 use portal_core::effort::Effort;
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
@@ -122,6 +122,44 @@ fn config() -> UploadConfig {
     UploadConfig::default()
 }
 
+/// [`accept`] on an upload of `bytes`.
+fn accept_bytes(
+    id: &str,
+    filename: &str,
+    bytes: impl AsRef<[u8]>,
+    config: &UploadConfig,
+) -> Result<Attachment, UploadError> {
+    accept(id, filename, &mut Cursor::new(bytes.as_ref()), config)
+}
+
+/// [`store_upload`] of an upload of `bytes`.
+fn store_bytes(
+    storage: &dyn portal_store::Storage,
+    owner: &portal_store::Owner,
+    filename: &str,
+    bytes: impl AsRef<[u8]>,
+    config: &UploadConfig,
+    quota: u64,
+) -> Result<Attachment, UploadFailed> {
+    store_upload(
+        storage,
+        owner,
+        filename,
+        &mut Cursor::new(bytes.as_ref()),
+        config,
+        quota,
+    )
+}
+
+/// The text document a file of `text` is, with its text as storage loads it.
+fn text_document(id: &str, filename: &str, media_type: &str, text: &str) -> Document {
+    let mut document = read_text(id, filename, media_type, &mut text.as_bytes())
+        .expect("read")
+        .expect("text");
+    document.text = text_from_bytes(text.into());
+    document
+}
+
 fn picture_of(attachment: Attachment) -> Picture {
     match attachment {
         Attachment::Picture(p) => p,
@@ -139,7 +177,7 @@ fn document_of(attachment: Attachment) -> Document {
 #[test]
 fn a1_a_pdf_named_like_a_picture_is_a_document() {
     let bytes = pdf(&[Some("Hello")], &[]);
-    let doc = document_of(accept("a1", "holiday.png", &bytes, &config()).expect("accepted"));
+    let doc = document_of(accept_bytes("a1", "holiday.png", &bytes, &config()).expect("accepted"));
     assert_eq!(doc.media_type, "application/pdf");
     assert_eq!(doc.status, ReadingStatus::Reading);
     assert!(needs_reading(&doc));
@@ -147,7 +185,8 @@ fn a1_a_pdf_named_like_a_picture_is_a_document() {
 
 #[test]
 fn a1_a_picture_named_like_text_is_a_picture() {
-    let picture = picture_of(accept("a1", "notes.txt", &png(4, 3), &config()).expect("accepted"));
+    let picture =
+        picture_of(accept_bytes("a1", "notes.txt", png(4, 3), &config()).expect("accepted"));
     assert_eq!(picture.media_type, "image/png");
     assert_eq!((picture.width, picture.height), (4, 3));
     assert_eq!(picture.filename, "notes.txt");
@@ -156,11 +195,13 @@ fn a1_a_picture_named_like_text_is_a_picture() {
 #[test]
 fn a1_markdown_fixture_is_a_finished_document_with_headings() {
     let bytes = fixture("field-notes.md");
-    let doc = document_of(accept("d1", "field-notes.md", &bytes, &config()).expect("accepted"));
+    let doc =
+        document_of(accept_bytes("d1", "field-notes.md", &bytes, &config()).expect("accepted"));
     assert_eq!(doc.media_type, "text/markdown");
     assert_eq!(doc.status, ReadingStatus::Finished);
     assert_eq!(doc.headings, ["Field notes", "Birds", "Fish"]);
-    let as_text = document_of(accept("d2", "field-notes.txt", &bytes, &config()).expect("ok"));
+    let as_text =
+        document_of(accept_bytes("d2", "field-notes.txt", &bytes, &config()).expect("ok"));
     assert_eq!(as_text.media_type, "text/plain");
     assert!(as_text.headings.is_empty());
 }
@@ -171,7 +212,7 @@ fn uploads_over_the_limit_empty_or_of_unknown_kind_are_refused() {
         max_bytes: 10,
         ..config()
     };
-    let error = accept("a", "big.txt", b"eleven byte", &small).expect_err("too large");
+    let error = accept_bytes("a", "big.txt", b"eleven byte", &small).expect_err("too large");
     assert!(matches!(
         error,
         UploadError::TooLarge {
@@ -182,11 +223,11 @@ fn uploads_over_the_limit_empty_or_of_unknown_kind_are_refused() {
     ));
     assert!(error.to_string().contains("big.txt"));
     assert!(matches!(
-        accept("a", "e.txt", b"", &config()),
+        accept_bytes("a", "e.txt", b"", &config()),
         Err(UploadError::Empty { .. })
     ));
     assert!(matches!(
-        accept("a", "tool.exe", b"MZ\x90\0\x03\0\0\0", &config()),
+        accept_bytes("a", "tool.exe", b"MZ\x90\0\x03\0\0\0", &config()),
         Err(UploadError::Unsupported { .. })
     ));
 }
@@ -195,13 +236,13 @@ fn uploads_over_the_limit_empty_or_of_unknown_kind_are_refused() {
 fn a_broken_or_oversized_picture_is_refused_at_upload() {
     let mut broken = png(8, 8);
     broken.truncate(40);
-    let error = accept("p", "broken.png", &broken, &config()).expect_err("broken");
+    let error = accept_bytes("p", "broken.png", &broken, &config()).expect_err("broken");
     assert!(matches!(error, UploadError::Picture { .. }), "{error}");
     let strict = UploadConfig {
         max_picture_side: 100,
         ..config()
     };
-    let error = accept("p", "wide.png", &png(101, 2), &strict).expect_err("too wide");
+    let error = accept_bytes("p", "wide.png", png(101, 2), &strict).expect_err("too wide");
     assert!(
         matches!(
             error,
@@ -219,7 +260,7 @@ fn a_picture_declaring_no_width_is_refused_at_upload() {
     // Found by the picture_decoding fuzz target: a GIF whose screen is 0 × 3 pixels decoded to
     // an empty picture, which could not be sent to a model.
     let gif = include_bytes!("../../../tests/fixtures/fuzz/pictures/zero-width.gif");
-    let error = accept("p", "empty.gif", gif, &config()).expect_err("no pixels");
+    let error = accept_bytes("p", "empty.gif", gif, &config()).expect_err("no pixels");
     assert!(
         matches!(
             error,
@@ -241,7 +282,7 @@ fn a_picture_past_the_decoded_memory_limit_is_refused_while_decoding() {
         max_decoded_bytes: 299,
         ..config()
     };
-    let error = accept("p", "rgb.png", &png(10, 10), &small).expect_err("300 bytes decoded");
+    let error = accept_bytes("p", "rgb.png", png(10, 10), &small).expect_err("300 bytes decoded");
     assert!(
         matches!(
             error,
@@ -260,8 +301,8 @@ fn a_picture_past_the_pixel_budget_is_refused_from_its_header_before_decoding() 
         max_picture_pixels: 100,
         ..config()
     };
-    assert!(accept("p", "ten.png", &png(10, 10), &budget).is_ok());
-    let error = accept("p", "big.png", &png(11, 10), &budget).expect_err("110 pixels");
+    assert!(accept_bytes("p", "ten.png", png(10, 10), &budget).is_ok());
+    let error = accept_bytes("p", "big.png", png(11, 10), &budget).expect_err("110 pixels");
     assert_eq!(
         error.to_string(),
         "“big.png” was refused: the picture is 11 × 10 pixels (110 in all), past the limit of 100 pixels a \
@@ -274,7 +315,7 @@ fn a_picture_past_the_pixel_budget_is_refused_from_its_header_before_decoding() 
     forged[20..24].copy_from_slice(&8000u32.to_be_bytes());
     let crc = crc32fast::hash(&forged[12..29]);
     forged[29..33].copy_from_slice(&crc.to_be_bytes());
-    let error = accept("p", "bomb.png", &forged, &config()).expect_err("64 million pixels");
+    let error = accept_bytes("p", "bomb.png", &forged, &config()).expect_err("64 million pixels");
     assert!(
         matches!(
             error,
@@ -333,7 +374,8 @@ fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
         ],
         &[("Introduction", 1), ("Results", 3)],
     );
-    let reading = document_of(accept("d7", "survey.pdf", &bytes, &config()).expect("accepted"));
+    let reading =
+        document_of(accept_bytes("d7", "survey.pdf", &bytes, &config()).expect("accepted"));
     let mut seen = Vec::new();
     let doc = read_pdf(&reading, &bytes, &config().pdf_limits(), |d| {
         seen.push((
@@ -371,7 +413,8 @@ fn a2_pdf_reading_progress_unreadable_pages_and_outline_headings() {
 
 #[test]
 fn a4_a_large_picture_is_reduced_to_the_models_largest_and_the_size_named() {
-    let picture = picture_of(accept("p1", "wide.png", &png(1600, 800), &config()).expect("ok"));
+    let picture =
+        picture_of(accept_bytes("p1", "wide.png", png(1600, 800), &config()).expect("ok"));
     let model = model(
         true,
         Some(PictureLimit {
@@ -399,7 +442,7 @@ fn a4_a_large_picture_is_reduced_to_the_models_largest_and_the_size_named() {
 #[test]
 fn a4_a_reduced_jpeg_stays_jpeg_and_a_small_picture_is_sent_as_stored() {
     let bytes = jpeg(800, 600);
-    let picture = picture_of(accept("p2", "photo.jpg", &bytes, &config()).expect("ok"));
+    let picture = picture_of(accept_bytes("p2", "photo.jpg", &bytes, &config()).expect("ok"));
     let limit = Some(PictureLimit {
         long_edge: 400,
         pixels: None,
@@ -416,7 +459,7 @@ fn a4_a_reduced_jpeg_stays_jpeg_and_a_small_picture_is_sent_as_stored() {
     assert_eq!((decoded.width(), decoded.height()), (400, 300));
 
     let small = png(10, 10);
-    let picture = picture_of(accept("p3", "dot.png", &small, &config()).expect("ok"));
+    let picture = picture_of(accept_bytes("p3", "dot.png", &small, &config()).expect("ok"));
     let sent = picture.reference(&model(true, limit));
     assert!(!sent.reduced);
     let encoded = encode_for_model(&picture.media_type, &small, &sent, &config()).expect("ok");
@@ -428,7 +471,7 @@ fn a4_a_reduced_jpeg_stays_jpeg_and_a_small_picture_is_sent_as_stored() {
 
 #[test]
 fn a5_a_picture_for_a_blind_model_is_refused_before_anything_is_recorded() {
-    let picture = accept("p1", "cat.png", &png(20, 20), &config()).expect("accepted");
+    let picture = accept_bytes("p1", "cat.png", png(20, 20), &config()).expect("accepted");
     let blind = model(false, None);
     let error = check_can_see(std::slice::from_ref(&picture), &blind).expect_err("A5");
     assert!(error.to_string().contains("blind-model"), "{error}");
@@ -474,7 +517,7 @@ fn conversation(documents: Vec<Document>) -> Transcript {
 #[test]
 fn a3_read_document_reads_in_pieces_and_says_how_to_read_on() {
     let text = "Ünïcödé 👍🏽 ".repeat(10);
-    let doc = read_text("d1", "long.txt", "text/plain", &text);
+    let doc = text_document("d1", "long.txt", "text/plain", &text);
     let transcript = conversation(vec![doc]);
     let tools = DocumentToolConfig::default();
     let first = read_document(
@@ -502,13 +545,13 @@ fn a3_read_document_reads_in_pieces_and_says_how_to_read_on() {
 
 #[test]
 fn a3_search_attachments_finds_passages_best_first_with_their_offsets() {
-    let notes = read_text(
+    let notes = text_document(
         "d1",
         "field-notes.md",
         "text/markdown",
         &String::from_utf8(fixture("field-notes.md")).expect("utf-8"),
     );
-    let other = read_text(
+    let other = text_document(
         "d2",
         "other.txt",
         "text/plain",
@@ -582,7 +625,7 @@ async fn a3_registered_document_tools_read_the_calls_transcript() {
 
     let mut registry = ToolRegistry::default();
     register(&mut registry, DocumentToolConfig::default());
-    let doc = read_text("d1", "a.txt", "text/plain", "Herons by the weir.");
+    let doc = text_document("d1", "a.txt", "text/plain", "Herons by the weir.");
     let context = ToolContext {
         storage: AsyncStorage::new(Arc::new(SqliteStorage::in_memory().expect("storage"))),
         org_id: "acme".into(),
@@ -622,7 +665,7 @@ fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
     let owner = Owner::new("acme", "alice");
     let bytes = pdf(&[Some("One"), None], &[]);
     let stored =
-        store_upload(&storage, &owner, "scan.pdf", &bytes, &config(), u64::MAX).expect("stored");
+        store_bytes(&storage, &owner, "scan.pdf", &bytes, &config(), u64::MAX).expect("stored");
     assert!(stored.id().starts_with("att_") && stored.id().len() == 36);
     let Attachment::Document(reading) = &stored else {
         panic!("a document")
@@ -658,13 +701,43 @@ fn a2_a_stored_pdf_is_read_with_its_progress_written_back() {
 }
 
 #[test]
+fn a2_a_text_upload_is_answered_without_its_text_and_loaded_with_it() {
+    use portal_store::{Owner, Storage};
+    use portal_store_sqlite::SqliteStorage;
+
+    let storage = SqliteStorage::in_memory().expect("storage");
+    let owner = Owner::new("acme", "alice");
+    let bytes = "\u{feff}# Notes\r\n\r\nHerons by the weir.\r\n";
+    let stored =
+        store_bytes(&storage, &owner, "notes.md", bytes, &config(), u64::MAX).expect("stored");
+    let answered = document_of(stored.clone());
+    assert_eq!(
+        answered.text, None,
+        "the answer carries no copy of the text"
+    );
+    assert_eq!(answered.headings, ["Notes"]);
+    let loaded = document_of(storage.attachment(&owner, stored.id()).expect("stored"));
+    assert_eq!(
+        loaded.text.as_deref(),
+        Some("# Notes\n\nHerons by the weir.")
+    );
+    assert_eq!(
+        storage
+            .attachment_bytes("acme", stored.id())
+            .expect("bytes"),
+        bytes.as_bytes(),
+        "stored as sent"
+    );
+}
+
+#[test]
 fn a_refused_upload_stores_nothing() {
     use portal_store::Owner;
     use portal_store_sqlite::SqliteStorage;
 
     let storage = SqliteStorage::in_memory().expect("storage");
     let owner = Owner::new("acme", "alice");
-    let refused = store_upload(
+    let refused = store_bytes(
         &storage,
         &owner,
         "x.bin",
@@ -750,8 +823,8 @@ fn an_upload_past_its_owners_quota_is_refused_and_nothing_is_stored() {
     let storage = SqliteStorage::in_memory().expect("storage");
     let alice = Owner::new("acme", "alice");
     let text = b"twenty bytes of text";
-    store_upload(&storage, &alice, "a.txt", text, &config(), 30).expect("20 of 30 bytes");
-    let refused = store_upload(&storage, &alice, "b.txt", text, &config(), 30);
+    store_bytes(&storage, &alice, "a.txt", text, &config(), 30).expect("20 of 30 bytes");
+    let refused = store_bytes(&storage, &alice, "b.txt", text, &config(), 30);
     let Err(UploadFailed::Storage(error)) = refused else {
         panic!("refused: {refused:?}");
     };
@@ -768,5 +841,5 @@ fn an_upload_past_its_owners_quota_is_refused_and_nothing_is_stored() {
     );
     assert!(error.to_string().contains("quota of 30 bytes"), "{error}");
     let bob = Owner::new("acme", "bob");
-    store_upload(&storage, &bob, "b.txt", text, &config(), 30).expect("bob has his own quota");
+    store_bytes(&storage, &bob, "b.txt", text, &config(), 30).expect("bob has his own quota");
 }

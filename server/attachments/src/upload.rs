@@ -2,10 +2,12 @@
 //! its bytes under a fresh id within its owner's quota, and, for a PDF, read page by page with
 //! its progress written back (rule A2).
 
+use std::io::{BufRead, Seek};
+
 use portal_core::attachment::{Attachment, Document};
 use thiserror::Error;
 
-use super::{UploadConfig, UploadError, accept, needs_reading};
+use super::{UploadConfig, UploadError, accept, needs_reading, size_of};
 use portal_store::{Owner, Storage, StorageError};
 
 /// Why an upload was not stored.
@@ -38,19 +40,26 @@ pub fn is_attachment_id(text: &str) -> bool {
     })
 }
 
-/// Checks the upload and stores it for `owner`, within their `quota` of bytes. Nothing is
-/// stored when it is refused. A PDF is stored `Reading`; finish it with [`read_stored`].
-pub fn store_upload(
+/// Checks the upload in `file` and stores it for `owner`, within their `quota` of bytes, its
+/// bytes copied from `file` in pieces: an upload is never held whole in memory, but for a
+/// picture's decoded pixels. Nothing is stored when it is refused. A PDF is stored `Reading`;
+/// finish it with [`read_stored`]. A text document is answered without its text, which storage
+/// reads from its bytes.
+pub fn store_upload<R: BufRead + Seek>(
     storage: &dyn Storage,
     owner: &Owner,
     filename: &str,
-    bytes: &[u8],
+    file: &mut R,
     config: &UploadConfig,
     quota: u64,
 ) -> Result<Attachment, UploadFailed> {
     let id = new_attachment_id().map_err(UploadFailed::Id)?;
-    let attachment = accept(&id, filename, bytes, config)?;
-    storage.put_attachment(owner, &attachment, bytes, quota)?;
+    let attachment = accept(&id, filename, file, config)?;
+    let size = size_of(file).map_err(|source| UploadError::Unreadable {
+        filename: attachment.filename().to_string(),
+        source,
+    })?;
+    storage.put_attachment(owner, &attachment, file, size, quota)?;
     Ok(attachment)
 }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use postgres::types::ToSql;
-use postgres::{Client, Row, Statement, Transaction};
+use postgres::{Client, CopyInWriter, Row, Statement, Transaction};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// A connection with the statements it prepared, by their SQL.
@@ -121,6 +121,12 @@ impl Tx<'_> {
     ) -> Result<Row, postgres::Error> {
         let statement = self.statement(sql)?;
         self.transaction.query_one(&statement, params)
+    }
+
+    /// Starts `COPY … FROM STDIN`: what is written to the writer goes to the server in pieces,
+    /// and its `finish` ends the copy.
+    pub fn copy_in(&mut self, sql: &str) -> Result<CopyInWriter<'_>, postgres::Error> {
+        self.transaction.copy_in(sql)
     }
 
     /// Runs statements without parameters, unprepared (migrations).

@@ -28,7 +28,7 @@ use connection::{Manager, Tx};
 use statements::Statements;
 use target::Target;
 
-use portal_store::assemble::{Turns, not_found, reading_failed, stored_kind};
+use portal_store::assemble::{self, Turns, not_found, reading_failed, stored_kind};
 use portal_store::codec::{
     UsageColumns, attachment_kind, integer, position, stopped_note, to_json,
 };
@@ -250,7 +250,7 @@ impl Storage for PostgresStorage {
     fn load_transcript(&self, org_id: &str, conversation: &ConversationId) -> Result<Transcript> {
         self.read(|t| {
             require_conversation(t, org_id, conversation)?;
-            load::transcript(t, conversation, Turns::ALL)
+            load::transcript(t, org_id, conversation, Turns::ALL)
         })
     }
 
@@ -280,7 +280,7 @@ impl Storage for PostgresStorage {
             let newest_compaction = newest_compaction.map(turn_number).transpose()?;
             let turns = Turns::recent(latest, newest_compaction, past_turns);
             Ok(RecentTurns {
-                transcript: load::transcript(t, conversation, turns)?,
+                transcript: load::transcript(t, org_id, conversation, turns)?,
                 newest_compaction,
             })
         })
@@ -406,30 +406,27 @@ impl Storage for PostgresStorage {
     }
 
     fn attachment(&self, owner: &Owner, attachment_id: &str) -> Result<Attachment> {
-        let metadata: String = self.read(|t| {
-            Ok(t.query_opt(
-                "SELECT metadata FROM attachments WHERE org_id = $1 AND user_id = $2 AND id = $3",
-                &[&owner.org_id, &owner.user_id, &attachment_id],
-            )?
-            .ok_or_else(|| StorageError::AttachmentNotFound {
-                attachment: attachment_id.to_string(),
-            })?
-            .get(0))
-        })?;
-        portal_store::codec::parse_json("attachment", &metadata)
+        self.read(|t| {
+            let metadata: String = t
+                .query_opt(
+                    "SELECT metadata FROM attachments
+                     WHERE org_id = $1 AND user_id = $2 AND id = $3",
+                    &[&owner.org_id, &owner.user_id, &attachment_id],
+                )?
+                .ok_or_else(|| StorageError::AttachmentNotFound {
+                    attachment: attachment_id.to_string(),
+                })?
+                .get(0);
+            let mut attachment = portal_store::codec::parse_json("attachment", &metadata)?;
+            assemble::text_from_bytes(&mut attachment, |id| {
+                load::attachment_bytes(t, &owner.org_id, id)
+            })?;
+            Ok(attachment)
+        })
     }
 
     fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>> {
-        self.read(|t| {
-            Ok(t.query_opt(
-                "SELECT bytes FROM attachment_bytes WHERE org_id = $1 AND id = $2",
-                &[&org_id, &attachment_id],
-            )?
-            .ok_or_else(|| StorageError::AttachmentNotFound {
-                attachment: attachment_id.to_string(),
-            })?
-            .get(0))
-        })
+        self.read(|t| load::attachment_bytes(t, org_id, attachment_id))
     }
 
     fn recover(&self) -> Result<Vec<TurnRef>> {

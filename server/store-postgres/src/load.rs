@@ -5,15 +5,35 @@ use portal_core::Transcript;
 
 use super::{place_at, turn_number};
 use portal_store::assemble::{self, TurnRows, Turns};
-use portal_store::{ConversationId, Result};
+use portal_store::{ConversationId, Result, StorageError};
 
-/// The conversation's transcript, or the part of it `turns` selects.
+/// The conversation's transcript, or the part of it `turns` selects, its text documents with
+/// their texts read from their bytes (organisation `org_id`'s).
 pub(super) fn transcript(
     t: &mut Tx<'_>,
+    org_id: &str,
     conversation: &ConversationId,
     turns: Turns,
 ) -> Result<Transcript> {
-    assemble::transcript(turns, |from, to| range(t, conversation, from, to))
+    let mut transcript = assemble::transcript(turns, |from, to| range(t, conversation, from, to))?;
+    assemble::texts_from_bytes(&mut transcript, |id| attachment_bytes(t, org_id, id))?;
+    Ok(transcript)
+}
+
+/// An attachment's uploaded bytes; another organisation's attachment is not found.
+pub(super) fn attachment_bytes(
+    t: &mut Tx<'_>,
+    org_id: &str,
+    attachment_id: &str,
+) -> Result<Vec<u8>> {
+    Ok(t.query_opt(
+        "SELECT bytes FROM attachment_bytes WHERE org_id = $1 AND id = $2",
+        &[&org_id, &attachment_id],
+    )?
+    .ok_or_else(|| StorageError::AttachmentNotFound {
+        attachment: attachment_id.to_string(),
+    })?
+    .get(0))
 }
 
 /// The rows of turns `from` to `to` of the conversation, each query a range on the primary key.

@@ -1,5 +1,7 @@
 //! PostgreSQL's statements for storage's rules ([`rules::Statements`]), run on one transaction.
 
+use std::io::{Read, Write};
+
 use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
 use portal_core::{Block, Role, TraceEntry, TurnKind, TurnStatus};
@@ -13,7 +15,9 @@ use portal_store::codec::{
     to_json,
 };
 use portal_store::quota::{Hold, Limit, Spender};
-use portal_store::{ConversationId, Owner, PausedClaim, Result, SsoSignIn, Usage, rules};
+use portal_store::{
+    ConversationId, Owner, PausedClaim, Result, SsoSignIn, StorageError, Usage, rules,
+};
 
 /// How long a turn that opened or resumed is left to the replica that is about to run it
 /// before anyone may take it for abandoned: a replica takes its lease right after, so this only
@@ -482,9 +486,9 @@ impl rules::Statements for Statements<'_, '_> {
         &mut self,
         owner: &Owner,
         attachment: &Attachment,
-        bytes: &[u8],
+        bytes: &mut dyn Read,
+        size: u64,
     ) -> Result<()> {
-        let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         self.0.execute(
             "INSERT INTO attachments (org_id, id, user_id, kind, metadata, size)
              VALUES ($1, $2, $3, $4, $5, $6)",
@@ -497,10 +501,15 @@ impl rules::Statements for Statements<'_, '_> {
                 &integer("attachment size", size)?,
             ],
         )?;
-        self.0.execute(
-            "INSERT INTO attachment_bytes (org_id, id, bytes) VALUES ($1, $2, $3)",
-            &[&owner.org_id, &attachment.id(), &bytes],
-        )?;
+        // The row goes in through a binary `COPY`, its bytes written to the server in pieces as
+        // they are read: a bound parameter would be encoded whole in memory first.
+        let mut copy = self
+            .0
+            .copy_in("COPY attachment_bytes (org_id, id, bytes) FROM STDIN (FORMAT binary)")?;
+        copy_row_start(&mut copy, &owner.org_id, attachment.id(), size)?;
+        rules::copy_attachment_bytes(bytes, size, &mut copy)?;
+        copy.write_all(&COPY_TRAILER).map_err(copy_failed)?;
+        copy.finish()?;
         Ok(())
     }
 
@@ -765,3 +774,35 @@ impl rules::Statements for Statements<'_, '_> {
 /// The columns of a single sign-on under way, as [`SsoSignIn`] holds them.
 const SSO_SIGN_IN_COLUMNS: &str =
     "state_sha256, binding_sha256, client, provider, verifier, nonce, return_to";
+
+/// The binary `COPY` format's header: its signature, no flags and no header extension
+/// (PostgreSQL's documentation, "COPY", "Binary Format").
+const COPY_HEADER: [u8; 19] = *b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+
+/// The binary `COPY` format's end: a field count of -1.
+const COPY_TRAILER: [u8; 2] = (-1i16).to_be_bytes();
+
+/// Writes the copy's header and the start of its one row of `attachment_bytes`: three fields,
+/// the two ids, then the length of the bytes that follow.
+fn copy_row_start(copy: &mut dyn Write, org_id: &str, id: &str, size: u64) -> Result<()> {
+    let length = |value: u64| {
+        i32::try_from(value).map_err(|_| StorageError::UploadUnread {
+            detail: format!("a value of {value} bytes is past the 2 GiB a binary copy takes"),
+        })
+    };
+    let mut start = COPY_HEADER.to_vec();
+    start.extend_from_slice(&3i16.to_be_bytes());
+    for text in [org_id, id] {
+        start.extend_from_slice(&length(text.len() as u64)?.to_be_bytes());
+        start.extend_from_slice(text.as_bytes());
+    }
+    start.extend_from_slice(&length(size)?.to_be_bytes());
+    copy.write_all(&start).map_err(copy_failed)
+}
+
+/// A write to a `COPY` that failed: the connection's, as the database answers nothing else.
+fn copy_failed(error: std::io::Error) -> StorageError {
+    StorageError::UploadUnread {
+        detail: error.to_string(),
+    }
+}

@@ -9,7 +9,7 @@ use portal_core::Transcript;
 use portal_core::attachment::Attachment;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use portal_store::assemble::{Turns, not_found, reading_failed, stored_kind};
+use portal_store::assemble::{self, Turns, not_found, reading_failed, stored_kind};
 use portal_store::codec::{
     UsageColumns, attachment_kind, parse_json, position, stopped_note, to_json,
 };
@@ -196,7 +196,7 @@ impl Storage for SqliteStorage {
     fn load_transcript(&self, org_id: &str, conversation: &ConversationId) -> Result<Transcript> {
         self.read(|c| {
             require_conversation(c, org_id, conversation)?;
-            load::transcript(c, conversation, Turns::ALL)
+            load::transcript(c, org_id, conversation, Turns::ALL)
         })
     }
 
@@ -219,7 +219,7 @@ impl Storage for SqliteStorage {
                 .query_row([conversation.as_str()], |row| row.get(0))?;
             let turns = Turns::recent(latest, newest_compaction, past_turns);
             Ok(RecentTurns {
-                transcript: load::transcript(c, conversation, turns)?,
+                transcript: load::transcript(c, org_id, conversation, turns)?,
                 newest_compaction,
             })
         })
@@ -348,30 +348,29 @@ impl Storage for SqliteStorage {
     }
 
     fn attachment(&self, owner: &Owner, attachment_id: &str) -> Result<Attachment> {
-        let metadata: String = self.read(|c| {
-            c.prepare_cached(
-                "SELECT metadata FROM attachments WHERE org_id = ?1 AND user_id = ?2 AND id = ?3",
-            )?
-            .query_row(params![owner.org_id, owner.user_id, attachment_id], |row| {
-                row.get(0)
-            })
-            .optional()?
-            .ok_or_else(|| StorageError::AttachmentNotFound {
-                attachment: attachment_id.to_string(),
-            })
-        })?;
-        parse_json("attachment", &metadata)
-    }
-
-    fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>> {
         self.read(|c| {
-            c.prepare_cached("SELECT bytes FROM attachment_bytes WHERE org_id = ?1 AND id = ?2")?
-                .query_row(params![org_id, attachment_id], |row| row.get(0))
+            let metadata: String = c
+                .prepare_cached(
+                    "SELECT metadata FROM attachments
+                     WHERE org_id = ?1 AND user_id = ?2 AND id = ?3",
+                )?
+                .query_row(params![owner.org_id, owner.user_id, attachment_id], |row| {
+                    row.get(0)
+                })
                 .optional()?
                 .ok_or_else(|| StorageError::AttachmentNotFound {
                     attachment: attachment_id.to_string(),
-                })
+                })?;
+            let mut attachment = parse_json("attachment", &metadata)?;
+            assemble::text_from_bytes(&mut attachment, |id| {
+                load::attachment_bytes(c, &owner.org_id, id)
+            })?;
+            Ok(attachment)
         })
+    }
+
+    fn attachment_bytes(&self, org_id: &str, attachment_id: &str) -> Result<Vec<u8>> {
+        self.read(|c| load::attachment_bytes(c, org_id, attachment_id))
     }
 
     fn recover(&self) -> Result<Vec<TurnRef>> {

@@ -1,18 +1,36 @@
 //! Reading a transcript's rows from SQLite; `assemble` makes them a transcript.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use portal_core::Transcript;
 use portal_store::assemble::{self, TurnRows, Turns};
-use portal_store::{ConversationId, Result};
+use portal_store::{ConversationId, Result, StorageError};
 
-/// The conversation's transcript, or the part of it `turns` selects.
+/// The conversation's transcript, or the part of it `turns` selects, its text documents with
+/// their texts read from their bytes (organisation `org_id`'s).
 pub(super) fn transcript(
     c: &Connection,
+    org_id: &str,
     conversation: &ConversationId,
     turns: Turns,
 ) -> Result<Transcript> {
-    assemble::transcript(turns, |from, to| range(c, conversation, from, to))
+    let mut transcript = assemble::transcript(turns, |from, to| range(c, conversation, from, to))?;
+    assemble::texts_from_bytes(&mut transcript, |id| attachment_bytes(c, org_id, id))?;
+    Ok(transcript)
+}
+
+/// An attachment's uploaded bytes; another organisation's attachment is not found.
+pub(super) fn attachment_bytes(
+    c: &Connection,
+    org_id: &str,
+    attachment_id: &str,
+) -> Result<Vec<u8>> {
+    c.prepare_cached("SELECT bytes FROM attachment_bytes WHERE org_id = ?1 AND id = ?2")?
+        .query_row(params![org_id, attachment_id], |row| row.get(0))
+        .optional()?
+        .ok_or_else(|| StorageError::AttachmentNotFound {
+            attachment: attachment_id.to_string(),
+        })
 }
 
 /// The rows of turns `from` to `to` of the conversation, each query a range on the primary key.

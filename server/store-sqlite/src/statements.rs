@@ -4,7 +4,9 @@
 use portal_core::attachment::Attachment;
 use portal_core::effort::Effort;
 use portal_core::{Block, Role, TraceEntry, TurnKind, TurnStatus};
-use rusqlite::{Connection, OptionalExtension, params};
+use std::io::Read;
+
+use rusqlite::{Connection, MAIN_DB, OptionalExtension, params};
 
 use super::load;
 use portal_store::assemble::folded;
@@ -454,7 +456,8 @@ impl rules::Statements for Statements<'_> {
         &mut self,
         owner: &Owner,
         attachment: &Attachment,
-        bytes: &[u8],
+        bytes: &mut dyn Read,
+        size: u64,
     ) -> Result<()> {
         self.0
             .prepare_cached(
@@ -468,10 +471,25 @@ impl rules::Statements for Statements<'_> {
                 attachment_kind(attachment),
                 to_json("attachment", attachment)?
             ])?;
+        // The row is made with zeros of the file's size, which SQLite writes without holding
+        // them in memory, and the bytes are written into it in pieces (incremental blob I/O).
         self.0
-            .prepare_cached("INSERT INTO attachment_bytes (org_id, id, bytes) VALUES (?1, ?2, ?3)")?
-            .execute(params![owner.org_id, attachment.id(), bytes])?;
-        Ok(())
+            .prepare_cached(
+                "INSERT INTO attachment_bytes (org_id, id, bytes) VALUES (?1, ?2, zeroblob(?3))",
+            )?
+            .execute(params![
+                owner.org_id,
+                attachment.id(),
+                integer("attachment size", size)?
+            ])?;
+        let mut blob = self.0.blob_open(
+            MAIN_DB,
+            "attachment_bytes",
+            "bytes",
+            self.0.last_insert_rowid(),
+            false,
+        )?;
+        rules::copy_attachment_bytes(bytes, size, &mut blob)
     }
 
     fn touch(&mut self, conversation: &ConversationId) -> Result<()> {

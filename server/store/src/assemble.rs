@@ -1,7 +1,7 @@
 //! What both databases share once rows are read: assembling a transcript from its rows, the
 //! conversation list's pages and summaries, and the checks made before anything is written.
 
-use portal_core::attachment::Attachment;
+use portal_core::attachment::{Attachment, ReadingStatus};
 use portal_core::title::title_from_message;
 use portal_core::{Block, Message, Role, TraceEntry, Transcript, Turn, TurnKind};
 
@@ -127,6 +127,39 @@ fn assemble(from: u32, rows: TurnRows) -> Result<Transcript> {
     Ok(transcript)
 }
 
+/// Gives a text document stored without its text ([`super::Storage::put_attachment`]) its text,
+/// read from its bytes, which `bytes` loads by the attachment's id (rule A2); a document stored
+/// with its text, and any other attachment, is left as it is.
+pub fn text_from_bytes(
+    attachment: &mut Attachment,
+    bytes: impl FnOnce(&str) -> Result<Vec<u8>>,
+) -> Result<()> {
+    if let Attachment::Document(document) = attachment
+        && document.is_text_file()
+        && document.status == ReadingStatus::Finished
+        && document.text.is_none()
+    {
+        document.text = portal_core::attachment::text_from_bytes(bytes(&document.id)?);
+    }
+    Ok(())
+}
+
+/// [`text_from_bytes`] for every attachment of `transcript`'s messages.
+pub fn texts_from_bytes(
+    transcript: &mut Transcript,
+    mut bytes: impl FnMut(&str) -> Result<Vec<u8>>,
+) -> Result<()> {
+    let attachments = transcript
+        .turns
+        .iter_mut()
+        .flat_map(|turn| &mut turn.messages)
+        .flat_map(|message| &mut message.attachments);
+    for attachment in attachments {
+        text_from_bytes(attachment, &mut bytes)?;
+    }
+    Ok(())
+}
+
 /// One turn's streamed text not yet folded into its blocks, joined per block: `chunks` are
 /// ((message, block), text) in block order, oldest first within a block.
 pub fn join_chunks(
@@ -234,7 +267,7 @@ pub fn reading_failed(metadata: &str) -> Result<Option<String>> {
     let Attachment::Document(mut document) = parse_json("attachment", metadata)? else {
         return Ok(None);
     };
-    document.status = portal_core::attachment::ReadingStatus::Failed;
+    document.status = ReadingStatus::Failed;
     super::codec::to_json("attachment", &Attachment::Document(document)).map(Some)
 }
 

@@ -238,6 +238,10 @@ pub enum StorageError {
     )]
     SsoSignInsFull { most: u64, from_one_client: u64 },
     #[error(
+        "the uploaded file could not be copied into the database ({detail}); send it again, and tell an administrator if it happens again"
+    )]
+    UploadUnread { detail: String },
+    #[error(
         "a stored {what} cannot be read ({detail}); the database was changed outside Portal or by a newer build, so restore a backup"
     )]
     Unreadable { what: &'static str, detail: String },

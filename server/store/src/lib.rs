@@ -289,19 +289,22 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn usage_report(&self, query: &UsageQuery) -> Result<Vec<UsageLine>>;
 
     /// Stores an uploaded attachment: its metadata, which decides once whether it is a document
-    /// or a picture (rule A1), and its bytes. Ids are unique within an organisation. Refused with
-    /// [`StorageError::QuotaExceeded`] when the bytes `owner` stored already and these would
-    /// pass `quota`, checked in the same transaction as the write, so uploads at once cannot
-    /// pass it together.
+    /// or a picture (rule A1), and its `size` bytes, read from `bytes` in pieces as they are
+    /// written, so an upload is never held whole in memory. Ids are unique within an
+    /// organisation. Refused with [`StorageError::QuotaExceeded`] when the bytes `owner` stored
+    /// already and these would pass `quota`, checked in the same transaction as the write, so
+    /// uploads at once cannot pass it together. A text document is stored without its text,
+    /// which is read from its bytes when it is loaded ([`assemble::text_from_bytes`]).
     fn put_attachment(
         &self,
         owner: &Owner,
         attachment: &Attachment,
-        bytes: &[u8],
+        bytes: &mut dyn std::io::Read,
+        size: u64,
         quota: u64,
     ) -> Result<()> {
         in_write(self, |s| {
-            rules::put_attachment(s, owner, attachment, bytes, quota)
+            rules::put_attachment(s, owner, attachment, bytes, size, quota)
         })
     }
 
@@ -309,7 +312,8 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// cannot change (rule A1).
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()>;
 
-    /// One of `owner`'s attachments' metadata. Anyone else's attachment is not found.
+    /// One of `owner`'s attachments' metadata, a text document with its text. Anyone else's
+    /// attachment is not found.
     fn attachment(&self, owner: &Owner, attachment_id: &str) -> Result<Attachment>;
 
     /// An attachment's uploaded bytes. Another organisation's attachment is not found.

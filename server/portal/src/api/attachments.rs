@@ -7,11 +7,14 @@
 //! An upload holds one of its user's places for uploads in flight from before its body is read
 //! until it is stored and, for a PDF, read; a picture waits for one of the server's decode
 //! places before it is decoded, and a PDF for one of its reader places before it is read
-//! (docs/security.md, "Limits").
+//! (docs/security.md, "Limits"). Its body is received into a temporary file and checked and
+//! stored from there in pieces, so no upload is held whole in memory; a text document is
+//! answered without its text, which `GET /api/attachments/{id}` reads from the stored bytes.
 
+use std::io::BufReader;
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
@@ -21,11 +24,12 @@ use axum::{Json, Router};
 use futures_util::StreamExt;
 use portal_core::attachment::{Attachment, file_size};
 use serde::Deserialize;
+use tokio::io::AsyncWriteExt;
 
 use crate::limits::Held;
 use portal_attachments::{
-    UploadConfig, UploadError, UploadFailed, check_declared_size, clean_filename, read_stored,
-    sniff, store_upload,
+    Sniffed, UploadConfig, UploadError, UploadFailed, check_declared_size, clean_filename,
+    read_stored, sniff_head, store_upload,
 };
 use portal_identity::Caller;
 use portal_store::{Owner, StorageError};
@@ -57,7 +61,7 @@ struct Upload {
     caller: Caller,
     filename: String,
     in_flight: Held,
-    /// The length the request declares, to receive the file into a buffer of its size.
+    /// The length the request declares, to refuse a file past the limit before it arrives.
     length: Option<usize>,
 }
 
@@ -127,28 +131,37 @@ async fn upload(
     body: Body,
 ) -> Result<(StatusCode, Json<Attachment>), ApiError> {
     let config = state.limits.uploads.clone();
-    let body = receive(body, upload.length, &upload.filename, &config).await?;
+    let file = receive(body, upload.length, &upload.filename, &config).await?;
     let Upload {
         caller,
         filename,
         in_flight,
         ..
     } = upload;
+    let shown_name = clean_filename(&filename, &config);
     // A picture's header is checked first, so a picture refused by its declared size or its
     // metadata never holds a decode place; then it waits for one, so only so many are decoded at
     // once.
-    let decoding = if sniff(&body).is_picture() {
-        let (bytes, checking) = (body.clone(), config.clone());
-        tokio::task::spawn_blocking(move || check_declared_size(&bytes, &checking))
-            .await
-            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-            .map_err(|source| {
-                let filename = clean_filename(&filename, &config);
-                ApiError(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    UploadError::Picture { filename, source }.to_string(),
-                )
+    let mut file = BufReader::with_capacity(FILE_BUFFER, file);
+    let (checking, shown) = (config.clone(), shown_name.clone());
+    let (mut file, picture) = tokio::task::spawn_blocking(move || {
+        let sniffed = sniff_head(&mut file).map_err(|source| UploadError::Unreadable {
+            filename: shown.clone(),
+            source,
+        })?;
+        let picture = sniffed.is_some_and(Sniffed::is_picture);
+        if picture {
+            check_declared_size(&mut file, &checking).map_err(|source| UploadError::Picture {
+                filename: shown,
+                source,
             })?;
+        }
+        Ok((file, picture))
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    .map_err(refused)?;
+    let decoding = if picture {
         Some(
             Arc::clone(&state.gates.decodes)
                 .acquire_owned()
@@ -161,26 +174,22 @@ async fn upload(
     let owner = Owner::new(caller.organisation.clone(), caller.user.clone());
     let storage = Arc::clone(state.turns.storage().blocking());
     let quota = state.limits.upload_quota_bytes;
-    let checking = config.clone();
-    let shown_name = clean_filename(&filename, &config);
     let stored = tokio::task::spawn_blocking(move || {
-        let stored = store_upload(storage.as_ref(), &owner, &filename, &body, &checking, quota);
+        let stored = store_upload(
+            storage.as_ref(),
+            &owner,
+            &filename,
+            &mut file,
+            &config,
+            quota,
+        );
         drop(decoding);
         stored
     })
     .await
     .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
     .map_err(|failed| match failed {
-        UploadFailed::Refused(error) => {
-            let status = match error {
-                UploadError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-                UploadError::Unsupported { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                UploadError::Empty { .. } | UploadError::Picture { .. } => {
-                    StatusCode::UNPROCESSABLE_ENTITY
-                }
-            };
-            ApiError(status, error.to_string())
-        }
+        UploadFailed::Refused(error) => refused(error),
         UploadFailed::Storage(StorageError::QuotaExceeded { used, size, quota }) => ApiError(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
@@ -222,15 +231,30 @@ async fn upload(
     Ok((StatusCode::CREATED, Json(stored)))
 }
 
-/// The uploaded file, refused past the largest upload. It is received into one buffer of the
-/// length the request declares (within the limit), so a file takes its size in memory once, not
-/// the twice that gathering its pieces and joining them would take.
+/// The answer to an upload refused for what it is, or to one that could not be read back.
+fn refused(error: UploadError) -> ApiError {
+    let status = match error {
+        UploadError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        UploadError::Unsupported { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        UploadError::Empty { .. } | UploadError::Picture { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        UploadError::Unreadable { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError(status, error.to_string())
+}
+
+/// The buffer an upload's file is read through once received. **Decision:** 64 KiB, the piece
+/// its bytes are copied into the database in.
+const FILE_BUFFER: usize = 64 * 1024;
+
+/// The uploaded file, refused past the largest upload, received into a temporary file of its
+/// own (in the system's, `TMPDIR`; gone once closed, whatever happens to the server), so an
+/// upload takes the pieces in flight in memory, never its whole size, and is read from there.
 async fn receive(
     body: Body,
     length: Option<usize>,
     filename: &str,
     config: &UploadConfig,
-) -> Result<Bytes, ApiError> {
+) -> Result<std::fs::File, ApiError> {
     let limit = config.max_bytes;
     let too_large = |size: Option<usize>| {
         let filename = clean_filename(filename, config);
@@ -251,7 +275,21 @@ async fn receive(
     if let Some(length) = length.filter(|&length| length > limit) {
         return Err(too_large(Some(length)));
     }
-    let mut file = Vec::with_capacity(length.unwrap_or(0));
+    let no_file = |error: std::io::Error| {
+        ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "the server could not keep the file while it arrived ({error}); send it again, \
+                 and tell an administrator (its temporary folder, TMPDIR, must be writable)"
+            ),
+        )
+    };
+    let file = tokio::task::spawn_blocking(tempfile::tempfile)
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(no_file)?;
+    let mut file = tokio::fs::File::from_std(file);
+    let mut received = 0;
     let mut pieces = body.into_data_stream();
     while let Some(piece) = pieces.next().await {
         let piece = piece.map_err(|error| {
@@ -260,12 +298,14 @@ async fn receive(
                 format!("the file could not be received ({error}); send it again"),
             )
         })?;
-        if file.len() + piece.len() > limit {
+        received += piece.len();
+        if received > limit {
             return Err(too_large(None));
         }
-        file.extend_from_slice(&piece);
+        file.write_all(&piece).await.map_err(no_file)?;
     }
-    Ok(Bytes::from(file))
+    file.flush().await.map_err(no_file)?;
+    Ok(file.into_std().await)
 }
 
 async fn show(

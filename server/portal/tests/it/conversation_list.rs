@@ -200,7 +200,7 @@ fn only_the_owner_renames_or_deletes_and_deleting_takes_turns_and_unshared_attac
     };
     for id in ["att_only", "att_shared"] {
         storage
-            .put_attachment(&alice(), &picture(id), b"\x89PNG", u64::MAX)
+            .put_attachment(&alice(), &picture(id), &mut &b"\x89PNG"[..], 4, u64::MAX)
             .expect("stored");
     }
     let with = |ids: &[&str]| {

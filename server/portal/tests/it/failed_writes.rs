@@ -185,10 +185,12 @@ impl Storage for Failing {
         &self,
         owner: &Owner,
         attachment: &Attachment,
-        bytes: &[u8],
+        bytes: &mut dyn std::io::Read,
+        size: u64,
         quota: u64,
     ) -> Result<()> {
-        self.inner.put_attachment(owner, attachment, bytes, quota)
+        self.inner
+            .put_attachment(owner, attachment, bytes, size, quota)
     }
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()> {
         self.inner.update_attachment(org_id, attachment)

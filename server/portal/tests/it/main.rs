@@ -2,7 +2,7 @@
 //! loopback ports over a SQLite data folder or a throwaway PostgreSQL (`databases`), with the
 //! support modules they share. The tests that measure the process's memory or CPU time are
 //! binaries of their own (`attack_memory.rs`, `attack_limits.rs`, `attack_streams.rs`,
-//! `mcp_memory.rs`), so that no test running beside them moves their peaks.
+//! `mcp_memory.rs`, `upload_memory.rs`), so that no test running beside them moves their peaks.
 
 mod attack_support;
 mod common;

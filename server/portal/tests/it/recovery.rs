@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use portal_attachments::{pdf_reading, read_text};
+use portal_attachments::pdf_reading;
 use portal_core::attachment::{Attachment, Document, ReadingStatus};
 use portal_store::{AttachmentRef, Owner, Storage};
 use portal_store_sqlite::SqliteStorage;
@@ -25,13 +25,21 @@ fn a2_recovery_fails_the_documents_left_reading_and_nothing_else() {
     let data = tempfile::tempdir().expect("tempdir");
     let storage = SqliteStorage::open(data.path()).expect("opens");
     let owner = Owner::new("acme", "ana");
-    let finished = read_text("att_done", "notes.txt", "text/plain", "Herons.");
+    let finished = Document {
+        media_type: "text/plain".into(),
+        status: ReadingStatus::Finished,
+        pages_read: 0,
+        pages_total: 0,
+        text: Some("Herons.".into()),
+        ..pdf_reading("att_done", "notes.txt")
+    };
     for document in [reading("att_1"), finished.clone()] {
         storage
             .put_attachment(
                 &owner,
                 &Attachment::Document(document),
-                b"%PDF-1.7",
+                &mut &b"%PDF-1.7"[..],
+                8,
                 u64::MAX,
             )
             .expect("stored");
@@ -66,7 +74,8 @@ async fn a2_a_document_left_reading_is_failed_when_the_server_starts() {
         .put_attachment(
             &Owner::new("local", "local"),
             &Attachment::Document(reading("att_1")),
-            b"%PDF-1.7",
+            &mut &b"%PDF-1.7"[..],
+            8,
             u64::MAX,
         )
         .expect("stored");

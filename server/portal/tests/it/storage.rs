@@ -79,7 +79,7 @@ fn write_transcript(
         for attachment in &user.attachments {
             if storage.attachment(owner, attachment.id()).is_err() {
                 storage
-                    .put_attachment(owner, attachment, b"uploaded bytes", u64::MAX)
+                    .put_attachment(owner, attachment, &mut &b"uploaded bytes"[..], 14, u64::MAX)
                     .expect("attachment is stored");
             }
         }
@@ -828,7 +828,7 @@ fn another_organisation_sees_nothing_of_a_conversation(db: &Database) {
     let alice = owner();
     let mallory = Owner::new("org_b", "user_1");
     storage
-        .put_attachment(&alice, &picture("pic_1"), b"\x89PNG", u64::MAX)
+        .put_attachment(&alice, &picture("pic_1"), &mut &b"\x89PNG"[..], 4, u64::MAX)
         .expect("stored");
     let mut message = Message::new(Role::User, vec![Block::text("Look")]);
     message.attachments.push(picture("pic_1"));
@@ -1047,7 +1047,8 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with(db: &Database) {
         .put_attachment(
             &owner(),
             &Attachment::Document(reading.clone()),
-            b"%PDF",
+            &mut &b"%PDF"[..],
+            4,
             u64::MAX,
         )
         .expect("stored");
@@ -1072,7 +1073,7 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with(db: &Database) {
         })
     ));
     assert!(matches!(
-        storage.put_attachment(&owner(), &picture("doc_1"), b"", u64::MAX),
+        storage.put_attachment(&owner(), &picture("doc_1"), &mut &b""[..], 0, u64::MAX),
         Err(StorageError::AttachmentExists { .. })
     ));
     assert_eq!(
@@ -1084,7 +1085,7 @@ fn a1_an_attachment_keeps_the_kind_it_was_stored_with(db: &Database) {
 fn a_loaded_message_shows_its_attachment_as_last_stored(db: &Database) {
     let storage = db.open();
     storage
-        .put_attachment(&owner(), &picture("pic_1"), b"", u64::MAX)
+        .put_attachment(&owner(), &picture("pic_1"), &mut &b""[..], 0, u64::MAX)
         .expect("stored");
     let id = storage
         .create_conversation(&owner(), "agent_1")
@@ -1096,6 +1097,81 @@ fn a_loaded_message_shows_its_attachment_as_last_stored(db: &Database) {
         .expect("turn opens");
     let loaded = storage.load_transcript("org_a", &id).expect("loads");
     assert_eq!(loaded.turns[0].messages[0], message);
+}
+
+fn a2_a_text_document_stored_without_its_text_is_loaded_with_it_from_its_bytes(db: &Database) {
+    let storage = db.open();
+    let stored = Document {
+        id: "doc_notes".into(),
+        filename: "notes.md".into(),
+        media_type: "text/markdown".into(),
+        status: ReadingStatus::Finished,
+        pages_read: 0,
+        pages_total: 0,
+        stopped_by: None,
+        unreadable_pages: Vec::new(),
+        headings: vec!["Notes".into()],
+        text: None,
+    };
+    let bytes = "\u{feff}# Notes\r\n\r\nHerons by the weir.\r\n";
+    storage
+        .put_attachment(
+            &owner(),
+            &Attachment::Document(stored.clone()),
+            &mut bytes.as_bytes(),
+            bytes.len() as u64,
+            u64::MAX,
+        )
+        .expect("stored");
+    let read = Attachment::Document(Document {
+        text: Some("# Notes\n\nHerons by the weir.".into()),
+        ..stored.clone()
+    });
+    assert_eq!(
+        storage.attachment(&owner(), "doc_notes").expect("read"),
+        read
+    );
+    assert_eq!(
+        storage
+            .attachment_bytes("org_a", "doc_notes")
+            .expect("bytes"),
+        bytes.as_bytes(),
+        "the bytes are stored as sent"
+    );
+    let id = storage
+        .create_conversation(&owner(), "agent_1")
+        .expect("conversation");
+    let mut message = Message::new(Role::User, vec![Block::text("Read this")]);
+    message.attachments.push(Attachment::Document(stored));
+    storage
+        .open_turn(&id, NewTurn::chat(message))
+        .expect("turn opens");
+    let loaded = storage.load_transcript("org_a", &id).expect("loads");
+    assert_eq!(
+        loaded.turns[0].messages[0].attachments,
+        std::slice::from_ref(&read)
+    );
+    let recent = storage.load_recent("org_a", &id, 4).expect("loads");
+    assert_eq!(recent.transcript.turns[0].messages[0].attachments, [read]);
+    // Bytes that are not all there are refused, and nothing is stored.
+    let error = storage
+        .put_attachment(
+            &owner(),
+            &picture("pic_short"),
+            &mut &b"\x89PNG"[..],
+            8,
+            u64::MAX,
+        )
+        .expect_err("4 of 8 bytes");
+    assert!(
+        matches!(error, StorageError::UploadUnread { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("4 of its 8 bytes"), "{error}");
+    assert!(matches!(
+        storage.attachment(&owner(), "pic_short"),
+        Err(StorageError::AttachmentNotFound { .. })
+    ));
 }
 
 fn an_ended_turn_is_never_rewritten(db: &Database) {
@@ -1382,10 +1458,10 @@ fn an_upload_is_stored_only_within_its_owners_quota(db: &Database) {
     let storage = db.open();
     let alice = owner();
     storage
-        .put_attachment(&alice, &picture("pic_1"), &[0; 600], 1_000)
+        .put_attachment(&alice, &picture("pic_1"), &mut &[0; 600][..], 600, 1_000)
         .expect("600 of 1,000 bytes");
     let error = storage
-        .put_attachment(&alice, &picture("pic_2"), &[0; 401], 1_000)
+        .put_attachment(&alice, &picture("pic_2"), &mut &[0; 401][..], 401, 1_000)
         .expect_err("1,001 bytes");
     assert!(
         matches!(
@@ -1403,13 +1479,14 @@ fn an_upload_is_stored_only_within_its_owners_quota(db: &Database) {
         Err(StorageError::AttachmentNotFound { .. })
     ));
     storage
-        .put_attachment(&alice, &picture("pic_3"), &[0; 400], 1_000)
+        .put_attachment(&alice, &picture("pic_3"), &mut &[0; 400][..], 400, 1_000)
         .expect("exactly the quota");
     storage
         .put_attachment(
             &Owner::new("org_a", "user_2"),
             &picture("pic_4"),
-            &[0; 1_000],
+            &mut &[0; 1_000][..],
+            1_000,
             1_000,
         )
         .expect("another user has a quota of their own");
@@ -2009,6 +2086,7 @@ on_every_database!(
     usage_rows_keep_the_price_they_were_written_with_and_outlive_their_conversation,
     a1_an_attachment_keeps_the_kind_it_was_stored_with,
     a_loaded_message_shows_its_attachment_as_last_stored,
+    a2_a_text_document_stored_without_its_text_is_loaded_with_it_from_its_bytes,
     an_ended_turn_is_never_rewritten,
     a_paused_turn_takes_no_blocks_until_it_runs_again_and_a_new_turn_may_follow_it,
     of_many_claims_on_a_paused_turn_at_once_exactly_one_resumes_it,
