@@ -23,6 +23,16 @@ impl Replica {
     /// A log of turn `at` (stored as `status`) that follows what the replica running it
     /// publishes, or `None` when nothing was published of it and it is not running (an old turn,
     /// read from storage instead).
+    ///
+    /// A turn stored running whose published log ends (paused, or ended) is running again only
+    /// if it is still running in storage once its log was read: the run that paused or ended it
+    /// recorded that in storage before publishing it. A turn resumed so is followed from its
+    /// pause with its readers waiting, as a turn that published nothing yet is. The replica
+    /// that resumed it claims it in storage and answers before its first change (`resume`)
+    /// is published, so a reader that comes then, the browser that answered included, reads on
+    /// from the pause, never the pause again. **Decision:** the published log stays the one
+    /// home of a turn's events and the resuming replica waits for no write; only a read that
+    /// finds storage and the published log disagreeing asks storage once more.
     pub async fn follow(
         self: &Arc<Self>,
         at: &TurnRef,
@@ -35,18 +45,19 @@ impl Replica {
         if changes.is_empty() && status != TurnStatus::Running {
             return Ok(None);
         }
+        let next = changes.len() as u64;
+        let log = TurnLog::replayed(changes);
+        if !log.is_running() {
+            let resumed = status == TurnStatus::Running && (next == 0 || self.runs(at).await?);
+            if !resumed {
+                return Ok(Some(log));
+            }
+            // Its readers wait for its first changes, which its run publishes in a moment.
+            log.apply(crate::turn_log::LogChange::Resume);
+        }
         let mut mirrors = self.mirrors();
         if let Some((log, _)) = mirrors.get(at) {
             return Ok(Some(Arc::clone(log)));
-        }
-        let next = changes.len() as u64;
-        let log = TurnLog::replayed(changes);
-        if next == 0 {
-            // Running, with nothing published yet: its readers wait for its first changes.
-            log.apply(crate::turn_log::LogChange::Resume);
-        }
-        if !log.is_running() && status != TurnStatus::Running {
-            return Ok(Some(log));
         }
         let wake = Arc::new(Notify::new());
         mirrors.insert(at.clone(), (Arc::clone(&log), Arc::clone(&wake)));
@@ -59,6 +70,13 @@ impl Replica {
             next,
         ));
         Ok(Some(log))
+    }
+
+    /// Whether turn `at` is running in storage now.
+    async fn runs(&self, at: &TurnRef) -> Result<bool, StorageError> {
+        let target = at.clone();
+        let holder = self.blocking(move |s| s.lease_holder(&target)).await?;
+        Ok(holder.is_some())
     }
 }
 
@@ -83,7 +101,7 @@ async fn keep_up(
         };
         if changes.is_empty() {
             quiet += waited.elapsed();
-            if quiet >= SETTLE_AFTER && !still_running(&replica, &at).await {
+            if quiet >= SETTLE_AFTER && !replica.runs(&at).await.unwrap_or(true) {
                 log.settle();
             }
             continue;
@@ -95,12 +113,4 @@ async fn keep_up(
         }
     }
     replica.mirrors().remove(&at);
-}
-
-async fn still_running(replica: &Replica, at: &TurnRef) -> bool {
-    let target = at.clone();
-    replica
-        .blocking(move |s| s.lease_holder(&target))
-        .await
-        .map_or(true, |holder| holder.is_some())
 }

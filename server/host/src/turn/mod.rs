@@ -253,7 +253,10 @@ impl Turns {
     }
 
     /// The event log of turn `turn`: the one this process keeps while the turn runs and for a
-    /// while after, else one rebuilt from storage with the same numbering.
+    /// while after, else one rebuilt from storage with the same numbering. A replica reads the
+    /// log it keeps only while its run writes it, and else follows the published one (see
+    /// [`Replica::follow`]), so that a read never misses a run of the turn another replica
+    /// resumed.
     pub async fn log(
         &self,
         org_id: &str,
@@ -264,12 +267,12 @@ impl Turns {
             conversation: conversation.clone(),
             turn,
         };
-        if let Some(log) = self.live.log(&at) {
+        if let Some(log) = self.own_log(&at) {
             return Ok(log);
         }
         let stored = self.stored(org_id, conversation, turn).await?;
         // A run may have started while the turn was read; its log is the one to follow.
-        if let Some(log) = self.live.log(&at) {
+        if let Some(log) = self.own_log(&at) {
             return Ok(log);
         }
         if let Some(replica) = &self.replica
@@ -278,6 +281,15 @@ impl Turns {
             return Ok(log);
         }
         Ok(TurnLog::rebuilt(&stored))
+    }
+
+    /// The log this process keeps of the turn, to be read: on a replica, only while a run of
+    /// this process writes it. A log whose run stopped is this replica's until it is released,
+    /// a moment later, and would not learn that another replica resumed the turn.
+    fn own_log(&self, at: &TurnRef) -> Option<Arc<TurnLog>> {
+        self.live
+            .log(at)
+            .filter(|log| self.replica.is_none() || log.is_running())
     }
 
     /// Cancels a running or paused turn: it is recorded cut off (memory replays what it wrote,

@@ -250,6 +250,48 @@ async fn resumed_through_both(pair: &Pair, id: &str, turn: u32, paused: &[(u64, 
     );
 }
 
+// Issue 18: B answers 202 to an answer once it has claimed the paused turn and started its run,
+// while the run's first log changes (its `resume` first) are still on their way to the
+// database. A read through A in that window finds the turn running in storage and its published
+// log paused, and waits for the resumed run instead of answering with the pause again. The test
+// holds off every write to the published logs from before the answer until A has taken the
+// read, so A takes it in that window every time.
+#[tokio::test]
+async fn a_read_through_one_replica_waits_for_a_resumption_the_other_has_not_published_yet() {
+    let Some(pair) = Pair::start("0.2") else {
+        return;
+    };
+    let (a, b) = (&pair.a.server, &pair.b.server);
+    let id = a.conversation().await;
+    let turn = a.send(&id, "Please clarify scripts").await;
+    let paused = read_events(a, &id, turn, None).await;
+    assert_eq!(end_status(&paused), TurnStatus::Paused);
+    // Read through B, which follows the published log: the pause is published.
+    assert_eq!(read_events(b, &id, turn, None).await.last(), paused.last());
+    let paused_at = paused.last().map(|(at, _)| *at);
+
+    let held = pair.database.hold_writes("turn_log");
+    let answer = json!({ "text": "The scripts, please." });
+    assert_eq!(b.act(&id, turn, "answer", answer).await, 202);
+    // The stream is open once A has chosen the log it reads from.
+    let mut on_a = a.stream(&id, turn, paused_at).await;
+    drop(held);
+    let mut rest: Vec<Timed> = Vec::new();
+    tokio::time::timeout(HUNG, read_rest(&mut on_a, &mut rest))
+        .await
+        .unwrap_or_else(|_| panic!("the read through A did not end within {HUNG:?}"));
+    let rest = untimed(&rest);
+    assert_eq!(
+        rest.first().map(|(at, _)| *at),
+        paused_at.map(|at| at + 1),
+        "A reads on right after the pause: {rest:?}"
+    );
+    assert_eq!(end_status(&rest), TurnStatus::Completed);
+    let mut joined = paused;
+    joined.extend(rest);
+    assert_same_content(&joined, &read_events(b, &id, turn, None).await);
+}
+
 // Issue 18: a reader following through replica B a turn that runs on replica A loses B
 // (SIGKILL) mid-turn; B starts again on the same database, which leaves A's turn running, and
 // the reader resumes there with its `Last-Event-ID`: it gets exactly the events after that id,

@@ -170,23 +170,42 @@ impl Drop for Database {
     }
 }
 
-/// Runs `work` with a connection of the harness's own to the server at `url`. The blocking
-/// client runs a runtime of its own, which may not start on an async test's thread, so `work`
-/// runs on a thread of its own.
-/// The lock PostgreSQL replicas take to migrate the database, held by the test until dropped:
-/// a replica starting meanwhile waits, as it would behind another that migrates.
-pub struct MigrationLock {
+/// A lock the test holds on PostgreSQL, on a connection of its own, until dropped (which closes
+/// the connection, releasing it).
+pub struct HeldLock {
     release: Option<std::sync::mpsc::Sender<()>>,
     holder: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Database {
-    /// Takes the migration lock ([`MigrationLock`]); PostgreSQL only.
-    pub fn hold_migration_lock(&self) -> MigrationLock {
-        let Database::Postgres { server, .. } = self else {
-            panic!("only PostgreSQL has a migration lock");
+    /// Takes the lock PostgreSQL replicas take to migrate the database: a replica starting
+    /// meanwhile waits, as it would behind another that migrates. PostgreSQL only.
+    pub fn hold_migration_lock(&self) -> HeldLock {
+        self.hold(&format!(
+            "SELECT pg_advisory_lock({})",
+            portal_store_postgres::MIGRATION_LOCK
+        ))
+    }
+
+    /// Holds off every write to `table` of this database's schema (an `EXCLUSIVE` lock, which
+    /// lets reads go on): a replica's write to it waits, as if it were slow to arrive.
+    /// PostgreSQL only.
+    pub fn hold_writes(&self, table: &str) -> HeldLock {
+        let Database::Postgres { schema, .. } = self else {
+            panic!("only PostgreSQL locks a table for the test");
         };
-        let server = server.clone();
+        self.hold(&format!(
+            "BEGIN; LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE"
+        ))
+    }
+
+    /// Runs `statements`, which take a lock, on a connection of the test's own, kept open until
+    /// the lock is dropped. Returns once they ran.
+    fn hold(&self, statements: &str) -> HeldLock {
+        let Database::Postgres { server, .. } = self else {
+            panic!("only PostgreSQL has locks for the test to hold");
+        };
+        let (server, statements) = (server.clone(), statements.to_string());
         let (held, taken) = std::sync::mpsc::channel();
         let (release, released) = std::sync::mpsc::channel::<()>();
         // The synchronous client keeps off the test's async threads.
@@ -194,23 +213,20 @@ impl Database {
             let mut client =
                 postgres::Client::connect(&server, postgres::NoTls).expect("the test PostgreSQL");
             client
-                .execute(
-                    "SELECT pg_advisory_lock($1)",
-                    &[&portal_store_postgres::MIGRATION_LOCK],
-                )
+                .batch_execute(&statements)
                 .expect("the lock is taken");
             held.send(()).expect("the test waits");
             let _ = released.recv();
         });
         taken.recv().expect("the lock is held");
-        MigrationLock {
+        HeldLock {
             release: Some(release),
             holder: Some(holder),
         }
     }
 }
 
-impl Drop for MigrationLock {
+impl Drop for HeldLock {
     fn drop(&mut self) {
         drop(self.release.take());
         if let Some(holder) = self.holder.take() {
@@ -219,6 +235,9 @@ impl Drop for MigrationLock {
     }
 }
 
+/// Runs `work` with a connection of the harness's own to the server at `url`. The blocking
+/// client runs a runtime of its own, which may not start on an async test's thread, so `work`
+/// runs on a thread of its own.
 fn with_client<T: Send>(url: &str, work: impl FnOnce(&mut postgres::Client) -> T + Send) -> T {
     std::thread::scope(|scope| {
         scope
