@@ -132,8 +132,16 @@ async fn probe(base: &str, path: &str) -> (u16, serde_json::Value) {
 #[tokio::test]
 async fn d1_d2_d3_d4_a_turn_longer_than_the_grace_is_cut_off_at_its_end_and_readers_move_on() {
     let grace = Duration::from_secs(2);
-    let Some(mut deployment) =
-        Deployment::start_with("1", &["--shutdown-grace-seconds", "2"]).await
+    let Some(mut deployment) = Deployment::start_with(
+        "1",
+        &[
+            "--shutdown-grace-seconds",
+            "2",
+            "--max-turns-at-once",
+            "100",
+        ],
+    )
+    .await
     else {
         return;
     };
@@ -287,6 +295,8 @@ async fn d1_d2_d3_a_rolling_deploy_under_100_streams_loses_nothing_and_refuses_n
             "--shutdown-grace-seconds",
             "3",
             "--max-streams-per-user",
+            "400",
+            "--max-turns-at-once",
             "400",
         ],
     )
