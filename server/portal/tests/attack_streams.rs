@@ -979,6 +979,17 @@ const WORDS: [&str; 8] = [
     "The ", "quick ", "brown ", "fox ", "jumps ", "over ", "lazy ", "dogs. ",
 ];
 
+/// A server on SQLite in a temporary folder, kept while the folder is held, whose one model is
+/// the endpoint at `base_url` writing at most 8,192 tokens: a reply cap of 131,072 characters.
+async fn serve_long_replies(base_url: &str) -> (tempfile::TempDir, Server) {
+    let file =
+        models_file(base_url, "").replace("max_output_tokens = 1024", "max_output_tokens = 8192");
+    let models = ModelRegistry::from_toml(&file, 0.0, |_| None).expect("models file");
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = common::start_with(data.path(), 0.0, Some(models)).await;
+    (data, server)
+}
+
 /// How far the peak may rise while a 64 MiB reply is refused at a reply cap of 131,072
 /// characters: the reply up to the cap as deltas in the turn's log, in storage and in the test's
 /// own reader, and the server, the endpoint and the test at work.
@@ -1019,11 +1030,7 @@ async fn a_64_mib_reply_fails_the_turn_at_the_reply_cap_and_later_searches_stay_
         event_stream(Body::from_stream(body))
     })
     .await;
-    let file =
-        models_file(&base_url, "").replace("max_output_tokens = 1024", "max_output_tokens = 8192");
-    let models = ModelRegistry::from_toml(&file, 0.0, |_| None).expect("models file");
-    let data = tempfile::tempdir().expect("tempdir");
-    let server = common::start_with(data.path(), 0.0, Some(models)).await;
+    let (_data, server) = serve_long_replies(&base_url).await;
     let id = server.conversation().await;
 
     let cpu = cpu_seconds();
@@ -1174,11 +1181,7 @@ async fn a_reply_of_one_character_deltas_is_held_merged_with_bounded_memory() {
         event_stream(Body::from_stream(body))
     })
     .await;
-    let file =
-        models_file(&base_url, "").replace("max_output_tokens = 1024", "max_output_tokens = 8192");
-    let models = ModelRegistry::from_toml(&file, 0.0, |_| None).expect("models file");
-    let data = tempfile::tempdir().expect("tempdir");
-    let server = common::start_with(data.path(), 0.0, Some(models)).await;
+    let (_data, server) = serve_long_replies(&base_url).await;
     let id = server.conversation().await;
 
     let started = Instant::now();

@@ -145,6 +145,12 @@ impl Entry {
         self.end > after || (self.end == after && self.start == self.end)
     }
 
+    /// Whether the event may still grow: a delta, which the block's next deltas join while it
+    /// is the log's last event.
+    fn grows(&self) -> bool {
+        matches!(self.event, TurnEvent::Delta { .. })
+    }
+
     /// The event for a reader that read up to `after`: a delta it read part of comes as the rest
     /// of its text (after a restart, the streamed deltas of a block are one delta).
     fn rest(&self, after: u64) -> TurnEvent {
@@ -273,9 +279,8 @@ impl State {
         if let Some(at) = unread {
             let entry = &self.entries[at];
             let event = entry.rest(reader.after);
-            // A delta grows while its block streams: the reader stays on it for the rest.
-            let grows = matches!(entry.event, TurnEvent::Delta { .. });
-            reader.cursor = Some(if grows { at } else { at + 1 });
+            // The reader stays on a delta, which grows while its block streams, for the rest.
+            reader.cursor = Some(if entry.grows() { at } else { at + 1 });
             reader.after = reader.after.max(entry.end);
             reader.sent = true;
             let last = at + 1 == self.entries.len() && !self.running;
@@ -286,13 +291,7 @@ impl State {
             };
         }
         // Everything is read; the last delta may still grow.
-        let growing = matches!(
-            self.entries.last(),
-            Some(Entry {
-                event: TurnEvent::Delta { .. },
-                ..
-            })
-        );
+        let growing = self.entries.last().is_some_and(Entry::grows);
         reader.cursor = Some(self.entries.len() - usize::from(growing));
         if self.running {
             return Next::Wait;

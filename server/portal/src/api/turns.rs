@@ -130,7 +130,7 @@ async fn send(
             .expect("the user's message"),
         quotas: state.identity.quotas(&caller),
         hold: Hold {
-            tokens: most.input.saturating_add(most.output),
+            tokens: most.total(),
             cost,
         },
         at_once: Some(AtOnce {
