@@ -1,12 +1,13 @@
 //! The header: the button opening the conversation list on a narrow screen, the conversation's
 //! agent (a picker for a new conversation) and the model it runs on, the context meter, the theme
-//! toggle, and who is signed in with the button signing them out.
+//! toggle, and who is signed in with their API keys and the button signing them out.
 
 use leptos::prelude::*;
 use portal_core::compaction::{CompactionConfig, context_meter};
 
 use crate::api::Mode;
 use crate::compaction::Meter;
+use crate::keys::KeysButton;
 use crate::sign_in;
 use crate::state::portal;
 use crate::theme::ThemeToggle;
@@ -84,7 +85,8 @@ fn ConversationCost() -> impl IntoView {
     }
 }
 
-/// Who is signed in, and the button signing them out; nothing in local mode.
+/// Who is signed in, the button opening their API keys and the one signing them out; nothing in
+/// local mode, whose one person needs no key.
 #[component]
 fn SignedIn() -> impl IntoView {
     let portal = portal();
@@ -94,6 +96,7 @@ fn SignedIn() -> impl IntoView {
             <span class="person-name" data-testid="person-name" title=format!("{} · {}", person.user, person.organisation)>
                 {person.name}
             </span>
+            <KeysButton />
             <button type="button" class="sign-out" on:click=move |_| sign_in::sign_out(portal)>
                 "Sign out"
             </button>

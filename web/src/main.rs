@@ -24,6 +24,7 @@ mod greeting;
 mod header;
 mod highlight;
 mod inspector;
+mod keys;
 mod listing;
 mod opening;
 mod relative_time;

@@ -105,9 +105,13 @@ const HIGHLIGHTER_BUDGET: u64 = 36 * 1024;
 /// budget (issue 31).
 const INSPECTOR_BUDGET: u64 = 4 * 1024;
 
+/// The API keys panel (web/keys/), loaded on first need and kept outside the app's budget
+/// (issue 46).
+const KEYS_BUDGET: u64 = 4 * 1024;
+
 /// Checks the web app in `dist/` (Trunk's release build): its wasm and every JavaScript file,
-/// and apart from them the lazily loaded highlighter in `dist/highlight/` and the prompt
-/// inspector in `dist/inspector/`.
+/// and apart from them the lazily loaded highlighter in `dist/highlight/`, the prompt inspector
+/// in `dist/inspector/` and the API keys panel in `dist/keys/`.
 pub fn web_app_budget() -> anyhow::Result<()> {
     let mut files = Vec::new();
     collect(Path::new("dist"), &mut files)?;
@@ -115,13 +119,15 @@ pub fn web_app_budget() -> anyhow::Result<()> {
     let (inspector, files): (Vec<PathBuf>, Vec<PathBuf>) = files
         .into_iter()
         .partition(|f| f.starts_with("dist/inspector"));
+    let (keys, files): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.into_iter().partition(|f| f.starts_with("dist/keys"));
     let (highlighter, app): (Vec<PathBuf>, Vec<PathBuf>) = files
         .into_iter()
         .partition(|f| f.starts_with("dist/highlight"));
-    if app.is_empty() || highlighter.is_empty() || inspector.is_empty() {
+    if app.is_empty() || highlighter.is_empty() || inspector.is_empty() || keys.is_empty() {
         bail!(
-            "dist/ lacks the web app, its highlighter or its prompt inspector; build the web app \
-             first (trunk build --release)"
+            "dist/ lacks the web app, its highlighter, its prompt inspector or its API keys \
+             panel; build the web app first (trunk build --release)"
         );
     }
     check(&[
@@ -135,6 +141,11 @@ pub fn web_app_budget() -> anyhow::Result<()> {
             "prompt inspector (lazy, dist/inspector)",
             measure(&inspector)?,
             INSPECTOR_BUDGET,
+        ),
+        (
+            "API keys panel (lazy, dist/keys)",
+            measure(&keys)?,
+            KEYS_BUDGET,
         ),
     ])
 }

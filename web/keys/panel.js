@@ -1,0 +1,252 @@
+// API keys (docs/api.md): a modal dialog where the person lists the keys programs use for the
+// OpenAI-compatible API, makes one (named, limited to some agents, expiring) and revokes one. A
+// new key's secret is shown once, with Copy; the server never answers it again. Everything is
+// drawn with text nodes only.
+
+async function api(method, path, body) {
+  const headers = { accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const answer = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const read = answer.status === 204 ? {} : await answer.json().catch(() => ({}));
+  if (!answer.ok) throw new Error(read.error || `the portal could not do that (${answer.status}); try again in a moment`);
+  return read;
+}
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+const date = (ms) => new Date(ms).toLocaleDateString("en-GB", { day: "numeric", month: "short", year: "numeric" });
+const time = (ms) => el("time", { datetime: new Date(ms).toISOString(), title: new Date(ms).toLocaleString() }, date(ms));
+
+// The lifetimes a key may be given, in days ("" lives until revoked).
+const LIFETIMES = [
+  ["", "Never"],
+  ["7", "In 7 days"],
+  ["30", "In 30 days"],
+  ["90", "In 90 days"],
+  ["365", "In a year"],
+];
+
+export async function open(opener) {
+  const closeButton = el("button", { type: "button", "data-testid": "keys-close" }, "Close");
+  const intro = el(
+    "p",
+    { id: "keys-intro", class: "keys-note" },
+    "A key lets a program use your agents through the portal's OpenAI-compatible API at ",
+    el("code", {}, `${location.origin}/v1`),
+    ", as you: its conversations are yours and count toward your limits.",
+  );
+  const secret = el("section", { class: "keys-secret", "aria-label": "Your new key", hidden: "" });
+  const form = newKeyForm();
+  const list = el("ul", { class: "keys-list", "data-testid": "keys-list" });
+  const listHeading = el("h3", { id: "keys-listed", tabindex: "-1" }, "Your keys");
+  const listStatus = el("p", { class: "keys-note", role: "status" });
+  const dialog = el(
+    "dialog",
+    { class: "keys", "aria-labelledby": "keys-title", "aria-describedby": "keys-intro", "data-testid": "keys" },
+    el("header", {}, el("h2", { id: "keys-title" }, "API keys"), closeButton),
+    intro,
+    secret,
+    form.node,
+    el("section", { "aria-labelledby": "keys-listed" }, listHeading, listStatus, list),
+  );
+  closeButton.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    opener?.focus();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  form.name.focus();
+
+  let names = new Map();
+  const refresh = async () => {
+    try {
+      drawList(list, (await api("GET", "/api/keys")).keys, names, revoke);
+    } catch (error) {
+      listStatus.textContent = `Your keys could not be read: ${error.message}`;
+    }
+  };
+  const revoke = async (key) => {
+    if (await confirmRevoke(key)) {
+      listStatus.textContent = `“${key.name}” is revoked: programs using it are refused from now on.`;
+      await refresh();
+      listHeading.focus();
+    }
+  };
+  form.onMade = async (made) => {
+    showSecret(secret, made.secret);
+    listStatus.textContent = "";
+    await refresh();
+  };
+  try {
+    const agents = await api("GET", "/api/agents");
+    names = new Map(agents.map((a) => [a.id, a.name]));
+    form.offer(agents);
+  } catch (error) {
+    form.offer([], `The agents could not be read (${error.message}); a key made now may use every agent.`);
+  }
+  await refresh();
+}
+
+// The form making a key: its name, its agents (none ticked: all) and its lifetime. `onMade` is
+// given the server's answer; a refusal is shown in words under the form.
+function newKeyForm() {
+  const name = el("input", { id: "key-name", name: "name", required: "", maxlength: "80", autocomplete: "off", placeholder: "nightly report" });
+  const agents = el("div", { class: "keys-agents" }, "Loading…");
+  const lifetime = el("select", { id: "key-lifetime", name: "lifetime" });
+  for (const [days, label] of LIFETIMES) lifetime.append(el("option", { value: days, selected: days === "30" }, label));
+  const problem = el("p", { class: "problem", role: "alert" });
+  const make = el("button", { type: "submit", class: "primary" }, "Make key");
+  const node = el(
+    "form",
+    { class: "keys-form", "aria-labelledby": "keys-new" },
+    el("h3", { id: "keys-new" }, "New key"),
+    el("label", { for: "key-name" }, "Name"),
+    name,
+    el(
+      "fieldset",
+      { "aria-describedby": "keys-agents-hint" },
+      el("legend", {}, "Agents"),
+      el("p", { id: "keys-agents-hint", class: "keys-note" }, "None ticked: every agent you may use, now and later."),
+      agents,
+    ),
+    el("label", { for: "key-lifetime" }, "Expires"),
+    lifetime,
+    problem,
+    el("div", { class: "keys-actions" }, make),
+  );
+  const form = { node, name, onMade: () => {} };
+  form.offer = (offered, note) => {
+    agents.replaceChildren(
+      ...offered.map((a) => el("label", {}, el("input", { type: "checkbox", value: a.id }), a.name)),
+      note ? el("p", { class: "keys-note" }, note) : null,
+    );
+  };
+  node.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    make.disabled = true;
+    problem.textContent = "";
+    const chosen = [...agents.querySelectorAll("input:checked")].map((box) => box.value);
+    try {
+      const made = await api("POST", "/api/keys", {
+        name: name.value,
+        agents: chosen,
+        expires_in_days: lifetime.value ? Number(lifetime.value) : null,
+      });
+      node.reset();
+      await form.onMade(made);
+    } catch (error) {
+      problem.textContent = error.message;
+    } finally {
+      make.disabled = false;
+    }
+  });
+  return form;
+}
+
+// The new key's secret, this once, with Copy; focus goes to Copy.
+function showSecret(section, secret) {
+  const code = el("code", { "data-testid": "keys-secret" }, secret);
+  const copy = el("button", { type: "button", "aria-describedby": "keys-once" }, "Copy");
+  copy.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(secret);
+      copy.textContent = "Copied";
+    } catch {
+      getSelection().selectAllChildren(code);
+      copy.textContent = "Selected: copy it with the keyboard";
+    }
+  });
+  section.replaceChildren(
+    el("p", { id: "keys-once" }, el("strong", {}, "Copy your new key now."), " It will not be shown again: the portal keeps only a digest of it."),
+    el("div", { class: "keys-secret-line" }, code, copy),
+  );
+  section.hidden = false;
+  copy.focus();
+}
+
+// The keys, newest first: name, hint, agents, when made, and whether live (Revoke), expired or
+// revoked.
+function drawList(list, keys, names, revoke) {
+  if (keys.length === 0) {
+    list.replaceChildren(el("li", { class: "keys-note" }, "No keys yet."));
+    return;
+  }
+  const now = Date.now();
+  list.replaceChildren(
+    ...keys.map((key) => {
+      const expired = key.expires_at_ms !== null && key.expires_at_ms <= now;
+      const state = key.revoked_at_ms !== null ? "revoked" : expired ? "expired" : "live";
+      const agents = key.agents.length === 0 ? "All agents" : key.agents.map((id) => names.get(id) ?? id).join(", ");
+      const ends =
+        state === "revoked"
+          ? ["Revoked ", time(key.revoked_at_ms)]
+          : key.expires_at_ms === null
+            ? ["Never expires"]
+            : [expired ? "Expired " : "Expires ", time(key.expires_at_ms)];
+      const button = el("button", { type: "button", "aria-label": `Revoke “${key.name}”` }, "Revoke");
+      button.addEventListener("click", () => revoke(key));
+      return el(
+        "li",
+        { "data-key": key.id, "data-state": state },
+        el(
+          "div",
+          { class: "keys-item" },
+          el("span", { class: "keys-name" }, key.name),
+          el("code", { class: "keys-hint", title: "The key's first characters" }, `${key.hint}…`),
+          state === "live" ? null : el("span", { class: "keys-state" }, state === "revoked" ? "Revoked" : "Expired"),
+        ),
+        el("p", { class: "keys-note" }, `${agents} · made `, time(key.created_at_ms), " · ", ...ends),
+        state === "live" ? button : null,
+      );
+    }),
+  );
+}
+
+// Asks before `key` is revoked, in a dialog over the panel, and revokes it once the person
+// confirms; a refusal is shown in words there. Resolves to whether the key was revoked, once the
+// dialog has closed.
+function confirmRevoke(key) {
+  const problem = el("p", { class: "problem", role: "alert" });
+  const cancel = el("button", { type: "button" }, "Cancel");
+  const confirm = el("button", { type: "button", class: "danger" }, "Revoke");
+  const dialog = el(
+    "dialog",
+    { class: "confirm", "aria-labelledby": "revoke-title", "aria-describedby": "revoke-warning", "data-testid": "revoke-dialog" },
+    el("h2", { id: "revoke-title" }, `Revoke “${key.name}”?`),
+    el("p", { id: "revoke-warning" }, "Programs using it are refused from now on. This cannot be undone."),
+    problem,
+    el("div", { class: "dialog-buttons" }, cancel, confirm),
+  );
+  // The revocation asked for, if any: Esc may close the dialog while it is on its way.
+  let revoking = null;
+  cancel.addEventListener("click", () => dialog.close());
+  confirm.addEventListener("click", async () => {
+    confirm.disabled = true;
+    problem.textContent = "";
+    revoking = api("DELETE", `/api/keys/${encodeURIComponent(key.id)}`);
+    try {
+      await revoking;
+      dialog.close();
+    } catch (error) {
+      problem.textContent = error.message;
+      confirm.disabled = false;
+    }
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  cancel.focus();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      resolve(revoking ? revoking.then(() => true, () => false) : false);
+    });
+  });
+}
