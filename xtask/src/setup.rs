@@ -293,10 +293,10 @@ fn node_tools(which: NodeTools) -> anyhow::Result<()> {
     )
 }
 
-/// kubernetes-validate and hadolint (`deploy.rs`) and mcp-server-time (the MCP tests), with what
-/// they need, at the versions
-/// `xtask/python-tools.txt` pins, in a virtualenv of Debian's python3 under target/ (Debian's
-/// own Python takes no `pip install` outside one). Compared with `pip freeze` first.
+/// kubernetes-validate and hadolint (`deploy.rs`), mcp-server-time (the MCP tests) and openai
+/// (the /v1 tests), with what they need, at the versions `xtask/python-tools.txt` pins, in a
+/// virtualenv of Debian's python3 under target/ (Debian's own Python takes no `pip install`
+/// outside one). Compared with `pip freeze` first.
 fn python_tools() -> anyhow::Result<()> {
     let pinned = std::fs::read_to_string(PYTHON_TOOLS)
         .with_context(|| format!("cannot read {PYTHON_TOOLS}"))?;

@@ -7,6 +7,7 @@ mod allocator;
 pub mod api;
 pub mod front;
 pub mod limits;
+pub mod openai_api;
 pub mod prompt_preview;
 pub mod sessions;
 pub mod sso;

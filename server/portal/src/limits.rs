@@ -50,6 +50,21 @@ pub struct Limits {
         value_parser = at_least_one
     )]
     pub turns_at_once: usize,
+    /// Live API keys (neither revoked nor expired) one user may hold.
+    #[arg(
+        long = "max-api-keys",
+        default_value_t = Limits::DEFAULT.api_keys_per_user,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub api_keys_per_user: u64,
+    /// Messages one request to `POST /v1/chat/completions` may carry (the conversation so far
+    /// and the new message).
+    #[arg(
+        long = "max-api-messages",
+        default_value_t = Limits::DEFAULT.api_messages,
+        value_parser = at_least_one
+    )]
+    pub api_messages: usize,
     /// Pictures decoded at once, over all users; others wait their turn.
     #[arg(
         long = "picture-decodes",
@@ -75,7 +90,10 @@ impl Limits {
     /// tokens, well inside a context window); 4 uploads in flight a user; 1 GiB of uploads a
     /// user; 16 event streams a user (a browser tab reads one at a time); 4 replies being
     /// written at once a user (a person follows one or two; a burst of sends from a script is
-    /// held to a few turns' cost, see docs/usage.md); 2 picture decodes at
+    /// held to a few turns' cost, see docs/usage.md); 20 live API keys a user (one a script or
+    /// tool, with room to rotate them); 500 messages a chat completion request (a conversation
+    /// of 250 turns sent back whole; a longer one continues with its new message alone, see
+    /// docs/api.md); 2 picture decodes at
     /// once (the development machine's cores; each may take 160 MB, see
     /// [`UploadConfig::max_picture_pixels`]); 2 PDFs read at once (the cores again; together at
     /// most 1 GiB, see [`UploadConfig::pdf_memory_bytes`]).
@@ -87,6 +105,8 @@ impl Limits {
         upload_quota_bytes: 1024 * 1024 * 1024,
         streams_per_user: 16,
         turns_at_once: 4,
+        api_keys_per_user: 20,
+        api_messages: 500,
         picture_decodes: 2,
         pdf_readers: 2,
         uploads: UploadConfig::DEFAULT,

@@ -3,6 +3,7 @@
 //! serialises everything, here every write that changes a conversation's turns first locks the
 //! conversation's row, so writes to one conversation take turns and writes to others run at once.
 
+mod api_keys;
 mod calls;
 mod connection;
 mod conversations;
@@ -36,7 +37,7 @@ use portal_store::rules::{self, Statements as _};
 use portal_store::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
     ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
-    StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
+    StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -480,6 +481,18 @@ impl Storage for PostgresStorage {
             }
             Ok(failed)
         })
+    }
+
+    fn api_keys(&self, owner: &Owner) -> Result<Vec<StoredApiKey>> {
+        self.read(|t| api_keys::list(t, owner))
+    }
+
+    fn api_key(&self, key_sha256: &str) -> Result<Option<StoredApiKey>> {
+        self.read(|t| api_keys::find(t, key_sha256))
+    }
+
+    fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
+        self.write(|t| api_keys::revoke(t, owner, id))
     }
 
     fn create_session(&self, session: &StoredSession) -> Result<()> {

@@ -273,6 +273,22 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE turns ADD COLUMN hold_nanos BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE turns ADD COLUMN hold_currency TEXT;
     "#,
+    // Version 9: API keys, as SQLite's version 11 keeps them.
+    r#"
+    CREATE TABLE api_keys (
+        id          TEXT PRIMARY KEY,
+        key_sha256  TEXT NOT NULL UNIQUE,
+        hint        TEXT NOT NULL,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        agents      TEXT NOT NULL,
+        created_at  BIGINT NOT NULL,
+        expires_at  BIGINT,
+        revoked_at  BIGINT
+    );
+    CREATE INDEX api_keys_by_owner ON api_keys (org_id, user_id);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

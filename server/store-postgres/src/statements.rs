@@ -16,7 +16,7 @@ use portal_store::codec::{
 };
 use portal_store::quota::{Hold, Limit, Spender};
 use portal_store::{
-    ConversationId, Owner, PausedClaim, Result, SsoSignIn, StorageError, Usage, rules,
+    ConversationId, Owner, PausedClaim, Result, SsoSignIn, StorageError, StoredApiKey, Usage, rules,
 };
 
 /// How long a turn that opened or resumed is left to the replica that is about to run it
@@ -722,6 +722,14 @@ impl rules::Statements for Statements<'_, '_> {
             &[&client],
         )?;
         Ok((count(row.get(0))?, count(row.get(1))?))
+    }
+
+    fn live_api_keys(&mut self, owner: &Owner, now_ms: i64) -> Result<u64> {
+        super::api_keys::live(self.0, owner, now_ms)
+    }
+
+    fn insert_api_key(&mut self, key: &StoredApiKey) -> Result<()> {
+        super::api_keys::insert(self.0, key)
     }
 
     fn insert_sso_sign_in(&mut self, sign_in: &SsoSignIn, expires_at_ms: i64) -> Result<()> {

@@ -17,9 +17,10 @@ use portal_store::rules::{self, Statements as _};
 use portal_store::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
     ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
-    StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
+    StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
+mod api_keys;
 mod calls;
 mod conversations;
 mod load;
@@ -428,6 +429,18 @@ impl Storage for SqliteStorage {
             }
             Ok(failed)
         })
+    }
+
+    fn api_keys(&self, owner: &Owner) -> Result<Vec<StoredApiKey>> {
+        self.read(|c| api_keys::list(c, owner))
+    }
+
+    fn api_key(&self, key_sha256: &str) -> Result<Option<StoredApiKey>> {
+        self.read(|c| api_keys::find(c, key_sha256))
+    }
+
+    fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
+        self.write(|c| api_keys::revoke(c, owner, id))
     }
 
     fn create_session(&self, session: &StoredSession) -> Result<()> {

@@ -270,6 +270,25 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE turns ADD COLUMN hold_nanos INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE turns ADD COLUMN hold_currency TEXT;
     "#,
+    // Version 11: API keys a person makes for the OpenAI-compatible API (docs/api.md). A key is
+    // found by the SHA-256 digest of its secret (the secret is never kept); `agents` is a JSON
+    // list of the agents it may use (empty: all its user may use); a revoked key stays, with
+    // the time it was revoked.
+    r#"
+    CREATE TABLE api_keys (
+        id          TEXT PRIMARY KEY,
+        key_sha256  TEXT NOT NULL UNIQUE,
+        hint        TEXT NOT NULL,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        agents      TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        expires_at  INTEGER,
+        revoked_at  INTEGER
+    );
+    CREATE INDEX api_keys_by_owner ON api_keys (org_id, user_id);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

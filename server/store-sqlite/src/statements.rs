@@ -15,7 +15,9 @@ use portal_store::codec::{
     to_json,
 };
 use portal_store::quota::{Hold, Limit, Spender};
-use portal_store::{ConversationId, Owner, PausedClaim, Result, SsoSignIn, Usage, rules};
+use portal_store::{
+    ConversationId, Owner, PausedClaim, Result, SsoSignIn, StoredApiKey, Usage, rules,
+};
 
 /// The rules' statements on one SQLite connection, inside its transaction.
 pub(super) struct Statements<'c>(pub(super) &'c Connection);
@@ -685,6 +687,14 @@ impl rules::Statements for Statements<'_> {
                         (SELECT count(*) FROM sso_sign_ins WHERE client = ?1)",
             )?
             .query_row([client], |row| Ok((row.get(0)?, row.get(1)?)))?)
+    }
+
+    fn live_api_keys(&mut self, owner: &Owner, now_ms: i64) -> Result<u64> {
+        super::api_keys::live(self.0, owner, now_ms)
+    }
+
+    fn insert_api_key(&mut self, key: &StoredApiKey) -> Result<()> {
+        super::api_keys::insert(self.0, key)
     }
 
     fn insert_sso_sign_in(&mut self, sign_in: &SsoSignIn, expires_at_ms: i64) -> Result<()> {

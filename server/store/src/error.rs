@@ -238,6 +238,10 @@ pub enum StorageError {
     )]
     SsoSignInsFull { most: u64, from_one_client: u64 },
     #[error(
+        "you have {most} live API keys, the most one person may have; revoke one you no longer use, then make this one"
+    )]
+    ApiKeysFull { most: u64 },
+    #[error(
         "the uploaded file could not be copied into the database ({detail}); send it again, and tell an administrator if it happens again"
     )]
     UploadUnread { detail: String },

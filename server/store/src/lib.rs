@@ -355,6 +355,25 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// the same user id in the organisation, is a conflict and keeps nothing.
     fn create_sso_account(&self, account: &SsoAccount) -> Result<()>;
 
+    /// Keeps a new API key, made now by the database's clock and expiring `key.lifetime_ms`
+    /// after, and returns it as kept. Under a lock on its owner (keys made at once, on every
+    /// replica, take turns), it is refused with [`StorageError::ApiKeysFull`] when its owner
+    /// holds `most` live keys (neither revoked nor expired).
+    fn create_api_key(&self, key: &NewApiKey, most: u64) -> Result<StoredApiKey> {
+        in_write(self, |s| rules::create_api_key(s, key, most))
+    }
+
+    /// `owner`'s API keys, revoked and expired ones too, newest first.
+    fn api_keys(&self, owner: &Owner) -> Result<Vec<StoredApiKey>>;
+
+    /// The API key whose secret hashes to `key_sha256`, revoked or expired or not; `None` when
+    /// there is none.
+    fn api_key(&self, key_sha256: &str) -> Result<Option<StoredApiKey>>;
+
+    /// Revokes `owner`'s API key `id` now, by the database's clock, and answers whether they
+    /// have one (anyone else's is not found). A key revoked before keeps its first time.
+    fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool>;
+
     /// Takes a place among the failed sign-ins of each of `keys` for a sign-in about to be
     /// checked, if `rule` lets it try. Under a lock on the keys (sign-ins at once, on every
     /// replica, take turns): removes the failures older than `window_ms` (of every key), reads
@@ -579,6 +598,44 @@ pub struct StoredSession {
     pub stamp: String,
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
+}
+
+/// An API key as storage keeps it (docs/api.md): never the secret, only its SHA-256 digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredApiKey {
+    /// The key's public id, which its owner sees and revokes it by.
+    pub id: String,
+    /// The SHA-256 digest of the secret, in lowercase hexadecimal.
+    pub key_sha256: String,
+    /// The secret's first characters, for its owner to recognise it by.
+    pub hint: String,
+    pub owner: Owner,
+    pub name: String,
+    /// The agents it may use; none listed: every agent its user may use.
+    pub agents: Vec<String>,
+    pub created_at_ms: i64,
+    pub expires_at_ms: Option<i64>,
+    pub revoked_at_ms: Option<i64>,
+}
+
+impl StoredApiKey {
+    /// Whether it signs in at `now_ms`: not revoked, and not expired.
+    pub fn live(&self, now_ms: i64) -> bool {
+        self.revoked_at_ms.is_none() && self.expires_at_ms.is_none_or(|at| now_ms < at)
+    }
+}
+
+/// An API key to keep ([`Storage::create_api_key`]): what its owner chose, and its digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewApiKey {
+    pub id: String,
+    pub key_sha256: String,
+    pub hint: String,
+    pub owner: Owner,
+    pub name: String,
+    pub agents: Vec<String>,
+    /// How long it lives from its making; `None`: until revoked.
+    pub lifetime_ms: Option<i64>,
 }
 
 /// An account a first single sign-on made (docs/identity.md, "Single sign-on"): the provider's

@@ -12,8 +12,9 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, SsoAccount, SsoSignIn,
-    SsoSignInLimits, Storage, StorageError, StoredSession, ThrottleRule, Usage,
+    NewApiKey, NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, SsoAccount,
+    SsoSignIn, SsoSignInLimits, Storage, StorageError, StoredApiKey, StoredSession, ThrottleRule,
+    Usage,
 };
 
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
@@ -365,6 +366,31 @@ impl AsyncStorage {
             Ok((attachment, bytes))
         })
         .await
+    }
+
+    /// See [`Storage::create_api_key`].
+    pub async fn create_api_key(&self, key: NewApiKey, most: u64) -> Result<StoredApiKey> {
+        self.run(Lane::Write, move |s| s.create_api_key(&key, most))
+            .await
+    }
+
+    /// See [`Storage::api_keys`].
+    pub async fn api_keys(&self, owner: &Owner) -> Result<Vec<StoredApiKey>> {
+        let owner = owner.clone();
+        self.run(Lane::Read, move |s| s.api_keys(&owner)).await
+    }
+
+    /// See [`Storage::api_key`].
+    pub async fn api_key(&self, key_sha256: &str) -> Result<Option<StoredApiKey>> {
+        let key_sha256 = key_sha256.to_string();
+        self.run(Lane::Read, move |s| s.api_key(&key_sha256)).await
+    }
+
+    /// See [`Storage::revoke_api_key`].
+    pub async fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
+        let (owner, id) = (owner.clone(), id.to_string());
+        self.run(Lane::Write, move |s| s.revoke_api_key(&owner, &id))
+            .await
     }
 
     /// See [`Storage::create_session`].

@@ -16,8 +16,8 @@ use super::codec::{parse_name, parse_status};
 use subtle::ConstantTimeEq;
 
 use super::{
-    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, Result, SignInPlaces, SsoSignIn,
-    SsoSignInLimits, StorageError, ThrottleRule, Usage,
+    CallPurpose, ConversationId, NewApiKey, NewTurn, Owner, PausedClaim, Result, SignInPlaces,
+    SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey, ThrottleRule, Usage,
 };
 use crate::quota::{Hold, Limit, Spender, Spending};
 
@@ -277,6 +277,12 @@ pub trait Statements {
     /// Removes the single sign-on under way whose `state` hashes to `state_sha256`, in one
     /// statement, and answers it with its expiry; `None` when there is none.
     fn take_sso_sign_in(&mut self, state_sha256: &str) -> Result<Option<(SsoSignIn, i64)>>;
+
+    /// How many of `owner`'s API keys are live at `now_ms` (neither revoked nor expired).
+    fn live_api_keys(&mut self, owner: &Owner, now_ms: i64) -> Result<u64>;
+
+    /// Keeps an API key.
+    fn insert_api_key(&mut self, key: &StoredApiKey) -> Result<()>;
 }
 
 /// Opens the conversation's next turn with its user's message: refused while the newest turn is
@@ -679,6 +685,32 @@ pub fn keep_sso_sign_in(
         });
     }
     s.insert_sso_sign_in(sign_in, now.saturating_add(limits.lifetime_ms))
+}
+
+/// Keeps a new API key unless its owner holds `most` live ones (`Storage::create_api_key`),
+/// under a lock on the owner.
+pub fn create_api_key(s: &mut dyn Statements, key: &NewApiKey, most: u64) -> Result<StoredApiKey> {
+    s.lock_keys(&[format!(
+        "api-keys/{}/{}",
+        key.owner.org_id, key.owner.user_id
+    )])?;
+    let now = s.now_ms()?;
+    if s.live_api_keys(&key.owner, now)? >= most {
+        return Err(StorageError::ApiKeysFull { most });
+    }
+    let kept = StoredApiKey {
+        id: key.id.clone(),
+        key_sha256: key.key_sha256.clone(),
+        hint: key.hint.clone(),
+        owner: key.owner.clone(),
+        name: key.name.clone(),
+        agents: key.agents.clone(),
+        created_at_ms: now,
+        expires_at_ms: key.lifetime_ms.map(|ms| now.saturating_add(ms)),
+        revoked_at_ms: None,
+    };
+    s.insert_api_key(&kept)?;
+    Ok(kept)
 }
 
 /// Takes the single sign-on under way whose `state` hashes to `state_sha256`, once

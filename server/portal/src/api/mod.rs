@@ -9,9 +9,10 @@ mod calls;
 mod checks;
 mod conversations;
 mod info;
+pub(crate) mod keys;
 mod session;
 mod skills;
-mod turns;
+pub(crate) mod turns;
 mod usage;
 
 use std::path::{Path, PathBuf};
@@ -269,11 +270,18 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(calls::router())
         .merge(turns::router())
         .merge(usage::router())
+        .merge(keys::router())
+        .merge(crate::openai_api::router())
         .route("/api", any(unknown))
         .route("/api/{*path}", any(unknown))
         .method_not_allowed_fallback(wrong_method)
         .fallback_service(app)
         .layer(from_fn_with_state(state.clone(), sign_in))
+        .layer(from_fn_with_state(
+            state.clone(),
+            crate::openai_api::sign_in,
+        ))
+        .layer(axum::middleware::from_fn(crate::openai_api::answers))
         .layer(axum::middleware::from_fn(api_answers))
         .with_state(state)
 }
@@ -449,7 +457,8 @@ impl From<StorageError> for ApiError {
             | StorageError::TurnEnded { .. }
             | StorageError::AlreadyResumed { .. }
             | StorageError::AttachmentExists { .. }
-            | StorageError::AttachmentKindChanged { .. } => StatusCode::CONFLICT,
+            | StorageError::AttachmentKindChanged { .. }
+            | StorageError::ApiKeysFull { .. } => StatusCode::CONFLICT,
             StorageError::QuotaExceeded { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             StorageError::UsageQuota(_) | StorageError::TurnsAtOnce { .. } => {
                 StatusCode::TOO_MANY_REQUESTS

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use portal_host::lifecycle::RECONNECT_AFTER;
 use portal_identity::Caller;
 use portal_store::quota::{Hold, Spender};
-use portal_store::{AtOnce, NewTurn};
+use portal_store::{AtOnce, ConversationInfo, NewTurn};
 
 use super::checks::{TurnPath, attachment_list, text_within};
 use super::{ApiError, AppState, owner_of};
@@ -65,6 +65,43 @@ async fn send(
     Json(message): Json<SentMessage>,
 ) -> Result<(StatusCode, Json<Sent>), ApiError> {
     let conversation = state.conversation(&caller, &id).await?;
+    let turn = open(
+        &state,
+        &caller,
+        &conversation,
+        Outgoing {
+            text: message.text,
+            effort: message.effort,
+            attachments: message.attachments,
+            again: message.again,
+        },
+    )
+    .await?;
+    Ok((StatusCode::ACCEPTED, Json(Sent { turn })))
+}
+
+/// A message that opens a turn.
+pub(crate) struct Outgoing {
+    pub text: String,
+    /// Overrides the agent's effort for this message (rule E1).
+    pub effort: Option<Effort>,
+    /// Ids of attachments uploaded with `POST /api/attachments`.
+    pub attachments: Vec<String>,
+    /// The latest turn, whose message this one answers again.
+    pub again: Option<u32>,
+}
+
+/// Opens a turn of the caller's `conversation` with `message` and starts it, after every check
+/// a message meets, in the page and over the OpenAI-compatible API alike: its length and
+/// attachments, its skills (rules S1–S6), the turn's opening (rule E1), the quotas with the
+/// turn's hold, and the user's turns at once. A refused message records nothing. Returns the
+/// turn's index.
+pub(crate) async fn open(
+    state: &AppState,
+    caller: &Caller,
+    conversation: &ConversationInfo,
+    message: Outgoing,
+) -> Result<u32, ApiError> {
     if message.text.trim().is_empty() {
         return Err(ApiError(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -78,16 +115,16 @@ async fn send(
         "shorten it, or attach the text as a file",
     )?;
     attachment_list(&message.attachments, state.limits.attachments_per_message)?;
-    let skills = state.message_skills(&caller, &conversation, &message.text)?;
+    let skills = state.message_skills(caller, conversation, &message.text)?;
     let trace = skills.trace.clone();
-    let setup = state.setup(&caller, &conversation, message.effort, skills);
+    let setup = state.setup(caller, conversation, message.effort, skills);
     let mut attachments = Vec::new();
     for id in &message.attachments {
         attachments.push(
             state
                 .turns
                 .storage()
-                .attachment(&owner_of(&caller), id)
+                .attachment(&owner_of(caller), id)
                 .await?,
         );
     }
@@ -128,7 +165,7 @@ async fn send(
             .into_iter()
             .next()
             .expect("the user's message"),
-        quotas: state.identity.quotas(&caller),
+        quotas: state.identity.quotas(caller),
         hold: Hold {
             tokens: most.total(),
             cost,
@@ -141,8 +178,7 @@ async fn send(
             most: state.limits.turns_at_once as u64,
         }),
     };
-    let index = state.turns.start(&conversation.id, turn, setup).await?;
-    Ok((StatusCode::ACCEPTED, Json(Sent { turn: index })))
+    Ok(state.turns.start(&conversation.id, turn, setup).await?)
 }
 
 /// Where a reader resumes when it cannot send `Last-Event-ID` (a new `EventSource` after a

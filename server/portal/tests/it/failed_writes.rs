@@ -17,8 +17,8 @@ use portal_model::ModelRegistry;
 use portal_store::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
     ConversationSummary, NewCall, NewTurn, Owner, PausedClaim, RecentTurns, RecordedCall, Result,
-    SsoAccount, Statements, Storage, StorageError, StoredSession, TurnRef, Usage, UsageLine,
-    UsageQuery, UsageRecord,
+    SsoAccount, Statements, Storage, StorageError, StoredApiKey, StoredSession, TurnRef, Usage,
+    UsageLine, UsageQuery, UsageRecord,
 };
 use portal_store_sqlite::SqliteStorage;
 use portal_tools::ToolRegistry;
@@ -206,6 +206,15 @@ impl Storage for Failing {
     }
     fn recover_documents(&self) -> Result<Vec<AttachmentRef>> {
         self.inner.recover_documents()
+    }
+    fn api_keys(&self, owner: &Owner) -> Result<Vec<StoredApiKey>> {
+        self.inner.api_keys(owner)
+    }
+    fn api_key(&self, key_sha256: &str) -> Result<Option<StoredApiKey>> {
+        self.inner.api_key(key_sha256)
+    }
+    fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
+        self.inner.revoke_api_key(owner, id)
     }
     fn create_session(&self, session: &StoredSession) -> Result<()> {
         self.inner.create_session(session)

@@ -33,6 +33,7 @@ mod inspect;
 mod mcp;
 mod memory_window;
 mod openai;
+mod openai_api;
 mod overflow_mid_stream;
 mod pictures;
 mod prompt_cli;

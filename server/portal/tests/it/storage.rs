@@ -16,8 +16,8 @@ use portal_core::{
     Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, validate,
 };
 use portal_store::{
-    CallPurpose, ConversationId, NewTurn, Owner, PausedClaim, SignInPlaces, SsoAccount, SsoSignIn,
-    SsoSignInLimits, Storage, StorageError, TurnRef, Usage,
+    CallPurpose, ConversationId, NewApiKey, NewTurn, Owner, PausedClaim, SignInPlaces, SsoAccount,
+    SsoSignIn, SsoSignInLimits, Storage, StorageError, TurnRef, Usage,
 };
 use portal_store_sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 use proptest::prelude::*;
@@ -2103,6 +2103,9 @@ on_every_database!(
     past_the_most_sso_sign_ins_under_way_a_new_one_is_refused_until_old_ones_expire,
     one_client_holds_at_most_its_share_of_the_sso_sign_ins_under_way,
     sso_sign_ins_started_and_claimed_at_once_through_two_storages_keep_the_limits_and_one_claim,
+    an_api_key_is_found_by_its_digest_listed_to_its_owner_and_revoked_for_good,
+    past_the_most_live_api_keys_a_new_one_is_refused_until_one_is_revoked_or_expires,
+    keys_made_at_once_through_two_storages_keep_the_limit,
 );
 
 fn an_sso_account_is_found_by_its_provider_subject_and_its_owner_and_made_once(db: &Database) {
@@ -2158,4 +2161,133 @@ fn an_sso_account_is_found_by_its_provider_subject_and_its_owner_and_made_once(d
             .expect("read"),
         None
     );
+}
+
+/// A key of `owner` named `name`, for `agents`, living `lifetime_ms`; its secret is `name`.
+fn api_key(owner: &Owner, name: &str, agents: &[&str], lifetime_ms: Option<i64>) -> NewApiKey {
+    NewApiKey {
+        id: format!("key_{name}"),
+        key_sha256: format!("digest of {name}"),
+        hint: format!("psk_{name}"),
+        owner: owner.clone(),
+        name: name.into(),
+        agents: agents.iter().map(|a| a.to_string()).collect(),
+        lifetime_ms,
+    }
+}
+
+// An API key is kept with the database's time and its lifetime, found by its digest through any
+// storage, listed to its owner alone, newest first, and revoked by its owner alone: a revoked
+// key is still found (so that it signs nothing in) and keeps the time it was first revoked.
+fn an_api_key_is_found_by_its_digest_listed_to_its_owner_and_revoked_for_good(db: &Database) {
+    let (a, b) = (db.open(), db.open());
+    let alice = Owner::new("acme", "alice");
+    let gina = Owner::new("globex", "alice");
+    let first = a
+        .create_api_key(
+            &api_key(&alice, "first", &["default"], Some(86_400_000)),
+            20,
+        )
+        .expect("kept");
+    assert_eq!(
+        first.expires_at_ms,
+        Some(first.created_at_ms + 86_400_000),
+        "{}",
+        db.name()
+    );
+    assert!(first.live(first.created_at_ms));
+    assert!(!first.live(first.created_at_ms + 86_400_000), "expired");
+    let second = a
+        .create_api_key(&api_key(&alice, "second", &[], None), 20)
+        .expect("kept");
+    a.create_api_key(&api_key(&gina, "hers", &[], None), 20)
+        .expect("kept");
+    assert_eq!(
+        b.api_key("digest of first").expect("read"),
+        Some(first.clone())
+    );
+    assert_eq!(b.api_key("digest of nothing").expect("read"), None);
+    let listed: Vec<String> = b
+        .api_keys(&alice)
+        .expect("listed")
+        .into_iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(listed, ["second", "first"], "{}", db.name());
+    assert!(
+        !b.revoke_api_key(&gina, &second.id).expect("answered"),
+        "not hers"
+    );
+    assert!(b.revoke_api_key(&alice, &second.id).expect("answered"));
+    let revoked = a.api_key("digest of second").expect("read").expect("kept");
+    assert!(!revoked.live(revoked.revoked_at_ms.expect("revoked")));
+    db.execute("UPDATE api_keys SET revoked_at = 1000 WHERE name = 'second'");
+    assert!(a.revoke_api_key(&alice, &second.id).expect("answered"));
+    assert_eq!(
+        a.api_key("digest of second")
+            .expect("read")
+            .expect("kept")
+            .revoked_at_ms,
+        Some(1000),
+        "a second revocation keeps the first time"
+    );
+    assert!(!a.revoke_api_key(&alice, "key_nothing").expect("answered"));
+    let duplicate = a.create_api_key(&api_key(&alice, "first", &[], None), 20);
+    assert!(duplicate.is_err(), "one digest, one key: {duplicate:?}");
+}
+
+// An owner holds at most `most` live keys: one more is refused, saying what to do, until one is
+// revoked or expires; others' keys do not count.
+fn past_the_most_live_api_keys_a_new_one_is_refused_until_one_is_revoked_or_expires(db: &Database) {
+    let storage = db.open();
+    let alice = Owner::new("acme", "alice");
+    for n in 0..3 {
+        storage
+            .create_api_key(&api_key(&alice, &format!("k{n}"), &[], None), 3)
+            .expect("kept");
+    }
+    storage
+        .create_api_key(&api_key(&Owner::new("acme", "bob"), "bobs", &[], None), 3)
+        .expect("bob's own");
+    let refused = storage.create_api_key(&api_key(&alice, "more", &[], None), 3);
+    assert!(
+        matches!(refused, Err(StorageError::ApiKeysFull { most: 3 })),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .expect_err("refused")
+            .to_string()
+            .contains("revoke one you no longer use"),
+    );
+    assert!(storage.revoke_api_key(&alice, "key_k0").expect("revoked"));
+    storage
+        .create_api_key(&api_key(&alice, "more", &[], None), 3)
+        .expect("room once one was revoked");
+    db.execute("UPDATE api_keys SET expires_at = created_at WHERE name = 'k1'");
+    storage
+        .create_api_key(&api_key(&alice, "after", &[], None), 3)
+        .expect("room once one expired");
+    assert_eq!(storage.api_keys(&alice).expect("listed").len(), 5);
+}
+
+// Keys made at once through two storages (two replicas) never pass the limit together.
+fn keys_made_at_once_through_two_storages_keep_the_limit(db: &Database) {
+    let (a, b) = (db.open(), db.open());
+    let alice = Owner::new("acme", "alice");
+    let made = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..12)
+            .map(|n| {
+                let storage = if n % 2 == 0 { &a } else { &b };
+                let key = api_key(&alice, &format!("at once {n}"), &[], None);
+                scope.spawn(move || storage.create_api_key(&key, 5).is_ok())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("joined"))
+            .filter(|made| *made)
+            .count()
+    });
+    assert_eq!(made, 5, "{}", db.name());
 }
