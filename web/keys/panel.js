@@ -98,7 +98,7 @@ export async function open(opener) {
 // The form making a key: its name, its agents (none ticked: all) and its lifetime. `onMade` is
 // given the server's answer; a refusal is shown in words under the form.
 function newKeyForm() {
-  const name = el("input", { id: "key-name", name: "name", required: "", maxlength: "80", autocomplete: "off", placeholder: "nightly report" });
+  const name = el("input", { id: "key-name", type: "text", name: "name", required: "", maxlength: "80", autocomplete: "off", placeholder: "nightly report" });
   const agents = el("div", { class: "keys-agents" }, "Loading…");
   const lifetime = el("select", { id: "key-lifetime", name: "lifetime" });
   for (const [days, label] of LIFETIMES) lifetime.append(el("option", { value: days, selected: days === "30" }, label));
@@ -124,10 +124,8 @@ function newKeyForm() {
   );
   const form = { node, name, onMade: () => {} };
   form.offer = (offered, note) => {
-    agents.replaceChildren(
-      ...offered.map((a) => el("label", {}, el("input", { type: "checkbox", value: a.id }), a.name)),
-      note ? el("p", { class: "keys-note" }, note) : null,
-    );
+    const boxes = offered.map((a) => el("label", {}, el("input", { type: "checkbox", value: a.id }), a.name));
+    agents.replaceChildren(...boxes, ...(note ? [el("p", { class: "keys-note" }, note)] : []));
   };
   node.addEventListener("submit", async (event) => {
     event.preventDefault();

@@ -13,7 +13,8 @@ extern "C" {
     fn open_keys(opener: &Element);
 }
 
-/// The button that opens the panel: a key, and its name beside it where there is room.
+/// The button that opens the panel: a key beside the person's name, named for screen readers by
+/// its hidden words and for the pointer by its title.
 #[component]
 pub fn KeysButton() -> impl IntoView {
     let button = NodeRef::<leptos::html::Button>::new();
@@ -23,12 +24,12 @@ pub fn KeysButton() -> impl IntoView {
         }
     };
     view! {
-        <button type="button" class="keys-open" data-testid="keys-open" node_ref=button on:click=open>
-            <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
-                <circle cx="6" cy="10" r="3.5" fill="none" stroke="currentColor" stroke-width="1.6" />
-                <path d="M9.5 10h8M15 10v2.5M17.5 10v3" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" />
+        <button type="button" class="keys-open" title="API keys" data-testid="keys-open" node_ref=button on:click=open>
+            <svg viewBox="0 0 20 20" width="18" height="18" aria-hidden="true">
+                <circle cx="6.5" cy="13.5" r="3.75" fill="none" stroke="currentColor" stroke-width="1.6" />
+                <path d="M9.2 10.8L17 3M14.2 5.8l2.2 2.2M11.9 8.1l1.7 1.7" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" />
             </svg>
-            <span class="keys-open-label">"API keys"</span>
+            <span class="visually-hidden">"API keys"</span>
         </button>
     }
 }
