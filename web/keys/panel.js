@@ -43,7 +43,11 @@ export async function open(opener) {
     ", as you: its conversations are yours and count toward your limits.",
   );
   const secret = el("section", { class: "keys-secret", "aria-label": "Your new key", hidden: "" });
-  const form = newKeyForm();
+  const form = newKeyForm(async (made) => {
+    showSecret(secret, made.secret);
+    listStatus.textContent = "";
+    await refresh();
+  });
   const list = el("ul", { class: "keys-list", "data-testid": "keys-list" });
   const listHeading = el("h3", { id: "keys-listed", tabindex: "-1" }, "Your keys");
   const listStatus = el("p", { class: "keys-note", role: "status" });
@@ -80,11 +84,6 @@ export async function open(opener) {
       listHeading.focus();
     }
   };
-  form.onMade = async (made) => {
-    showSecret(secret, made.secret);
-    listStatus.textContent = "";
-    await refresh();
-  };
   try {
     const agents = await api("GET", "/api/agents");
     names = new Map(agents.map((a) => [a.id, a.name]));
@@ -95,9 +94,9 @@ export async function open(opener) {
   await refresh();
 }
 
-// The form making a key: its name, its agents (none ticked: all) and its lifetime. `onMade` is
+// The form making a key: its name, its agents (none ticked: all) and its lifetime. `made` is
 // given the server's answer; a refusal is shown in words under the form.
-function newKeyForm() {
+function newKeyForm(made) {
   const name = el("input", { id: "key-name", type: "text", name: "name", required: "", maxlength: "80", autocomplete: "off", placeholder: "nightly report" });
   const agents = el("div", { class: "keys-agents" }, "Loading…");
   const lifetime = el("select", { id: "key-lifetime", name: "lifetime" });
@@ -122,8 +121,8 @@ function newKeyForm() {
     problem,
     el("div", { class: "keys-actions" }, make),
   );
-  const form = { node, name, onMade: () => {} };
-  form.offer = (offered, note) => {
+  // Offers the agents to tick, or says why there are none.
+  const offer = (offered, note) => {
     const boxes = offered.map((a) => el("label", {}, el("input", { type: "checkbox", value: a.id }), a.name));
     agents.replaceChildren(...boxes, ...(note ? [el("p", { class: "keys-note" }, note)] : []));
   };
@@ -133,20 +132,20 @@ function newKeyForm() {
     problem.textContent = "";
     const chosen = [...agents.querySelectorAll("input:checked")].map((box) => box.value);
     try {
-      const made = await api("POST", "/api/keys", {
+      const answer = await api("POST", "/api/keys", {
         name: name.value,
         agents: chosen,
         expires_in_days: lifetime.value ? Number(lifetime.value) : null,
       });
       node.reset();
-      await form.onMade(made);
+      await made(answer);
     } catch (error) {
       problem.textContent = error.message;
     } finally {
       make.disabled = false;
     }
   });
-  return form;
+  return { node, name, offer };
 }
 
 // The new key's secret, this once, with Copy; focus goes to Copy.
