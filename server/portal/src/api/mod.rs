@@ -399,7 +399,10 @@ async fn unknown(request: Request) -> ApiError {
 
 /// An API path asked with a method it does not answer (the web app's files answer for
 /// themselves).
-async fn wrong_method(request: Request) -> ApiError {
+async fn wrong_method(request: Request) -> Response {
+    if crate::openai_api::is_v1(request.uri().path()) {
+        return crate::openai_api::wrong_method().into_response();
+    }
     ApiError(
         StatusCode::METHOD_NOT_ALLOWED,
         format!(
@@ -408,6 +411,7 @@ async fn wrong_method(request: Request) -> ApiError {
             request.method()
         ),
     )
+    .into_response()
 }
 
 /// An error as the API answers it: a status and a sentence saying what to do. A 401 also says,

@@ -116,13 +116,21 @@ async fn continued(
     request: &ChatRequest,
     id: &str,
 ) -> Result<ConversationInfo, OpenAiError> {
-    let conversation = state
-        .conversation(&who.caller, id)
-        .await
-        .map_err(|e| OpenAiError {
+    let conversation = state.conversation(&who.caller, id).await.map_err(|e| {
+        let mut error = OpenAiError::from(e);
+        if error.status == StatusCode::NOT_FOUND {
+            let shown: String = id.chars().take(60).collect();
+            error.message = format!(
+                "there is no conversation `{shown}` of yours (it was deleted, never existed, \
+                     or is someone else's); continue one an earlier answer named in \
+                     `portal.conversation`"
+            );
+        }
+        OpenAiError {
             param: Some("conversation".into()),
-            ..e.into()
-        })?;
+            ..error
+        }
+    })?;
     if conversation.agent_id != request.agent {
         return Err(OpenAiError::bad_request(
             "model",

@@ -78,10 +78,6 @@ pub async fn answers(request: Request, next: Next) -> Response {
             "the request body is larger than the 2 MiB the API reads ({detail}); send a \
              shorter message, or continue the conversation with its new message alone"
         ),
-        StatusCode::METHOD_NOT_ALLOWED => {
-            "this path does not answer that method; docs/api.md lists the requests it answers"
-                .to_string()
-        }
         _ => format!("the request could not be read ({detail}); check it against docs/api.md"),
     };
     OpenAiError {
@@ -91,6 +87,17 @@ pub async fn answers(request: Request, next: Next) -> Response {
         code: None,
     }
     .into_response()
+}
+
+/// A `/v1` path asked with a method it does not answer.
+pub fn wrong_method() -> OpenAiError {
+    OpenAiError {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        message: "this path does not answer that method; docs/api.md lists the requests it answers"
+            .into(),
+        param: None,
+        code: None,
+    }
 }
 
 /// A `/v1` path that names nothing.

@@ -364,6 +364,17 @@ async fn hostile_callers_are_refused_in_words_and_an_abandoned_stream_cuts_its_t
         "{body}"
     );
 
+    let wrong = server
+        .client
+        .get(server.url("/v1/chat/completions"))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(wrong.status(), 405);
+    let body: Value = wrong.json().await.expect("json");
+    assert_eq!(error(&body).1, "invalid_request_error", "{body}");
+
     // A 10 MB message, and a request of 1,000 messages.
     let huge = "x".repeat(10 * 1024 * 1024);
     let (status, body) = complete(
