@@ -4,6 +4,7 @@
 mod bench;
 mod deploy;
 mod fuzz;
+mod native_tests;
 mod package;
 mod postgres;
 mod run;
@@ -24,6 +25,9 @@ commands:
                      (packed, installed into a fresh project and used from Node, an esbuild page in
                      Chromium and tsc), the Trunk release build, the size budgets and the browser
                      end-to-end tests
+  test-native        the native tests alone, as `test` runs them: built once, then the test
+                     binaries that measure their process's memory or CPU time in a lane of their
+                     own beside the others, on a throwaway PostgreSQL; then the doc tests
   check-deploy       install kubernetes-validate and hadolint (a virtualenv in target/tools/venv)
                      and systemd-analyze if missing, then check deploy/: the Kubernetes manifests
                      (strict, Kubernetes 1.33 and 1.37), the Dockerfile (hadolint), the systemd
@@ -57,6 +61,11 @@ fn main() -> anyhow::Result<()> {
     match args.first().map(String::as_str) {
         Some("setup") => setup::all(),
         Some("test") => test(),
+        Some("test-native") => {
+            setup::postgres()?;
+            let postgres = postgres::Cluster::start()?;
+            native_tests::run(&postgres.test_env())
+        }
         Some("package") => {
             setup::all()?;
             let tarball = package::build()?;
@@ -134,12 +143,7 @@ fn test() -> anyhow::Result<()> {
     )?;
     // The native tests' PostgreSQL; dropping it stops it, on the error path too.
     let postgres = postgres::Cluster::start()?;
-    run::step_with_env(
-        "Running native tests",
-        "cargo",
-        &["test"],
-        &postgres.test_env(),
-    )?;
+    native_tests::run(&postgres.test_env())?;
     drop(postgres);
     run::step_in(
         "Running wasm tests in headless Chromium",
