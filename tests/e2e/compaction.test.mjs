@@ -17,12 +17,39 @@ async function send(page, text) {
   await page.keyboard.press('Enter');
 }
 
-// How see-through a message is drawn: 1 unless dimmed (a filter, see web/style.css).
-async function opacity(locator) {
-  const filter = await locator.evaluate((e) => getComputedStyle(e).filter);
-  const match = filter.match(/opacity\(([\d.]+)\)/);
-  return match ? Number(match[1]) : 1;
+/** The lowest WCAG contrast ratio of any text in `locator` against the page's background
+ * behind it, and the text it belongs to. Colours are read as the browser computed them. */
+async function lowestContrast(locator) {
+  return locator.evaluate((root) => {
+    const rgb = (text) => text.match(/[\d.]+/g).slice(0, 4).map(Number);
+    const luminance = ([r, g, b]) => [r, g, b]
+      .map((v) => v / 255)
+      .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
+      .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const background = (element) => {
+      for (let e = element; e; e = e.parentElement) {
+        const [r, g, b, a = 1] = rgb(getComputedStyle(e).backgroundColor);
+        if (a > 0) return [r, g, b];
+      }
+      return rgb(getComputedStyle(document.body).backgroundColor);
+    };
+    let lowest = { ratio: Infinity, text: '' };
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.textContent.trim()) continue;
+      const element = node.parentElement;
+      const style = getComputedStyle(element);
+      if (style.visibility === 'hidden' || style.display === 'none') continue;
+      const [high, low] = [luminance(rgb(style.color)), luminance(background(element))].sort((x, y) => y - x);
+      const ratio = (high + 0.05) / (low + 0.05);
+      if (ratio < lowest.ratio) lowest = { ratio, text: node.textContent.trim().slice(0, 40) };
+    }
+    return lowest;
+  });
 }
+
+/** The colour a locator's text is drawn in. */
+const ink = (locator) => locator.evaluate((e) => getComputedStyle(e).color);
 
 async function settled(page, turn) {
   await page.locator(`[data-turn="${turn}"][data-settled="true"]`).waitFor({ timeout: 90000 });
@@ -91,13 +118,23 @@ test('r11_r12_r13_c7 compaction is written with a clock, drawn as a divider over
     await page.screenshot({ path: join(shots, 'compaction-divider-open.png') });
     await divider.locator('summary').click();
 
-    // R12: what lies above the newest divider is dimmed until hovered.
+    // R12: what lies above the newest divider is dimmed until hovered, in inks that keep AA
+    // contrast in both themes (headings, code and links too).
     const first = page.locator('[data-turn="1"] .message.user');
-    assert.ok((await opacity(first)) < 0.6, 'the first message is dimmed');
     const newest = page.locator(`[data-turn="${turn}"] .block.text`).last();
-    assert.equal(await opacity(newest), 1, 'the answer after the divider is not dimmed');
-    await first.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(shots, 'compaction-dimmed.png') });
+    assert.equal(await first.evaluate((e) => e.classList.contains('dimmed')), true, 'the first message is dimmed');
+    assert.notEqual(await ink(first), await ink(newest), 'in a fainter ink than the newest answer');
+    for (const theme of ['light', 'dark']) {
+      await page.evaluate((t) => { document.documentElement.dataset.theme = t; }, theme);
+      await page.mouse.move(0, 0);
+      for (const dimmed of await page.locator('.dimmed').all()) {
+        const { ratio, text } = await lowestContrast(dimmed);
+        assert.ok(ratio >= 4.5, `dimmed "${text}" in the ${theme} theme: ${ratio.toFixed(2)}:1`);
+      }
+      await first.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(shots, `compaction-dimmed-${theme}.png`) });
+    }
+    await page.evaluate(() => { delete document.documentElement.dataset.theme; });
     await first.hover();
     await page.waitForFunction((e) => getComputedStyle(e).filter === 'none', await first.elementHandle());
 
@@ -129,7 +166,8 @@ test('r11_r12_r13_c7 compaction is written with a clock, drawn as a divider over
     await manual.waitFor({ timeout: 30000 });
     assert.equal(await manual.getAttribute('data-trigger'), 'manual');
     assert.equal(await manual.locator('.automatic').count(), 0);
-    assert.equal(await opacity(page.locator(`[data-turn="${turn}"] .message.user`)), 1, "the pill opening the newest divider is not dimmed");
+    assert.equal(await page.locator(`[data-turn="${turn}"] .message.user.dimmed`).count(), 0,
+      'the pill opening the newest divider is not dimmed');
     await settled(page, turn);
     await page.mouse.move(0, 0);
     await page.screenshot({ path: join(shots, 'compact-pill.png') });

@@ -1,12 +1,14 @@
 // Screens and themes: a phone (390×844) and the narrowest width (360 px) fit the page without
 // sideways scrolling, with the message box full width and the header condensed; at 768 to 1280
-// px no name in the header is cut; the dark theme
-// follows prefers-color-scheme and the toggle's choice is remembered; right-to-left messages run
-// right to left (dir="auto").
+// px no name in the header is cut, and signed in, with long names, none is cut from 390 to 1920
+// px; the composer stays docked while replies stream; the dark theme follows
+// prefers-color-scheme and the toggle's choice is remembered; right-to-left messages run right
+// to left (dir="auto").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startPortal, launchBrowser, shots } from './portal.mjs';
+import { startPortal, launchBrowser, shots, usersConfig, people, signIn, sendAndWait } from './portal.mjs';
 
 const status = (page, turn, wanted, timeout = 60000) =>
   page.locator(`[data-turn="${turn}"][data-turn-status="${wanted}"]`).waitFor({ timeout });
@@ -115,5 +117,101 @@ test('the dark theme follows the system, and the toggle remembers the choice', {
   } finally {
     await browser?.close();
     portal.stop();
+  }
+});
+
+/** What of the signed-in header a person cannot read: names cut, and the user's name, the meter
+ * or the cost missing or outside the window. */
+const unreadable = (page) => page.evaluate(() => {
+  const header = document.querySelector('.portal-header');
+  const problems = [];
+  for (const e of header.querySelectorAll(':is(.agent-label, .model-label, .person-name)')) {
+    if (e.scrollWidth > e.clientWidth + 1) problems.push(`cut: ${e.textContent}`);
+  }
+  for (const selector of ['.person-name', '.context-meter', '.conversation-cost', '.agent-label', '.model-label']) {
+    const e = header.querySelector(selector);
+    const box = e?.getBoundingClientRect();
+    if (!box || box.width === 0) problems.push(`missing: ${selector}`);
+    else if (box.left < 0 || box.right > window.innerWidth + 0.5) problems.push(`outside: ${selector}`);
+  }
+  return problems;
+});
+
+test('signed in, the header shows long agent and model names whole with the user, the meter and the cost at 390 to 1920 px', { timeout: 180000 }, async () => {
+  const { config, remove } = usersConfig();
+  writeFileSync(join(config, 'organisations', 'acme', 'agents', 'assistant.toml'),
+    'name = "Everything helper for the research team"\nmodel = "demo"\n');
+  const portal = await startPortal(['--demo-pace', '0', '--config', config]);
+  let browser;
+  try {
+    browser = await launchBrowser();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await signIn(page, portal.url, people.alice);
+    await sendAndWait(page, 'Tell me about writing systems');
+    await page.getByTestId('conversation-cost').waitFor();
+    for (const width of [390, 768, 1024, 1280, 1600, 1920]) {
+      await page.setViewportSize({ width, height: 800 });
+      assert.deepEqual(await unreadable(page), [], `at ${width} px`);
+      const header = await page.locator('.portal-header').boundingBox();
+      assert.ok(header.height <= (width < 768 ? 130 : 96), `the header's height at ${width} px: ${header.height}`);
+      if ([390, 1280, 1920].includes(width)) {
+        for (const theme of ['light', 'dark']) {
+          await page.emulateMedia({ colorScheme: theme });
+          await page.screenshot({ path: join(shots, `header-signed-in-${width}-${theme}.png`), clip: { x: 0, y: 0, width, height: 160 } });
+        }
+        await page.emulateMedia({ colorScheme: 'light' });
+      }
+    }
+  } finally {
+    await browser?.close();
+    portal.stop();
+    remove();
+  }
+});
+
+/** Watches the composer's dock every frame for `ms`: its bottom must stay at the window's, and no
+ * element but the page may scroll the app out of place. Resolves to what it saw go wrong. */
+const watchDock = (page, ms) => page.evaluate((ms) => new Promise((resolve) => {
+  const wrong = [];
+  const end = performance.now() + ms;
+  const frame = () => {
+    const dock = document.querySelector('.dock').getBoundingClientRect();
+    const send = document.querySelector('.composer button[type="submit"]')?.getBoundingClientRect();
+    if (Math.abs(dock.bottom - window.innerHeight) > 1) wrong.push(`dock bottom ${dock.bottom} of ${window.innerHeight}`);
+    if (send && send.bottom > window.innerHeight + 0.5) wrong.push(`Send cut: ${send.bottom}`);
+    for (const e of [document.body, document.querySelector('.shell'), document.querySelector('.portal')]) {
+      if (e && (e.scrollTop !== 0 || e.scrollLeft !== 0)) wrong.push(`${e.className || e.tagName} scrolled ${e.scrollTop}`);
+    }
+    if (performance.now() < end) requestAnimationFrame(frame);
+    else resolve([...new Set(wrong)].slice(0, 10));
+  };
+  requestAnimationFrame(frame);
+}), ms);
+
+test('the composer stays docked at the window bottom while a reply streams, signed in, at 390 and 1280 px', { timeout: 240000 }, async () => {
+  const { config, remove } = usersConfig();
+  const portal = await startPortal(['--demo-pace', '0.3', '--config', config]);
+  let browser;
+  try {
+    browser = await launchBrowser();
+    for (const width of [1280, 390]) {
+      const page = await browser.newPage({ viewport: { width, height: width < 768 ? 844 : 800 } });
+      await signIn(page, portal.url, people.alice);
+      for (const text of ['Tell me about writing systems', 'And a second, longer look at the same']) {
+        const before = await page.locator('.turn').count();
+        await page.getByLabel('Message').fill(text);
+        await page.getByLabel('Message').press('Enter');
+        const watched = watchDock(page, 8000);
+        assert.deepEqual(await watched, [], `at ${width} px, while "${text}" streamed`);
+        await page.locator(`[data-turn="${before + 1}"][data-settled="true"]`).waitFor({ timeout: 90000 });
+        assert.deepEqual(await watchDock(page, 300), [], `at ${width} px, once it settled`);
+      }
+      await page.screenshot({ path: join(shots, `dock-after-replies-${width}.png`) });
+      await page.close();
+    }
+  } finally {
+    await browser?.close();
+    portal.stop();
+    remove();
   }
 });

@@ -4,10 +4,11 @@
 // the draft.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   startPortal, launchBrowser, shots, usersConfig, people, fillSignIn, signIn, sendAndWait,
-  conversationInUrl,
+  conversationInUrl, axeScan,
 } from './portal.mjs';
 
 const alice = people.alice;
@@ -183,4 +184,44 @@ test('a session that expires while the person is away returns to the sign-in pag
     assert.equal(await page.getByLabel('Message').inputValue(), draft);
     assert.equal(await page.locator('.turn').count(), 0, 'nothing was sent');
   });
+});
+
+test('a portal of one organisation fills it in and asks only for the user and password; one of several says what to type', async () => {
+  // The usual configuration has two organisations: the field is shown, with what to type.
+  await withPortal([], async (portal, browser) => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(portal.url);
+    await page.getByLabel('Organisation').waitFor();
+    await page.getByText("Type your organisation's id").waitFor();
+    assert.equal(await page.getByLabel('Organisation').isVisible(), true);
+    await page.close();
+  });
+  const { config, remove } = usersConfig();
+  rmSync(join(config, 'organisations', 'globex'), { recursive: true, force: true });
+  const portal = await startPortal(['--demo-pace', '0.1', '--config', config]);
+  let browser;
+  try {
+    browser = await launchBrowser();
+    for (const [width, theme] of [[1280, 'light'], [390, 'dark'], [1920, 'dark'], [390, 'light']]) {
+      const page = await browser.newPage({ viewport: { width, height: 800 }, colorScheme: theme });
+      await page.goto(portal.url);
+      const user = page.getByLabel('User', { exact: true });
+      await page.waitForFunction(() => document.activeElement?.id === 'sign-in-user');
+      assert.equal(await page.locator('#sign-in-organisation').isVisible(), false, 'no organisation field to fill');
+      assert.equal(await page.locator('#sign-in-organisation').inputValue(), 'acme');
+      await page.screenshot({ path: join(shots, `sign-in-one-organisation-${width}-${theme}.png`) });
+      if (width === 1280) {
+        assert.deepEqual(await axeScan(page), []);
+        await user.fill(alice.user);
+        await page.getByLabel('Password').fill(alice.password);
+        await page.getByLabel('Password').press('Enter');
+        await page.getByTestId('person-name').waitFor();
+      }
+      await page.close();
+    }
+  } finally {
+    await browser?.close();
+    portal.stop();
+    remove();
+  }
 });

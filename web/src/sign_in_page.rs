@@ -1,6 +1,7 @@
 //! The sign-in page: organisation, user and password, and a button per single sign-on provider
-//! of the organisation once it is known (typed, or given as `?organisation=` in the address);
-//! the server writes the buttons. An organisation with one provider and no passwords goes
+//! of the organisation once it is known (typed, given as `?organisation=` in the address, or
+//! the portal's only one, when the field is filled in and hidden); the server writes the
+//! buttons, or what to type when the portal has several organisations. An organisation with one provider and no passwords goes
 //! straight to its provider. Someone whose session ended finds their organisation and user
 //! filled in, and is told their draft is kept.
 
@@ -26,18 +27,27 @@ pub fn SignInPage(
     let again = ended.is_some();
     let buttons = NodeRef::<html::Div>::new();
     let passwords = RwSignal::new(true);
-    let look_up = move |organisation: String| {
+    // The portal's only organisation, filled in by the server's answer, needs no field.
+    let only_organisation = RwSignal::new(false);
+    let look_up = move |asked: String| {
         spawn_local(async move {
             let Some(location) = web_sys::window().map(|w| w.location()) else {
                 return;
             };
             let here = location.pathname().unwrap_or_default();
-            let fragment = api::sign_in_buttons(organisation.trim(), &here).await;
+            let fragment = api::sign_in_buttons(asked.trim(), &here).await;
             passwords.try_set(!fragment.contains("data-no-passwords"));
             let Some(div) = buttons.try_get_untracked().flatten() else {
                 return;
             };
             div.set_inner_html(&fragment);
+            if let Ok(Some(mark)) = div.query_selector("[data-organisation]")
+                && let Some(id) = mark.get_attribute("data-organisation")
+                && let Some(field) = organisation.try_get_untracked().flatten()
+            {
+                field.set_value(&id);
+                only_organisation.try_set(true);
+            }
             if let Ok(Some(only)) = div.query_selector("[data-go]")
                 && let Some(address) = only.get_attribute("href")
             {
@@ -48,6 +58,8 @@ pub fn SignInPage(
     Effect::new(move || {
         let field = if again {
             password.get()
+        } else if only_organisation.get() {
+            user.get()
         } else {
             organisation.get()
         };
@@ -82,9 +94,7 @@ pub fn SignInPage(
     let (known_organisation, known_user) = ended
         .map(|p| (p.organisation, p.user))
         .unwrap_or_else(|| (asked_organisation(), String::new()));
-    if !known_organisation.is_empty() {
-        look_up(known_organisation.clone());
-    }
+    look_up(known_organisation.clone());
     view! {
         <main class="sign-in">
             <form class="sign-in-form" on:submit=submit aria-labelledby="sign-in-title">
@@ -97,8 +107,9 @@ pub fn SignInPage(
                             </p>
                         }
                     })}
-                <label for="sign-in-organisation">"Organisation"</label>
+                <label for="sign-in-organisation" hidden=only_organisation>"Organisation"</label>
                 <input
+                    hidden=only_organisation
                     id="sign-in-organisation"
                     node_ref=organisation
                     name="organisation"

@@ -67,8 +67,36 @@ struct ButtonsQuery {
 /// a link per provider, marked `data-go` when it is the organisation's only way in (one provider,
 /// passwords off), and a `data-no-passwords` mark when passwords are off. Empty for an
 /// organisation that signs in with passwords only, or that does not exist.
+///
+/// Asked for no organisation (or for it), it answers for the portal's only organisation, named
+/// in a `data-organisation` mark so the page fills it in and hides the field; asked for none, a
+/// portal of several says what to type instead. **Decision:** a portal of one organisation tells its id to anyone
+/// who opens the sign-in page, which asks for it; a portal of several names none of them.
 async fn buttons(State(state): State<AppState>, Query(query): Query<ButtonsQuery>) -> Response {
-    let organisation = query.organisation.trim();
+    let mut organisation = query.organisation.trim();
+    let mut html = String::new();
+    let mut all = state.identity.organisations();
+    match (all.next(), all.next()) {
+        (Some(only), None) if organisation.is_empty() || organisation == only.id => {
+            organisation = &only.id;
+            html.push_str(&format!(
+                "<span data-organisation=\"{}\" hidden></span>",
+                escape(organisation)
+            ));
+        }
+        _ if organisation.is_empty() => {
+            return (
+                [(header::CACHE_CONTROL, "no-store")],
+                Html(
+                    "<p class=\"sign-in-hint\">Type your organisation's id as your \
+                     administrator gave it to you: one word in lowercase, such as \
+                     <code>acme</code>.</p>",
+                ),
+            )
+                .into_response();
+        }
+        _ => {}
+    }
     let providers: Vec<_> = state
         .sso
         .iter()
@@ -87,16 +115,14 @@ async fn buttons(State(state): State<AppState>, Query(query): Query<ButtonsQuery
     } else {
         ""
     };
-    let mut html: String = providers
-        .iter()
+    html.extend(providers.iter()
         .map(|p| {
             format!(
                 "<a class=\"sso\" href=\"/sso/start/{}?return_to={return_to}\"{go}>Sign in with {}</a>",
                 p.id,
                 escape(&p.label)
             )
-        })
-        .collect();
+        }));
     if !passwords {
         html.push_str("<span data-no-passwords hidden></span>");
     }

@@ -823,3 +823,43 @@ async fn behind_a_trusted_proxy_failures_count_against_the_client_it_names() {
         "without trusted proxies the header names nobody"
     );
 }
+
+/// The sign-in page's fragment for `asked` (`GET /sso/buttons?organisation=`), from a portal
+/// whose configuration is `config`.
+async fn sign_in_fragment(config: &Path, data: &Path, asked: &str) -> String {
+    let server = common::start_config(portal_server::Config {
+        identity: Some(portal_identity::Identity::load(config).expect("identity")),
+        ..common::config(data, 0.0, None)
+    })
+    .await;
+    server
+        .client
+        .get(server.url(&format!("/sso/buttons?organisation={asked}&return_to=/")))
+        .send()
+        .await
+        .expect("asked")
+        .text()
+        .await
+        .expect("text")
+}
+
+#[tokio::test]
+async fn the_sign_in_page_is_given_a_portals_only_organisation_and_told_what_to_type_otherwise() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let one = dir.path().join("one");
+    portal_identity::add_user(&one, "acme", "alice", "Alice", PASSWORD).expect("user added");
+    let mark = "<span data-organisation=\"acme\" hidden></span>";
+    for asked in ["", "acme"] {
+        let fragment = sign_in_fragment(&one, &dir.path().join("data-one"), asked).await;
+        assert_eq!(fragment, mark, "asked for `{asked}`");
+    }
+    let several = dir.path().join("several");
+    configure(&several);
+    let fragment = sign_in_fragment(&several, &dir.path().join("data-several"), "").await;
+    assert!(
+        fragment.contains("Type your organisation's id") && !fragment.contains("acme\""),
+        "a portal of several names none: {fragment}"
+    );
+    let fragment = sign_in_fragment(&several, &dir.path().join("data-several-2"), "acme").await;
+    assert_eq!(fragment, "", "an organisation of several, with passwords only");
+}
