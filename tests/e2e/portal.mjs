@@ -212,3 +212,32 @@ export async function shootWidths(page, name, height = 900) {
   await page.setViewportSize(viewport);
 }
 
+/**
+ * Lets a test hold the page's animation frames: `hold()` keeps every frame asked for from then
+ * on, so a live reply's playout stands still where it is; `release()` asks for them again.
+ */
+export async function frameHolder(page) {
+  await page.evaluate(() => {
+    const ask = window.requestAnimationFrame.bind(window);
+    const cancel = window.cancelAnimationFrame.bind(window);
+    let next = 1e9;
+    window.heldFrames = null;
+    window.requestAnimationFrame = (callback) => {
+      if (!window.heldFrames) return ask(callback);
+      next += 1;
+      window.heldFrames.set(next, callback);
+      return next;
+    };
+    window.cancelAnimationFrame = (handle) => {
+      if (!window.heldFrames?.delete(handle)) cancel(handle);
+    };
+  });
+  return {
+    hold: () => page.evaluate(() => { window.heldFrames = new Map(); }),
+    release: () => page.evaluate(() => {
+      const held = [...(window.heldFrames?.values() ?? [])];
+      window.heldFrames = null;
+      for (const callback of held) window.requestAnimationFrame(callback);
+    }),
+  };
+}

@@ -16,6 +16,7 @@ mod composer;
 mod controls;
 mod conversation_link;
 mod conversation_list;
+mod decision;
 mod delete_dialog;
 mod drafts;
 mod drop_zone;

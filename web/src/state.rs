@@ -169,13 +169,14 @@ impl Portal {
         self.latest_status().is_some_and(TurnStatus::is_open)
     }
 
-    /// The latest turn, while it is running or paused.
-    pub fn open_turn(&self) -> Option<TurnView> {
+    /// The latest turn, until its reply has settled on screen: running, paused, or ended with
+    /// its last words still playing out.
+    pub fn unsettled_turn(&self) -> Option<TurnView> {
         self.turns
             .read_untracked()
             .last()
             .copied()
-            .filter(|t| t.state.with_untracked(|s| s.status.is_open()))
+            .filter(|t| untrack(|| !t.settled()))
     }
 
     /// Whether `turn` is the conversation's latest.
