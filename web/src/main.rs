@@ -20,6 +20,8 @@ mod decision;
 mod delete_dialog;
 mod drafts;
 mod drop_zone;
+mod edit_bar;
+mod editing;
 mod focus;
 mod greeting;
 mod header;

@@ -15,7 +15,7 @@ use portal_core::tokens::EstimateCounter;
 use crate::route::Route;
 use crate::state::Portal;
 use crate::turn_view::TurnView;
-use crate::{api, drafts, focus, listing, stream};
+use crate::{api, drafts, editing, focus, listing, stream};
 
 /// Sends the draft with its attachments and the effort chosen for it, unless something stops it
 /// (a refused `/compact`, a running turn, an upload still going). A refused message keeps its
@@ -45,7 +45,7 @@ pub fn send(portal: Portal) {
         // An edit of a turn that is no longer the latest is sent as a new message.
         again: portal
             .editing
-            .get_untracked()
+            .with_untracked(|e| e.as_ref().and_then(|e| e.again))
             .filter(|&turn| untrack(|| portal.latest_turn()) == Some(turn)),
     };
     dispatch(portal, message, move || {
@@ -56,6 +56,10 @@ pub fn send(portal: Portal) {
         }
         portal.attachments.set(Vec::new());
         portal.effort.set(None);
+        // A sent edit gives the composer back what it held before, unless more was typed.
+        if portal.draft.with_untracked(String::is_empty) {
+            editing::end(portal);
+        }
         portal.editing.set(None);
         focus::composer();
     });

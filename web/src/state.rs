@@ -75,9 +75,21 @@ pub struct Portal {
     pub follow: Follow,
     /// Which turns are versions of one message, and the one of each looked at.
     pub versions: Versions,
-    /// The latest turn, while its message is in the composer to be edited: sent, the edit is
-    /// a version of it. Emptying the draft forgets it.
-    pub editing: RwSignal<Option<u32>>,
+    /// A message of the person's in the composer to be edited, until it is sent or the edit is
+    /// cancelled.
+    pub editing: RwSignal<Option<Editing>>,
+}
+
+/// A message taken into the composer to be edited (web/src/editing.rs), and what the composer
+/// held before, given back when the edit is cancelled or sent.
+#[derive(Debug, Clone)]
+pub struct Editing {
+    /// The latest turn, whose message the edit answers again: sent, it is a version of it.
+    /// `None` for an earlier message, sent as a new one.
+    pub again: Option<u32>,
+    pub draft: String,
+    pub attachments: Vec<Chip>,
+    pub effort: Option<Effort>,
 }
 
 /// The shared state the shell provided.
