@@ -158,6 +158,19 @@ impl LiveDrawing {
         }
     }
 
+    /// The reader wants the rest at once (Stop while the last words play out): everything that
+    /// arrived is drawn, and the reply settles at `now`. Returns the whole text.
+    pub fn settle_whole(&mut self, now: f64) -> String {
+        let playout = self.pacing.playout();
+        let rest = playout.text()[playout.visible().len()..].to_string();
+        self.markdown.push(&rest);
+        if !self.markdown_finished {
+            self.markdown_finished = true;
+            self.markdown.finish();
+        }
+        self.settle(now)
+    }
+
     /// Settles the reply at `now`: every block drawn as a reloaded reply's is, and the caret gone.
     /// Blocks already drawn so are left alone, so settling a long reply costs its last blocks
     /// only. Returns the whole text.

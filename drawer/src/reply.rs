@@ -106,6 +106,22 @@ impl LiveReply {
         inner.cancel_asks();
     }
 
+    /// The reader wants the rest at once, once the stream has ended: everything that arrived is
+    /// drawn whole and the reply settles now, unless it already settled or was stopped.
+    pub fn settle_now(&self) {
+        let settled = {
+            let mut inner = self.0.borrow_mut();
+            let Some(on_settle) = inner.on_settle.take() else {
+                return;
+            };
+            inner.cancel_asks();
+            (on_settle, inner.drawing.settle_whole(now_ms()))
+        };
+        // Called once the reply is let go of, as it may drop the reply.
+        let (on_settle, text) = settled;
+        on_settle(text);
+    }
+
     /// How much of the reply is drawn, in UTF-16 code units (as JavaScript measures a string):
     /// only what was drawn since the last call is counted.
     pub fn drawn_utf16_len(&self) -> usize {

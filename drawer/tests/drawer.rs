@@ -264,6 +264,29 @@ fn r14_under_reduced_motion_words_are_drawn_resolved_and_the_caret_stands_still(
 }
 
 #[wasm_bindgen_test]
+fn a_reply_settled_whole_mid_playout_is_drawn_as_a_reloaded_one_at_once() {
+    let reply = "# Herons\n\nThey wait **very** still by the water, then strike.\n\n- grey\n- purple\n\nThe end.";
+    let mut live = Live::new(false);
+    live.push(reply);
+    live.finish();
+    live.play(300.0);
+    assert!(
+        live.settled.is_none() && !live.all(".caret").is_empty(),
+        "still playing out"
+    );
+    assert_eq!(live.drawing.settle_whole(live.now), reply);
+    assert!(live.all(".w").is_empty(), "{}", live.body.inner_html());
+    assert!(live.all(".caret").is_empty());
+    let reloaded = body();
+    draw_reply(&reloaded, reply, &options(false));
+    assert_eq!(live.body.inner_html(), reloaded.inner_html());
+    // Nothing more is drawn after it.
+    live.play(3_000.0);
+    assert_eq!(live.settled, None);
+    assert_eq!(live.body.inner_html(), reloaded.inner_html());
+}
+
+#[wasm_bindgen_test]
 fn a_stopped_reply_draws_nothing_more_and_never_settles() {
     let mut live = Live::new(false);
     live.push("Some text that is withdrawn while it plays out, word by word.");

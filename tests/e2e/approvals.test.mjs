@@ -1,10 +1,11 @@
 // Two approvals in one turn, answered from the browser: the demo asks to publish two notes one
 // after the other, so the turn pauses twice. Each time Approve sends a decision on exactly the
-// call the turn waits on (the second round's call, not the first's), and the turn completes.
+// call the turn waits on (the second round's call, not the first's), and the turn completes. The
+// decision sits in the card that asks for it (issue 48), Stop below the turn.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openPortal, shots } from './portal.mjs';
+import { openPortal, scanBoth, shootWidths, shots } from './portal.mjs';
 
 test('two approvals in one turn are each answered from the browser', async () => {
   const { page, close } = await openPortal(['--demo-pace', '0.3']);
@@ -20,14 +21,23 @@ test('two approvals in one turn are each answered from the browser', async () =>
     const paused = page.locator('[data-turn="1"][data-turn-status="paused"]');
     await paused.waitFor({ timeout: 30000 });
     assert.equal(await turn.locator('[data-testid="approval-card"]').count(), 1);
+    const card = turn.getByTestId('approval-card');
+    assert.equal(await card.getByTestId('approve').count(), 1, 'Approve is in the card');
+    assert.equal(await card.getByTestId('decline').count(), 1, 'Decline is in the card');
+    assert.equal(await page.getByTestId('approve').count(), 1, 'and nowhere else');
+    assert.equal(await turn.locator('.turn-controls [data-testid="cancel"]').count(), 1, 'Stop stays under the turn');
     await page.screenshot({ path: join(shots, 'approvals-first.png') });
+    const found = await scanBoth(page, 'an approval awaiting its decision');
+    assert.deepEqual(found, [], JSON.stringify(found, null, 1));
+    await shootWidths(page, 'approval-decision');
     await page.getByTestId('approve').click();
 
     // The second round: a second request, and the turn paused again on it alone.
     await turn.locator('[data-testid="approval-card"]').nth(1).waitFor({ timeout: 30000 });
     await paused.waitFor({ timeout: 30000 });
     await page.screenshot({ path: join(shots, 'approvals-second.png') });
-    await page.getByTestId('approve').click();
+    assert.equal(await turn.getByTestId('approval-card').nth(0).getByTestId('approve').count(), 0, 'the first card was decided');
+    await turn.getByTestId('approval-card').nth(1).getByTestId('approve').click();
     await page.locator('[data-turn="1"][data-turn-status="completed"]').waitFor({ timeout: 30000 });
     await page.locator('[data-turn="1"][data-settled="true"]').waitFor({ timeout: 30000 });
     await page.screenshot({ path: join(shots, 'approvals-done.png'), fullPage: true });

@@ -62,7 +62,9 @@ for (const [what, message, card] of [
       await page.keyboard.press('Tab');
       assert.equal(await focused(page), 'to-request');
       await page.keyboard.press('Enter');
-      await page.waitForFunction(() => document.activeElement?.classList.contains('turn-controls'));
+      // The decision in the approval card, or the answer's controls under the question.
+      const target = card === 'approval-card' ? '[data-testid="approval-card"] .decision' : '.turn-controls';
+      await page.waitForFunction((selector) => document.activeElement?.matches(selector), target);
       assert.deepEqual(sent, { decision: 0, answer: 0 }, 'reaching the card decides nothing');
       await page.keyboard.press('Tab');
       if (card === 'approval-card') {

@@ -64,7 +64,7 @@ test('the page follows the reply, stops when the reader scrolls up, and jumps to
     await to.waitFor();
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Message');
     await to.click();
-    await page.waitForFunction(() => document.activeElement?.classList.contains('turn-controls'));
+    await page.waitForFunction(() => document.activeElement?.matches('[data-testid="approval-card"] .decision'));
     const approve = page.getByTestId('approve');
     const box = await approve.boundingBox();
     const dock = await page.locator('.dock').boundingBox();

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openPortal, scanBoth, shots } from './portal.mjs';
+import { openPortal, scanBoth, sendAndWait, shootWidths, shots } from './portal.mjs';
 
 // A 1 by 1 PNG.
 const DOT = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
@@ -141,5 +141,30 @@ test('m4_m7_c3 the inspector shows a call\'s layers, its skill and attachments, 
   } finally {
     await close();
     rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test('the inspector numbers the layers it shows one after the other, and offers no copy of a body never sent', async () => {
+  // The demo agent has no instructions or skills: three of the six layers are empty.
+  const { page, close } = await openPortal(['--demo-pace', '0'], { viewport: { width: 1280, height: 900 } });
+  try {
+    await sendAndWait(page, 'Tell me about the herons');
+    await page.locator('[data-turn="1"][data-settled="true"]').waitFor();
+    await page.locator('[data-turn="1"]').getByTestId('inspect').click();
+    const dialog = page.getByTestId('inspector');
+    await dialog.getByTestId('inspector-layers').waitFor();
+    const labels = await dialog.locator('.inspector-layers summary').allInnerTexts();
+    assert.ok(labels.length < 6, `some layers are empty: ${labels.join(' | ')}`);
+    assert.deepEqual(labels.map((l) => Number(l.split('.')[0])), labels.map((_, i) => i + 1), labels.join(' | '));
+    assert.match(labels[0], /^1\. Portal floor · /);
+    assert.match(labels.at(-1), /New message/);
+    // The demo model sends no request body: the note says so, and there is nothing to copy.
+    assert.match(await dialog.locator('.inspector-note').innerText(), /sends no request body/);
+    assert.equal(await dialog.getByTestId('inspector-copy').count(), 0, 'no copy button without a body');
+    await shootWidths(page, 'inspector-numbered');
+    const found = await scanBoth(page, 'inspector without a request body');
+    assert.deepEqual(found, [], JSON.stringify(found, null, 2));
+  } finally {
+    await close();
   }
 });

@@ -186,3 +186,58 @@ export async function scanBoth(page, state, { settled = true } = {}) {
   await page.emulateMedia({ colorScheme: 'light' });
   return found;
 }
+
+/** The widths a new state is looked at: a phone, a laptop and a wide screen. */
+export const widths = [390, 1280, 1920];
+
+/**
+ * Screenshots `page` at each of `widths` in both themes, as `<name>-<width>-<theme>.png`, then
+ * gives it back its viewport and the light theme.
+ */
+export async function shootWidths(page, name, height = 900) {
+  const viewport = page.viewportSize();
+  for (const width of widths) {
+    await page.setViewportSize({ width, height });
+    // A layout change may start transitions (the conversation list becoming a drawer); each
+    // screenshot waits for those that end.
+    await page.evaluate(() => Promise.all(document.getAnimations()
+      .filter((a) => a.effect?.getComputedTiming().iterations !== Infinity)
+      .map((a) => a.finished.catch(() => {}))));
+    for (const theme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: theme });
+      await page.screenshot({ path: join(shots, `${name}-${width}-${theme}.png`) });
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize(viewport);
+}
+
+/**
+ * Lets a test hold the page's animation frames: `hold()` keeps every frame asked for from then
+ * on, so a live reply's playout stands still where it is; `release()` asks for them again.
+ */
+export async function frameHolder(page) {
+  await page.evaluate(() => {
+    const ask = window.requestAnimationFrame.bind(window);
+    const cancel = window.cancelAnimationFrame.bind(window);
+    let next = 1e9;
+    window.heldFrames = null;
+    window.requestAnimationFrame = (callback) => {
+      if (!window.heldFrames) return ask(callback);
+      next += 1;
+      window.heldFrames.set(next, callback);
+      return next;
+    };
+    window.cancelAnimationFrame = (handle) => {
+      if (!window.heldFrames?.delete(handle)) cancel(handle);
+    };
+  });
+  return {
+    hold: () => page.evaluate(() => { window.heldFrames = new Map(); }),
+    release: () => page.evaluate(() => {
+      const held = [...(window.heldFrames?.values() ?? [])];
+      window.heldFrames = null;
+      for (const callback of held) window.requestAnimationFrame(callback);
+    }),
+  };
+}

@@ -91,8 +91,9 @@ function drawCall(call) {
     }
     parts.push(bar);
     const list = el("ol", { class: "inspector-layers", "data-testid": "inspector-layers" });
-    for (const layer of inspection.layers) {
-      const summary = el("summary", {}, `${layer.number}. ${layer.label} · ${sign}${count(layer.tokens)} tokens`);
+    // The layers shown are numbered one after the other; an empty layer is not listed.
+    for (const [at, layer] of inspection.layers.entries()) {
+      const summary = el("summary", {}, `${at + 1}. ${layer.label} · ${sign}${count(layer.tokens)} tokens`);
       const text =
         layer.text === null
           ? el("p", {}, "Its text is for the organisation's administrators only.")
@@ -123,12 +124,14 @@ function drawCall(call) {
     parts.push(el("h3", {}, "What the prompt builder worked around"), list);
   }
   if (call.note) parts.push(el("p", { class: "inspector-note" }, call.note));
-  const copy = el("button", { type: "button", "data-testid": "inspector-copy" }, "Copy request body");
-  copy.disabled = call.body === null;
-  copy.addEventListener("click", async () => {
-    await navigator.clipboard.writeText(call.body);
-    copy.textContent = "Copied";
-  });
-  parts.push(el("p", {}, copy));
+  // A call with no body kept (the demo model sends none) has nothing to copy; the note says why.
+  if (call.body !== null) {
+    const copy = el("button", { type: "button", "data-testid": "inspector-copy" }, "Copy request body");
+    copy.addEventListener("click", async () => {
+      await navigator.clipboard.writeText(call.body);
+      copy.textContent = "Copied";
+    });
+    parts.push(el("p", {}, copy));
+  }
   return parts;
 }

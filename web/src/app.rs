@@ -62,10 +62,6 @@ pub fn App() -> impl IntoView {
         if let SignIn::SignedIn(person) = portal.sign_in.get() {
             drafts::save(&person, conversation.as_deref(), &text);
         }
-        // An emptied draft is a new message, not the edit of the latest one.
-        if text.trim().is_empty() {
-            portal.editing.set(None);
-        }
     });
     // Back and Forward show the conversation the address names.
     let popstate = window_event_listener(ev::popstate, move |_| {
@@ -89,8 +85,9 @@ pub fn App() -> impl IntoView {
 #[component]
 fn Shell() -> impl IntoView {
     let portal = crate::state::portal();
-    // Ctrl+Shift+O (Cmd+Shift+O on a Mac) opens a new chat; Esc stops the running turn, unless
-    // it closes something first (the drawer, a dialog, the skill completion).
+    // Ctrl+Shift+O (Cmd+Shift+O on a Mac) opens a new chat; Esc stops the latest turn until its
+    // reply has settled, as Stop does, unless it closes something first (the drawer, a dialog,
+    // the skill completion) or leaves an edit (the composer takes that Esc).
     let keys = window_event_listener(ev::keydown, move |ev| {
         if (ev.ctrl_key() || ev.meta_key()) && ev.shift_key() && ev.code() == "KeyO" {
             ev.prevent_default();
@@ -99,7 +96,7 @@ fn Shell() -> impl IntoView {
             && !ev.default_prevented()
             && !portal.drawer.get_untracked()
             && !closes_something(&ev)
-            && let Some(turn) = portal.open_turn()
+            && let Some(turn) = portal.unsettled_turn()
         {
             session::stop(portal, turn);
         }

@@ -1,8 +1,8 @@
 //! The composer: the message box with its `/skill` completion (core's `skills::complete`), the
 //! attachments uploaded for the message (chosen with Attach or pasted into the message box), the
-//! effort override, and the send button. Enter sends
-//! (Shift+Enter makes a new line), except while an input method is composing a character, whose
-//! Enter confirms the character.
+//! effort override, and the send button, under the bar that says a message is being edited. Enter
+//! sends (Shift+Enter makes a new line), except while an input method is composing a character,
+//! whose Enter confirms the character; Esc leaves an edit.
 
 use leptos::html;
 use leptos::prelude::*;
@@ -12,6 +12,8 @@ use wasm_bindgen::JsCast;
 
 use crate::attach::{attach, files_of};
 use crate::attachment_chip::AttachmentChip;
+use crate::edit_bar::{EDIT_BAR, EditBar};
+use crate::editing;
 use crate::state::portal;
 use crate::waiting::Waiting;
 
@@ -110,6 +112,10 @@ pub fn Composer(
                 ev.prevent_default();
                 dismissed.set(true);
             }
+            "Escape" if portal.editing.with_untracked(Option::is_some) => {
+                ev.prevent_default();
+                editing::end(portal);
+            }
             "Enter" if !ev.shift_key() => {
                 ev.prevent_default();
                 on_send.run(());
@@ -158,6 +164,7 @@ pub fn Composer(
                         }
                     })
             }}
+            <EditBar />
             {move || {
                 let chips = attachments.get();
                 (!chips.is_empty())
@@ -178,6 +185,7 @@ pub fn Composer(
                 autocapitalize="sentences"
                 aria-autocomplete="list"
                 aria-controls=move || completion.with(Option::is_some).then_some("skill-completion")
+                aria-describedby=move || portal.editing.with(Option::is_some).then_some(EDIT_BAR)
                 placeholder="Write a message, or / for a skill"
                 prop:value=move || draft.get()
                 on:input=move |ev| {

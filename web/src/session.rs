@@ -1,5 +1,6 @@
 //! The conversation's traffic with the server once it is open: sending a message (typed, or an
-//! earlier one again), stopping a turn, following a turn's events, reading the conversation
+//! earlier one again), stopping a turn, deciding on or answering a paused one, following a
+//! turn's events, reading the conversation
 //! again after a turn and catching up with a turn opened in another tab (opening one is
 //! web/src/opening.rs).
 
@@ -14,7 +15,7 @@ use portal_core::tokens::EstimateCounter;
 use crate::route::Route;
 use crate::state::Portal;
 use crate::turn_view::TurnView;
-use crate::{api, drafts, focus, listing, stream};
+use crate::{api, drafts, editing, focus, listing, stream};
 
 /// Sends the draft with its attachments and the effort chosen for it, unless something stops it
 /// (a refused `/compact`, a running turn, an upload still going). A refused message keeps its
@@ -44,7 +45,7 @@ pub fn send(portal: Portal) {
         // An edit of a turn that is no longer the latest is sent as a new message.
         again: portal
             .editing
-            .get_untracked()
+            .with_untracked(|e| e.as_ref().and_then(|e| e.again))
             .filter(|&turn| untrack(|| portal.latest_turn()) == Some(turn)),
     };
     dispatch(portal, message, move || {
@@ -55,6 +56,10 @@ pub fn send(portal: Portal) {
         }
         portal.attachments.set(Vec::new());
         portal.effort.set(None);
+        // A sent edit gives the composer back what it held before, unless more was typed.
+        if portal.draft.with_untracked(String::is_empty) {
+            editing::end(portal);
+        }
         portal.editing.set(None);
         focus::composer();
     });
@@ -97,7 +102,13 @@ fn dispatch(portal: Portal, message: Outgoing, sent: impl FnOnce() + 'static) {
 
 /// Stops `turn`, running or waiting for the person; it is recorded cut off, and its stream says
 /// so: a running turn's stream is still followed, a paused one's is followed again to hear it.
+/// A turn that has ended while its reply still plays out has nothing left to stop but the
+/// playout: the reply is drawn whole at once.
 pub fn stop(portal: Portal, turn: TurnView) {
+    if !turn.state.with_untracked(|s| s.status.is_open()) {
+        turn.settle_now();
+        return;
+    }
     let Some(id) = portal.conversation.get_untracked() else {
         return;
     };
@@ -119,6 +130,58 @@ pub fn stop(portal: Portal, turn: TurnView) {
             }
             Ok(()) => {}
             Err(error) => portal.report(error),
+        }
+    });
+}
+
+/// What the person did to a paused turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resume {
+    /// Approve or decline these calls, the ones the turn waits on.
+    Decide(Vec<String>, bool),
+    Answer(String),
+}
+
+/// Sends the person's decision or answer on paused `turn`, once while `acting`: it shows at once
+/// (the controls go, so a double click sends it once), the turn is followed again after the last
+/// event read, and the focus goes back to the composer. A refused one is undone and said.
+pub fn resume(portal: Portal, turn: TurnView, action: Resume, acting: RwSignal<bool>) {
+    let Some(id) = portal.conversation.get_untracked() else {
+        return;
+    };
+    if acting.get_untracked() {
+        return;
+    }
+    acting.set(true);
+    turn.state.update(|s| match &action {
+        Resume::Decide(calls, approve) => s.decide(calls, *approve),
+        Resume::Answer(_) => s.answered(),
+    });
+    let shown = portal.shown.get_value();
+    spawn_local(async move {
+        let done = match &action {
+            Resume::Decide(calls, approve) => api::decide(&id, turn.index, calls, *approve).await,
+            Resume::Answer(text) => api::answer(&id, turn.index, text).await,
+        };
+        if !portal.still_shows(shown) {
+            return;
+        }
+        acting.set(false);
+        match done {
+            // Answered here or elsewhere (another tab, a second click): the turn goes on.
+            Ok(())
+            | Err(api::Error {
+                status: Some(409), ..
+            }) => {
+                if let Err(error) = follow(portal, turn) {
+                    portal.problem.set(Some(error));
+                }
+                focus::composer();
+            }
+            Err(error) => {
+                turn.state.update(|s| s.undecided());
+                portal.report(error);
+            }
         }
     });
 }

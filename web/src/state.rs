@@ -75,9 +75,21 @@ pub struct Portal {
     pub follow: Follow,
     /// Which turns are versions of one message, and the one of each looked at.
     pub versions: Versions,
-    /// The latest turn, while its message is in the composer to be edited: sent, the edit is
-    /// a version of it. Emptying the draft forgets it.
-    pub editing: RwSignal<Option<u32>>,
+    /// A message of the person's in the composer to be edited, until it is sent or the edit is
+    /// cancelled.
+    pub editing: RwSignal<Option<Editing>>,
+}
+
+/// A message taken into the composer to be edited (web/src/editing.rs), and what the composer
+/// held before, given back when the edit is cancelled or sent.
+#[derive(Debug, Clone)]
+pub struct Editing {
+    /// The latest turn, whose message the edit answers again: sent, it is a version of it.
+    /// `None` for an earlier message, sent as a new one.
+    pub again: Option<u32>,
+    pub draft: String,
+    pub attachments: Vec<Chip>,
+    pub effort: Option<Effort>,
 }
 
 /// The shared state the shell provided.
@@ -169,13 +181,14 @@ impl Portal {
         self.latest_status().is_some_and(TurnStatus::is_open)
     }
 
-    /// The latest turn, while it is running or paused.
-    pub fn open_turn(&self) -> Option<TurnView> {
+    /// The latest turn, until its reply has settled on screen: running, paused, or ended with
+    /// its last words still playing out.
+    pub fn unsettled_turn(&self) -> Option<TurnView> {
         self.turns
             .read_untracked()
             .last()
             .copied()
-            .filter(|t| t.state.with_untracked(|s| s.status.is_open()))
+            .filter(|t| untrack(|| !t.settled()))
     }
 
     /// Whether `turn` is the conversation's latest.

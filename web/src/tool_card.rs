@@ -1,12 +1,14 @@
 //! An agent's work, drawn as compact cards: a tool call with its tool's name (and its MCP
-//! server's, for a server's tool), its arguments on
-//! one line, its state and, on demand, its result's opening lines; an approval request with the
-//! action it asks for in plain words. What each shows is decided by `portal_core::tool_card`.
+//! server's, for a server's tool), its arguments on one line, its state and, on demand, its
+//! result's opening lines; an approval request with the action it asks for in plain words and,
+//! while the turn waits on it, the decision. What each shows is decided by
+//! `portal_core::tool_card`.
 
 use leptos::prelude::*;
 use portal_core::BlockKind;
 use portal_core::tool_card::{ToolCardConfig, ToolState, tool_card};
 
+use crate::decision::Decision;
 use crate::turn_view::TurnView;
 
 /// The call at block `at` of `turn`.
@@ -62,11 +64,14 @@ pub fn ApprovalCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl Int
                 .find(|b| b.kind == BlockKind::ToolUse && b.call.as_ref() == Some(call))
                 .map(|b| b.text.clone())
                 .filter(|a| a != "{}");
-            Some((block.text.clone(), arguments, state))
+            // The calls the turn waits on, when this card is the last of them: its decision.
+            let awaiting = s.awaiting().approvals;
+            let decides = (awaiting.last() == Some(&call.id)).then_some(awaiting);
+            Some((block.text.clone(), arguments, state, decides))
         })
     });
     move || {
-        request.get().map(|(action, arguments, state)| {
+        request.get().map(|(action, arguments, state, decides)| {
             let state = state.unwrap_or(ToolState::AwaitingApproval);
             let outcome = match state {
                 ToolState::AwaitingApproval => "Waiting for your approval",
@@ -80,6 +85,7 @@ pub fn ApprovalCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl Int
                     <p class="approval-action" dir="auto">{action}</p>
                     {arguments.map(|a| view! { <pre class="approval-arguments" data-testid="approval-arguments" tabindex="0" aria-label="Arguments">{a}</pre> })}
                     <p class="approval-state">{outcome}</p>
+                    {decides.map(|calls| view! { <Decision turn calls /> })}
                 </div>
             }
         })

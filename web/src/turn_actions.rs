@@ -7,12 +7,11 @@ use std::time::Duration;
 use leptos::prelude::*;
 use portal_core::compaction::compact_pill;
 
-use crate::chip::Chip;
 use crate::inspector::InspectButton;
 use crate::state::portal;
 use crate::turn_view::TurnView;
 use crate::version_switch::VersionSwitch;
-use crate::{focus, session};
+use crate::{editing, session};
 
 /// How long "Copied" shows after a copy.
 const COPIED_FOR: Duration = Duration::from_secs(2);
@@ -99,27 +98,12 @@ fn TurnCost(index: u32) -> impl IntoView {
 }
 
 /// Edit, beside a message the person sent: it becomes the composer's draft, with its files, to
-/// change and send as a new turn.
+/// change and send as a new turn (web/src/editing.rs).
 #[component]
 pub fn EditMessage(turn: TurnView) -> impl IntoView {
     let portal = portal();
-    let edit = move |_| {
-        portal
-            .draft
-            .set(turn.state.with_untracked(|s| s.user_text.clone()));
-        portal.attachments.set(
-            turn.attachments
-                .get_value()
-                .into_iter()
-                .map(Chip::attached)
-                .collect(),
-        );
-        portal.effort.set(None);
-        portal.editing.set(portal.answerable_again(&turn));
-        focus::composer();
-    };
     view! {
-        <button type="button" class="edit-message" data-testid="edit" on:click=edit>
+        <button type="button" class="edit-message" data-testid="edit" on:click=move |_| editing::begin(portal, turn)>
             "Edit"
         </button>
     }

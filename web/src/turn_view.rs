@@ -158,6 +158,16 @@ impl TurnView {
             && self.blocks.get().iter().all(|b| b.settled.get())
     }
 
+    /// The reader wants the rest of an ended turn's reply at once (Stop while it plays out): every
+    /// block still playing out is drawn whole and settles now.
+    pub fn settle_now(&self) {
+        for view in self.blocks.get_untracked() {
+            if let Some(live) = view.live.get_value() {
+                live.settle_now();
+            }
+        }
+    }
+
     /// The answer as the page draws it, its markdown's text without the syntax, for the screen
     /// reader's one announcement once the turn settles (R14).
     pub fn drawn_answer(&self) -> Option<String> {

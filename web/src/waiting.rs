@@ -1,5 +1,6 @@
 //! What the composer says while the latest turn waits on the person: a line announced to screen
-//! readers, and the first stop after the message box, leading to the turn's controls. Nothing
+//! readers, and the first stop after the message box, leading to the decision in the approval
+//! card or to the answer box under the question. Nothing
 //! takes the focus on its own, so typing goes on into the message box and a key pressed as a card
 //! appears approves nothing.
 
@@ -9,7 +10,8 @@ use wasm_bindgen::JsCast;
 use crate::scroll::bring_to;
 use crate::state::portal;
 
-/// The id of turn `turn`'s controls, which [`Waiting`] leads to.
+/// The id of what turn `turn` waits on the person for, which [`Waiting`] leads to: the decision
+/// in its approval card, or the controls with its answer box.
 pub fn controls_id(turn: u32) -> String {
     format!("turn-{turn}-controls")
 }
@@ -52,8 +54,8 @@ pub fn Waiting() -> impl IntoView {
     }
 }
 
-/// Brings turn `turn`'s controls into view with the focus on their group, so the next Tab reaches
-/// Approve or the answer box: a decision always takes a press of its own.
+/// Brings what turn `turn` waits for into view with the focus on its group, so the next Tab
+/// reaches Approve or the answer box: a decision always takes a press of its own.
 fn go_to(turn: u32) {
     let controls = web_sys::window()
         .and_then(|w| w.document())

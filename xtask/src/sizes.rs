@@ -93,8 +93,10 @@ fn kb(bytes: u64) -> String {
 /// took it from 383.8 to 385.6 KB: 4 KB more. Usage under each reply (issue 29) and the page a
 /// person trusts (issue 32) took it to 410.0 KB: 28 KB more; its answers' versions 5.5 KB more;
 /// the single sign-on buttons, an approval's arguments and the inspector's button (issues 28, 27
-/// and 31) 2 KB more, to 419.4 KB (docs/decisions.md, "Size budgets").
-const WEB_APP_BUDGET: u64 = (300 + 84 + 36) * 1024;
+/// and 31) 2 KB more, to 419.4 KB; editing as a mode, the decision in the approval card and
+/// Stop until the reply settles (issue 48) 2.6 KB more, to 422.1 KB (docs/decisions.md, "Size
+/// budgets").
+const WEB_APP_BUDGET: u64 = (300 + 84 + 39) * 1024;
 
 /// The code highlighter (web/highlight/ and the Prism files index.html copies), loaded on first
 /// need and kept outside the app's budget (issue 32): its whole, 31 KB with every language; a reply

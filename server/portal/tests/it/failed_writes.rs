@@ -369,6 +369,16 @@ async fn a_write_failing_at_any_point_of_a_turn_ends_it_failed_with_a_reason() {
     // Every write of the turn, the last (its status, `completed`) included.
     for fail_at in 1..=writes {
         let failed = run(fail_at, 0).await;
+        if failed.writes() < fail_at {
+            // The turn joins the model's deltas that wait while it writes (issue 42), so a run on
+            // a busier machine may write fewer times: its failing write never came.
+            assert_eq!(
+                failed.end(),
+                (TurnStatus::Completed, None),
+                "write {fail_at}"
+            );
+            continue;
+        }
         assert_eq!(
             failed.end(),
             (TurnStatus::Failed, Some(REASON.to_string())),

@@ -332,6 +332,24 @@ async fn hostile_callers_are_refused_in_words_and_an_abandoned_stream_cuts_its_t
             "{body}"
         );
     }
+    // A bearer token of user.toml signs in to /v1 too, with every agent of its user.
+    let models: Value = server
+        .client
+        .get(server.url("/v1/models"))
+        .bearer_auth("alice")
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    let ids: Vec<&str> = models["data"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["helper", "worker"], "{models}");
     // No key, a session-less cookie, or a key on the page's API: 401, in each API's shape.
     let bare = server
         .client
