@@ -7,7 +7,12 @@
 //! `count_characters` otherwise. A message that asks it to publish "two notes" ("Please publish
 //! two notes on the herons") has it publish them one at a time: once the first note's call is
 //! answered (approved or declined), it calls `publish_note` again for the second, so the turn
-//! asks for a second approval before it answers. Once the tool has answered, it thinks again and
+//! asks for a second approval before it answers. A message that carries documents and asks for
+//! nothing else (no named tool, question or note) has it read each document with
+//! `read_document`, one call at a time, and its answer quotes what it read; a picture handed to
+//! it is answered without a tool, saying what the picture path gave it (its type, size and
+//! bytes). It quotes the person's words and a tool's in whole words and whole JSON objects, or not
+//! at all (`quote`). Once the tool has answered, it thinks again and
 //! answers in mixed scripts (ZWJ emoji, flags, combining marks, CJK, Thai), in uneven chunks that
 //! may end inside a grapheme cluster, with pauses, and once releases a whole sentence at once
 //! after a pause, as a guardrail check would. A prompt larger than its window is refused as a
@@ -28,12 +33,17 @@ use portal_core::compaction::{SUMMARY_NOTE, SummaryRequest};
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 use portal_core::prompt::{Answer, Entry, Layer, Part, PictureSource, Prompt, render};
 use portal_core::tokens::{EstimateCounter, TokenCounter};
+use portal_core::tools::READ_DOCUMENT;
 use portal_core::usage::Tokens;
 use serde_json::json;
 
 use crate::{FinishReason, Model, ModelError, ModelEvent, ModelStream};
+use attached::{Attached, reading_notes};
+use quote::opening;
 use tools::{ASK_USER, COUNT_CHARACTERS, PUBLISH_NOTE};
 
+mod attached;
+mod quote;
 mod summary;
 pub mod tools;
 
@@ -87,7 +97,11 @@ impl DemoModel {
 
     /// The events of the answer to `prompt` with the pause before each, in order, or the
     /// overflow the demo reports.
-    pub fn script(&self, prompt: &Prompt) -> Result<Vec<Step>, ModelError> {
+    pub fn script(
+        &self,
+        prompt: &Prompt,
+        pictures: &dyn PictureSource,
+    ) -> Result<Vec<Step>, ModelError> {
         let message = latest_user_text(prompt);
         let lower = message.to_lowercase();
         let size = EstimateCounter.count(&render(prompt)) as u64;
@@ -111,6 +125,15 @@ impl DemoModel {
         let topic = topic(&message);
         let offered = |name: &str| prompt.tools.iter().any(|t| t.name == name);
         let two_notes = lower.contains("publish") && lower.contains("two notes");
+        let named = named_call(&message, &prompt.tools);
+        let attached = Attached::of(prompt);
+        // A message that carries documents and asks for nothing else is answered from them:
+        // each is read with read_document, one call at a time, before the answer.
+        let reads_documents = offered(READ_DOCUMENT)
+            && named.is_none()
+            && !lower.contains("clarify")
+            && !lower.contains("publish");
+        let to_read = attached.next_to_read(prompt).filter(|_| reads_documents);
         let mut script = Vec::new();
         let finish = if two_notes
             && offered(PUBLISH_NOTE)
@@ -130,6 +153,25 @@ impl DemoModel {
             );
             tool_call(&mut script, PUBLISH_NOTE, &note(&topic, Some(2)));
             FinishReason::ToolCalls
+        } else if let Some((document, arguments)) = to_read {
+            let first = calls_in_turn(prompt, READ_DOCUMENT) == 0;
+            thinking(
+                &mut script,
+                &mut random,
+                &format!(
+                    "The message carries {}. I read {} before I answer.",
+                    count(attached.documents.len(), "a document", "documents"),
+                    if first { "it" } else { "the next one" }
+                ),
+            );
+            text(
+                &mut script,
+                &mut random,
+                &format!("I will read “{}” with read_document.", document.name),
+                false,
+            );
+            tool_call(&mut script, READ_DOCUMENT, &arguments);
+            FinishReason::ToolCalls
         } else if let Some(answer) = latest_reply(prompt) {
             thinking(
                 &mut script,
@@ -143,11 +185,16 @@ impl DemoModel {
                     }
                 ),
             );
-            let answer = answer_text(&topic, &answer, &mut random);
+            let mut opening = reading_notes(prompt);
+            if opening.is_empty() {
+                opening.push(tool_said(&answer));
+            }
+            opening.extend(attached.picture_notes(pictures));
+            let answer = answer_text(&topic, opening, &mut random);
             text(&mut script, &mut random, &answer, true);
             FinishReason::Stop
         } else {
-            let call = if let Some((name, arguments)) = named_call(&message, &prompt.tools) {
+            let call = if let Some((name, arguments)) = named {
                 Some((format!("I will use {name} as you asked."), name, arguments))
             } else if lower.contains("clarify") && offered(ASK_USER) {
                 Some((
@@ -172,7 +219,8 @@ impl DemoModel {
                     PUBLISH_NOTE.to_string(),
                     note(&topic, None),
                 ))
-            } else if offered(COUNT_CHARACTERS) {
+            } else if attached.pictures.is_empty() && offered(COUNT_CHARACTERS) {
+                // A picture is answered from what the model was handed, with no tool.
                 Some((
                     format!("Let me count the characters of {topic} first."),
                     COUNT_CHARACTERS.to_string(),
@@ -195,7 +243,7 @@ impl DemoModel {
                     FinishReason::ToolCalls
                 }
                 None => {
-                    let answer = answer_text(&topic, &no_tool(), &mut random);
+                    let answer = answer_text(&topic, attached.picture_notes(pictures), &mut random);
                     text(&mut script, &mut random, &answer, true);
                     FinishReason::Stop
                 }
@@ -242,11 +290,11 @@ impl Model for DemoModel {
         true
     }
 
-    fn stream(&self, prompt: &Prompt, _pictures: &dyn PictureSource) -> ModelStream {
+    fn stream(&self, prompt: &Prompt, pictures: &dyn PictureSource) -> ModelStream {
         if let Some(request) = SummaryRequest::from_prompt(prompt) {
             return summary(&request, self.pace);
         }
-        let script = match self.script(prompt) {
+        let script = match self.script(prompt, pictures) {
             Ok(script) => script,
             Err(error) => return Box::pin(stream::iter([Err(error)])),
         };
@@ -380,14 +428,17 @@ fn latest_user_text(prompt: &Prompt) -> String {
         .find(|e| e.layer == Layer::NewMessage && e.role == Role::User)
         .or_else(|| prompt.entries.iter().rfind(|e| e.role == Role::User));
     // A replayed summary is merged into the new message's entry (rule M11), and an attached
-    // document's manifest and text follow the message; neither is what the person just wrote.
+    // document's manifest and text, or a picture's caption, follow the message; none is what the
+    // person just wrote.
     user.map(|entry| {
         entry
             .parts
             .iter()
             .filter_map(|p| match p {
                 Part::Text { text }
-                    if !text.contains(SUMMARY_NOTE) && !text.starts_with("<document ") =>
+                    if !text.contains(SUMMARY_NOTE)
+                        && !text.starts_with("<document ")
+                        && !text.starts_with("<picture ") =>
                 {
                     Some(text.as_str())
                 }
@@ -439,35 +490,36 @@ draw(&frame);\n\
 /// The sentence the demo releases in one piece after a pause, as a guardrail check would.
 pub const RELEASED_SENTENCE: &str = " This whole sentence was held back by a check and released at once, so the text speeds up smoothly instead of jumping.";
 
-/// The answer when no tool ran.
-fn no_tool() -> Answer {
-    Answer {
-        call_id: String::new(),
-        content: String::new(),
-        is_error: false,
+/// What the demo says a tool answered: what the person did in their words, or the opening of the
+/// result, quoted in whole words.
+fn tool_said(tool: &Answer) -> String {
+    // What the person did is said in their words; the result's own words are for the model.
+    if tool.content == portal_core::tools::DECLINED_RESULT {
+        return "You declined the call, so it did not run.".to_string();
+    }
+    let quote = opening(&tool.content, TOOL_QUOTE_CHARS);
+    let content = if quote.whole {
+        quote.text.to_string()
+    } else {
+        format!("{}…", quote.text)
+    };
+    if tool.is_error {
+        format!("The tool did not run: {content}")
+    } else {
+        format!("The tool answered: {content}")
     }
 }
 
-fn answer_text(topic: &str, tool: &Answer, random: &mut Lcg) -> String {
-    let mut paragraphs: Vec<String> = PARAGRAPHS
-        .iter()
-        .map(|p| p.replace("{topic}", topic))
-        .collect();
-    if !tool.call_id.is_empty() {
-        let content: String = tool.content.chars().take(200).collect();
-        // What the person did is said in their words; the result's own words are for the model.
-        let said = if tool.content == portal_core::tools::DECLINED_RESULT {
-            "You declined the call, so it did not run.".to_string()
-        } else if tool.is_error {
-            format!("The tool did not run: {content}")
-        } else {
-            format!("The tool answered: {content}")
-        };
-        paragraphs.insert(0, said);
-    }
-    let held = 1 + (random.next() as usize % (paragraphs.len() - 2));
+/// The answer: what the demo opens with (what a tool answered, what it read or looked at),
+/// then the tour of scripts and markdown.
+fn answer_text(topic: &str, opening: Vec<String>, random: &mut Lcg) -> String {
+    let tour = opening.len() + 1;
+    // The sentence is held back in one of the paragraphs after the first of the opening.
+    let first_held = opening.len().max(1);
+    let mut paragraphs = opening;
+    paragraphs.extend(PARAGRAPHS.iter().map(|p| p.replace("{topic}", topic)));
+    let held = first_held + (random.next() as usize % (paragraphs.len() - 1 - first_held));
     paragraphs[held].push_str(RELEASED_SENTENCE);
-    let tour = if tool.call_id.is_empty() { 1 } else { 2 };
     paragraphs.insert(tour, MARKDOWN_TOUR.to_string());
     paragraphs.join("\n\n")
 }
@@ -553,16 +605,32 @@ fn tool_call(script: &mut Vec<(u64, ModelEvent)>, name: &str, arguments: &serde_
     ));
 }
 
+/// The person's message as the demo quotes it: its opening in whole words and whole JSON, after
+/// any leading `/slug` skill commands.
 fn topic(message: &str) -> String {
-    let words: Vec<&str> = message
-        .split_whitespace()
-        .filter(|w| !w.starts_with('/'))
-        .take(6)
-        .collect();
-    if words.is_empty() {
-        "your question".to_string()
+    let mut rest = message.trim_start();
+    while rest.starts_with('/') {
+        rest = rest
+            .split_once(char::is_whitespace)
+            .map_or("", |(_, after)| after.trim_start());
+    }
+    let words = rest.split_whitespace().collect::<Vec<_>>().join(" ");
+    opening(&words, TOPIC_CHARS)
+        .quoted()
+        .unwrap_or_else(|| "your question".to_string())
+}
+
+/// How many characters of the person's message the demo quotes as its topic.
+const TOPIC_CHARS: usize = 60;
+/// How many characters of a tool's result the demo quotes.
+const TOOL_QUOTE_CHARS: usize = 200;
+
+/// "a document" or "3 documents".
+fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        one.to_string()
     } else {
-        format!("“{}”", words.join(" "))
+        format!("{n} {many}")
     }
 }
 
@@ -591,6 +659,7 @@ impl Lcg {
 
 #[cfg(test)]
 mod tests {
+    use portal_core::prompt::{EncodedPicture, NoPictures};
     use portal_core::tools::ToolDefinition;
 
     use super::*;
@@ -642,13 +711,19 @@ mod tests {
     #[test]
     fn demo_is_deterministic() {
         let p = prompt("hello there", &[COUNT_CHARACTERS], None);
-        assert_eq!(demo(1.0).script(&p), demo(1.0).script(&p));
+        assert_eq!(
+            demo(1.0).script(&p, &NoPictures),
+            demo(1.0).script(&p, &NoPictures)
+        );
     }
 
     #[test]
     fn demo_thinks_narrates_and_calls_an_offered_tool() {
         let script = demo(1.0)
-            .script(&prompt("hello there", &[COUNT_CHARACTERS], None))
+            .script(
+                &prompt("hello there", &[COUNT_CHARACTERS], None),
+                &NoPictures,
+            )
             .expect("script");
         assert!(matches!(script[0].1, ModelEvent::ThinkingDelta(_)));
         assert!(text_of(&script).starts_with("Let me count"));
@@ -670,7 +745,7 @@ mod tests {
             ("publish a note", PUBLISH_NOTE),
         ] {
             let script = demo(0.0)
-                .script(&prompt(message, &tools, None))
+                .script(&prompt(message, &tools, None), &NoPictures)
                 .expect("script");
             assert!(script.iter().any(|(_, e)| matches!(e,
                 ModelEvent::ToolCallEnd { name, .. } if name == tool)));
@@ -709,7 +784,7 @@ mod tests {
             ),
         ] {
             let script = demo(0.0)
-                .script(&prompt(message, &tools, None))
+                .script(&prompt(message, &tools, None), &NoPictures)
                 .expect("script");
             let called = script.iter().find_map(|(_, e)| match e {
                 ModelEvent::ToolCallEnd {
@@ -753,37 +828,251 @@ mod tests {
             }));
             p.entries.extend([call, tool]);
         };
-        let first = demo(0.0).script(&p).expect("script");
+        let first = demo(0.0).script(&p, &NoPictures).expect("script");
         assert_eq!(
             called(&first),
             Some((
                 PUBLISH_NOTE.to_string(),
-                Some("“Please publish two notes on the” (1 of 2)".to_string())
+                Some("“Please publish two notes on the herons” (1 of 2)".to_string())
             ))
         );
         answered(&mut p, "call_1");
-        let second = demo(0.0).script(&p).expect("script");
+        let second = demo(0.0).script(&p, &NoPictures).expect("script");
         assert_eq!(
             called(&second),
             Some((
                 PUBLISH_NOTE.to_string(),
-                Some("“Please publish two notes on the” (2 of 2)".to_string())
+                Some("“Please publish two notes on the herons” (2 of 2)".to_string())
             ))
         );
         answered(&mut p, "call_2");
-        let last = demo(0.0).script(&p).expect("script");
+        let last = demo(0.0).script(&p, &NoPictures).expect("script");
         assert_eq!(called(&last), None, "two notes, then the answer");
         assert!(text_of(&last).starts_with("The tool answered: Published"));
+    }
+
+    /// A picture attached to a prompt: its id, name, size sent and size stored.
+    type AttachedPicture<'a> = (&'a str, &'a str, (u32, u32), (u32, u32));
+
+    /// A prompt whose new message carries `documents` (id, name) as manifests and `pictures`
+    /// (id, name, sent size, stored size) as captions and picture parts, with the calls the turn
+    /// made so far, each answered.
+    fn attached_prompt(
+        message: &str,
+        documents: &[(&str, &str)],
+        pictures: &[AttachedPicture],
+        calls: &[(&str, serde_json::Value, &str)],
+    ) -> Prompt {
+        let tools = [
+            COUNT_CHARACTERS,
+            PUBLISH_NOTE,
+            READ_DOCUMENT,
+            "everything__get-sum",
+        ];
+        let mut p = prompt(message, &tools, None);
+        for (id, name) in documents {
+            p.entries[0].parts.push(Part::Text {
+                text: format!(
+                    "<document id=\"{id}\" name=\"{name}\" type=\"application/pdf\">\n\
+                     Reading: finished, 1 page\nText:\nHerons.\n</document>"
+                ),
+            });
+        }
+        for (id, name, (width, height), (stored_width, stored_height)) in pictures {
+            let reduced = (width, height) != (stored_width, stored_height);
+            let from = if reduced {
+                format!(" reduced-from=\"{stored_width}×{stored_height}\"")
+            } else {
+                String::new()
+            };
+            p.entries[0].parts.push(Part::Text {
+                text: format!(
+                    "<picture id=\"{id}\" name=\"{name}\" size=\"{width}×{height}\"{from}/>"
+                ),
+            });
+            p.entries[0].parts.push(Part::Picture {
+                picture: portal_core::attachment::PictureRef {
+                    attachment_id: (*id).into(),
+                    media_type: "image/png".into(),
+                    width: *width,
+                    height: *height,
+                    reduced,
+                },
+            });
+        }
+        for (i, (name, arguments, content)) in calls.iter().enumerate() {
+            let id = format!("call_{i}");
+            let mut call = Entry::new(Role::Assistant, Layer::NewMessage);
+            call.parts.push(Part::Call(portal_core::prompt::Call {
+                id: id.clone(),
+                name: (*name).into(),
+                arguments: arguments.clone(),
+            }));
+            let mut tool = Entry::new(Role::Tool, Layer::NewMessage);
+            tool.parts.push(Part::Answer(Answer {
+                call_id: id,
+                content: (*content).into(),
+                is_error: false,
+            }));
+            p.entries.extend([call, tool]);
+        }
+        p
+    }
+
+    /// What the demo does next: the call it makes, or the opening paragraphs of its answer.
+    #[derive(Debug, PartialEq)]
+    enum Next {
+        Call(String, serde_json::Value),
+        Answer(Vec<String>),
+    }
+
+    fn next(prompt: &Prompt, pictures: &dyn PictureSource) -> Next {
+        let script = demo(0.0).script(prompt, pictures).expect("script");
+        let call = script.iter().find_map(|(_, e)| match e {
+            ModelEvent::ToolCallEnd {
+                name, arguments, ..
+            } => Some(Next::Call(
+                name.clone(),
+                arguments.clone().expect("arguments"),
+            )),
+            _ => None,
+        });
+        call.unwrap_or_else(|| {
+            let text = text_of(&script);
+            let opening = text
+                .split("\n\n")
+                .take_while(|p| !p.starts_with("Here is a short tour"))
+                .map(str::to_string)
+                .collect();
+            Next::Answer(opening)
+        })
+    }
+
+    fn read(id: &str) -> serde_json::Value {
+        json!({ "document_id": id })
+    }
+
+    /// Issue 48: with an attached PDF and a picture and a message asking what they say, the demo
+    /// counted characters. Rules A3 and A4: it reads each document with read_document, then
+    /// quotes what it read and says what the picture path handed it.
+    #[test]
+    fn a3_a4_the_demo_reads_attached_documents_and_looks_at_pictures() {
+        let report = r#"<document id="att_1" name="report.pdf" characters="0–88 of 88">
+Herons nest in colonies near water. The grey heron is the largest of them, at a metre tall.
+</document>
+This is the end of the document."#;
+        let notes = "<document id=\"att_2\" name=\"notes &quot;b&quot;.md\" characters=\"0–0 of 0\">\n\n</document>\nThe document has no text.";
+        let read_report = "I read “report.pdf” with read_document. It says: “Herons nest in colonies \
+                           near water. The grey heron is the largest of them, at a metre tall.”";
+        let looked = "I looked at the picture “heron.png”: it reached me as image/png of 64×48 \
+                      pixels, reduced from 640×480, 6 bytes. As a demo I cannot tell what it \
+                      shows; a model that can see would describe it here.";
+        let pictures: std::collections::HashMap<String, EncodedPicture> = [(
+            "att_3".to_string(),
+            EncodedPicture {
+                media_type: "image/png".into(),
+                base64: "AAECAwQF".into(),
+            },
+        )]
+        .into();
+        let report_pdf = [("att_1", "report.pdf")];
+        let both = [("att_1", "report.pdf"), ("att_2", "notes \"b\".md")];
+        let heron = [("att_3", "heron.png", (64, 48), (640, 480))];
+        for (message, documents, attached, calls, expected) in [
+            (
+                "What do these say?",
+                &report_pdf[..],
+                &heron[..],
+                vec![],
+                Next::Call(READ_DOCUMENT.into(), read("att_1")),
+            ),
+            (
+                "What do these say?",
+                &report_pdf[..],
+                &heron[..],
+                vec![(READ_DOCUMENT, read("att_1"), report)],
+                Next::Answer(vec![read_report.into(), looked.into()]),
+            ),
+            (
+                "Summarise them",
+                &both[..],
+                &[][..],
+                vec![(READ_DOCUMENT, read("att_1"), report)],
+                Next::Call(READ_DOCUMENT.into(), read("att_2")),
+            ),
+            (
+                "Summarise them",
+                &both[..],
+                &[][..],
+                vec![
+                    (READ_DOCUMENT, read("att_1"), report),
+                    (READ_DOCUMENT, read("att_2"), notes),
+                ],
+                Next::Answer(vec![
+                    read_report.into(),
+                    "I read “notes \"b\".md” with read_document; it has no text I can quote."
+                        .into(),
+                ]),
+            ),
+            (
+                "What is in it?",
+                &[][..],
+                &heron[..],
+                vec![],
+                Next::Answer(vec![looked.into()]),
+            ),
+            // A message that names a tool is done as it asks.
+            (
+                r#"use get-sum with {"a": 2}"#,
+                &report_pdf[..],
+                &[][..],
+                vec![],
+                Next::Call("everything__get-sum".into(), json!({"a": 2})),
+            ),
+            (
+                "publish this",
+                &report_pdf[..],
+                &[][..],
+                vec![],
+                Next::Call(
+                    PUBLISH_NOTE.into(),
+                    json!({"title": "“publish this”", "text": "A note on “publish this” from the demo model 📝."}),
+                ),
+            ),
+        ] {
+            let p = attached_prompt(message, documents, attached, &calls);
+            assert_eq!(next(&p, &pictures), expected, "{message} after {calls:?}");
+        }
+    }
+
+    /// Rule A4: a picture the host could not load is said to be unseen, not described.
+    #[test]
+    fn a4_a_picture_without_bytes_is_said_to_be_unseen() {
+        let p = attached_prompt(
+            "What is in it?",
+            &[],
+            &[("att_3", "heron.png", (64, 48), (64, 48))],
+            &[],
+        );
+        assert_eq!(
+            next(&p, &NoPictures),
+            Next::Answer(vec![
+                "The picture “heron.png” (64×48) could not be loaded, so I did not see it.".into()
+            ])
+        );
     }
 
     #[test]
     fn demo_answers_after_the_tool_in_hard_clusters_and_uneven_chunks() {
         let script = demo(1.0)
-            .script(&prompt(
-                "tell me about scripts",
-                &[COUNT_CHARACTERS],
-                Some("21 characters"),
-            ))
+            .script(
+                &prompt(
+                    "tell me about scripts",
+                    &[COUNT_CHARACTERS],
+                    Some("21 characters"),
+                ),
+                &NoPictures,
+            )
             .expect("script");
         let text = text_of(&script);
         assert!(text.starts_with("The tool answered: 21 characters"));
@@ -815,7 +1104,9 @@ mod tests {
 
     #[test]
     fn demo_without_tools_answers_at_once() {
-        let script = demo(0.0).script(&prompt("hi", &[], None)).expect("script");
+        let script = demo(0.0)
+            .script(&prompt("hi", &[], None), &NoPictures)
+            .expect("script");
         assert!(text_of(&script).contains("👨‍👩‍👧‍👦"));
         assert!(
             !script
@@ -833,7 +1124,9 @@ mod tests {
                 .into(),
         });
         assert_eq!(latest_user_text(&with_file), "Summarise this");
-        let script = demo(0.0).script(&with_file).expect("an answer");
+        let script = demo(0.0)
+            .script(&with_file, &NoPictures)
+            .expect("an answer");
         assert!(
             !text_of(&script).contains("<document"),
             "{}",
@@ -851,7 +1144,7 @@ mod tests {
             },
         );
         assert_eq!(latest_user_text(&merged), "Now the Porto budget");
-        let script = demo(0.0).script(&merged).expect("an answer");
+        let script = demo(0.0).script(&merged, &NoPictures).expect("an answer");
         assert!(
             !script
                 .iter()
@@ -869,7 +1162,7 @@ mod tests {
                 ..capabilities()
             },
         );
-        let refused = small.script(&prompt(&"budget ".repeat(200), &[], None));
+        let refused = small.script(&prompt(&"budget ".repeat(200), &[], None), &NoPictures);
         assert!(
             matches!(refused, Err(ModelError::ContextOverflow { message }) if message.contains("window of 50 tokens"))
         );
@@ -883,21 +1176,21 @@ mod tests {
             text: "An earlier message".into(),
         });
         replaying.entries.insert(0, earlier);
-        let refused = demo(0.0).script(&replaying);
+        let refused = demo(0.0).script(&replaying, &NoPictures);
         assert!(matches!(refused, Err(ModelError::ContextOverflow { .. })));
     }
 
     #[test]
     fn demo_overflow_in_a_new_conversation_is_answered() {
         // Nothing is there to compact, so an overflow could only fail the turn.
-        let answered = demo(0.0).script(&prompt("overflow please", &[], None));
+        let answered = demo(0.0).script(&prompt("overflow please", &[], None), &NoPictures);
         assert!(answered.is_ok());
     }
 
     #[test]
     fn demo_pace_zero_has_no_pauses() {
         let script = demo(0.0)
-            .script(&prompt("x", &[COUNT_CHARACTERS], Some("1")))
+            .script(&prompt("x", &[COUNT_CHARACTERS], Some("1")), &NoPictures)
             .expect("script");
         assert!(script.iter().all(|(pause, _)| pause.is_zero()));
     }
