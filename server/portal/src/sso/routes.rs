@@ -115,14 +115,13 @@ async fn buttons(State(state): State<AppState>, Query(query): Query<ButtonsQuery
     } else {
         ""
     };
-    html.extend(providers.iter()
-        .map(|p| {
-            format!(
-                "<a class=\"sso\" href=\"/sso/start/{}?return_to={return_to}\"{go}>Sign in with {}</a>",
-                p.id,
-                escape(&p.label)
-            )
-        }));
+    html.extend(providers.iter().map(|p| {
+        format!(
+            "<a class=\"sso\" href=\"/sso/start/{}?return_to={return_to}\"{go}>Sign in with {}</a>",
+            p.id,
+            escape(&p.label)
+        )
+    }));
     if !passwords {
         html.push_str("<span data-no-passwords hidden></span>");
     }

@@ -824,14 +824,17 @@ async fn behind_a_trusted_proxy_failures_count_against_the_client_it_names() {
     );
 }
 
-/// The sign-in page's fragment for `asked` (`GET /sso/buttons?organisation=`), from a portal
-/// whose configuration is `config`.
-async fn sign_in_fragment(config: &Path, data: &Path, asked: &str) -> String {
-    let server = common::start_config(portal_server::Config {
+/// A portal whose configuration is `config`, keeping its data in `data`.
+async fn portal_of(config: &Path, data: &Path) -> common::Server {
+    common::start_config(portal_server::Config {
         identity: Some(portal_identity::Identity::load(config).expect("identity")),
         ..common::config(data, 0.0, None)
     })
-    .await;
+    .await
+}
+
+/// The sign-in page's fragment for `asked` (`GET /sso/buttons?organisation=`).
+async fn sign_in_fragment(server: &common::Server, asked: &str) -> String {
     server
         .client
         .get(server.url(&format!("/sso/buttons?organisation={asked}&return_to=/")))
@@ -848,18 +851,26 @@ async fn the_sign_in_page_is_given_a_portals_only_organisation_and_told_what_to_
     let dir = tempfile::tempdir().expect("tempdir");
     let one = dir.path().join("one");
     portal_identity::add_user(&one, "acme", "alice", "Alice", PASSWORD).expect("user added");
+    let server = portal_of(&one, &dir.path().join("data-one")).await;
     let mark = "<span data-organisation=\"acme\" hidden></span>";
     for asked in ["", "acme"] {
-        let fragment = sign_in_fragment(&one, &dir.path().join("data-one"), asked).await;
-        assert_eq!(fragment, mark, "asked for `{asked}`");
+        assert_eq!(
+            sign_in_fragment(&server, asked).await,
+            mark,
+            "asked for `{asked}`"
+        );
     }
     let several = dir.path().join("several");
     configure(&several);
-    let fragment = sign_in_fragment(&several, &dir.path().join("data-several"), "").await;
+    let server = portal_of(&several, &dir.path().join("data-several")).await;
+    let fragment = sign_in_fragment(&server, "").await;
     assert!(
         fragment.contains("Type your organisation's id") && !fragment.contains("acme\""),
         "a portal of several names none: {fragment}"
     );
-    let fragment = sign_in_fragment(&several, &dir.path().join("data-several-2"), "acme").await;
-    assert_eq!(fragment, "", "an organisation of several, with passwords only");
+    assert_eq!(
+        sign_in_fragment(&server, "acme").await,
+        "",
+        "an organisation of several, with passwords only"
+    );
 }
