@@ -5,6 +5,7 @@
 
 mod allocator;
 pub mod api;
+mod app;
 pub mod front;
 pub mod limits;
 pub mod openai_api;
@@ -271,7 +272,7 @@ impl Server {
         )
         .map_err(anyhow::Error::msg)?
         .with_mcp(mcp);
-        let app = api::router(state, &config.dist);
+        let app = app::router(state, &config.dist);
         Ok(Server {
             _lock: lock,
             app: front::protect(app, &config.http, mode, &config.dist),

@@ -1,7 +1,7 @@
-//! The HTTP API under `/api`, one file per resource, and the web app's files for every other
-//! path. Each resource module has a `router()`; [`router`] merges them, so a new resource is a
-//! new file and one line here. Every `/api` request is signed in (or refused 401) before any
-//! handler reads its path, query or body.
+//! The HTTP API under `/api`, one file per resource. Each resource module has a `router()`;
+//! [`routes`] merges them, so a new resource is a new file and one line here. Every `/api`
+//! request is signed in by [`sign_in`] (or refused 401) before any handler reads its path, query
+//! or body; `crate::app` puts the API, the OpenAI-compatible API and the web app together.
 
 mod agents;
 mod attachments;
@@ -15,20 +15,19 @@ mod skills;
 pub(crate) mod turns;
 mod usage;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
 use axum::extract::{FromRef, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::{Next, from_fn_with_state};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use portal_core::TraceEntry;
 use portal_core::effort::{Effort, winning_effort};
 use portal_core::skills::SkillError;
-use tower_http::services::{ServeDir, ServeFile};
 
 use crate::limits::{Gates, Limits};
 use crate::sessions::{self, SessionConfig, Sessions, origin};
@@ -256,9 +255,8 @@ impl AppState {
 
 pub(crate) use attachments::UPLOADS;
 
-/// The API under `/api`, and the web app for every other path (the app routes on the client).
-pub fn router(state: AppState, dist: &Path) -> Router {
-    let app = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
+/// The API's routes under `/api`; [`sign_in`] and [`answers`] go around them (`crate::app`).
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .merge(info::router())
         .merge(session::router())
@@ -271,29 +269,18 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .merge(turns::router())
         .merge(usage::router())
         .merge(keys::router())
-        .merge(crate::openai_api::router())
         .route("/api", any(unknown))
         .route("/api/{*path}", any(unknown))
-        .method_not_allowed_fallback(wrong_method)
-        .fallback_service(app)
-        .layer(from_fn_with_state(state.clone(), sign_in))
-        .layer(from_fn_with_state(
-            state.clone(),
-            crate::openai_api::sign_in,
-        ))
-        .layer(axum::middleware::from_fn(crate::openai_api::answers))
-        .layer(axum::middleware::from_fn(api_answers))
-        .with_state(state)
 }
 
-/// The most of a plain-text refusal [`api_answers`] reads to quote it.
+/// The most of a plain-text refusal [`answers`] reads to quote it.
 const REFUSAL_READ: usize = 4096;
 
 /// Every `/api` answer leaves in the API's shape: a refusal axum's extractors wrote as plain
 /// text (a body too large, not JSON, not the JSON the request takes, a path or query that does
 /// not parse) is rewritten as `{"error"}` with a sentence saying what was wrong and what to do,
 /// keeping its status and its other headers.
-async fn api_answers(request: Request, next: Next) -> Response {
+pub(crate) async fn answers(request: Request, next: Next) -> Response {
     if !is_api(request.uri().path()) {
         return next.run(request).await;
     }
@@ -355,7 +342,11 @@ pub(crate) fn is_api(path: &str) -> bool {
 /// Signs in every `/api` request but the session routes (which sign in themselves) before
 /// anything reads it: refused 401 when it does not, and 403 when it changes state by cookie
 /// from another site. The caller is left in the request's extensions for [`Caller`] to take.
-async fn sign_in(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+pub(crate) async fn sign_in(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let path = request.uri().path();
     if !is_api(path) || path == session::PATH {
         return next.run(request).await;
@@ -399,10 +390,7 @@ async fn unknown(request: Request) -> ApiError {
 
 /// An API path asked with a method it does not answer (the web app's files answer for
 /// themselves).
-async fn wrong_method(request: Request) -> Response {
-    if crate::openai_api::is_v1(request.uri().path()) {
-        return crate::openai_api::wrong_method().into_response();
-    }
+pub(crate) async fn wrong_method(request: Request) -> ApiError {
     ApiError(
         StatusCode::METHOD_NOT_ALLOWED,
         format!(
@@ -411,7 +399,6 @@ async fn wrong_method(request: Request) -> Response {
             request.method()
         ),
     )
-    .into_response()
 }
 
 /// An error as the API answers it: a status and a sentence saying what to do. A 401 also says,
