@@ -10,7 +10,7 @@ use portal_store::Owner;
 use super::OpenAiError;
 use crate::api::AppState;
 use crate::api::keys::SECRET_PREFIX;
-use crate::sessions::digest;
+use crate::sessions::{digest, now_ms};
 
 /// A signed-in caller of `/v1`.
 #[derive(Debug, Clone)]
@@ -119,10 +119,4 @@ fn unauthorized(message: &str) -> OpenAiError {
         param: None,
         code: Some("invalid_api_key"),
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

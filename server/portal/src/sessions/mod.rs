@@ -340,7 +340,9 @@ fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
-fn now_ms() -> i64 {
+/// The time now, in milliseconds since the Unix epoch, as sessions, sign-ins and API keys
+/// compare their expiries.
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, millis)

@@ -10,7 +10,6 @@ pub mod relying;
 mod routes;
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -23,6 +22,8 @@ use claims::{Claims, Refusal};
 use portal_identity::{Caller, Identity};
 use portal_store::{AsyncStorage, Owner, SsoAccount, StorageError};
 use relying::{Failure, RelyingParty};
+
+use crate::sessions::now_ms;
 
 /// The address providers send browsers back to, under `--public-url`.
 pub const CALLBACK: &str = "/sso/callback";
@@ -244,12 +245,6 @@ fn random_binding() -> Result<String, StorageError> {
         detail: format!("no randomness for a sign-in: {e}"),
     })?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
