@@ -47,6 +47,7 @@ fn transcript(turns: usize, full_results_everywhere: bool) -> Transcript {
                         call_id: id,
                         content: if full { long.clone() } else { "ok".into() },
                         is_error: false,
+                        pictures: Vec::new(),
                     }],
                 ));
             }

@@ -23,6 +23,10 @@ pub enum Block {
         content: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// The pictures the tool answered with, kept as the conversation's attachments; absent
+        /// when none, so a transcript written before tools had pictures reads as before.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pictures: Vec<ToolPicture>,
     },
     /// A question the agent asks the user; the turn pauses until it is answered.
     ClarificationRequest { id: String, question: String },
@@ -38,6 +42,27 @@ pub enum Block {
         #[serde(default)]
         kept_messages: u32,
     },
+}
+
+/// A picture a tool answered with, kept by the host as a picture attachment of the
+/// conversation's owner: which attachment, its type and its stored size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolPicture {
+    pub attachment_id: String,
+    pub media_type: String,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl ToolPicture {
+    /// The line a result's text holds for the picture, where the tool's answer placed it.
+    pub fn line(&self) -> String {
+        format!(
+            "[picture {}: {}, {}×{}]",
+            self.attachment_id, self.media_type, self.width, self.height
+        )
+    }
 }
 
 /// What started a compaction.

@@ -96,6 +96,7 @@ pub fn gate_calls(calls: impl IntoIterator<Item = (Call, Gate)>) -> GatePlan {
                 call_id: call.id,
                 content: NOT_RUN_FOR_A_QUESTION.into(),
                 is_error: true,
+                pictures: Vec::new(),
             })
             .collect();
         (not_run, Vec::new())
@@ -231,6 +232,7 @@ mod tests {
                         call_id,
                         content,
                         is_error: true,
+                        ..
                     } if content == NOT_RUN_FOR_A_QUESTION => call_id.clone(),
                     other => format!("unexpected {other:?}"),
                 })
@@ -330,6 +332,7 @@ then run []"#,
                         call_id: "c".into(),
                         content: NOT_RUN_FOR_A_QUESTION.into(),
                         is_error: true,
+                        pictures: Vec::new(),
                     }],
                 ),
                 'a' => Message::new(Role::Assistant, vec![Block::text("Done")]),

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::block::{Block, BlockKind, CompactionTrigger, TurnsCovered};
+use crate::block::{Block, BlockKind, CompactionTrigger, ToolPicture, TurnsCovered};
 use crate::transcript::{Role, TurnStatus};
 
 /// One event of a turn's stream. Each is sent as one server-sent event whose `event` field is the
@@ -25,6 +25,9 @@ pub enum TurnEvent {
         /// For a tool result: whether it reports an error (the call failed, or did not run).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// For a tool result: the pictures it answered with.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pictures: Vec<ToolPicture>,
     },
     /// More text for the current thinking or text block, or the result of a tool call.
     Delta {
@@ -106,6 +109,7 @@ pub fn block_events(
         kind: block.kind(),
         call: call_header(block, siblings),
         is_error: matches!(block, Block::ToolResult { is_error: true, .. }),
+        pictures: pictures(block).to_vec(),
     };
     if let Block::Compaction {
         summary,
@@ -138,6 +142,14 @@ pub fn block_events(
         block: position,
     });
     events
+}
+
+/// The pictures a block's start carries: a tool result's.
+pub fn pictures(block: &Block) -> &[ToolPicture] {
+    match block {
+        Block::ToolResult { pictures, .. } => pictures,
+        _ => &[],
+    }
 }
 
 /// The call a block's start names: a tool use's own, the one an approval request asks about (its

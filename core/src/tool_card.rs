@@ -6,7 +6,7 @@
 use serde_json::Value;
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::block::BlockKind;
+use crate::block::{BlockKind, ToolPicture};
 use crate::tools::{DECLINED_RESULT, NOT_RUN_FOR_A_QUESTION, server_tool};
 use crate::transcript::TurnStatus;
 use crate::turn_state::{BlockState, TurnState};
@@ -89,6 +89,8 @@ pub struct ToolCard {
     /// The opening lines of its result, once the result came and is not empty; none for a call
     /// that did not run, whose answer is written for the model.
     pub result: Option<Opening>,
+    /// The pictures its result answered with, shown under the result.
+    pub pictures: Vec<ToolPicture>,
 }
 
 /// The opening of a longer text.
@@ -144,6 +146,10 @@ pub fn tool_card(state: &TurnState, at: usize, config: &ToolCardConfig) -> Optio
             .filter(|r| r.ended && !r.text.trim().is_empty())
             .filter(|_| !matches!(tool_state, ToolState::Declined | ToolState::NotRun))
             .map(|r| opening(&r.text, config.result_lines, config.line_chars)),
+        pictures: result
+            .filter(|r| r.ended)
+            .map(|r| r.pictures.clone())
+            .unwrap_or_default(),
     })
 }
 

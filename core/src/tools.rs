@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::block::ToolPicture;
+
 /// A tool the model may call: its name, what it does and the JSON schema of its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDefinition {
@@ -199,11 +201,13 @@ pub fn page(text: &str, offset: usize, length: usize) -> Page<'_> {
     }
 }
 
-/// A tool's answer: its text, and whether it reports an error to the model.
+/// A tool's answer: its text, whether it reports an error to the model, and the pictures it
+/// answered with, already kept by the host (each named in the text by [`ToolPicture::line`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
+    pub pictures: Vec<ToolPicture>,
 }
 
 impl ToolOutput {
@@ -211,6 +215,7 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: false,
+            pictures: Vec::new(),
         }
     }
 
@@ -218,6 +223,7 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: true,
+            pictures: Vec::new(),
         }
     }
 }

@@ -12,10 +12,10 @@
 //! compaction in their place, and the events read again no longer carry what was withdrawn (the
 //! server's log drops it), so there the withdrawal changes nothing.
 
-use crate::block::{Block, BlockKind};
+use crate::block::{Block, BlockKind, ToolPicture};
 use crate::compaction::{Divider, divider};
 use crate::reply::paused_after;
-use crate::stream::{CallHeader, TurnEvent, call_header, event_text};
+use crate::stream::{CallHeader, TurnEvent, call_header, event_text, pictures};
 use crate::transcript::{Awaiting, Role, Turn, TurnStatus};
 
 /// A turn's drawn state.
@@ -101,6 +101,8 @@ pub struct BlockState {
     pub compaction: Option<CompactionState>,
     /// For a tool result: whether it reports an error (the call failed, or did not run).
     pub is_error: bool,
+    /// For a tool result: the pictures it answered with.
+    pub pictures: Vec<ToolPicture>,
     /// How many bytes of `text` the turn's events have brought. Below `text.len()` only in a
     /// turn [`TurnState::resumed`] from storage, whose events bring again what was stored.
     streamed: usize,
@@ -229,6 +231,7 @@ impl TurnState {
                 kind,
                 call,
                 is_error,
+                pictures,
             } => {
                 if let Some(at) = self.at(*message, *block) {
                     if *kind == BlockKind::Compaction && self.blocks[at].kind != *kind {
@@ -249,6 +252,7 @@ impl TurnState {
                 let mut started = BlockState::new(*message, *block, *kind);
                 started.call = call.clone();
                 started.is_error = *is_error;
+                started.pictures = pictures.clone();
                 if *kind == BlockKind::Compaction {
                     started.compaction = Some(CompactionState::Writing);
                 }
@@ -523,6 +527,7 @@ impl BlockState {
             ended: false,
             compaction: None,
             is_error: false,
+            pictures: Vec::new(),
             streamed: 0,
         }
     }
@@ -539,6 +544,7 @@ impl BlockState {
         };
         state.compaction = divider(block).map(CompactionState::Written);
         state.is_error = matches!(block, Block::ToolResult { is_error: true, .. });
+        state.pictures = pictures(block).to_vec();
         state.streamed = state.text.len();
         state
     }

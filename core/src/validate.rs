@@ -287,6 +287,19 @@ fn validate_message_shape(t: u32, m: usize, message: &Message) -> Result<(), Tra
                 ),
             ));
         }
+        if let Block::ToolResult { pictures, .. } = block
+            && let Some(picture) = pictures
+                .iter()
+                .find(|p| p.attachment_id.is_empty() || p.width == 0 || p.height == 0)
+        {
+            return Err(structure(
+                Location::block(t, m, b),
+                format!(
+                    "a tool result's picture must name its attachment and a size of at least one pixel, not `{}` at {}×{}",
+                    picture.attachment_id, picture.width, picture.height
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -30,7 +30,8 @@ export type Block =
   | { type: "thinking"; text: string }
   | { type: "text"; text: string }
   | { type: "tool_use"; id: string; name: string; input: unknown }
-  | { type: "tool_result"; call_id: string; content: string; is_error?: boolean }
+  | { type: "tool_result"; call_id: string; content: string; is_error?: boolean;
+      pictures?: { attachment_id: string; media_type: string; width: number; height: number }[] }
   | { type: "clarification_request"; id: string; question: string }
   | { type: "approval_request"; call_id: string; summary: string }
   | { type: "compaction"; summary: string; trigger: "AUTO" | "MANUAL"; covers: { first: number; last: number }; kept_messages?: number };

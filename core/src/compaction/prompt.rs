@@ -349,6 +349,7 @@ fn render_block(s: &mut String, block: &Block, detail: Detail) {
             call_id,
             content,
             is_error,
+            ..
         } => {
             let outcome = if *is_error { "error" } else { "ok" };
             let id = attribute(call_id);

@@ -196,6 +196,7 @@ impl<'a> Replayer<'a> {
                 call_id,
                 content,
                 is_error,
+                ..
             } = block
             {
                 found

@@ -146,6 +146,7 @@ impl TurnRun {
             kind: BlockKind::Compaction,
             call: None,
             is_error: false,
+            pictures: Vec::new(),
         });
         self.actions
             .push_back(Action::Summarise(Box::new(plan.request.clone())));

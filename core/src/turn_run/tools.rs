@@ -219,5 +219,6 @@ pub(super) fn result(call_id: String, output: ToolOutput) -> Block {
         call_id,
         content: output.content,
         is_error: output.is_error,
+        pictures: output.pictures,
     }
 }

@@ -123,6 +123,7 @@ impl Writer {
                     kind,
                     call: None,
                     is_error: false,
+                    pictures: Vec::new(),
                 }));
                 self.open = Some((block, kind));
                 if let Some(output) = &mut self.output {

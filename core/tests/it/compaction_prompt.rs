@@ -77,6 +77,7 @@ fn tool_work() -> Transcript {
                         call_id: "call_2".into(),
                         content: "Sheet is locked by another user.".into(),
                         is_error: true,
+                        pictures: Vec::new(),
                     },
                 ],
             ),

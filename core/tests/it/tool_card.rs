@@ -203,3 +203,32 @@ fn a_silent_model_is_still_awaited_after_twenty_seconds() {
     assert_eq!(activity(&summarising, 60_000.0, &config), None);
     assert_eq!(summarising.status, TurnStatus::Running);
 }
+
+// A tool's pictures come with its result's start and show in its card once the result is whole;
+// a result without pictures shows none.
+#[test]
+fn a_cards_pictures_are_its_results() {
+    let picture =
+        json!({"attachment_id": "att_7", "media_type": "image/png", "width": 32, "height": 32});
+    for (pictures, ended, shown) in [
+        (json!([]), true, 0),
+        (json!([picture.clone()]), false, 0),
+        (json!([picture.clone()]), true, 1),
+    ] {
+        let mut events = vec![start(1, "assistant")];
+        events.extend(call(1, 0, "a", "{}"));
+        events.push(start(2, "tool"));
+        events.push(json!({"event": "block_start", "message": 2, "block": 0,
+            "kind": "tool_result", "call": {"id": "a"}, "pictures": pictures}));
+        events.push(json!({"event": "delta", "message": 2, "block": 0,
+            "text": "[picture att_7: image/png, 32×32]"}));
+        if ended {
+            events.push(json!({"event": "block_end", "message": 2, "block": 0}));
+        }
+        let card = tool_card(&fold(&events), 0, &ToolCardConfig::default()).unwrap();
+        assert_eq!(card.pictures.len(), shown, "{pictures} ended {ended}");
+        if let Some(shown) = card.pictures.first() {
+            assert_eq!((shown.attachment_id.as_str(), shown.width), ("att_7", 32));
+        }
+    }
+}

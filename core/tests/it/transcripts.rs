@@ -4,6 +4,7 @@
 use crate::fixtures;
 
 use expect_test::expect_file;
+use portal_core::block::ToolPicture;
 use portal_core::{
     Block, Invariant, Role, TranscriptError, TurnStatus, parse_transcript, transcript::Transcript,
 };
@@ -193,4 +194,34 @@ fn b1_format_doc_example_is_valid() {
     let start = doc.find("```json\n").expect("the doc has a JSON example") + "```json\n".len();
     let end = start + doc[start..].find("```").expect("the example ends");
     parse_transcript(&doc[start..end]).expect("the documented example is valid");
+}
+
+// B1: a tool result's pictures round-trip, and a result written before tools had pictures (no
+// `pictures` field) reads as one without any and is written back without the field.
+#[test]
+fn b1_tool_result_pictures_round_trip_and_old_results_read_as_none() {
+    let picture = ToolPicture {
+        attachment_id: "att_7".into(),
+        media_type: "image/png".into(),
+        width: 32,
+        height: 32,
+    };
+    for (json, pictures) in [
+        (
+            r#"{"type":"tool_result","call_id":"c","content":"3"}"#,
+            vec![],
+        ),
+        (
+            r#"{"type":"tool_result","call_id":"c","content":"[picture att_7: image/png, 32×32]","pictures":[{"attachment_id":"att_7","media_type":"image/png","width":32,"height":32}]}"#,
+            vec![picture.clone()],
+        ),
+    ] {
+        let block: Block = serde_json::from_str(json).expect("a tool result");
+        let Block::ToolResult { pictures: read, .. } = &block else {
+            panic!("{json} is a tool result");
+        };
+        assert_eq!(read, &pictures, "{json}");
+        assert_eq!(serde_json::to_string(&block).expect("serialises"), json);
+    }
+    assert_eq!(picture.line(), "[picture att_7: image/png, 32×32]");
 }

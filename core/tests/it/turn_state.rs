@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use expect_test::expect_file;
-use portal_core::stream::{TurnEvent, call_header, event_text};
+use portal_core::stream::{TurnEvent, call_header, event_text, pictures};
 use portal_core::{Awaiting, Block, CompactionState, Transcript, TurnKind, TurnState, TurnStatus};
 
 use crate::fixtures;
@@ -260,6 +260,7 @@ fn events_of(turn: &portal_core::Turn) -> Vec<TurnEvent> {
                 kind: block.kind(),
                 call: call_header(block, &message.blocks),
                 is_error: matches!(block, Block::ToolResult { is_error: true, .. }),
+                pictures: pictures(block).to_vec(),
             });
             match block {
                 Block::Compaction {

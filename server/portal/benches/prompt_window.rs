@@ -132,6 +132,7 @@ fn fill(storage: &SqliteStorage, id: &ConversationId, turns: u32) {
             call_id: format!("call_{n}_1_0"),
             content: "22 characters, 5 words".into(),
             is_error: false,
+            pictures: Vec::new(),
         };
         storage
             .append_block(id, turn, results, &result)

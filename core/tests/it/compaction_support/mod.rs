@@ -58,6 +58,7 @@ pub fn result_block(id: &str, content: &str) -> Block {
         call_id: id.into(),
         content: content.into(),
         is_error: false,
+        pictures: Vec::new(),
     }
 }
 

@@ -32,6 +32,7 @@ pub fn result(id: &str, content: &str) -> Block {
         call_id: id.into(),
         content: content.into(),
         is_error: false,
+        pictures: Vec::new(),
     }
 }
 
@@ -40,6 +41,7 @@ pub fn failure(id: &str, content: &str) -> Block {
         call_id: id.into(),
         content: content.into(),
         is_error: true,
+        pictures: Vec::new(),
     }
 }
 

@@ -672,6 +672,7 @@ fn describe_block(block: &Block) -> String {
             call_id,
             content,
             is_error,
+            ..
         } => format!(
             "result {call_id}{} {content:?}",
             if *is_error { " error" } else { "" }

@@ -56,6 +56,7 @@ fn turn(status: TurnStatus) -> Turn {
                     call_id: "c1".into(),
                     content: "Not run".into(),
                     is_error: true,
+                    pictures: Vec::new(),
                 }],
             ),
             message(Role::User, vec![text_block("Latin")]),
@@ -75,6 +76,7 @@ fn turn(status: TurnStatus) -> Turn {
                     call_id: "c3".into(),
                     content: "Published".into(),
                     is_error: false,
+                    pictures: Vec::new(),
                 }],
             ),
             message(
@@ -102,6 +104,7 @@ fn live(turn: &Turn, piece: usize) -> Arc<TurnLog> {
             kind,
             call: None,
             is_error: false,
+            pictures: Vec::new(),
         });
         let chars: Vec<char> = text.chars().collect();
         for chunk in chars.chunks(piece) {
@@ -159,6 +162,7 @@ fn live(turn: &Turn, piece: usize) -> Arc<TurnLog> {
         kind: BlockKind::Compaction,
         call: None,
         is_error: false,
+        pictures: Vec::new(),
     });
     log.push(TurnEvent::BlockEnd {
         message: 6,
@@ -343,6 +347,7 @@ async fn c2_withdrawn_events_are_read_only_as_their_withdrawal() {
             kind: BlockKind::Text,
             call: None,
             is_error: false,
+            pictures: Vec::new(),
         },
         TurnEvent::Delta {
             message: 1,
@@ -379,6 +384,7 @@ async fn c2_withdrawn_events_are_read_only_as_their_withdrawal() {
             kind: BlockKind::Compaction,
             call: None,
             is_error: false,
+            pictures: Vec::new(),
         },
         TurnEvent::Compacted {
             message: 1,
@@ -393,6 +399,7 @@ async fn c2_withdrawn_events_are_read_only_as_their_withdrawal() {
             kind: BlockKind::Text,
             call: None,
             is_error: false,
+            pictures: Vec::new(),
         },
         TurnEvent::Delta {
             message: 1,
@@ -503,6 +510,7 @@ async fn a_blocks_deltas_are_kept_as_one_and_a_reader_following_them_reads_each_
         kind: BlockKind::Text,
         call: None,
         is_error: false,
+        pictures: Vec::new(),
     });
     let mut follower = Box::pin(log.read_from(0, Duration::from_secs(5)));
     let mut followed = vec![

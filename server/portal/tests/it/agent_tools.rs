@@ -147,6 +147,7 @@ fn result_of<'a>(turn: &'a portal_core::Turn, call: &str) -> Option<(&'a str, bo
                 call_id,
                 content,
                 is_error,
+                ..
             } if call_id == call => Some((content.as_str(), *is_error)),
             _ => None,
         })

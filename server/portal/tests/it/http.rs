@@ -39,7 +39,7 @@ async fn b3_full_turn_with_a_tool_call_streams_and_is_recorded_as_streamed() {
     assert_eq!(name, "count_characters");
     assert!(matches!(
         &recorded.messages[2].blocks[0],
-        Block::ToolResult { call_id, content, is_error: false } if call_id == call && content.contains("characters")
+        Block::ToolResult { call_id, content, is_error: false, .. } if call_id == call && content.contains("characters")
     ));
     let answer = recorded.messages[3].blocks.last().unwrap();
     let streamed = streamed_text(&events, 3, recorded.messages[3].blocks.len() - 1);

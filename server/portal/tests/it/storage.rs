@@ -51,11 +51,13 @@ fn streamed_start(block: &Block) -> Option<(Block, String)> {
             call_id,
             content,
             is_error,
+            pictures,
         } => Some((
             Block::ToolResult {
                 call_id: call_id.clone(),
                 content: String::new(),
                 is_error: *is_error,
+                pictures: pictures.clone(),
             },
             content.clone(),
         )),
@@ -257,6 +259,7 @@ fn full_turn_with_tool_calls_round_trips_and_validates(db: &Database) {
                     call_id: call.into(),
                     content: String::new(),
                     is_error: false,
+                    pictures: Vec::new(),
                 },
             )
             .expect("result starts");
@@ -321,11 +324,13 @@ fn full_turn_with_tool_calls_round_trips_and_validates(db: &Database) {
                             call_id: "call_rome".into(),
                             content: "24 °C".into(),
                             is_error: false,
+                            pictures: Vec::new(),
                         },
                         Block::ToolResult {
                             call_id: "call_paris".into(),
                             content: "18 °C".into(),
                             is_error: false,
+                            pictures: Vec::new(),
                         },
                     ],
                 ),
@@ -1411,6 +1416,7 @@ fn a_claim_made_on_a_pause_the_turn_has_moved_past_or_ended_is_refused(db: &Data
                 call_id: "call_1".into(),
                 content: "Published".into(),
                 is_error: false,
+                pictures: Vec::new(),
             },
         )
         .expect("result");
@@ -1599,6 +1605,7 @@ fn conversation_steps() -> impl Strategy<Value = Vec<Step>> {
                             call_id: format!("call_{t}_{r}_{c}"),
                             content: String::new(),
                             is_error: false,
+                            pictures: Vec::new(),
                         }));
                         steps.extend(joined(&result).into_iter().map(Step::Delta));
                     }

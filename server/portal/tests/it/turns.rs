@@ -162,7 +162,7 @@ async fn approval_request_pauses_the_turn_until_the_user_approves() {
     assert_eq!(resumed.status, TurnStatus::Completed);
     assert!(matches!(
         &resumed.messages[2].blocks[0],
-        Block::ToolResult { call_id: answered, content, is_error: false }
+        Block::ToolResult { call_id: answered, content, is_error: false, .. }
             if answered == call_id && content.starts_with("Published")
     ));
 }
@@ -265,6 +265,7 @@ async fn two_approvals_in_one_turn_are_decided_one_round_at_a_time() {
                 call_id,
                 content,
                 is_error: false,
+                ..
             } => Some((call_id.as_str(), content.as_str())),
             _ => None,
         })

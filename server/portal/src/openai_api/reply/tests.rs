@@ -39,6 +39,7 @@ fn events(script: &str) -> Vec<TurnEvent> {
                         },
                         call: None,
                         is_error: false,
+                        pictures: Vec::new(),
                     }
                 }
                 'd' => {
