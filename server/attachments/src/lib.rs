@@ -32,7 +32,9 @@ pub use reader::{PdfReaders, ReaderError, ReaderPlace, run_reader, this_program}
 pub use registered::{ReadDocument, SearchAttachments, register};
 pub use sniff::{Sniffed, named_markdown, sniff_head};
 pub use tools::{DocumentToolConfig, ToolError, read_document, search_attachments};
-pub use upload::{UploadFailed, is_attachment_id, new_attachment_id, read_stored, store_upload};
+pub use upload::{
+    UploadFailed, is_attachment_id, keep_tool_picture, new_attachment_id, read_stored, store_upload,
+};
 
 /// The limits an upload is checked against, each refusal naming its limit (docs/security.md).
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]

@@ -9,12 +9,13 @@ use base64::Engine;
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use portal_core::attachment::{Picture, PictureRef};
+use portal_core::block::ToolPicture;
 use portal_core::prompt::{EncodedPicture, Prompt};
 use thiserror::Error;
 use tokio::sync::Semaphore;
 
-use super::UploadConfig;
-use portal_store::AsyncStorage;
+use super::{UploadConfig, keep_tool_picture};
+use portal_store::{AsyncStorage, ConversationId, Owner};
 
 /// Why picture bytes could not be used.
 #[derive(Debug, Error)]
@@ -181,26 +182,66 @@ pub fn encode_for_model(
 /// Encodes the pictures a prompt sends, for the model's request: read from storage, upright and
 /// reduced to the size core chose (rules A4, A8). Decodes wait for one of the server's decode
 /// places, the ones uploads use. A picture that cannot be read is left out, and the request says
-/// in words that it could not be loaded.
+/// in words that it could not be loaded. The pictures tools answer with are kept here too.
 #[derive(Debug, Clone)]
 pub struct ModelPictures {
     config: UploadConfig,
     decodes: Arc<Semaphore>,
+    /// The bytes a person's attachments may take, tools' pictures among them.
+    quota: u64,
 }
 
 impl Default for ModelPictures {
     fn default() -> Self {
-        ModelPictures::new(UploadConfig::DEFAULT, 2)
+        ModelPictures::new(UploadConfig::DEFAULT, 2, u64::MAX)
     }
 }
 
 impl ModelPictures {
-    /// Pictures decoded with `config`'s limits, `decodes` at once.
-    pub fn new(config: UploadConfig, decodes: usize) -> Self {
+    /// Pictures decoded with `config`'s limits, `decodes` at once, and tools' pictures kept
+    /// within a person's `quota` of bytes.
+    pub fn new(config: UploadConfig, decodes: usize, quota: u64) -> Self {
         ModelPictures {
             config,
             decodes: Arc::new(Semaphore::new(decodes)),
+            quota,
         }
+    }
+
+    /// Keeps the picture a tool answered with in `owner`'s `conversation`
+    /// ([`keep_tool_picture`]), decoded in one of the decode places uploads take too; the error
+    /// says why it was not kept, in words for the result.
+    pub async fn keep(
+        &self,
+        storage: &AsyncStorage,
+        owner: Owner,
+        conversation: ConversationId,
+        filename: String,
+        bytes: Vec<u8>,
+    ) -> Result<ToolPicture, String> {
+        let _place = Arc::clone(&self.decodes)
+            .acquire_owned()
+            .await
+            .map_err(|e| e.to_string())?;
+        let (storage, config, quota) = (
+            Arc::clone(storage.blocking()),
+            self.config.clone(),
+            self.quota,
+        );
+        tokio::task::spawn_blocking(move || {
+            keep_tool_picture(
+                storage.as_ref(),
+                &owner,
+                &conversation,
+                &filename,
+                &bytes,
+                &config,
+                quota,
+            )
+            .map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| e.to_string())?
     }
 
     /// The decode places, shared with uploads.

@@ -631,6 +631,7 @@ async fn a3_registered_document_tools_read_the_calls_transcript() {
         org_id: "acme".into(),
         conversation: ConversationId::new("c1"),
         transcript: Arc::new(conversation(vec![doc])),
+        pictures: Arc::new(KeepsNothing),
     };
     let arguments = json!({"document_id": "d1"});
     let call = ToolCall {
@@ -842,4 +843,14 @@ fn an_upload_past_its_owners_quota_is_refused_and_nothing_is_stored() {
     assert!(error.to_string().contains("quota of 30 bytes"), "{error}");
     let bob = Owner::new("acme", "bob");
     store_bytes(&storage, &bob, "b.txt", text, &config(), 30).expect("bob has his own quota");
+}
+
+/// A keeper for tools that answer with no picture, which these tests run.
+#[derive(Debug)]
+struct KeepsNothing;
+
+impl portal_tools::PictureKeeper for KeepsNothing {
+    fn keep(&self, _: String, _: Vec<u8>) -> portal_tools::KeepFuture<'_> {
+        Box::pin(async { Err("these tests keep no picture".to_string()) })
+    }
 }

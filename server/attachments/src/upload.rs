@@ -5,10 +5,11 @@
 use std::io::{BufRead, Seek};
 
 use portal_core::attachment::{Attachment, Document};
+use portal_core::block::ToolPicture;
 use thiserror::Error;
 
 use super::{UploadConfig, UploadError, accept, needs_reading, size_of};
-use portal_store::{Owner, Storage, StorageError};
+use portal_store::{ConversationId, Owner, Storage, StorageError};
 
 /// Why an upload was not stored.
 #[derive(Debug, Error)]
@@ -61,6 +62,38 @@ pub fn store_upload<R: BufRead + Seek>(
     })?;
     storage.put_attachment(owner, &attachment, file, size, quota)?;
     Ok(attachment)
+}
+
+/// Keeps the picture a tool answered with in `owner`'s `conversation` as a picture attachment of
+/// theirs, named `filename`: checked as an upload is (sniffed from its bytes, so only a PNG,
+/// JPEG, GIF or WebP picture is kept, decoded within the limits) and stored within their `quota`,
+/// linked to the conversation, which it is deleted with.
+pub fn keep_tool_picture(
+    storage: &dyn Storage,
+    owner: &Owner,
+    conversation: &ConversationId,
+    filename: &str,
+    bytes: &[u8],
+    config: &UploadConfig,
+    quota: u64,
+) -> Result<ToolPicture, UploadFailed> {
+    let id = new_attachment_id().map_err(UploadFailed::Id)?;
+    let mut file = std::io::Cursor::new(bytes);
+    let Attachment::Picture(picture) = accept(&id, filename, &mut file, config)? else {
+        return Err(UploadError::Unsupported {
+            filename: filename.to_string(),
+        }
+        .into());
+    };
+    let size = bytes.len() as u64;
+    let attachment = Attachment::Picture(picture.clone());
+    storage.put_tool_picture(owner, conversation, &attachment, &mut file, size, quota)?;
+    Ok(ToolPicture {
+        attachment_id: picture.id,
+        media_type: picture.media_type,
+        width: picture.width,
+        height: picture.height,
+    })
 }
 
 /// Reads a stored document that is still `Reading` from its stored bytes with `read` (a reader

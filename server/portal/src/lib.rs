@@ -248,6 +248,7 @@ impl Server {
         let pictures = portal_attachments::ModelPictures::new(
             config.limits.uploads.clone(),
             config.limits.picture_decodes,
+            config.limits.upload_quota_bytes,
         );
         let turns = portal_host::turn::Turns::new(
             storage,

@@ -402,6 +402,20 @@ impl rules::Statements for Statements<'_, '_> {
             .is_some())
     }
 
+    fn link_tool_picture(
+        &mut self,
+        conversation: &ConversationId,
+        org_id: &str,
+        attachment_id: &str,
+    ) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO tool_pictures (conversation_id, org_id, attachment_id)
+             VALUES ($1, $2, $3)",
+            &[&conversation.as_str(), &org_id, &attachment_id],
+        )?;
+        Ok(())
+    }
+
     fn link_attachment(
         &mut self,
         conversation: &ConversationId,
@@ -552,8 +566,9 @@ impl rules::Statements for Statements<'_, '_> {
         Ok(self
             .0
             .query(
-                "SELECT DISTINCT org_id, attachment_id FROM message_attachments
-                 WHERE conversation_id = $1",
+                "SELECT org_id, attachment_id FROM message_attachments WHERE conversation_id = $1
+                 UNION
+                 SELECT org_id, attachment_id FROM tool_pictures WHERE conversation_id = $1",
                 &[&conversation.as_str()],
             )?
             .iter()
@@ -564,6 +579,7 @@ impl rules::Statements for Statements<'_, '_> {
     fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()> {
         let id = conversation.as_str();
         for table in [
+            "tool_pictures",
             "model_calls",
             "block_chunks",
             "blocks",
@@ -589,6 +605,8 @@ impl rules::Statements for Statements<'_, '_> {
             .0
             .query_opt(
                 "SELECT 1 FROM message_attachments WHERE org_id = $1 AND attachment_id = $2
+                 UNION ALL
+                 SELECT 1 FROM tool_pictures WHERE org_id = $1 AND attachment_id = $2
                  LIMIT 1",
                 &[&org_id, &attachment_id],
             )?

@@ -289,6 +289,19 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX api_keys_by_owner ON api_keys (org_id, user_id);
     "#,
+    // Version 12: the pictures tools answered with, each a picture attachment of the
+    // conversation's owner, linked to the conversation so that it is deleted with it.
+    r#"
+    CREATE TABLE tool_pictures (
+        conversation_id TEXT NOT NULL,
+        org_id          TEXT NOT NULL,
+        attachment_id   TEXT NOT NULL,
+        PRIMARY KEY (org_id, attachment_id),
+        FOREIGN KEY (conversation_id) REFERENCES conversations (id),
+        FOREIGN KEY (org_id, attachment_id) REFERENCES attachments (org_id, id)
+    );
+    CREATE INDEX tool_pictures_by_conversation ON tool_pictures (conversation_id);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

@@ -376,6 +376,21 @@ impl rules::Statements for Statements<'_> {
             .exists(params![org_id, attachment_id])?)
     }
 
+    fn link_tool_picture(
+        &mut self,
+        conversation: &ConversationId,
+        org_id: &str,
+        attachment_id: &str,
+    ) -> Result<()> {
+        self.0
+            .prepare_cached(
+                "INSERT INTO tool_pictures (conversation_id, org_id, attachment_id)
+                 VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![conversation.as_str(), org_id, attachment_id])?;
+        Ok(())
+    }
+
     fn link_attachment(
         &mut self,
         conversation: &ConversationId,
@@ -532,8 +547,9 @@ impl rules::Statements for Statements<'_> {
         Ok(self
             .0
             .prepare_cached(
-                "SELECT DISTINCT org_id, attachment_id FROM message_attachments
-                 WHERE conversation_id = ?1",
+                "SELECT org_id, attachment_id FROM message_attachments WHERE conversation_id = ?1
+                 UNION
+                 SELECT org_id, attachment_id FROM tool_pictures WHERE conversation_id = ?1",
             )?
             .query_map([conversation.as_str()], |row| {
                 Ok((row.get(0)?, row.get(1)?))
@@ -543,6 +559,7 @@ impl rules::Statements for Statements<'_> {
 
     fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()> {
         for table in [
+            "tool_pictures",
             "model_calls",
             "block_chunks",
             "blocks",
@@ -565,7 +582,9 @@ impl rules::Statements for Statements<'_> {
         Ok(self
             .0
             .prepare_cached(
-                "SELECT 1 FROM message_attachments WHERE org_id = ?1 AND attachment_id = ?2",
+                "SELECT 1 FROM message_attachments WHERE org_id = ?1 AND attachment_id = ?2
+                 UNION ALL
+                 SELECT 1 FROM tool_pictures WHERE org_id = ?1 AND attachment_id = ?2",
             )?
             .exists(params![org_id, attachment_id])?)
     }

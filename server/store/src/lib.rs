@@ -308,6 +308,23 @@ pub trait Storage: Send + Sync + fmt::Debug {
         })
     }
 
+    /// Stores a picture a tool answered with in `owner`'s `conversation` as
+    /// [`Storage::put_attachment`] stores an upload (refused past `quota` alike), linked to the
+    /// conversation so that it is deleted with it.
+    fn put_tool_picture(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+        attachment: &Attachment,
+        bytes: &mut dyn std::io::Read,
+        size: u64,
+        quota: u64,
+    ) -> Result<()> {
+        in_write(self, |s| {
+            rules::put_tool_picture(s, owner, conversation, attachment, bytes, size, quota)
+        })
+    }
+
     /// Replaces an attachment's metadata, for reading progress and extracted text. Its kind
     /// cannot change (rule A1).
     fn update_attachment(&self, org_id: &str, attachment: &Attachment) -> Result<()>;

@@ -161,6 +161,14 @@ pub trait Statements {
     /// Whether the organisation holds the attachment.
     fn attachment_stored(&mut self, org_id: &str, attachment_id: &str) -> Result<bool>;
 
+    /// Links the attachment to the conversation as a picture a tool answered with there.
+    fn link_tool_picture(
+        &mut self,
+        conversation: &ConversationId,
+        org_id: &str,
+        attachment_id: &str,
+    ) -> Result<()>;
+
     /// Lists the attachment as the user message's `position`th.
     fn link_attachment(
         &mut self,
@@ -564,6 +572,21 @@ pub fn put_attachment(
         return Err(StorageError::QuotaExceeded { used, size, quota });
     }
     s.insert_attachment(owner, attachment, bytes, size)
+}
+
+/// Stores a picture a tool answered with in `owner`'s `conversation` as [`put_attachment`] stores
+/// an upload (within their quota), and links it to the conversation, which it is deleted with.
+pub fn put_tool_picture(
+    s: &mut dyn Statements,
+    owner: &Owner,
+    conversation: &ConversationId,
+    attachment: &Attachment,
+    bytes: &mut dyn Read,
+    size: u64,
+    quota: u64,
+) -> Result<()> {
+    put_attachment(s, owner, attachment, bytes, size, quota)?;
+    s.link_tool_picture(conversation, &owner.org_id, attachment.id())
 }
 
 /// The pieces an attachment's bytes are copied into a database in. **Decision:** 64 KiB, the one

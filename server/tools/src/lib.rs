@@ -25,6 +25,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use portal_core::Transcript;
+use portal_core::block::ToolPicture;
 use portal_core::tools::{ToolDefinition, is_portal_tool};
 use serde_json::Value;
 
@@ -47,6 +48,18 @@ pub struct ToolContext {
     pub conversation: ConversationId,
     /// The transcript as it stood when the model was called.
     pub transcript: Arc<Transcript>,
+    /// Where a picture the tool answers with is kept.
+    pub pictures: Arc<dyn PictureKeeper>,
+}
+
+/// A picture being kept.
+pub type KeepFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolPicture, String>> + Send + 'a>>;
+
+/// Where a tool keeps a picture it answered with: the host keeps its `bytes` as a picture
+/// attachment of the conversation's owner, named `filename`, and answers how the result names
+/// it, or why it was not kept (not a raster picture, past the limits or the owner's quota).
+pub trait PictureKeeper: Send + Sync + fmt::Debug {
+    fn keep(&self, filename: String, bytes: Vec<u8>) -> KeepFuture<'_>;
 }
 
 pub use portal_core::tools::ToolOutput;

@@ -43,6 +43,8 @@ use live::LiveTurns;
 #[derive(Debug, Clone)]
 pub struct TurnSetup {
     pub org_id: String,
+    /// The conversation's owner, whose attachments the pictures its tools answer with become.
+    pub user_id: String,
     /// Layer 2 of the prompt.
     pub instructions: String,
     pub model: Arc<dyn Model>,

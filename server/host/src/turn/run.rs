@@ -25,8 +25,8 @@ use tokio::time::Instant;
 use crate::turn_log::{Mark, TurnLog};
 use portal_model::summary::read_summary;
 use portal_model::{Model, ModelError, ModelStream};
-use portal_store::{KeptText, NewCall, StorageError, TurnRef};
-use portal_tools::{ToolCall, ToolContext, unknown_tool};
+use portal_store::{ConversationId, KeptText, NewCall, Owner, StorageError, TurnRef};
+use portal_tools::{KeepFuture, PictureKeeper, ToolCall, ToolContext, unknown_tool};
 
 use super::coalesce::coalesced;
 use super::live::CutOffSignal;
@@ -203,6 +203,11 @@ impl Host {
             org_id: self.setup.org_id.clone(),
             conversation: self.at.conversation.clone(),
             transcript: Arc::clone(&self.transcript),
+            pictures: Arc::new(OwnersPictures {
+                turns: Arc::clone(&self.turns),
+                owner: Owner::new(self.setup.org_id.clone(), self.setup.user_id.clone()),
+                conversation: self.at.conversation.clone(),
+            }),
         };
         let deadline = machine
             .poll_timeout()
@@ -443,5 +448,26 @@ async fn cut_off(cancel: &mut CutOffSignal) -> CutOff {
     match by {
         Ok(by) => by.unwrap_or(CutOff::User),
         Err(_) => std::future::pending().await,
+    }
+}
+
+/// Keeps the pictures a turn's tools answer with as picture attachments of the conversation's
+/// owner, linked to the conversation (docs/decisions.md, "Pictures from tools").
+#[derive(Debug)]
+struct OwnersPictures {
+    turns: Arc<Turns>,
+    owner: Owner,
+    conversation: ConversationId,
+}
+
+impl PictureKeeper for OwnersPictures {
+    fn keep(&self, filename: String, bytes: Vec<u8>) -> KeepFuture<'_> {
+        Box::pin(self.turns.pictures.keep(
+            &self.turns.storage,
+            self.owner.clone(),
+            self.conversation.clone(),
+            filename,
+            bytes,
+        ))
     }
 }

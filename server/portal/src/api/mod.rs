@@ -199,6 +199,7 @@ impl AppState {
         };
         TurnSetup {
             org_id: caller.organisation.clone(),
+            user_id: caller.user.clone(),
             instructions: agent.map(|a| a.instructions.clone()).unwrap_or_default(),
             model: Arc::clone(model),
             price: self.models.price(name).cloned(),

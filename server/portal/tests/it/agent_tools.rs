@@ -115,6 +115,7 @@ async fn insist(agent: &Agent) -> (Vec<TurnEvent>, portal_core::Turn, Vec<Vec<St
     });
     let setup = TurnSetup {
         org_id: "local".into(),
+        user_id: "local".into(),
         instructions: String::new(),
         model: model.clone(),
         price: None,

@@ -281,7 +281,8 @@ fn a_version_1_database_gets_titles_from_first_messages_when_it_migrates() {
     let connection = rusqlite::Connection::open(&path).expect("raw");
     connection
         .execute_batch(
-            "DROP TABLE api_keys;
+            "DROP TABLE tool_pictures;
+             DROP TABLE api_keys;
              ALTER TABLE turns DROP COLUMN hold_tokens;
              ALTER TABLE turns DROP COLUMN hold_nanos;
              ALTER TABLE turns DROP COLUMN hold_currency;

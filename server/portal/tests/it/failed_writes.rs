@@ -324,6 +324,7 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
     let models = ModelRegistry::demo_only(0.0);
     let setup = TurnSetup {
         org_id: "local".into(),
+        user_id: "local".into(),
         instructions: String::new(),
         model: Arc::clone(models.default_model()),
         price: None,

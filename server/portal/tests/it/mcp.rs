@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use common::until;
 use mcp_support::{
-    Fixture, config_dir, everything, hostile, installed, node, quick, quoted,
+    Fixture, KeepsNothing, config_dir, everything, hostile, installed, node, quick, quoted,
     recorded_cancellation, stdio,
 };
+use portal_core::block::ToolPicture;
 use portal_core::stream::TurnEvent;
 use portal_core::{Block, TurnStatus};
 use portal_identity::Identity;
@@ -260,8 +261,11 @@ async fn hostile_servers_fail_their_calls_with_a_reason() {
     // (the turn's tool deadline); the call's future is dropped, which cancels it at the server.
     for tool in ["garbage__garbage", "hang__wait", "polite__wait"] {
         let tool = fixture.servers.tool(&fixture.agent, tool).expect("offered");
-        let answered =
-            tokio::time::timeout(Duration::from_millis(500), tool.answer(json!({}))).await;
+        let answered = tokio::time::timeout(
+            Duration::from_millis(500),
+            tool.answer(json!({}), &KeepsNothing),
+        )
+        .await;
         assert!(answered.is_err(), "no answer in time");
     }
     let cancelled = recorded_cancellation(fixture.dir.path()).await;
@@ -463,6 +467,63 @@ async fn an_approved_call_runs_on_the_server_and_its_result_is_the_turns() {
     assert!(blocks.iter().any(|b| matches!(b,
         Block::ToolResult { content, is_error: false, .. }
             if content == "Erased nothing: this is a test.")));
+}
+
+// Issue 48: get-tiny-image's picture is kept as the owner's attachment, named in the result by
+// its line, served back to the owner as the PNG it is, and deleted with the conversation.
+#[tokio::test]
+async fn a_tools_picture_is_kept_as_the_owners_attachment_and_deleted_with_the_conversation() {
+    let (server, _dir) = serve(
+        |_| vec![("everything", everything(""))],
+        r#"{ everything = ["get-tiny-image"] }"#,
+    )
+    .await;
+    let id = server.conversation().await;
+    let turn = server
+        .send(&id, "Please use everything__get-tiny-image")
+        .await;
+    let events = server.events(&id, turn, None).await;
+    let pictures: Vec<ToolPicture> = events
+        .iter()
+        .find_map(|(_, e)| match e {
+            TurnEvent::BlockStart { pictures, .. } if !pictures.is_empty() => {
+                Some(pictures.clone())
+            }
+            _ => None,
+        })
+        .expect("the result's start carries its picture");
+    let [picture] = &pictures[..] else {
+        panic!("one picture: {pictures:?}");
+    };
+    assert_eq!(picture.media_type, "image/png");
+    let stored = blocks(&server, &id).await;
+    assert!(
+        stored.iter().any(|b| matches!(b,
+            Block::ToolResult { content, pictures: kept, .. }
+                if kept == &pictures && content.contains(&picture.line()))),
+        "{stored:?}"
+    );
+    let content = server.url(&format!(
+        "/api/attachments/{}/content",
+        picture.attachment_id
+    ));
+    let response = server.client.get(&content).send().await.expect("answered");
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"].to_str().expect("a type"),
+        "image/png"
+    );
+    let bytes = response.bytes().await.expect("bytes");
+    assert!(bytes.starts_with(b"\x89PNG"), "a PNG");
+    let deleted = server
+        .client
+        .delete(server.url(&format!("/api/conversations/{id}")))
+        .send()
+        .await
+        .expect("answered");
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    let gone = server.client.get(&content).send().await.expect("answered");
+    assert_eq!(gone.status(), 404);
 }
 
 #[tokio::test]

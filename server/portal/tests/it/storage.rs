@@ -828,6 +828,57 @@ fn picture(id: &str) -> Attachment {
     })
 }
 
+// Issue 48: a tool's picture is its owner's attachment: counted against their quota, found by
+// them alone (another user of the organisation, or of another, finds nothing), and deleted with
+// the conversation it was kept in.
+fn a_tools_picture_is_the_owners_counted_and_deleted_with_its_conversation(db: &Database) {
+    let storage = db.open();
+    let alice = owner();
+    let id = storage
+        .create_conversation(&alice, "agent_1")
+        .expect("conversation");
+    let refused =
+        storage.put_tool_picture(&alice, &id, &picture("pic_0"), &mut &b"\x89PNG"[..], 4, 3);
+    assert!(
+        matches!(
+            refused,
+            Err(StorageError::QuotaExceeded {
+                used: 0,
+                size: 4,
+                quota: 3
+            })
+        ),
+        "{refused:?}"
+    );
+    storage
+        .put_tool_picture(&alice, &id, &picture("pic_1"), &mut &b"\x89PNG"[..], 4, 4)
+        .expect("kept within the quota");
+    let full = storage.put_tool_picture(&alice, &id, &picture("pic_2"), &mut &b"\x89PNG"[..], 4, 4);
+    assert!(
+        matches!(full, Err(StorageError::QuotaExceeded { used: 4, .. })),
+        "{full:?}"
+    );
+    assert_eq!(
+        storage.attachment(&alice, "pic_1").expect("the owner's"),
+        picture("pic_1")
+    );
+    for other in [Owner::new("org_a", "user_2"), Owner::new("org_b", "user_1")] {
+        assert!(
+            storage.attachment(&other, "pic_1").is_err(),
+            "{other:?} finds nothing"
+        );
+    }
+    storage.delete_conversation(&alice, &id).expect("deleted");
+    assert!(
+        storage.attachment(&alice, "pic_1").is_err(),
+        "gone with its conversation"
+    );
+    assert!(
+        storage.attachment_bytes("org_a", "pic_1").is_err(),
+        "its bytes too"
+    );
+}
+
 fn another_organisation_sees_nothing_of_a_conversation(db: &Database) {
     let storage = db.open();
     let alice = owner();
@@ -2081,6 +2132,7 @@ on_every_database!(
     a_database_from_a_newer_build_is_refused,
     the_schema_version_is_read_from_the_database_as_it_is_now,
     every_valid_fixture_round_trips_through_storage,
+    a_tools_picture_is_the_owners_counted_and_deleted_with_its_conversation,
     full_turn_with_tool_calls_round_trips_and_validates,
     five_thousand_deltas_stream_into_one_block_and_load_whole,
     m10_crash_mid_turn_leaves_a_cut_off_turn_with_what_it_wrote,

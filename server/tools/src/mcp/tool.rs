@@ -8,7 +8,7 @@ use portal_core::tools::{ToolDefinition, ToolOutput};
 use super::connection::Connection;
 use super::listing::Listed;
 use super::result::output;
-use crate::{Gate, Tool, ToolCall, ToolContext, ToolFuture};
+use crate::{Gate, PictureKeeper, Tool, ToolCall, ToolContext, ToolFuture};
 use portal_identity::mcp::Approval;
 
 /// The most of a tool's description an approval request shows, in characters.
@@ -33,10 +33,22 @@ impl McpTool {
     }
 
     /// Calls the tool on its server with `arguments`: its result, or why there is none, as the
-    /// model reads it.
-    pub async fn answer(&self, arguments: serde_json::Value) -> ToolOutput {
+    /// model reads it, its pictures kept by `pictures`.
+    pub async fn answer(
+        &self,
+        arguments: serde_json::Value,
+        pictures: &dyn PictureKeeper,
+    ) -> ToolOutput {
         match self.connection.call(&self.listed.name, arguments).await {
-            Ok(result) => output(result, self.connection.limits()),
+            Ok(result) => {
+                output(
+                    result,
+                    self.connection.limits(),
+                    pictures,
+                    &self.listed.offered_as,
+                )
+                .await
+            }
             Err(error) => ToolOutput::error(format!("{error}.")),
         }
     }
@@ -77,7 +89,7 @@ impl Tool for McpTool {
         }
     }
 
-    fn run<'a>(&'a self, call: ToolCall<'a>, _context: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(self.answer(call.arguments.clone()))
+    fn run<'a>(&'a self, call: ToolCall<'a>, context: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(self.answer(call.arguments.clone(), context.pictures.as_ref()))
     }
 }

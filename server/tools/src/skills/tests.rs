@@ -401,6 +401,7 @@ async fn s7_the_load_skill_tool_uses_the_conversations_owner_and_agent() {
         org_id: "acme".into(),
         conversation,
         transcript: Arc::new(portal_core::Transcript::new()),
+        pictures: Arc::new(KeepsNothing),
     };
     let tool = LoadSkill {
         identity: Arc::new(identity),
@@ -488,4 +489,14 @@ fn s1_s6_a_message_selects_its_skills_and_the_catalogue_leaves_them_out() {
         .expect("S1: slugs only lead");
     assert!(plain.selected.is_empty() && plain.trace.is_none());
     assert_eq!(plain.catalogue.len(), 2);
+}
+
+/// A keeper for tools that answer with no picture, which these tests run.
+#[derive(Debug)]
+struct KeepsNothing;
+
+impl crate::PictureKeeper for KeepsNothing {
+    fn keep(&self, _: String, _: Vec<u8>) -> crate::KeepFuture<'_> {
+        Box::pin(async { Err("these tests keep no picture".to_string()) })
+    }
 }

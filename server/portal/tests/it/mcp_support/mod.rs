@@ -175,7 +175,7 @@ impl Fixture {
             .servers
             .tool(&self.agent, offered)
             .unwrap_or_else(|| panic!("{offered} is offered"));
-        let output = tool.answer(arguments).await;
+        let output = tool.answer(arguments, &KeepsNothing).await;
         (output.content, output.is_error)
     }
 }
@@ -194,4 +194,14 @@ pub async fn recorded_cancellation(dir: &Path) -> String {
     )
     .await
     .0
+}
+
+/// A keeper for calls made outside a turn, which have no conversation to keep a picture in.
+#[derive(Debug)]
+pub struct KeepsNothing;
+
+impl portal_tools::PictureKeeper for KeepsNothing {
+    fn keep(&self, _: String, _: Vec<u8>) -> portal_tools::KeepFuture<'_> {
+        Box::pin(async { Err("called outside a conversation".to_string()) })
+    }
 }
