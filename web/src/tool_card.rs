@@ -1,13 +1,14 @@
 //! An agent's work, drawn as compact cards: a tool call with its tool's name (and its MCP
-//! server's, for a server's tool), its arguments on one line, its state and, on demand, its
-//! result's opening lines; an approval request with the action it asks for in plain words and,
-//! while the turn waits on it, the decision. What each shows is decided by
-//! `portal_core::tool_card`.
+//! server's, for a server's tool), its arguments on one line, its state, the pictures it answered
+//! with (served to the conversation's owner only) and, on demand, its result's opening lines; an
+//! approval request with the action it asks for in plain words and, while the turn waits on it,
+//! the decision. What each shows is decided by `portal_core::tool_card`.
 
 use leptos::prelude::*;
 use portal_core::BlockKind;
 use portal_core::tool_card::{ToolCardConfig, ToolState, tool_card};
 
+use crate::api;
 use crate::decision::Decision;
 use crate::turn_view::TurnView;
 
@@ -29,6 +30,14 @@ pub fn ToolCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl IntoVie
                     </details>
                 }
             });
+            let pictures = card
+                .pictures
+                .iter()
+                .map(|picture| {
+                    let alt = format!("Picture from {}, {}×{}", card.name, picture.width, picture.height);
+                    view! { <img class="tool-picture" src=api::content_url(&picture.attachment_id) alt=alt /> }
+                })
+                .collect_view();
             view! {
                 <div class="block tool-card" class:dimmed=dimmed data-testid="tool-card" data-state=state.as_str()>
                     <div class="tool-line">
@@ -38,6 +47,7 @@ pub fn ToolCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl IntoVie
                         <span class="tool-summary" dir="auto">{card.summary}</span>
                         <span class="tool-state">{state.label()}</span>
                     </div>
+                    {pictures}
                     {result}
                 </div>
             }
