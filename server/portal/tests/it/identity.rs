@@ -106,9 +106,15 @@ struct Server {
 }
 
 async fn start() -> Server {
+    start_with(|_| {}).await
+}
+
+/// [`start`] with `more` written into the configuration directory too.
+async fn start_with(more: impl FnOnce(&Path)) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let config_dir = dir.path().join("config");
     configuration(&config_dir);
+    more(&config_dir);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("loopback port");
@@ -658,4 +664,77 @@ async fn an_attachments_bytes_go_back_to_its_owner_only_and_only_a_raster_pictur
         .await
         .expect("answered");
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
+
+// Issue 48: a picture a tool answered with is its conversation owner's: served to them, and 404
+// to another user of their organisation or of another, as an upload is.
+#[tokio::test]
+async fn a_tools_picture_goes_back_to_the_conversations_owner_only() {
+    let server = start_with(|root| {
+        write(
+            root,
+            "organisations/acme/mcp/everything.toml",
+            &crate::mcp_support::everything(""),
+        );
+        write(
+            root,
+            "organisations/acme/agents/painter.toml",
+            "name = \"Painter\"\nmodel = \"demo\"\nmcp = { everything = [\"get-tiny-image\"] }\n",
+        );
+    })
+    .await;
+    let connected = Instant::now();
+    loop {
+        let (_, servers) = server.get("/api/agents/painter/mcp", ALICE).await;
+        if servers
+            .as_array()
+            .is_some_and(|s| s.iter().all(|s| s["status"] == "connected"))
+        {
+            break;
+        }
+        assert!(connected.elapsed() < Duration::from_secs(60), "{servers}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let id = server.conversation(ALICE, "painter").await;
+    let (status, body) = server
+        .post(
+            &format!("/api/conversations/{id}/messages"),
+            ALICE,
+            json!({ "text": "Please use everything__get-tiny-image" }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let answered = Instant::now();
+    let picture = loop {
+        let transcript = server.transcript(ALICE, &id).await;
+        let kept = transcript.turns[0]
+            .messages
+            .iter()
+            .flat_map(|m| &m.blocks)
+            .find_map(|b| match b {
+                portal_core::Block::ToolResult { pictures, .. } => pictures.first().cloned(),
+                _ => None,
+            });
+        if let Some(picture) = kept {
+            break picture;
+        }
+        assert!(
+            answered.elapsed() < Duration::from_secs(60),
+            "{transcript:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let content = format!("/api/attachments/{}/content", picture.attachment_id);
+    for (token, expected) in [
+        (ALICE, StatusCode::OK),
+        (BOB, StatusCode::NOT_FOUND),
+        (CAROL, StatusCode::NOT_FOUND),
+    ] {
+        let response = server
+            .request(reqwest::Method::GET, &content, token)
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(response.status(), expected, "{token}");
+    }
 }
