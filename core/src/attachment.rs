@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::block::ToolPicture;
 use crate::memory::cut::{count_up_to, cut_prefix};
 use crate::model::{ModelCapabilities, PictureLimit};
 
@@ -350,6 +351,20 @@ impl Picture {
     }
 }
 
+impl ToolPicture {
+    /// A tool's picture as sent to `model`, reduced like an attached one (rule A4).
+    pub fn reference(&self, model: &ModelCapabilities) -> PictureRef {
+        let (width, height) = reduced_size(self.width, self.height, model.largest_picture);
+        PictureRef {
+            attachment_id: self.attachment_id.clone(),
+            media_type: self.media_type.clone(),
+            width,
+            height,
+            reduced: (width, height) != (self.width, self.height),
+        }
+    }
+}
+
 /// The caption that goes with a picture handed to the model, naming the size it is sent at.
 pub fn picture_caption(picture: &Picture, sent: &PictureRef) -> String {
     let reduced = if sent.reduced {
@@ -387,6 +402,18 @@ pub fn picture_gone(picture: &Picture, why: PictureGone) -> String {
         "<picture id=\"{}\" name=\"{}\">{words}</picture>",
         attribute(&picture.id),
         attribute(&picture.filename)
+    )
+}
+
+/// The line a tool's picture adds to its result when it is not shown, naming it.
+pub fn tool_picture_gone(picture: &ToolPicture, why: PictureGone) -> String {
+    let words = match why {
+        PictureGone::Older => "This picture was shown in an earlier turn and is no longer sent.",
+        PictureGone::Blind => "This picture is not shown: the model cannot see pictures.",
+    };
+    format!(
+        "<picture id=\"{}\">{words}</picture>",
+        attribute(&picture.attachment_id)
     )
 }
 

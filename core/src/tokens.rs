@@ -91,8 +91,19 @@ pub fn block_tokens(counter: &dyn TokenCounter, block: &Block) -> usize {
                 + counter.count(&input.to_string())
         }
         Block::ToolResult {
-            call_id, content, ..
-        } => CALL_OVERHEAD + counter.count(call_id) + counter.count(content),
+            call_id,
+            content,
+            pictures,
+            ..
+        } => {
+            CALL_OVERHEAD
+                + counter.count(call_id)
+                + counter.count(content)
+                + pictures
+                    .iter()
+                    .map(|p| picture_tokens(p.width, p.height))
+                    .sum::<usize>()
+        }
         Block::ClarificationRequest { question, .. } => counter.count(question),
         Block::ApprovalRequest { summary, .. } => counter.count(summary),
         Block::Compaction { summary, .. } => counter.count(summary),
@@ -111,13 +122,16 @@ fn attachment_tokens(counter: &dyn TokenCounter, attachment: &Attachment) -> usi
             let text = document.text.as_deref().map_or(0, |t| counter.count(t));
             CALL_OVERHEAD + manifest + text
         }
-        Attachment::Picture(picture) => {
-            let pixels = u64::from(picture.width) * u64::from(picture.height);
-            let tokens = (pixels / PIXELS_PER_TOKEN).min(PICTURE_TOKENS_MAX as u64);
-            // The cast is lossless: `tokens` is at most PICTURE_TOKENS_MAX.
-            tokens as usize
-        }
+        Attachment::Picture(picture) => picture_tokens(picture.width, picture.height),
     }
+}
+
+/// The tokens a `width` × `height` picture takes, at most [`PICTURE_TOKENS_MAX`].
+pub fn picture_tokens(width: u32, height: u32) -> usize {
+    let pixels = u64::from(width) * u64::from(height);
+    let tokens = (pixels / PIXELS_PER_TOKEN).min(PICTURE_TOKENS_MAX as u64);
+    // The cast is lossless: `tokens` is at most PICTURE_TOKENS_MAX.
+    tokens as usize
 }
 
 /// Whether `c` belongs to a script written without spaces between words: Han, Hiragana,

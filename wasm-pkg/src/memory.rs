@@ -70,16 +70,19 @@ export interface RebuildMemoryOptions extends MemoryOptions {
   /** Defaults to `"search"`. */
   compactionHint?: CompactionHint;
 }
+/** A picture at the size it is sent at; the host supplies its bytes (see `buildPrompt`). */
+export interface SentPicture { attachmentId: string; mediaType: string; width: number; height: number; reduced: boolean }
 /** One piece of a prompt entry. */
 export type PromptPart =
   | { type: "text"; text: string }
-  /** A picture at the size it is sent at; the host supplies its bytes (see `buildPrompt`). */
-  | { type: "picture"; attachmentId: string; mediaType: string; width: number; height: number; reduced: boolean }
+  | ({ type: "picture" } & SentPicture)
   | { type: "call"; id: string; name: string; arguments: unknown }
-  | { type: "answer"; callId: string; content: string; isError: boolean };
+  /** An answer, with the pictures the tool answered with that the model is shown, if any. */
+  | { type: "answer"; callId: string; content: string; isError: boolean; pictures?: SentPicture[] };
 /**
- * One entry of the message list. A `tool` entry carries only answers and follows the
- * assistant entry whose calls it answers, each exactly once, in call order (rules M8, M9).
+ * One entry of the message list. A `tool` entry carries only answers (with their pictures) and
+ * follows the assistant entry whose calls it answers, each exactly once, in call order (rules
+ * M8, M9).
  */
 export interface PromptEntry {
   role: "user" | "assistant" | "tool";

@@ -162,6 +162,7 @@ mod tests {
                 call_id: "call_1".into(),
                 content: content.into(),
                 is_error: false,
+                pictures: Vec::new(),
             }));
         }
         vec![call, answers]

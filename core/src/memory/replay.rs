@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use crate::attachment::{
     Attachment, DocumentBody, PictureGone, document_entry, picture_caption, picture_gone,
+    tool_picture_gone,
 };
-use crate::block::Block;
+use crate::block::{Block, ToolPicture};
 use crate::model::ModelCapabilities;
 use crate::prompt::entry::{Answer, Call, Entry, Layer, Part};
 use crate::transcript::{Message, Role, Turn};
@@ -69,6 +70,7 @@ impl<'a> Replayer<'a> {
         // (rule M3), and spend the attachment budgets newest first (rules A7, A8).
         let mut calls = 0;
         let mut attachments: Vec<Vec<Part>> = vec![Vec::new(); range.len()];
+        let mut tool_pictures: Vec<Option<PictureGone>> = vec![None; range.len()];
         for m in range.clone().rev() {
             let message = &messages[m];
             match message.role {
@@ -80,6 +82,9 @@ impl<'a> Replayer<'a> {
                 }
                 Role::User if !message.attachments.is_empty() => {
                     attachments[m - start] = self.attachments(&message.attachments, mode);
+                }
+                Role::Tool if !self.outcomes_only(mode) && has_pictures(message) => {
+                    tool_pictures[m - start] = self.tool_pictures(mode);
                 }
                 _ => {}
             }
@@ -108,7 +113,10 @@ impl<'a> Replayer<'a> {
                     entries.push(entry);
                 }
                 Role::Assistant => {
-                    let results = messages.get(m + 1).filter(|next| next.role == Role::Tool);
+                    let results = messages
+                        .get(m + 1)
+                        .filter(|next| next.role == Role::Tool)
+                        .map(|next| (next, tool_pictures.get(m + 1 - start).copied().flatten()));
                     self.assistant(
                         blocks(message, span, m),
                         results,
@@ -131,10 +139,12 @@ impl<'a> Replayer<'a> {
     }
 
     /// An assistant message's entry and, when it makes calls, the tool entry answering them.
+    /// `results` is the tool message after it, with why its pictures are not shown, if they are
+    /// not.
     fn assistant(
         &mut self,
         blocks: &[Block],
-        results: Option<&Message>,
+        results: Option<(&Message, Option<PictureGone>)>,
         mode: Mode,
         (omitted, call_number): (usize, &mut usize),
         entries: &mut Vec<Entry>,
@@ -190,28 +200,44 @@ impl<'a> Replayer<'a> {
                 _ => None,
             })
             .collect();
-        let mut found: HashMap<&str, (&str, bool)> = HashMap::new();
-        for block in results.map_or(&[][..], |r| &r.blocks[..]) {
+        let (results, gone) = results.map_or((&[][..], None), |(r, gone)| (&r.blocks[..], gone));
+        let mut found: HashMap<&str, (&str, bool, &[ToolPicture])> = HashMap::new();
+        for block in results {
             if let Block::ToolResult {
                 call_id,
                 content,
                 is_error,
-                ..
+                pictures,
             } = block
             {
                 found
                     .entry(call_id.as_str())
-                    .or_insert((content.as_str(), *is_error));
+                    .or_insert((content.as_str(), *is_error, pictures));
             }
         }
         let mut answers = Entry::new(Role::Tool, mode.layer());
         for id in kept {
             let answer = match found.get(id) {
-                Some(&(content, is_error)) => Answer {
-                    call_id: id.to_string(),
-                    content: self.result(content, is_error, id, mode),
-                    is_error,
-                },
+                Some(&(content, is_error, pictures)) => {
+                    let mut content = self.result(content, is_error, id, mode);
+                    let pictures = match gone {
+                        _ if self.outcomes_only(mode) => Vec::new(),
+                        None => pictures.iter().map(|p| p.reference(self.model)).collect(),
+                        Some(why) => {
+                            for picture in pictures {
+                                content.push('\n');
+                                content.push_str(&tool_picture_gone(picture, why));
+                            }
+                            Vec::new()
+                        }
+                    };
+                    Answer {
+                        call_id: id.to_string(),
+                        content,
+                        is_error,
+                        pictures,
+                    }
+                }
                 // Rule M9: every replayed call is answered.
                 None => {
                     let waiting = approvals.contains(&id);
@@ -225,6 +251,7 @@ impl<'a> Replayer<'a> {
                         call_id: id.to_string(),
                         content: why.answer().to_string(),
                         is_error: true,
+                        pictures: Vec::new(),
                     }
                 }
             };
@@ -237,9 +264,7 @@ impl<'a> Replayer<'a> {
     /// turns (rule M5), only its outcome further back (rule M7).
     fn result(&self, content: &str, is_error: bool, call_id: &str, mode: Mode) -> String {
         match mode {
-            Mode::Past { distance } if distance > self.config.output_turns => {
-                note::outcome(is_error, call_id)
-            }
+            _ if self.outcomes_only(mode) => note::outcome(is_error, call_id),
             _ if content.trim().is_empty() => note::EMPTY_RESULT.to_string(),
             Mode::Live => content.to_string(),
             Mode::Past { .. } => match cut_prefix(content, self.config.result_chars) {
@@ -249,22 +274,44 @@ impl<'a> Replayer<'a> {
         }
     }
 
+    /// Whether a turn replayed in `mode` keeps only its results' outcomes (rule M7).
+    fn outcomes_only(&self, mode: Mode) -> bool {
+        matches!(mode, Mode::Past { distance } if distance > self.config.output_turns)
+    }
+
+    /// Rule A8: whether a picture-bearing message resends its pictures: the turn in progress
+    /// always, earlier turns only the most recent few, newest first.
+    fn resends(&mut self, mode: Mode) -> bool {
+        match mode {
+            Mode::Live => true,
+            Mode::Past { .. } => {
+                let resend = self.picture_messages_left > 0;
+                self.picture_messages_left = self.picture_messages_left.saturating_sub(1);
+                resend
+            }
+        }
+    }
+
+    /// Why a tool message's pictures are not shown, if they are not: a tool message with
+    /// pictures is picture-bearing like a user message with attached ones (rules A5, A8).
+    fn tool_pictures(&mut self, mode: Mode) -> Option<PictureGone> {
+        let resend = self.resends(mode);
+        if !self.model.can_see {
+            Some(PictureGone::Blind)
+        } else if resend {
+            None
+        } else {
+            Some(PictureGone::Older)
+        }
+    }
+
     /// The parts a user message's attachments become.
     fn attachments(&mut self, attachments: &[Attachment], mode: Mode) -> Vec<Part> {
         let config = &self.config.attachments;
         let has_picture = attachments
             .iter()
             .any(|a| matches!(a, Attachment::Picture(_)));
-        // Rule A8: only the most recent picture-bearing earlier messages resend their pictures.
-        let resend = match mode {
-            Mode::Live => true,
-            Mode::Past { .. } if has_picture => {
-                let resend = self.picture_messages_left > 0;
-                self.picture_messages_left = self.picture_messages_left.saturating_sub(1);
-                resend
-            }
-            Mode::Past { .. } => false,
-        };
+        let resend = has_picture && self.resends(mode);
         let mut parts = Vec::new();
         for attachment in attachments {
             match attachment {
@@ -312,6 +359,14 @@ impl<'a> Replayer<'a> {
 /// The blocks of message `m` that the span replays.
 fn blocks(message: &Message, span: Span, m: usize) -> &[Block] {
     message.blocks.get(span.block_start(m)..).unwrap_or(&[])
+}
+
+/// Whether a tool message's results answered with pictures.
+fn has_pictures(message: &Message) -> bool {
+    message
+        .blocks
+        .iter()
+        .any(|b| matches!(b, Block::ToolResult { pictures, .. } if !pictures.is_empty()))
 }
 
 fn is_call(block: &Block) -> bool {

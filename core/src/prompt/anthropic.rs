@@ -1,6 +1,6 @@
 //! The Anthropic Messages request body (rule L3): the system text as `system`, calls as
 //! `tool_use` blocks, answers as `tool_result` blocks in the next user message, pictures as
-//! base64 `image` blocks, and a `thinking` budget only for a model that can reason (rule E3).
+//! base64 `image` blocks (a tool's inside its result), and a `thinking` budget only for a model that can reason (rule E3).
 //!
 //! Roles alternate strictly: answers and the user text after them share one user message, the
 //! answers first, as the API wants; a message list that would be empty or open on the assistant
@@ -15,6 +15,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::attachment::PictureRef;
 use crate::effort::EffortConfig;
 use crate::model::ModelCapabilities;
 use crate::transcript::Role;
@@ -49,17 +50,7 @@ pub fn request(
             .iter()
             .map(|part| match part {
                 Part::Text { text } => json!({"type": "text", "text": text}),
-                Part::Picture { picture } => match pictures.picture(picture) {
-                    Some(encoded) => json!({
-                        "type": "image",
-                        "source": {
-                            "type": "base64",
-                            "media_type": encoded.media_type,
-                            "data": encoded.base64,
-                        }
-                    }),
-                    None => json!({"type": "text", "text": unavailable(picture)}),
-                },
+                Part::Picture { picture } => image(picture, pictures),
                 Part::Call(call) => json!({
                     "type": "tool_use",
                     "id": call.id,
@@ -67,10 +58,18 @@ pub fn request(
                     "input": arguments(&call.arguments),
                 }),
                 Part::Answer(answer) => {
+                    // A tool's pictures go inside its result, after its text.
+                    let content = if answer.pictures.is_empty() {
+                        json!(answer.content)
+                    } else {
+                        let text = json!({"type": "text", "text": answer.content});
+                        let images = answer.pictures.iter().map(|p| image(p, pictures));
+                        Value::Array(std::iter::once(text).chain(images).collect())
+                    };
                     let mut block = json!({
                         "type": "tool_result",
                         "tool_use_id": answer.call_id,
-                        "content": answer.content,
+                        "content": content,
                     });
                     if answer.is_error {
                         block["is_error"] = json!(true);
@@ -146,6 +145,21 @@ pub fn request(
         }
     }
     Value::Object(body)
+}
+
+/// A picture as an `image` block, or the line saying it could not be loaded.
+fn image(picture: &PictureRef, pictures: &dyn PictureSource) -> Value {
+    match pictures.picture(picture) {
+        Some(encoded) => json!({
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": encoded.media_type,
+                "data": encoded.base64,
+            }
+        }),
+        None => json!({"type": "text", "text": unavailable(picture)}),
+    }
 }
 
 /// What a prompt-caching mark asks for: Anthropic's default five-minute cache.

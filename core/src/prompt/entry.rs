@@ -57,8 +57,9 @@ impl Layer {
     }
 }
 
-/// One entry of the message list. A `tool` entry carries only answers, and follows the
-/// assistant entry whose calls it answers, each exactly once and in call order.
+/// One entry of the message list. A `tool` entry carries only answers (with the pictures they
+/// answered with), and follows the assistant entry whose calls it answers, each exactly once and
+/// in call order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     pub role: Role,
@@ -90,13 +91,16 @@ pub struct Call {
     pub arguments: serde_json::Value,
 }
 
-/// The answer to a call, in the tool entry after it.
+/// The answer to a call, in the tool entry after it, with the pictures the tool answered with
+/// that the model is shown (rules A4, A8), each at the size it is sent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     pub call_id: String,
     pub content: String,
     pub is_error: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pictures: Vec<PictureRef>,
 }
 
 impl Entry {

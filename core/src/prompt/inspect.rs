@@ -9,9 +9,7 @@ use crate::attachment::PictureRef;
 use crate::effort::Effort;
 use crate::memory;
 use crate::memory::explain::{KeptCall, SummaryCovers, kept_calls, summary_covers};
-use crate::tokens::{
-    CALL_OVERHEAD, MESSAGE_OVERHEAD, PICTURE_TOKENS_MAX, PIXELS_PER_TOKEN, TokenCounter,
-};
+use crate::tokens::{CALL_OVERHEAD, MESSAGE_OVERHEAD, TokenCounter, picture_tokens};
 
 use super::assemble::Diagnostic;
 use super::entry::{Layer, Part};
@@ -180,10 +178,7 @@ pub fn diagnostics(found: &[Diagnostic]) -> Vec<DiagnosticView> {
 fn part_tokens(part: &Part, count: &dyn Fn(&str) -> u64) -> u64 {
     match part {
         Part::Text { text } => count(text),
-        Part::Picture { picture } => {
-            let pixels = u64::from(picture.width) * u64::from(picture.height);
-            (pixels / PIXELS_PER_TOKEN).min(PICTURE_TOKENS_MAX as u64)
-        }
+        Part::Picture { picture } => picture_tokens(picture.width, picture.height) as u64,
         Part::Call(call) => {
             CALL_OVERHEAD as u64
                 + count(&call.id)
@@ -191,7 +186,12 @@ fn part_tokens(part: &Part, count: &dyn Fn(&str) -> u64) -> u64 {
                 + count(&call.arguments.to_string())
         }
         Part::Answer(answer) => {
-            CALL_OVERHEAD as u64 + count(&answer.call_id) + count(&answer.content)
+            let pictures: usize = answer
+                .pictures
+                .iter()
+                .map(|p| picture_tokens(p.width, p.height))
+                .sum();
+            CALL_OVERHEAD as u64 + count(&answer.call_id) + count(&answer.content) + pictures as u64
         }
     }
 }

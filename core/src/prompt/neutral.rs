@@ -30,15 +30,16 @@ impl Prompt {
         layers::system_text(&self.layers)
     }
 
-    /// The pictures the prompt sends (memory already left out those it no longer shows, rule
-    /// A8), in order, each at the size it is sent (rule A4).
+    /// The pictures the prompt sends, attached and from tools (memory already left out those it
+    /// no longer shows, rule A8), in order, each at the size it is sent (rule A4).
     pub fn pictures(&self) -> impl Iterator<Item = &PictureRef> {
         self.entries
             .iter()
             .flat_map(|entry| &entry.parts)
-            .filter_map(|part| match part {
-                Part::Picture { picture } => Some(picture),
-                _ => None,
+            .flat_map(|part| match part {
+                Part::Picture { picture } => std::slice::from_ref(picture),
+                Part::Answer(answer) => answer.pictures.as_slice(),
+                Part::Text { .. } | Part::Call(_) => &[],
             })
     }
 }

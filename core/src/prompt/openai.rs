@@ -1,12 +1,14 @@
 //! The OpenAI Chat Completions request body (rule L3): the system text as a `system` message,
 //! calls as `tool_calls` on assistant messages, each answer as a `tool` message with its
-//! `tool_call_id`, pictures as `image_url` data URLs, and `reasoning_effort` only for a model
+//! `tool_call_id`, pictures as `image_url` data URLs (a tool's in a user message after the tool
+//! messages, which carry text alone), and `reasoning_effort` only for a model
 //! that can reason (rule E3).
 //!
 //! OpenAI has no error flag on a tool message; an error's content opens with [`ERROR_PREFIX`].
 
 use serde_json::{Map, Value, json};
 
+use crate::attachment::PictureRef;
 use crate::model::ModelCapabilities;
 
 use super::entry::{Entry, Part};
@@ -38,6 +40,9 @@ pub fn request(prompt: &Prompt, model: &ModelCapabilities, pictures: &dyn Pictur
                         "tool_call_id": answer.call_id,
                         "content": content,
                     }));
+                }
+                if let Some(shown) = tool_pictures(entry, pictures) {
+                    messages.push(json!({"role": "user", "content": shown}));
                 }
             }
         }
@@ -78,19 +83,38 @@ fn user_content(entry: &Entry, pictures: &dyn PictureSource) -> Value {
         .iter()
         .filter_map(|part| match part {
             Part::Text { text } => Some(json!({"type": "text", "text": text})),
-            Part::Picture { picture } => Some(match pictures.picture(picture) {
-                Some(encoded) => json!({
-                    "type": "image_url",
-                    "image_url": {
-                        "url": format!("data:{};base64,{}", encoded.media_type, encoded.base64)
-                    }
-                }),
-                None => json!({"type": "text", "text": unavailable(picture)}),
-            }),
+            Part::Picture { picture } => Some(image_url(picture, pictures)),
             Part::Call(_) | Part::Answer(_) => None,
         })
         .collect();
     Value::Array(parts)
+}
+
+/// The pictures a tool entry's answers carry, as the content of a user message after the tool
+/// messages (a tool message holds text alone), each run of pictures under a line naming its call.
+fn tool_pictures(entry: &Entry, pictures: &dyn PictureSource) -> Option<Value> {
+    let mut parts = Vec::new();
+    for answer in entry.answers().filter(|a| !a.pictures.is_empty()) {
+        let call = &answer.call_id;
+        parts.push(
+            json!({"type": "text", "text": format!("[The pictures call {call} answered with:]")}),
+        );
+        parts.extend(answer.pictures.iter().map(|p| image_url(p, pictures)));
+    }
+    (!parts.is_empty()).then_some(Value::Array(parts))
+}
+
+/// A picture as an `image_url` part with a data URL, or the line saying it could not be loaded.
+fn image_url(picture: &PictureRef, pictures: &dyn PictureSource) -> Value {
+    match pictures.picture(picture) {
+        Some(encoded) => json!({
+            "type": "image_url",
+            "image_url": {
+                "url": format!("data:{};base64,{}", encoded.media_type, encoded.base64)
+            }
+        }),
+        None => json!({"type": "text", "text": unavailable(picture)}),
+    }
 }
 
 fn assistant(entry: &Entry) -> Value {

@@ -159,10 +159,7 @@ fn anthropic(messages: &[Value]) -> Result<(), Failure> {
                         ));
                     };
                     open.remove(at);
-                    if block["content"]
-                        .as_str()
-                        .is_none_or(|c| c.trim().is_empty())
-                    {
+                    if !is_result_content(&block["content"]) {
                         return Err((i, format!("tool result for {id} is empty")));
                     }
                 }
@@ -185,6 +182,23 @@ fn anthropic(messages: &[Value]) -> Result<(), Failure> {
         return Err((messages.len(), format!("calls {open:?} are never answered")));
     }
     Ok(())
+}
+
+/// A tool result's content: non-empty text, or text and image blocks opening on non-empty text.
+fn is_result_content(content: &Value) -> bool {
+    let text = |t: &Value| t.as_str().is_some_and(|t| !t.trim().is_empty());
+    match content {
+        Value::String(_) => text(content),
+        Value::Array(blocks) => {
+            blocks.first().is_some_and(|b| text(&b["text"]))
+                && blocks.iter().all(|b| match b["type"].as_str() {
+                    Some("text") => text(&b["text"]),
+                    Some("image") => true,
+                    _ => false,
+                })
+        }
+        _ => false,
+    }
 }
 
 fn is_empty_content(content: &Value) -> bool {

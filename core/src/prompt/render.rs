@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use crate::attachment::PictureRef;
+
 use super::entry::{Entry, Part};
 use super::neutral::Prompt;
 
@@ -45,17 +47,7 @@ pub fn render_entries(entries: &[Entry]) -> String {
                 Part::Text { text } => {
                     let _ = writeln!(out, "{text}");
                 }
-                Part::Picture { picture } => {
-                    let _ = writeln!(
-                        out,
-                        "(picture {} {} {}×{}{})",
-                        picture.attachment_id,
-                        picture.media_type,
-                        picture.width,
-                        picture.height,
-                        if picture.reduced { ", reduced" } else { "" }
-                    );
-                }
+                Part::Picture { picture } => picture_line(&mut out, picture),
                 Part::Call(call) => {
                     let _ = writeln!(out, "→ call {} {}({})", call.id, call.name, call.arguments);
                 }
@@ -67,9 +59,24 @@ pub fn render_entries(entries: &[Entry]) -> String {
                         answer.call_id,
                         answer.content
                     );
+                    for picture in &answer.pictures {
+                        picture_line(&mut out, picture);
+                    }
                 }
             }
         }
     }
     out
+}
+
+fn picture_line(out: &mut String, picture: &PictureRef) {
+    let _ = writeln!(
+        out,
+        "(picture {} {} {}×{}{})",
+        picture.attachment_id,
+        picture.media_type,
+        picture.width,
+        picture.height,
+        if picture.reduced { ", reduced" } else { "" }
+    );
 }

@@ -78,6 +78,7 @@ fn prompt_entries_and_diagnostics_are_camel_case_and_tagged() {
                 call_id: "c1".into(),
                 content: "done".into(),
                 is_error: false,
+                pictures: Vec::new(),
             }),
         ],
     };

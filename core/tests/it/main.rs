@@ -29,6 +29,7 @@ mod reveals;
 mod skill_completion;
 mod skills;
 mod tool_card;
+mod tool_pictures;
 mod transcripts;
 mod turn_run;
 mod turn_run_props;

@@ -3,12 +3,14 @@
 
 use crate::prompt_support;
 
-use portal_core::attachment::AttachmentConfig;
+use portal_core::attachment::{AttachmentConfig, PictureRef};
+use portal_core::block::ToolPicture;
 use portal_core::effort::{Effort, EffortConfig};
 use portal_core::memory::{CompactionHint, MemoryConfig};
 use portal_core::model::{ModelCapabilities, Provider};
 use portal_core::prompt::{
-    NoPictures, PromptConfig, PromptInput, anthropic, assemble, check_pairing, openai,
+    EncodedPicture, NoPictures, PictureSource, PromptConfig, PromptInput, anthropic, assemble,
+    check_pairing, openai,
 };
 use portal_core::{
     Block, CompactionTrigger, Message, Role, Transcript, Turn, TurnKind, TurnStatus, TurnsCovered,
@@ -195,11 +197,23 @@ fn build(plans: &[TurnPlan]) -> Transcript {
                 .filter(|(i, _)| !may_stay_open || step.answered & (1 << i) != 0)
                 .map(|(i, id)| {
                     let content = "r".repeat(i * 70);
-                    if i % 4 == 3 {
+                    let mut block = if i % 4 == 3 {
                         failure(id, &content)
                     } else {
                         result(id, &content)
+                    };
+                    // Some results answer with a picture (issue 48), a large one among them.
+                    if let Block::ToolResult { pictures, .. } = &mut block
+                        && i % 3 == 1
+                    {
+                        pictures.push(ToolPicture {
+                            attachment_id: format!("pic_{id}"),
+                            media_type: "image/png".into(),
+                            width: 400 * i as u32,
+                            height: 300,
+                        });
                     }
+                    block
                 })
                 .collect();
             if !answers.is_empty() {
@@ -296,6 +310,18 @@ fn check_entries(entries: &[portal_core::prompt::Entry]) -> Result<(), String> {
     Ok(())
 }
 
+/// A source that has every picture, as a one-pixel PNG.
+struct EveryPicture;
+
+impl PictureSource for EveryPicture {
+    fn picture(&self, _: &PictureRef) -> Option<EncodedPicture> {
+        Some(EncodedPicture {
+            media_type: "image/png".into(),
+            base64: "iVBORw0KGgo=".into(),
+        })
+    }
+}
+
 proptest! {
     #[test]
     fn m8_m9_m11_l3_rebuilt_memory_obeys_each_providers_pairing_rules(
@@ -325,17 +351,20 @@ proptest! {
                     &config,
                 );
                 check_entries(&assembled.prompt.entries).map_err(TestCaseError::fail)?;
-                let body = match provider {
-                    Provider::OpenAi => openai::request(&assembled.prompt, &model, &NoPictures),
-                    Provider::Anthropic => anthropic::request(
-                        &assembled.prompt,
-                        &model,
-                        &EffortConfig::default(),
-                        &NoPictures,
-                    ),
-                };
-                if let Err(e) = check_pairing(provider, &body) {
-                    return Err(TestCaseError::fail(format!("{e}\n{body:#}")));
+                // Pictures loaded and not: image blocks, or the line saying so.
+                for pictures in [&NoPictures as &dyn PictureSource, &EveryPicture] {
+                    let body = match provider {
+                        Provider::OpenAi => openai::request(&assembled.prompt, &model, pictures),
+                        Provider::Anthropic => anthropic::request(
+                            &assembled.prompt,
+                            &model,
+                            &EffortConfig::default(),
+                            pictures,
+                        ),
+                    };
+                    if let Err(e) = check_pairing(provider, &body) {
+                        return Err(TestCaseError::fail(format!("{e}\n{body:#}")));
+                    }
                 }
             }
         }

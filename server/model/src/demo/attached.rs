@@ -1,6 +1,7 @@
 //! What the new message carries, as the demo reads it from the prompt: each document by its
 //! manifest (rule A2), which the demo reads with `read_document` (rule A3), and each picture it
-//! was handed (rule A4), which it describes from what the picture path gave it.
+//! was handed (rule A4), attached or from a tool, which it describes from what the picture path
+//! gave it.
 
 use portal_core::Role;
 use portal_core::attachment::PictureRef;
@@ -90,36 +91,56 @@ impl Attached {
             .map(|d| (d, json!({ "document_id": d.id })))
     }
 
-    /// What the demo says of each picture: what the picture path handed it, since the demo
-    /// cannot tell what a picture shows.
+    /// What the demo says of each picture the new message carries.
     pub fn picture_notes(&self, pictures: &dyn PictureSource) -> Vec<String> {
-        self.pictures
+        self.pictures.iter().map(|p| p.note(pictures)).collect()
+    }
+}
+
+impl Picture {
+    /// The pictures a tool's answer in the turn in progress hands the model, each named after
+    /// its tool.
+    pub fn of_answer(prompt: &Prompt, answer: &Answer) -> Vec<Picture> {
+        let tool = live_calls(prompt)
+            .find(|c| c.id == answer.call_id)
+            .map_or("the tool", |c| c.name.as_str());
+        answer
+            .pictures
             .iter()
-            .map(|picture| {
-                let sent = &picture.sent;
-                let reduced = picture
-                    .reduced_from
-                    .as_ref()
-                    .map(|from| format!(", reduced from {from}"))
-                    .unwrap_or_default();
-                match pictures.picture(sent) {
-                    Some(encoded) => format!(
-                        "I looked at the picture “{}”: it reached me as {} of {}×{} pixels{reduced}, \
-                         {} bytes. As a demo I cannot tell what it shows; a model that can see \
-                         would describe it here.",
-                        picture.name,
-                        encoded.media_type,
-                        sent.width,
-                        sent.height,
-                        base64_len(&encoded.base64)
-                    ),
-                    None => format!(
-                        "The picture “{}” ({}×{}{reduced}) could not be loaded, so I did not see it.",
-                        picture.name, sent.width, sent.height
-                    ),
-                }
+            .enumerate()
+            .map(|(n, sent)| Picture {
+                name: format!("{tool} picture {}", n + 1),
+                sent: sent.clone(),
+                reduced_from: None,
             })
             .collect()
+    }
+
+    /// What the demo says of the picture: what the picture path handed it, since the demo cannot
+    /// tell what a picture shows.
+    pub fn note(&self, pictures: &dyn PictureSource) -> String {
+        let sent = &self.sent;
+        let reduced = match &self.reduced_from {
+            Some(from) => format!(", reduced from {from}"),
+            None if sent.reduced => ", reduced".to_string(),
+            None => String::new(),
+        };
+        match pictures.picture(sent) {
+            Some(encoded) => format!(
+                "I looked at the picture “{}”: it reached me as {} of {}×{} pixels{reduced}, {} \
+                 bytes. As a demo I cannot tell what it shows; a model that can see would \
+                 describe it here.",
+                self.name,
+                encoded.media_type,
+                sent.width,
+                sent.height,
+                base64_len(&encoded.base64)
+            ),
+            None => format!(
+                "The picture “{}” ({}×{}{reduced}) could not be loaded, so I did not see it.",
+                self.name, sent.width, sent.height
+            ),
+        }
     }
 }
 

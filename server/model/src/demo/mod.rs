@@ -38,7 +38,7 @@ use portal_core::usage::Tokens;
 use serde_json::json;
 
 use crate::{FinishReason, Model, ModelError, ModelEvent, ModelStream};
-use attached::{Attached, reading_notes};
+use attached::{Attached, Picture, reading_notes};
 use quote::opening;
 use tools::{ASK_USER, COUNT_CHARACTERS, PUBLISH_NOTE};
 
@@ -189,6 +189,11 @@ impl DemoModel {
             if opening.is_empty() {
                 opening.push(tool_said(&answer));
             }
+            opening.extend(
+                Picture::of_answer(prompt, &answer)
+                    .iter()
+                    .map(|p| p.note(pictures)),
+            );
             opening.extend(attached.picture_notes(pictures));
             let answer = answer_text(&topic, opening, &mut random);
             text(&mut script, &mut random, &answer, true);
@@ -394,6 +399,7 @@ fn latest_reply(prompt: &Prompt) -> Option<Answer> {
                         call_id: "the user".into(),
                         content: format!("you said “{}”", entry_text(entry)),
                         is_error: false,
+                        pictures: Vec::new(),
                     });
                 }
             }
@@ -676,6 +682,7 @@ mod tests {
                 call_id: "call_1".into(),
                 content: content.into(),
                 is_error: false,
+                pictures: Vec::new(),
             }));
             entries.push(tool);
         }
@@ -825,6 +832,7 @@ mod tests {
                 call_id: id.into(),
                 content: "Published the note (demo: nowhere).".into(),
                 is_error: false,
+                pictures: Vec::new(),
             }));
             p.entries.extend([call, tool]);
         };
@@ -913,6 +921,7 @@ mod tests {
                 call_id: id,
                 content: (*content).into(),
                 is_error: false,
+                pictures: Vec::new(),
             }));
             p.entries.extend([call, tool]);
         }

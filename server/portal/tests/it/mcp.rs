@@ -470,7 +470,8 @@ async fn an_approved_call_runs_on_the_server_and_its_result_is_the_turns() {
 }
 
 // Issue 48: get-tiny-image's picture is kept as the owner's attachment, named in the result by
-// its line, served back to the owner as the PNG it is, and deleted with the conversation.
+// its line, handed to the model (the demo can see) through the picture path, served back to the
+// owner as the PNG it is, and deleted with the conversation.
 #[tokio::test]
 async fn a_tools_picture_is_kept_as_the_owners_attachment_and_deleted_with_the_conversation() {
     let (server, _dir) = serve(
@@ -503,6 +504,21 @@ async fn a_tools_picture_is_kept_as_the_owners_attachment_and_deleted_with_the_c
                 if kept == &pictures && content.contains(&picture.line()))),
         "{stored:?}"
     );
+    // The model's next call was handed the picture: the host loaded it from storage by the
+    // answer's reference, and the demo says what reached it.
+    let reply: String = stored
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let looked = format!(
+        "I looked at the picture “everything__get-tiny-image picture 1”: it reached me as \
+         image/png of {}×{} pixels",
+        picture.width, picture.height
+    );
+    assert!(reply.contains(&looked), "{reply}");
     let content = server.url(&format!(
         "/api/attachments/{}/content",
         picture.attachment_id
