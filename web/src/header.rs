@@ -20,7 +20,10 @@ pub fn Header() -> impl IntoView {
             return None;
         }
         let window = portal.shown_agent()?.context_window;
-        context_meter(portal.in_use.get()?, window, &CompactionConfig::default())
+        // A new conversation has nothing in its context yet; its meter is drawn from the start,
+        // so the header does not grow as the first reply comes (issue 48).
+        let in_use = portal.in_use.get().unwrap_or(0);
+        context_meter(in_use, window, &CompactionConfig::default())
     };
     view! {
         <header class="portal-header">
@@ -63,25 +66,27 @@ pub fn Header() -> impl IntoView {
     }
 }
 
-/// What the conversation has cost so far, with its calls and tokens on hover; nothing before
-/// its first call.
+/// What the conversation has cost so far, with its calls and tokens on hover; empty before its
+/// first call. Its place is held from the start, so the header does not grow a row while a reply
+/// streams (issue 48).
 #[component]
 fn ConversationCost() -> impl IntoView {
     let portal = portal();
-    move || {
-        let usage = portal.usage.get()?;
-        (usage.total.calls > 0).then(|| {
-            let total = usage.total;
-            view! {
-                <span
-                    class="conversation-cost"
-                    data-testid="conversation-cost"
-                    title=format!("This conversation so far: {}", total.details())
-                >
-                    {total.short()}
-                </span>
-            }
-        })
+    let total = move || {
+        portal
+            .usage
+            .get()
+            .map(|usage| usage.total)
+            .filter(|total| total.calls > 0)
+    };
+    view! {
+        <span
+            class="conversation-cost"
+            data-testid="conversation-cost"
+            title=move || total().map(|t| format!("This conversation so far: {}", t.details()))
+        >
+            {move || total().map(|t| t.short())}
+        </span>
     }
 }
 
