@@ -1,7 +1,7 @@
 // A tool's picture in its card (issue 48): the MCP reference server's get-tiny-image answers
 // with a PNG, which the portal keeps as the owner's attachment and the card shows from its
-// owner-only address, with alt text, as it ran and after a reload; drawn at 390, 1280 and
-// 1920 px in both themes, and axe-clean.
+// owner-only address, with alt text, as it ran and after a reload, and which the model (the
+// demo, which can see) is handed; drawn at 390, 1280 and 1920 px in both themes, and axe-clean.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,6 +57,8 @@ test('get-tiny-image shows its picture in its card, as it ran and after a reload
       assert.equal(served, 'image/png', when);
     };
     await seePicture('as it ran');
+    // The model was handed the picture too: the demo, which can see, says what reached it.
+    assert.match(await turn.innerText(), /I looked at the picture “everything__get-tiny-image picture 1”: it reached me as image\/png of \d+×\d+ pixels/);
     await page.reload();
     await page.locator('[data-turn="1"][data-turn-status="completed"]').waitFor({ timeout: 30000 });
     await seePicture('after a reload');
