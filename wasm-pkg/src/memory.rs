@@ -70,12 +70,13 @@ export interface RebuildMemoryOptions extends MemoryOptions {
   /** Defaults to `"search"`. */
   compactionHint?: CompactionHint;
 }
-/** A picture at the size it is sent at; the host supplies its bytes (see `buildPrompt`). */
+/** A tool's picture at the size it is sent at; the host supplies its bytes (see `buildPrompt`). */
 export interface SentPicture { attachmentId: string; mediaType: string; width: number; height: number; reduced: boolean }
 /** One piece of a prompt entry. */
 export type PromptPart =
   | { type: "text"; text: string }
-  | ({ type: "picture" } & SentPicture)
+  /** A picture at the size it is sent at; the host supplies its bytes (see `buildPrompt`). */
+  | { type: "picture"; attachmentId: string; mediaType: string; width: number; height: number; reduced: boolean }
   | { type: "call"; id: string; name: string; arguments: unknown }
   /** An answer, with the pictures the tool answered with that the model is shown, if any. */
   | { type: "answer"; callId: string; content: string; isError: boolean; pictures?: SentPicture[] };
