@@ -43,9 +43,9 @@ const WITHOUT_REPLY_VIEW: &[&str] = &["--no-default-features", "--features", "pr
 const FULL_WASM_BUDGET: u64 = (180 + 85 + 17) * 1024;
 const PLAYOUT_WASM_BUDGET: u64 = 60 * 1024;
 const MARKDOWN_LAYER_BUDGET: u64 = 84 * 1024;
-/// `ReplyView` with portal-drawer (issue 33): 16.0 KB, and a kilobyte for gzip
-/// (docs/decisions.md, "Size budgets").
-const REPLY_VIEW_BUDGET: u64 = 17 * 1024;
+/// `ReplyView` with portal-drawer (issue 33): 16.0 KB, 17.1 KB once a turn's events carried
+/// tools' pictures (issue 48), and room for gzip (docs/decisions.md, "Size budgets").
+const REPLY_VIEW_BUDGET: u64 = 18 * 1024;
 
 /// Builds the package and packs it; returns the tarball's path.
 pub fn build() -> anyhow::Result<PathBuf> {
