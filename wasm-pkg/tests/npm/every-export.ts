@@ -51,6 +51,7 @@ import type {
   RebuildMemoryOptions,
   ReplayedSummary,
   ReplyViewOptions,
+  SentPicture,
   ShortTermMemory,
   Skill,
   SourceRange,
@@ -138,6 +139,10 @@ const memoryDiagnostics: MemoryDiagnostic[] = memory.diagnostics;
 for (const entry of memory.entries satisfies PromptEntry[]) {
   for (const part of entry.parts satisfies PromptPart[]) {
     if (part.type === "picture") console.log(part.attachmentId, part.width, part.reduced);
+    if (part.type === "answer") {
+      const shown: SentPicture[] = part.pictures ?? [];
+      for (const picture of shown) console.log(picture.attachmentId, picture.mediaType, picture.height);
+    }
   }
 }
 
