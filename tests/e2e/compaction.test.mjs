@@ -127,6 +127,8 @@ test('r11_r12_r13_c7 compaction is written with a clock, drawn as a divider over
     for (const theme of ['light', 'dark']) {
       await page.evaluate((t) => { document.documentElement.dataset.theme = t; }, theme);
       await page.mouse.move(0, 0);
+      // The inks ease for 150 ms when the theme changes; measure the colours they settle on.
+      await page.waitForFunction(() => document.getAnimations().every((a) => !(a instanceof CSSTransition)));
       for (const dimmed of await page.locator('.dimmed').all()) {
         const { ratio, text } = await lowestContrast(dimmed);
         assert.ok(ratio >= 4.5, `dimmed "${text}" in the ${theme} theme: ${ratio.toFixed(2)}:1`);
