@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use portal_core::block::Block;
-use portal_core::compaction::strip_references;
+use portal_core::compaction::{parse_compact, strip_references};
 use portal_core::transcript::{Message, Role, Transcript, Turn, TurnKind, TurnStatus};
 
 /// `transcript` as Markdown under the heading `title` (the conversation's name; "Conversation"
@@ -26,12 +26,15 @@ pub fn markdown(title: &str, transcript: &Transcript) -> String {
         for message in &turn.messages {
             match message.role {
                 Role::User if turn.kind == TurnKind::Compact => {
+                    let said = texts(&message.blocks);
+                    let instructions = parse_compact(&said)
+                        .and_then(|command| command.instructions)
+                        .unwrap_or_default();
                     let _ = write!(out, "\n---\n\n*{}. You asked for a summary", turn.index);
-                    let instructions = texts(&message.blocks);
-                    if instructions.trim().is_empty() {
+                    if instructions.is_empty() {
                         out.push_str(".*\n");
                     } else {
-                        let _ = writeln!(out, ":* {}", instructions.trim());
+                        let _ = writeln!(out, ":* {instructions}");
                     }
                 }
                 Role::User => {
@@ -59,12 +62,20 @@ pub fn markdown(title: &str, transcript: &Transcript) -> String {
                 }
             }
         }
-        match turn.status {
-            TurnStatus::CutOff => out.push_str("\n*The reply was stopped here.*\n"),
-            TurnStatus::Failed => out.push_str("\n*The reply failed here.*\n"),
-            TurnStatus::Paused => out.push_str("\n*The reply waits for you here.*\n"),
-            TurnStatus::Running => out.push_str("\n*The reply was still being written.*\n"),
-            TurnStatus::Completed => {}
+        let ended = match turn.status {
+            TurnStatus::CutOff => "The reply was stopped here",
+            TurnStatus::Failed => "The reply failed here",
+            TurnStatus::Paused => "The reply waits for you here",
+            TurnStatus::Running => "The reply was still being written",
+            TurnStatus::Completed => continue,
+        };
+        match turn.end_reason() {
+            Some(reason) => {
+                let _ = writeln!(out, "\n*{ended}: {}*", reason.trim());
+            }
+            None => {
+                let _ = writeln!(out, "\n*{ended}.*");
+            }
         }
     }
     out

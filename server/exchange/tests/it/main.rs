@@ -1,0 +1,2 @@
+mod markdown;
+mod portal;
