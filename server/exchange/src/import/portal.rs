@@ -105,16 +105,18 @@ pub fn attachments_used(transcript: &Transcript) -> Vec<String> {
 }
 
 /// Leaves out of `imported` the attachments `keep` refuses (an export names attachments by id,
-/// and only the importer's own may be used again), with a note for each.
+/// and only the importer's own may be used again) and its tools' pictures (a tool's picture is
+/// kept with the conversation it was made in), with a note for each.
 pub fn leave_out_attachments(imported: &mut Imported, keep: impl Fn(&str) -> bool) {
     let mut notes = Vec::new();
     for turn in &mut imported.transcript.turns {
+        let mut pictures_left = 0;
         for message in &mut turn.messages {
             message.attachments.retain(|attachment| {
                 let kept = keep(attachment.id());
                 if !kept {
                     notes.push(format!(
-                        "Turn {}'s attachment {} was left out: its file is not in this portal.",
+                        "Turn {}'s attachment {} was left out: its file is not yours in this portal.",
                         turn.index,
                         attachment.filename()
                     ));
@@ -123,17 +125,16 @@ pub fn leave_out_attachments(imported: &mut Imported, keep: impl Fn(&str) -> boo
             });
             for block in &mut message.blocks {
                 if let Block::ToolResult { pictures, .. } = block {
-                    let before = pictures.len();
-                    pictures.retain(|p| keep(&p.attachment_id));
-                    let gone = before - pictures.len();
-                    if gone > 0 {
-                        notes.push(format!(
-                            "Turn {}: {gone} of a tool's pictures were left out: their files are not in this portal.",
-                            turn.index
-                        ));
-                    }
+                    pictures_left += pictures.len();
+                    pictures.clear();
                 }
             }
+        }
+        if pictures_left > 0 {
+            notes.push(format!(
+                "Turn {}: {pictures_left} picture(s) a tool answered with were left out: a tool's picture stays with the conversation it was made in.",
+                turn.index
+            ));
         }
     }
     imported.notes.extend(notes);

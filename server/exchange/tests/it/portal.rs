@@ -112,12 +112,18 @@ fn attachments_not_kept_are_left_out_with_a_note_each() {
         .unwrap()
         .conversations
         .remove(0);
-    assert_eq!(attachments_used(&conversation.transcript), ["doc1", "pic1"]);
+    assert_eq!(
+        attachments_used(&conversation.transcript),
+        ["doc1", "pic1", "tp1"]
+    );
     leave_out_attachments(&mut conversation, |id| id == "doc1");
     assert_eq!(attachments_used(&conversation.transcript), ["doc1"]);
     assert_eq!(
         conversation.notes,
-        ["Turn 1's attachment chart.png was left out: its file is not in this portal."]
+        [
+            "Turn 1's attachment chart.png was left out: its file is not yours in this portal.",
+            "Turn 1: 1 picture(s) a tool answered with were left out: a tool's picture stays with the conversation it was made in."
+        ]
     );
     portal_core::validate(&conversation.transcript).unwrap();
 }
