@@ -1,6 +1,8 @@
-//! Imports of ChatGPT's export, checked against golden renderings of what it became.
+//! Imports of ChatGPT's and Claude's exports, checked against golden renderings of what they
+//! became.
 
 mod chatgpt;
+mod claude;
 
 use std::fmt::Write;
 use std::path::Path;
