@@ -5,6 +5,7 @@
 
 mod chatgpt;
 mod claude;
+mod foreign;
 mod portal;
 
 use portal_core::transcript::Transcript;
