@@ -93,7 +93,8 @@ test('a person exports a conversation, imports it back equal, and imports a Chat
     await panel.getByLabel('File').setInputFiles({ name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('{"notes": [1, 2') });
     await panel.getByRole('button', { name: 'Import' }).click();
     const problem = panel.locator('[role="alert"]');
-    await problem.getByText(/Nothing was imported: the file is not JSON/).waitFor();
+    await problem.getByText(/Nothing was imported: the file is not JSON \(line 1, column 15: it ends before its JSON does\)/).waitFor();
+    assert.equal(await panel.getByTestId('import-made').locator('li').count(), 0, 'the last import\'s list is gone');
     await shootBoth(page, 'refused');
     assert.equal((await listedTitles(page)).length, before, 'nothing was imported');
 

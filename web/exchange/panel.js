@@ -80,6 +80,7 @@ function importSection(imported) {
       return;
     }
     submit.disabled = true;
+    made.replaceChildren();
     status.textContent = `Importing ${chosen.name}…`;
     try {
       const answer = await fetch("/api/conversations/import", {

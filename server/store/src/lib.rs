@@ -133,7 +133,9 @@ pub trait Storage: Send + Sync + fmt::Debug {
         owner: &Owner,
         conversations: &[ImportedConversation],
     ) -> Result<Vec<ConversationId>> {
-        in_write(self, |s| rules::import_conversations(s, owner, conversations))
+        in_write(self, |s| {
+            rules::import_conversations(s, owner, conversations)
+        })
     }
 
     /// Who owns a conversation. Another organisation's conversation is not found.

@@ -12,9 +12,9 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, SsoAccount,
-    SsoSignIn, SsoSignInLimits, Storage, StorageError, StoredApiKey, StoredSession, ThrottleRule,
-    Usage,
+    ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim, RecentTurns, Result,
+    SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError, StoredApiKey,
+    StoredSession, ThrottleRule, Usage,
 };
 
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.

@@ -16,8 +16,9 @@ use super::codec::{parse_name, parse_status};
 use subtle::ConstantTimeEq;
 
 use super::{
-    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim, Result, SignInPlaces,
-    SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey, ThrottleRule, Usage,
+    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim,
+    Result, SignInPlaces, SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey, ThrottleRule,
+    Usage,
 };
 use crate::quota::{Hold, Limit, Spender, Spending};
 

@@ -70,7 +70,7 @@ pub enum ImportError {
     NotJson {
         line: usize,
         column: usize,
-        message: String,
+        message: &'static str,
     },
     #[error(
         "the file is not an export Portal reads: {0}; import a conversation exported from Portal, or ChatGPT's or Claude's conversations.json"
@@ -109,7 +109,13 @@ pub fn read(json: &str) -> Result<Import, ImportError> {
         serde_json::from_str(json).map_err(|e| ImportError::NotJson {
             line: e.line(),
             column: e.column(),
-            message: e.to_string(),
+            message: match e.classify() {
+                serde_json::error::Category::Eof => "it ends before its JSON does",
+                serde_json::error::Category::Syntax => "a character there is out of place",
+                serde_json::error::Category::Data | serde_json::error::Category::Io => {
+                    "it cannot be read there"
+                }
+            },
         })?;
     let source = source_of(&value)?;
     let conversations = match source {

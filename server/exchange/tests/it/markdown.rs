@@ -10,7 +10,8 @@ fn check(name: &str, title: &str) {
         env!("CARGO_MANIFEST_DIR")
     ))
     .expect("the fixture is there");
-    let transcript = portal_core::parse_transcript(&json).expect("the fixture is a valid transcript");
+    let transcript =
+        portal_core::parse_transcript(&json).expect("the fixture is a valid transcript");
     expect_file![format!("golden/{name}.md")].assert_eq(&markdown::markdown(title, &transcript));
 }
 

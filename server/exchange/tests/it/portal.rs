@@ -81,7 +81,10 @@ fn one_broken_conversation_refuses_the_whole_export_naming_it() {
         matches!(error, ImportError::Transcript { position: 2, .. }),
         "{error}"
     );
-    assert!(error.to_string().contains("nothing was imported"), "{error}");
+    assert!(
+        error.to_string().contains("nothing was imported"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -90,7 +93,10 @@ fn files_that_are_not_exports_are_refused_in_words() {
         ("{\"portal\": ", "is not JSON"),
         ("[]", "holds no conversation"),
         ("42", "neither a conversation nor a list"),
-        ("{\"title\": \"x\"}", "no `turns`, `mapping` or `chat_messages`"),
+        (
+            "{\"title\": \"x\"}",
+            "no `turns`, `mapping` or `chat_messages`",
+        ),
         (
             "{\"portal\": \"project\", \"title\": \"x\", \"transcript\": {\"version\": 1, \"turns\": []}}",
             "its `portal` is `project`",

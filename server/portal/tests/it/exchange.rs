@@ -15,7 +15,11 @@ async fn ended(server: &Server, token: &str, id: &str) -> Transcript {
     let started = Instant::now();
     loop {
         let transcript = server.transcript(token, id).await;
-        if transcript.turns.iter().all(|t| t.status != TurnStatus::Running) {
+        if transcript
+            .turns
+            .iter()
+            .all(|t| t.status != TurnStatus::Running)
+        {
             return transcript;
         }
         assert!(
@@ -38,7 +42,11 @@ async fn export(server: &Server, token: &str, id: &str, format: &str) -> reqwest
         .expect("answered")
 }
 
-async fn import(server: &Server, token: &str, body: impl Into<reqwest::Body>) -> (StatusCode, Value) {
+async fn import(
+    server: &Server,
+    token: &str,
+    body: impl Into<reqwest::Body>,
+) -> (StatusCode, Value) {
     let response = server
         .request(reqwest::Method::POST, "/api/conversations/import", token)
         .header("content-type", "application/json")
@@ -124,7 +132,10 @@ async fn a_conversation_exports_to_its_owner_and_imports_back_equal() {
     let (status, made) = import(&server, CAROL, file).await;
     assert_eq!(status, StatusCode::CREATED, "{made}");
     let notes = made["conversations"][0]["notes"].to_string();
-    assert!(notes.contains("`researcher`, which you cannot use here"), "{notes}");
+    assert!(
+        notes.contains("`researcher`, which you cannot use here"),
+        "{notes}"
+    );
 
     for token in [BOB, CAROL] {
         for format in ["markdown", "json"] {
@@ -135,7 +146,12 @@ async fn a_conversation_exports_to_its_owner_and_imports_back_equal() {
     let refused = export(&server, ALICE, &id, "pdf").await;
     assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
     let said: Value = refused.json().await.expect("json");
-    assert!(said["error"].as_str().expect("words").contains("`markdown` or `json`"));
+    assert!(
+        said["error"]
+            .as_str()
+            .expect("words")
+            .contains("`markdown` or `json`")
+    );
 }
 
 const CHATGPT: &str = r#"[{
@@ -182,16 +198,28 @@ fn one_turn(extra: &str, said: &str) -> Vec<u8> {
 async fn hostile_imports_are_refused_in_words_and_leave_nothing_behind() {
     let server = start().await;
     let before = count(&server, ALICE).await;
-    let broken_second = CHATGPT.replacen(
-        "}]",
-        "}, {\"title\": \"broken\", \"mapping\": 7}]",
-        1,
-    );
+    let broken_second = CHATGPT.replacen("}]", "}, {\"title\": \"broken\", \"mapping\": 7}]", 1);
     let cases: Vec<(Vec<u8>, StatusCode, &str)> = vec![
-        (b"{\"portal\": ".to_vec(), StatusCode::UNPROCESSABLE_ENTITY, "not JSON"),
-        (vec![0xff, 0xfe, b'['], StatusCode::UNPROCESSABLE_ENTITY, "not UTF-8"),
-        (broken_second.into_bytes(), StatusCode::UNPROCESSABLE_ENTITY, "conversation 2"),
-        (b"[]".to_vec(), StatusCode::UNPROCESSABLE_ENTITY, "no conversation"),
+        (
+            b"{\"portal\": ".to_vec(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not JSON",
+        ),
+        (
+            vec![0xff, 0xfe, b'['],
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not UTF-8",
+        ),
+        (
+            broken_second.into_bytes(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "conversation 2",
+        ),
+        (
+            b"[]".to_vec(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "no conversation",
+        ),
         (
             one_turn(r#""context_tokens": 99999999999999999999,"#, "x"),
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -252,7 +280,10 @@ async fn hostile_imports_are_refused_in_words_and_leave_nothing_behind() {
     .await
     .expect("joined");
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
-    assert!(answer.contains("larger than the 64 MiB one import reads"), "{answer}");
+    assert!(
+        answer.contains("larger than the 64 MiB one import reads"),
+        "{answer}"
+    );
 
     // One sent without a length is cut off at the limit.
     let pieces = (0..70).map(|_| Ok::<_, std::io::Error>(vec![b' '; 1024 * 1024]));

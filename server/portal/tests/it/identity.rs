@@ -146,7 +146,12 @@ impl Server {
             .expect("an address")
     }
 
-    pub(crate) fn request(&self, method: reqwest::Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+    ) -> reqwest::RequestBuilder {
         self.client
             .request(method, format!("{}{path}", self.base))
             .bearer_auth(token)
@@ -187,7 +192,12 @@ impl Server {
         serde_json::from_value(body).expect("transcript")
     }
 
-    pub(crate) async fn upload(&self, token: &str, filename: &str, bytes: Vec<u8>) -> (StatusCode, Value) {
+    pub(crate) async fn upload(
+        &self,
+        token: &str,
+        filename: &str,
+        bytes: Vec<u8>,
+    ) -> (StatusCode, Value) {
         let response = self
             .request(reqwest::Method::POST, "/api/attachments", token)
             .query(&[("filename", filename)])
