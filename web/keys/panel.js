@@ -53,7 +53,7 @@ export async function open(opener) {
   const listStatus = el("p", { class: "keys-note", role: "status" });
   const dialog = el(
     "dialog",
-    { class: "keys", "aria-labelledby": "keys-title", "aria-describedby": "keys-intro", "data-testid": "keys" },
+    { class: "panel keys", "aria-labelledby": "keys-title", "aria-describedby": "keys-intro", "data-testid": "keys" },
     el("header", {}, el("h2", { id: "keys-title" }, "API keys"), closeButton),
     intro,
     secret,

@@ -22,6 +22,7 @@ mod drafts;
 mod drop_zone;
 mod edit_bar;
 mod editing;
+mod exchange;
 mod focus;
 mod greeting;
 mod header;

@@ -10,6 +10,7 @@ use wasm_bindgen::JsCast;
 
 use crate::conversation_link::ConversationLink;
 use crate::delete_dialog::DeleteDialog;
+use crate::exchange::ExchangeButton;
 use crate::listing;
 use crate::opening;
 use crate::route::Route;
@@ -76,19 +77,22 @@ pub fn Sidebar() -> impl IntoView {
             on:keydown=on_keydown
         >
             <div class="sidebar-top">
-                <button
-                    type="button"
-                    class="new-chat"
-                    node_ref=new_chat
-                    title=format!("New chat ({})", shortcut())
-                    aria-keyshortcuts="Control+Shift+O Meta+Shift+O"
-                    on:click=move |_| opening::go(portal, Route::NewChat)
-                >
-                    <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
-                        <path d="M10 4v12M4 10h12" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
-                    </svg>
-                    "New chat"
-                </button>
+                <div class="sidebar-actions">
+                    <button
+                        type="button"
+                        class="new-chat"
+                        node_ref=new_chat
+                        title=format!("New chat ({})", shortcut())
+                        aria-keyshortcuts="Control+Shift+O Meta+Shift+O"
+                        on:click=move |_| opening::go(portal, Route::NewChat)
+                    >
+                        <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
+                            <path d="M10 4v12M4 10h12" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
+                        </svg>
+                        "New chat"
+                    </button>
+                    <ExchangeButton />
+                </div>
                 <input
                     type="search"
                     class="search"

@@ -80,6 +80,16 @@ pub struct Limits {
         value_parser = at_least_one
     )]
     pub pdf_readers: usize,
+    /// Bytes one import's file may have (`POST /api/conversations/import`).
+    #[arg(long = "max-import-bytes", default_value_t = Limits::DEFAULT.import_bytes)]
+    pub import_bytes: u64,
+    /// Imports read at once, over all users; others wait their turn.
+    #[arg(
+        long = "imports-at-once",
+        default_value_t = Limits::DEFAULT.imports_at_once,
+        value_parser = at_least_one
+    )]
+    pub imports_at_once: usize,
     #[command(flatten)]
     pub uploads: UploadConfig,
 }
@@ -109,6 +119,8 @@ impl Limits {
         api_messages: 500,
         picture_decodes: 2,
         pdf_readers: 2,
+        import_bytes: 64 * 1024 * 1024,
+        imports_at_once: 2,
         uploads: UploadConfig::DEFAULT,
     };
 }
@@ -139,6 +151,10 @@ pub struct Gates {
     pub decodes: Arc<Semaphore>,
     /// PDF reader processes, over all users.
     pub pdf_readers: PdfReaders,
+    /// Imports being sent, one a user.
+    pub imports_sent: PerUser,
+    /// Imports being read and written, over all users.
+    pub imports: Arc<Semaphore>,
 }
 
 impl Gates {
@@ -154,6 +170,8 @@ impl Gates {
                 limits.uploads.pdf_limits(),
                 limits.pdf_readers,
             ),
+            imports_sent: PerUser::new(1),
+            imports: Arc::new(Semaphore::new(limits.imports_at_once)),
         }
     }
 }

@@ -187,17 +187,6 @@ impl Drop for PostgresStorage {
 }
 
 impl Storage for PostgresStorage {
-    fn create_conversation(&self, owner: &Owner, agent_id: &str) -> Result<ConversationId> {
-        let id = new_id()?;
-        self.write(|t| {
-            t.execute(
-                "INSERT INTO conversations (id, org_id, user_id, agent_id) VALUES ($1, $2, $3, $4)",
-                &[&id, &owner.org_id, &owner.user_id, &agent_id],
-            )?;
-            Ok(ConversationId::new(id))
-        })
-    }
-
     fn list_conversations(
         &self,
         owner: &Owner,
@@ -552,7 +541,7 @@ impl Storage for PostgresStorage {
 }
 
 /// A new conversation id: 128 random bits in hexadecimal, unguessable.
-fn new_id() -> Result<String> {
+pub(crate) fn new_id() -> Result<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|error| StorageError::Interrupted {
         detail: format!("no randomness for a conversation id: {error}"),

@@ -28,6 +28,15 @@ const UNCLAIMED_LEASE_MS: i64 = 30_000;
 pub(super) struct Statements<'a, 't>(pub(super) &'a mut Tx<'t>);
 
 impl rules::Statements for Statements<'_, '_> {
+    fn insert_conversation(&mut self, owner: &Owner, agent_id: &str) -> Result<ConversationId> {
+        let id = super::new_id()?;
+        self.0.execute(
+            "INSERT INTO conversations (id, org_id, user_id, agent_id) VALUES ($1, $2, $3, $4)",
+            &[&id, &owner.org_id, &owner.user_id, &agent_id],
+        )?;
+        Ok(ConversationId::new(id))
+    }
+
     fn lock_conversation(&mut self, conversation: &ConversationId) -> Result<()> {
         self.0.execute(
             "SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE",

@@ -137,22 +137,6 @@ impl SqliteStorage {
 }
 
 impl Storage for SqliteStorage {
-    fn create_conversation(&self, owner: &Owner, agent_id: &str) -> Result<ConversationId> {
-        self.write(|c| {
-            let id: String = c
-                .prepare_cached(
-                    "INSERT INTO conversations (id, org_id, user_id, agent_id, last_activity)
-                     VALUES (lower(hex(randomblob(16))), ?1, ?2, ?3,
-                             CAST(unixepoch('subsec') * 1000 AS INTEGER))
-                     RETURNING id",
-                )?
-                .query_row(params![owner.org_id, owner.user_id, agent_id], |row| {
-                    row.get(0)
-                })?;
-            Ok(ConversationId::new(id))
-        })
-    }
-
     fn list_conversations(
         &self,
         owner: &Owner,

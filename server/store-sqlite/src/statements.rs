@@ -23,6 +23,21 @@ use portal_store::{
 pub(super) struct Statements<'c>(pub(super) &'c Connection);
 
 impl rules::Statements for Statements<'_> {
+    fn insert_conversation(&mut self, owner: &Owner, agent_id: &str) -> Result<ConversationId> {
+        let id: String = self
+            .0
+            .prepare_cached(
+                "INSERT INTO conversations (id, org_id, user_id, agent_id, last_activity)
+                 VALUES (lower(hex(randomblob(16))), ?1, ?2, ?3,
+                         CAST(unixepoch('subsec') * 1000 AS INTEGER))
+                 RETURNING id",
+            )?
+            .query_row(params![owner.org_id, owner.user_id, agent_id], |row| {
+                row.get(0)
+            })?;
+        Ok(ConversationId::new(id))
+    }
+
     fn lock_conversation(&mut self, _conversation: &ConversationId) -> Result<()> {
         Ok(())
     }

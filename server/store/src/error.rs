@@ -190,6 +190,10 @@ pub enum StorageError {
         turn: u32,
     },
     #[error(
+        "turn {turn} of the imported conversation is {}; import it as stopped, completed or failed", status.in_words()
+    )]
+    ImportedTurnOpen { turn: u32, status: TurnStatus },
+    #[error(
         "turn {turn} of conversation `{conversation}` is {status}, so it takes no more messages or blocks; set a paused turn running again to resume it, or open a new turn"
     )]
     TurnNotRunning {

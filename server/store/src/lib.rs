@@ -91,7 +91,9 @@ pub type Result<T, E = StorageError> = std::result::Result<T, E>;
 /// the conversation id, which the loop got from such a lookup.
 pub trait Storage: Send + Sync + fmt::Debug {
     /// Opens a new, empty conversation for `owner` with `agent_id` and returns its id.
-    fn create_conversation(&self, owner: &Owner, agent_id: &str) -> Result<ConversationId>;
+    fn create_conversation(&self, owner: &Owner, agent_id: &str) -> Result<ConversationId> {
+        in_write(self, |s| s.insert_conversation(owner, agent_id))
+    }
 
     /// A page of the conversations `owner` opened, newest activity first, those matching the
     /// query's search only.
@@ -121,6 +123,19 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// while its latest turn runs; anyone else's is not found.
     fn delete_conversation(&self, owner: &Owner, conversation: &ConversationId) -> Result<()> {
         in_write(self, |s| rules::delete_conversation(s, owner, conversation))
+    }
+
+    /// Writes conversations made from an export as `owner`'s, all in one transaction, so an
+    /// import that fails leaves nothing behind; answers their ids in order
+    /// ([`rules::import_conversations`]).
+    fn import_conversations(
+        &self,
+        owner: &Owner,
+        conversations: &[ImportedConversation],
+    ) -> Result<Vec<ConversationId>> {
+        in_write(self, |s| {
+            rules::import_conversations(s, owner, conversations)
+        })
     }
 
     /// Who owns a conversation. Another organisation's conversation is not found.
@@ -707,6 +722,17 @@ pub struct RecentTurns {
     pub transcript: Transcript,
     /// The turn holding the conversation's newest compaction, if it has one.
     pub newest_compaction: Option<u32>,
+}
+
+/// A conversation made from an export, to be written whole ([`Storage::import_conversations`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedConversation {
+    /// The agent it goes on with.
+    pub agent_id: String,
+    /// Its title; empty to name it after its first message, as a new conversation is.
+    pub title: String,
+    /// Its turns, every one ended and valid (`portal_core::validate`).
+    pub transcript: Transcript,
 }
 
 /// What a new turn opens with.

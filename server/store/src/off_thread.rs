@@ -12,9 +12,9 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    NewApiKey, NewTurn, Owner, PausedClaim, RecentTurns, Result, SignInPlaces, SsoAccount,
-    SsoSignIn, SsoSignInLimits, Storage, StorageError, StoredApiKey, StoredSession, ThrottleRule,
-    Usage,
+    ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim, RecentTurns, Result,
+    SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError, StoredApiKey,
+    StoredSession, ThrottleRule, Usage,
 };
 
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
@@ -125,6 +125,19 @@ impl AsyncStorage {
         let (owner, conversation, title) = (owner.clone(), conversation.clone(), title.to_string());
         self.run(Lane::Write, move |s| {
             s.rename_conversation(&owner, &conversation, &title)
+        })
+        .await
+    }
+
+    /// See [`Storage::import_conversations`].
+    pub async fn import_conversations(
+        &self,
+        owner: &Owner,
+        conversations: Vec<ImportedConversation>,
+    ) -> Result<Vec<ConversationId>> {
+        let owner = owner.clone();
+        self.run(Lane::Write, move |s| {
+            s.import_conversations(&owner, &conversations)
         })
         .await
     }

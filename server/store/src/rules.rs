@@ -16,14 +16,19 @@ use super::codec::{parse_name, parse_status};
 use subtle::ConstantTimeEq;
 
 use super::{
-    CallPurpose, ConversationId, NewApiKey, NewTurn, Owner, PausedClaim, Result, SignInPlaces,
-    SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey, ThrottleRule, Usage,
+    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim,
+    Result, SignInPlaces, SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey, ThrottleRule,
+    Usage,
 };
 use crate::quota::{Hold, Limit, Spender, Spending};
 
 /// One database's statements, run inside one of its transactions ([`super::Storage::write_statements`]).
 /// They read and write rows as asked and decide nothing: storage's rules, below, call them.
 pub trait Statements {
+    /// Adds an empty conversation of `owner`'s with `agent_id`, its id made here, and answers
+    /// the id.
+    fn insert_conversation(&mut self, owner: &Owner, agent_id: &str) -> Result<ConversationId>;
+
     /// Locks the conversation's row until the transaction ends, so writes to one conversation
     /// take turns, where the database locks rows: SQLite's one writer already serialises writes,
     /// and runs no statement for it. A conversation that is not there locks nothing.
@@ -641,6 +646,67 @@ pub fn delete_conversation(
         }
     }
     Ok(())
+}
+
+/// Writes conversations made from an export as `owner`'s, whole or not at all: each with its
+/// turns as they ended (a turn still open is refused, since no run would ever end it), its
+/// messages' attachments (which must be the organisation's) and its title, or one made from its
+/// first message when it has none. Answers their ids in the same order.
+pub fn import_conversations(
+    s: &mut dyn Statements,
+    owner: &Owner,
+    conversations: &[ImportedConversation],
+) -> Result<Vec<ConversationId>> {
+    let mut ids = Vec::with_capacity(conversations.len());
+    for conversation in conversations {
+        let id = s.insert_conversation(owner, &conversation.agent_id)?;
+        for turn in &conversation.transcript.turns {
+            if turn.status.is_open() {
+                return Err(StorageError::ImportedTurnOpen {
+                    turn: turn.index,
+                    status: turn.status,
+                });
+            }
+            s.insert_turn(&id, turn.index, turn.kind, turn.effort, &Hold::default())?;
+            s.set_status(&id, turn.index, turn.status)?;
+            if let Some(tokens) = turn.context_tokens {
+                s.set_context_tokens(&id, turn.index, tokens)?;
+            }
+            for entry in &turn.trace {
+                s.insert_trace(&id, turn.index, entry)?;
+            }
+            for (m, message) in turn.messages.iter().enumerate() {
+                s.insert_message(&id, turn.index, m, message.role)?;
+                for (b, block) in message.blocks.iter().enumerate() {
+                    s.insert_block(&id, turn.index, m, b, block)?;
+                }
+                for (a, attachment) in message.attachments.iter().enumerate() {
+                    if !s.attachment_stored(&owner.org_id, attachment.id())? {
+                        return Err(StorageError::AttachmentNotFound {
+                            attachment: attachment.id().to_string(),
+                        });
+                    }
+                    s.link_attachment(&id, turn.index, a, &owner.org_id, attachment.id())?;
+                }
+            }
+        }
+        if conversation.title.is_empty() {
+            let first = conversation
+                .transcript
+                .turns
+                .iter()
+                .find(|t| t.kind == TurnKind::Chat)
+                .and_then(|t| t.messages.first());
+            if let Some(message) = first {
+                title_after(s, &id, message)?;
+            }
+        } else {
+            s.title_if_untitled(&id, &conversation.title)?;
+        }
+        s.touch(&id)?;
+        ids.push(id);
+    }
+    Ok(ids)
 }
 
 /// Takes a place among the failed sign-ins of each of `keys` if `rule` lets the sign-in try

@@ -8,6 +8,7 @@ mod attachments;
 mod calls;
 mod checks;
 mod conversations;
+mod exchange;
 mod info;
 pub(crate) mod keys;
 mod session;
@@ -266,6 +267,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .merge(skills::router())
         .merge(attachments::router())
         .merge(conversations::router())
+        .merge(exchange::router())
         .merge(calls::router())
         .merge(turns::router())
         .merge(usage::router())
@@ -457,6 +459,7 @@ impl From<StorageError> for ApiError {
             }
             StorageError::NotAUserMessage { .. }
             | StorageError::NotStreamable { .. }
+            | StorageError::ImportedTurnOpen { .. }
             | StorageError::TooLarge { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             _ => {
                 tracing::error!("storage failed: {error}");

@@ -10,9 +10,9 @@ use portal_model::ModelRegistry;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const ALICE: &str = "alice-token";
-const BOB: &str = "bob-token";
-const CAROL: &str = "carol-token";
+pub(crate) const ALICE: &str = "alice-token";
+pub(crate) const BOB: &str = "bob-token";
+pub(crate) const CAROL: &str = "carol-token";
 
 fn write(root: &Path, path: &str, text: &str) {
     let path = root.join(path);
@@ -99,13 +99,13 @@ label = "Blind demo"
 capabilities = { can_see = false }
 "#;
 
-struct Server {
+pub(crate) struct Server {
     base: String,
     client: reqwest::Client,
     _dir: tempfile::TempDir,
 }
 
-async fn start() -> Server {
+pub(crate) async fn start() -> Server {
     start_with(|_| {}).await
 }
 
@@ -138,13 +138,26 @@ async fn start_with(more: impl FnOnce(&Path)) -> Server {
 }
 
 impl Server {
-    fn request(&self, method: reqwest::Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+    /// The server's loopback address.
+    pub(crate) fn address(&self) -> std::net::SocketAddr {
+        self.base
+            .trim_start_matches("http://")
+            .parse()
+            .expect("an address")
+    }
+
+    pub(crate) fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+    ) -> reqwest::RequestBuilder {
         self.client
             .request(method, format!("{}{path}", self.base))
             .bearer_auth(token)
     }
 
-    async fn get(&self, path: &str, token: &str) -> (StatusCode, Value) {
+    pub(crate) async fn get(&self, path: &str, token: &str) -> (StatusCode, Value) {
         let response = self
             .request(reqwest::Method::GET, path, token)
             .send()
@@ -154,7 +167,7 @@ impl Server {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
-    async fn post(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
+    pub(crate) async fn post(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
         let response = self
             .request(reqwest::Method::POST, path, token)
             .json(&body)
@@ -165,7 +178,7 @@ impl Server {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
-    async fn conversation(&self, token: &str, agent: &str) -> String {
+    pub(crate) async fn conversation(&self, token: &str, agent: &str) -> String {
         let (status, created) = self
             .post("/api/conversations", token, json!({ "agent": agent }))
             .await;
@@ -173,13 +186,18 @@ impl Server {
         created["id"].as_str().expect("id").to_string()
     }
 
-    async fn transcript(&self, token: &str, id: &str) -> Transcript {
+    pub(crate) async fn transcript(&self, token: &str, id: &str) -> Transcript {
         let (status, body) = self.get(&format!("/api/conversations/{id}"), token).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         serde_json::from_value(body).expect("transcript")
     }
 
-    async fn upload(&self, token: &str, filename: &str, bytes: Vec<u8>) -> (StatusCode, Value) {
+    pub(crate) async fn upload(
+        &self,
+        token: &str,
+        filename: &str,
+        bytes: Vec<u8>,
+    ) -> (StatusCode, Value) {
         let response = self
             .request(reqwest::Method::POST, "/api/attachments", token)
             .query(&[("filename", filename)])

@@ -26,6 +26,7 @@ mod conversations_api;
 mod crash;
 mod data_lock;
 mod database_secrets;
+mod exchange;
 mod failed_writes;
 mod http;
 mod identity;

@@ -16,8 +16,8 @@ use portal_core::{
     Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, validate,
 };
 use portal_store::{
-    CallPurpose, ConversationId, NewApiKey, NewTurn, Owner, PausedClaim, SignInPlaces, SsoAccount,
-    SsoSignIn, SsoSignInLimits, Storage, StorageError, TurnRef, Usage,
+    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim,
+    SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError, TurnRef, Usage,
 };
 use portal_store_sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 use proptest::prelude::*;
@@ -2119,6 +2119,91 @@ fn sso_sign_ins_started_and_claimed_at_once_through_two_storages_keep_the_limits
     assert_eq!(won, 1, "{}", db.name());
 }
 
+/// Issue 45: the fixtures without attachments that ended, imported in one call: each loads back
+/// as it was, under its title, or one made from its first message.
+fn every_ended_fixture_imports_whole_and_loads_back_equal(db: &Database) {
+    let storage = db.open();
+    let ended: Vec<(String, Transcript)> = valid_fixtures()
+        .into_iter()
+        .filter(|(_, t)| {
+            t.turns.iter().all(|turn| !turn.status.is_open())
+                && t.turns
+                    .iter()
+                    .flat_map(|turn| &turn.messages)
+                    .all(|m| m.attachments.is_empty())
+        })
+        .collect();
+    assert!(ended.len() >= 5, "{} fixtures", ended.len());
+    let imported: Vec<ImportedConversation> = ended
+        .iter()
+        .enumerate()
+        .map(|(i, (_, transcript))| ImportedConversation {
+            agent_id: "agent_1".into(),
+            title: if i == 0 {
+                String::new()
+            } else {
+                format!("Fixture {i}")
+            },
+            transcript: transcript.clone(),
+        })
+        .collect();
+    let ids = storage
+        .import_conversations(&owner(), &imported)
+        .expect("imported");
+    assert_eq!(ids.len(), ended.len());
+    for (i, (id, (name, transcript))) in ids.iter().zip(&ended).enumerate() {
+        let loaded = storage.load_transcript("org_a", id).expect("loaded");
+        assert_eq!(&loaded, transcript, "{name} loads back as imported");
+        let summary = storage.conversation_summary(&owner(), id).expect("listed");
+        if i > 0 {
+            assert_eq!(summary.title, format!("Fixture {i}"));
+        } else {
+            assert!(
+                !summary.title.is_empty(),
+                "{name} is named after its first message"
+            );
+        }
+    }
+}
+
+/// Issue 45: an import refused anywhere leaves nothing behind: an attachment that is not the
+/// organisation's, or a turn still open, in its last conversation.
+fn an_import_refused_anywhere_leaves_nothing_behind(db: &Database) {
+    let storage = db.open();
+    let (_, good) = valid_fixtures()
+        .into_iter()
+        .find(|(_, t)| {
+            !t.turns.is_empty()
+                && t.turns.iter().all(|turn| !turn.status.is_open())
+                && t.turns
+                    .iter()
+                    .flat_map(|turn| &turn.messages)
+                    .all(|m| m.attachments.is_empty())
+        })
+        .expect("an ended fixture");
+    let with = |transcript: Transcript| ImportedConversation {
+        agent_id: "agent_1".into(),
+        title: "t".into(),
+        transcript,
+    };
+    let mut foreign = good.clone();
+    foreign.turns[0].messages[0]
+        .attachments
+        .push(picture("not_stored"));
+    let mut open = good.clone();
+    open.turns[0].status = TurnStatus::Running;
+    for (bad, refusal) in [(foreign, "attachment"), (open, "running")] {
+        let refused = storage.import_conversations(&owner(), &[with(good.clone()), with(bad)]);
+        let error = refused.expect_err("refused");
+        assert!(error.to_string().contains(refusal), "{error}");
+        let listed = storage
+            .list_conversations(&owner(), &everything())
+            .expect("listed");
+        assert!(listed.conversations.is_empty(), "{}: {listed:?}", db.name());
+        assert_eq!(rows(db, "turns"), 0, "{}", db.name());
+    }
+}
+
 /// A query for a whole conversation list.
 fn everything() -> portal_store::ConversationQuery {
     portal_store::ConversationQuery {
@@ -2133,6 +2218,8 @@ on_every_database!(
     the_schema_version_is_read_from_the_database_as_it_is_now,
     every_valid_fixture_round_trips_through_storage,
     a_tools_picture_is_the_owners_counted_and_deleted_with_its_conversation,
+    every_ended_fixture_imports_whole_and_loads_back_equal,
+    an_import_refused_anywhere_leaves_nothing_behind,
     full_turn_with_tool_calls_round_trips_and_validates,
     five_thousand_deltas_stream_into_one_block_and_load_whole,
     m10_crash_mid_turn_leaves_a_cut_off_turn_with_what_it_wrote,

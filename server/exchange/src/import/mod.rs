@@ -1,0 +1,189 @@
+//! Conversations made from an export: Portal's own (a conversation's JSON, or a list of them),
+//! ChatGPT's and Claude's `conversations.json`. The kind is told by the JSON's shape. Each
+//! conversation comes with notes naming, in words, what of it did not map; a conversation that
+//! cannot be made at all refuses the whole export, so nothing is half-imported.
+
+mod chatgpt;
+mod claude;
+mod foreign;
+mod portal;
+
+use portal_core::transcript::Transcript;
+use portal_core::validate::TranscriptError;
+use thiserror::Error;
+
+pub use portal::{EXPORT_KIND, Exported, attachments_used, leave_out_attachments};
+
+/// The most conversations one import makes. **Decision:** 5,000, more than a heavy user's
+/// ChatGPT history; a larger export is split, or imported as several files.
+pub const MOST_CONVERSATIONS: usize = 5_000;
+
+/// Where an export came from, told by its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Portal's export: one conversation (`{"portal": "conversation", …}`), a list of them, or a
+    /// bare transcript.
+    Portal,
+    /// ChatGPT's data export: a list of conversations, each a `mapping` of message nodes.
+    ChatGpt,
+    /// Claude's data export: a list of conversations, each with `chat_messages`.
+    Claude,
+}
+
+impl Source {
+    /// The source's name as a person knows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Portal => "Portal",
+            Source::ChatGpt => "ChatGPT",
+            Source::Claude => "Claude",
+        }
+    }
+}
+
+/// One conversation made from an export.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// Its title in the export, cleaned of control characters; empty when it had none.
+    pub title: String,
+    /// The agent a Portal export names; `None` from elsewhere.
+    pub agent: Option<String>,
+    /// Its turns, valid (`portal_core::validate` holds).
+    pub transcript: Transcript,
+    /// What did not map, each a sentence.
+    pub notes: Vec<String>,
+}
+
+/// What an export became.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    pub source: Source,
+    pub conversations: Vec<Imported>,
+}
+
+/// Why an export was refused, in words that say what to do.
+#[derive(Debug, Error, PartialEq)]
+pub enum ImportError {
+    #[error(
+        "the file is not JSON (line {line}, column {column}: {message}); import the export's JSON file as it was downloaded"
+    )]
+    NotJson {
+        line: usize,
+        column: usize,
+        message: &'static str,
+    },
+    #[error(
+        "the file is not an export Portal reads: {0}; import a conversation exported from Portal, or ChatGPT's or Claude's conversations.json"
+    )]
+    UnknownShape(String),
+    #[error(
+        "the file holds no conversation; export one or more conversations and import that file"
+    )]
+    Empty,
+    #[error(
+        "the file holds {found} conversations, more than the {MOST_CONVERSATIONS} one import makes; split it and import the parts"
+    )]
+    TooMany { found: usize },
+    #[error(
+        "conversation {position} of the {source_name} export cannot be read: {message}; nothing was imported"
+    )]
+    Conversation {
+        /// 1-based, in the export's order.
+        position: usize,
+        source_name: &'static str,
+        message: String,
+    },
+    #[error(
+        "conversation {position} of the export is not a valid transcript: {error}; nothing was imported"
+    )]
+    Transcript {
+        position: usize,
+        error: TranscriptError,
+    },
+}
+
+/// Reads an export of any kind Portal knows, refusing it whole when any conversation in it
+/// cannot be made.
+pub fn read(json: &str) -> Result<Import, ImportError> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| ImportError::NotJson {
+            line: e.line(),
+            column: e.column(),
+            message: match e.classify() {
+                serde_json::error::Category::Eof => "it ends before its JSON does",
+                serde_json::error::Category::Syntax => "a character there is out of place",
+                serde_json::error::Category::Data | serde_json::error::Category::Io => {
+                    "it cannot be read there"
+                }
+            },
+        })?;
+    let source = source_of(&value)?;
+    let conversations = match source {
+        Source::Portal => portal::read(value)?,
+        Source::ChatGpt => chatgpt::read(value)?,
+        Source::Claude => claude::read(value)?,
+    };
+    if conversations.is_empty() {
+        return Err(ImportError::Empty);
+    }
+    if conversations.len() > MOST_CONVERSATIONS {
+        return Err(ImportError::TooMany {
+            found: conversations.len(),
+        });
+    }
+    for (i, conversation) in conversations.iter().enumerate() {
+        portal_core::validate::validate(&conversation.transcript).map_err(|error| {
+            ImportError::Transcript {
+                position: i + 1,
+                error,
+            }
+        })?;
+    }
+    Ok(Import {
+        source,
+        conversations,
+    })
+}
+
+/// Tells an export's kind by the shape of its first conversation.
+fn source_of(value: &serde_json::Value) -> Result<Source, ImportError> {
+    let first = match value {
+        serde_json::Value::Array(items) => items.first().ok_or(ImportError::Empty)?,
+        serde_json::Value::Object(_) => value,
+        _ => {
+            return Err(ImportError::UnknownShape(
+                "it is neither a conversation nor a list of them".into(),
+            ));
+        }
+    };
+    let has = |field: &str| first.get(field).is_some();
+    if has("portal") || (has("version") && has("turns")) {
+        Ok(Source::Portal)
+    } else if has("mapping") {
+        Ok(Source::ChatGpt)
+    } else if has("chat_messages") {
+        Ok(Source::Claude)
+    } else {
+        Err(ImportError::UnknownShape(
+            "its conversations have no `turns`, `mapping` or `chat_messages`".into(),
+        ))
+    }
+}
+
+/// A title as the list shows it: without control and bidirectional characters, its spaces
+/// folded, at most 200 characters (the page's limit).
+pub(crate) fn clean_title(text: &str) -> String {
+    const TITLE_LIMIT: usize = 200;
+    portal_core::title::shown_name(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(TITLE_LIMIT)
+        .collect()
+}
+
+/// `text` without NUL, which PostgreSQL's text refuses.
+pub(crate) fn clean_text(text: &str) -> String {
+    text.replace('\0', "")
+}

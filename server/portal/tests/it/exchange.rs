@@ -1,0 +1,298 @@
+//! Conversations in and out over HTTP (issue 45, docs/export.md): exported as Markdown and as
+//! JSON to their owner alone, imported back equal, imports from ChatGPT, and what a hostile
+//! importer sends.
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use portal_core::{Transcript, TurnStatus};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::identity::{ALICE, BOB, CAROL, Server, start};
+
+async fn ended(server: &Server, token: &str, id: &str) -> Transcript {
+    let started = Instant::now();
+    loop {
+        let transcript = server.transcript(token, id).await;
+        if transcript
+            .turns
+            .iter()
+            .all(|t| t.status != TurnStatus::Running)
+        {
+            return transcript;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{transcript:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn export(server: &Server, token: &str, id: &str, format: &str) -> reqwest::Response {
+    server
+        .request(
+            reqwest::Method::GET,
+            &format!("/api/conversations/{id}/export?format={format}"),
+            token,
+        )
+        .send()
+        .await
+        .expect("answered")
+}
+
+async fn import(
+    server: &Server,
+    token: &str,
+    body: impl Into<reqwest::Body>,
+) -> (StatusCode, Value) {
+    let response = server
+        .request(reqwest::Method::POST, "/api/conversations/import", token)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("answered");
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+async fn count(server: &Server, token: &str) -> usize {
+    let (_, page) = server.get("/api/conversations", token).await;
+    page["conversations"].as_array().expect("a list").len()
+}
+
+#[tokio::test]
+async fn a_conversation_exports_to_its_owner_and_imports_back_equal() {
+    let server = start().await;
+    let (status, notes) = server
+        .upload(ALICE, "notes.txt", b"The heron count is 42.".to_vec())
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{notes}");
+    let notes_id = notes["id"].as_str().expect("id").to_string();
+    let id = server.conversation(ALICE, "researcher").await;
+    let (status, body) = server
+        .post(
+            &format!("/api/conversations/{id}/messages"),
+            ALICE,
+            json!({ "text": "Count the <b>herons</b> in the notes", "attachments": [notes_id] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let transcript = ended(&server, ALICE, &id).await;
+
+    let markdown = export(&server, ALICE, &id, "markdown").await;
+    assert_eq!(markdown.status(), StatusCode::OK);
+    assert_eq!(
+        markdown.headers()["content-type"],
+        "text/markdown; charset=utf-8"
+    );
+    assert_eq!(
+        markdown.headers()["content-disposition"],
+        "attachment; filename=\"Count-the-b-herons-b-in-the-notes.md\""
+    );
+    let text = markdown.text().await.expect("text");
+    assert!(
+        text.starts_with("# Count the <b>herons</b> in the notes\n\n## 1. You\n"),
+        "{text}"
+    );
+    assert!(text.contains("Attached: `notes.txt`"), "{text}");
+
+    let json = export(&server, ALICE, &id, "json").await;
+    assert_eq!(json.status(), StatusCode::OK);
+    let file = json.text().await.expect("json");
+    let (status, made) = import(&server, ALICE, file.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    assert_eq!(made["source"], "Portal");
+    let item = &made["conversations"][0];
+    assert_eq!(item["title"], "Count the <b>herons</b> in the notes");
+    assert_eq!(item["turns"], 1);
+    assert_eq!(item["notes"], json!([]), "alice's own attachment is kept");
+    let copy = item["id"].as_str().expect("id");
+    assert_ne!(copy, id);
+    assert_eq!(server.transcript(ALICE, copy).await, transcript);
+
+    // Bob, of the same organisation, imports alice's file: he gets the words, not her file.
+    let (status, made) = import(&server, BOB, file.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let item = &made["conversations"][0];
+    assert_eq!(
+        item["notes"],
+        json!([
+            "Turn 1's attachment notes.txt was left out: its file is not yours in this portal."
+        ])
+    );
+    let bobs = server
+        .transcript(BOB, item["id"].as_str().expect("id"))
+        .await;
+    assert!(bobs.turns[0].messages[0].attachments.is_empty());
+
+    // Carol, of another organisation, imports it too: her organisation has no `researcher`.
+    let (status, made) = import(&server, CAROL, file).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let notes = made["conversations"][0]["notes"].to_string();
+    assert!(
+        notes.contains("`researcher`, which you cannot use here"),
+        "{notes}"
+    );
+
+    for token in [BOB, CAROL] {
+        for format in ["markdown", "json"] {
+            let refused = export(&server, token, &id, format).await;
+            assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{token} {format}");
+        }
+    }
+    let refused = export(&server, ALICE, &id, "pdf").await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let said: Value = refused.json().await.expect("json");
+    assert!(
+        said["error"]
+            .as_str()
+            .expect("words")
+            .contains("`markdown` or `json`")
+    );
+}
+
+const CHATGPT: &str = r#"[{
+  "title": "Herons",
+  "current_node": "c",
+  "mapping": {
+    "root": { "id": "root", "message": null, "parent": null, "children": ["a"] },
+    "a": { "id": "a", "parent": "root", "children": ["b"], "message": {
+      "author": { "role": "user" }, "content": { "content_type": "text", "parts": ["How many herons?"] } } },
+    "b": { "id": "b", "parent": "a", "children": ["c"], "message": {
+      "author": { "role": "assistant" }, "recipient": "all",
+      "content": { "content_type": "text", "parts": ["About 42."] } } },
+    "c": { "id": "c", "parent": "b", "children": [], "message": {
+      "author": { "role": "user" }, "content": { "content_type": "text", "parts": ["Thanks"] } } }
+  }
+}]"#;
+
+#[tokio::test]
+async fn a_chatgpt_export_is_imported_with_what_did_not_map_said() {
+    let server = start().await;
+    let (status, made) = import(&server, ALICE, CHATGPT).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    assert_eq!(made["source"], "ChatGPT");
+    let item = &made["conversations"][0];
+    assert_eq!(item["title"], "Herons");
+    let transcript = server
+        .transcript(ALICE, item["id"].as_str().expect("id"))
+        .await;
+    assert_eq!(transcript.turns.len(), 2);
+    assert_eq!(transcript.turns[0].status, TurnStatus::Completed);
+    assert_eq!(transcript.turns[1].status, TurnStatus::CutOff);
+    portal_core::validate(&transcript).expect("valid");
+}
+
+/// A Portal transcript of one completed turn whose user says `said`, with `extra` fields.
+fn one_turn(extra: &str, said: &str) -> Vec<u8> {
+    format!(
+        r#"{{"version": 1, "turns": [{{"index": 1, "status": "completed", {extra} "messages": [{{"role": "user", "blocks": [{{"type": "text", "text": "{said}"}}]}}, {{"role": "assistant", "blocks": [{{"type": "text", "text": "ok"}}]}}]}}]}}"#
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn hostile_imports_are_refused_in_words_and_leave_nothing_behind() {
+    let server = start().await;
+    let before = count(&server, ALICE).await;
+    let broken_second = CHATGPT.replacen("}]", "}, {\"title\": \"broken\", \"mapping\": 7}]", 1);
+    let cases: Vec<(Vec<u8>, StatusCode, &str)> = vec![
+        (
+            b"{\"portal\": ".to_vec(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not JSON",
+        ),
+        (
+            vec![0xff, 0xfe, b'['],
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not UTF-8",
+        ),
+        (
+            broken_second.into_bytes(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "conversation 2",
+        ),
+        (
+            b"[]".to_vec(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "no conversation",
+        ),
+        (
+            one_turn(r#""context_tokens": 99999999999999999999,"#, "x"),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "conversation 1 of the Portal export cannot be read",
+        ),
+        (
+            one_turn(r#""context_tokens": 18446744073709551615,"#, "x"),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "too large to store",
+        ),
+        (
+            one_turn(r#""owner": "bob","#, "x"),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown field `owner`",
+        ),
+        (
+            one_turn("", "<script>alert(1)</script>"),
+            StatusCode::CREATED,
+            "",
+        ),
+    ];
+    for (body, expected, said) in cases {
+        let (status, answer) = import(&server, ALICE, body).await;
+        assert_eq!(status, expected, "{answer}");
+        if expected != StatusCode::CREATED {
+            let error = answer["error"].as_str().expect("in words");
+            assert!(error.contains(said), "{error}");
+        }
+    }
+    assert_eq!(
+        count(&server, ALICE).await,
+        before + 1,
+        "only the last was imported, its title kept as text"
+    );
+    let (_, page) = server.get("/api/conversations", ALICE).await;
+    assert_eq!(
+        page["conversations"][0]["title"],
+        "<script>alert(1)</script>"
+    );
+
+    // A file past the limit is refused by its length, before it is read.
+    let address = server.address();
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(address).expect("connected");
+        write!(
+            stream,
+            "POST /api/conversations/import HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {ALICE}\r\n\
+             Content-Type: application/json\r\nContent-Length: 1073741824\r\n\r\n[{{\"title\": "
+        )
+        .expect("sent");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let mut answer = vec![0; 4096];
+        let read = stream.read(&mut answer).expect("an answer before the body");
+        String::from_utf8_lossy(&answer[..read]).to_string()
+    })
+    .await
+    .expect("joined");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        answer.contains("larger than the 64 MiB one import reads"),
+        "{answer}"
+    );
+
+    // One sent without a length is cut off at the limit.
+    let pieces = (0..70).map(|_| Ok::<_, std::io::Error>(vec![b' '; 1024 * 1024]));
+    let (status, answer) = import(
+        &server,
+        ALICE,
+        reqwest::Body::wrap_stream(futures_util::stream::iter(pieces)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{answer}");
+    assert_eq!(count(&server, ALICE).await, before + 1);
+}

@@ -1,0 +1,125 @@
+// Export and import (docs/export.md): a modal dialog where the person downloads the open
+// conversation as Markdown or JSON, and imports conversations from a file: Portal's export, or
+// ChatGPT's or Claude's conversations.json. What each import made is listed with what of it did
+// not map. Everything is drawn with text nodes only.
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+// The conversation the page shows, from its address (/c/<id>), or null on a new chat.
+function openConversation() {
+  const match = /^\/c\/([^/]+)$/.exec(location.pathname);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+export function open(opener, imported) {
+  const closeButton = el("button", { type: "button", "data-testid": "exchange-close" }, "Close");
+  const dialog = el(
+    "dialog",
+    { class: "panel exchange", "aria-labelledby": "exchange-title", "data-testid": "exchange" },
+    el("header", {}, el("h2", { id: "exchange-title" }, "Export and import"), closeButton),
+    exportSection(openConversation()),
+    importSection(imported),
+  );
+  closeButton.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    opener?.focus();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+}
+
+function exportSection(id) {
+  const heading = el("h3", { id: "exchange-export" }, "Export this conversation");
+  if (id === null) {
+    return el("section", { "aria-labelledby": "exchange-export" }, heading, el("p", { class: "keys-note" }, "Open a conversation to export it."));
+  }
+  const path = (format) => `/api/conversations/${encodeURIComponent(id)}/export?format=${format}`;
+  return el(
+    "section",
+    { "aria-labelledby": "exchange-export" },
+    heading,
+    el("p", { class: "keys-note" }, "Markdown to read and keep; JSON to bring back into a portal later."),
+    el(
+      "p",
+      { class: "exchange-links" },
+      el("a", { href: path("markdown"), download: "", "data-testid": "export-markdown" }, "Download Markdown"),
+      el("a", { href: path("json"), download: "", "data-testid": "export-json" }, "Download JSON"),
+    ),
+  );
+}
+
+function importSection(imported) {
+  const file = el("input", { type: "file", id: "exchange-file", accept: ".json,application/json", "data-testid": "import-file" });
+  const submit = el("button", { type: "submit", class: "primary", "data-testid": "import-submit" }, "Import");
+  const status = el("p", { class: "keys-note", role: "status" });
+  const problem = el("p", { class: "problem", role: "alert" });
+  const made = el("ul", { class: "exchange-made", "data-testid": "import-made" });
+  const form = el(
+    "form",
+    { class: "keys-form" },
+    el("label", { for: "exchange-file" }, "File"),
+    file,
+    el("div", { class: "keys-actions" }, submit),
+    problem,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    problem.textContent = "";
+    const chosen = file.files?.[0];
+    if (!chosen) {
+      problem.textContent = "Choose a file to import first.";
+      file.focus();
+      return;
+    }
+    submit.disabled = true;
+    made.replaceChildren();
+    status.textContent = `Importing ${chosen.name}…`;
+    try {
+      const answer = await fetch("/api/conversations/import", {
+        method: "POST",
+        headers: { accept: "application/json", "content-type": "application/json" },
+        body: chosen,
+      });
+      const read = await answer.json().catch(() => ({}));
+      if (!answer.ok) throw new Error(read.error || `the portal could not import it (${answer.status}); try again in a moment`);
+      const count = read.conversations.length;
+      status.textContent = `Imported ${count} conversation${count === 1 ? "" : "s"} from ${read.source}.`;
+      made.replaceChildren(...read.conversations.map(item));
+      form.reset();
+      imported?.();
+    } catch (error) {
+      status.textContent = "";
+      problem.textContent = `Nothing was imported: ${error.message}`;
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return el(
+    "section",
+    { "aria-labelledby": "exchange-import" },
+    el("h3", { id: "exchange-import" }, "Import conversations"),
+    el("p", { class: "keys-note" }, "A conversation exported from Portal, or the conversations.json of ChatGPT's or Claude's data export."),
+    form,
+    status,
+    made,
+  );
+}
+
+function item(conversation) {
+  const turns = `${conversation.turns} turn${conversation.turns === 1 ? "" : "s"}`;
+  return el(
+    "li",
+    {},
+    el("a", { href: `/c/${encodeURIComponent(conversation.id)}` }, conversation.title || "New chat"),
+    el("span", { class: "keys-note" }, ` · ${turns}`),
+    conversation.notes.length ? el("ul", { class: "exchange-notes" }, ...conversation.notes.map((note) => el("li", {}, note))) : null,
+  );
+}
