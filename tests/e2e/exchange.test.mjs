@@ -1,9 +1,9 @@
 // Export and import (issue 45, docs/export.md): a signed-in person opens "Export and import"
-// beside New chat, downloads the open conversation as Markdown and as JSON, imports the JSON back
-// and finds the copy listed and equal, imports a ChatGPT export and reads what did not map, and
-// is told in words when a file is not an export, with nothing imported. Titles that look like
-// markup stay text. Screenshots at 1280 and 390 px in both themes; axe-core finds nothing serious
-// in the open panel.
+// beside New chat, downloads the open conversation as Markdown and as JSON and everything as one
+// archive, imports the JSON back and finds the copy listed and equal, imports a ChatGPT export
+// and reads what did not map, and is told in words when a file is not an export, with nothing
+// imported. Titles that look like markup stay text. Screenshots at 1280 and 390 px in both
+// themes; axe-core finds nothing serious in the open panel.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -76,6 +76,22 @@ test('a person exports a conversation, imports it back equal, and imports a Chat
     assert.deepEqual(await transcript(page, copy), await transcript(page, id), 'the copy equals the original');
     await page.waitForFunction((want) => [...document.querySelectorAll('nav [data-testid="conversation"] .title')]
       .filter((t) => t.textContent === want).length === 2, said, { timeout: 15000 });
+
+    // Everything at once: a ZIP archive holding both conversations (its entries' names are
+    // stored as they are, so they can be read without unpacking it).
+    const [archive] = await Promise.all([page.waitForEvent('download'), panel.getByRole('link', { name: 'Download archive' }).click()]);
+    assert.equal(archive.suggestedFilename(), 'portal-archive.zip');
+    const zip = readFileSync(await archive.path());
+    assert.equal(zip.subarray(0, 4).toString('latin1'), 'PK\x03\x04', 'a ZIP archive');
+    for (const entry of ['README.md', 'conversations.json', 'markdown/0001-Plan-the-b-heron-b-survey.md', 'markdown/0002-Plan-the-b-heron-b-survey.md']) {
+      assert.ok(zip.includes(entry), `the archive holds ${entry}`);
+    }
+    // And it imports back as it downloaded: two more copies.
+    await panel.getByLabel('File').setInputFiles(await archive.path());
+    await panel.getByRole('button', { name: 'Import' }).click();
+    await panel.getByText('Imported 2 conversations from Portal.').waitFor();
+    await page.waitForFunction((want) => [...document.querySelectorAll('nav [data-testid="conversation"] .title')]
+      .filter((t) => t.textContent === want).length === 4, said, { timeout: 15000 });
 
     // ChatGPT's export: what did not map is said under it.
     await panel.getByLabel('File').setInputFiles({ name: 'conversations.json', mimeType: 'application/json', buffer: Buffer.from(CHATGPT) });

@@ -1,5 +1,5 @@
 // Export and import (docs/export.md): a modal dialog where the person downloads the open
-// conversation as Markdown or JSON, and imports conversations from a file: Portal's export, or
+// conversation as Markdown or JSON, or all of their work as one ZIP archive, and imports conversations from a file: Portal's export, or
 // ChatGPT's or Claude's conversations.json. What each import made is listed with what of it did
 // not map. Everything is drawn with text nodes only.
 
@@ -25,6 +25,7 @@ export function open(opener, imported) {
     { class: "panel exchange", "aria-labelledby": "exchange-title", "data-testid": "exchange" },
     el("header", {}, el("h2", { id: "exchange-title" }, "Export and import"), closeButton),
     exportSection(openConversation()),
+    archiveSection(),
     importSection(imported),
   );
   closeButton.addEventListener("click", () => dialog.close());
@@ -56,8 +57,22 @@ function exportSection(id) {
   );
 }
 
+function archiveSection() {
+  return el(
+    "section",
+    { "aria-labelledby": "exchange-archive" },
+    el("h3", { id: "exchange-archive" }, "Export everything"),
+    el("p", { class: "keys-note" }, "Every conversation (JSON and Markdown) and the files they used, in one ZIP archive."),
+    el(
+      "p",
+      { class: "exchange-links" },
+      el("a", { href: "/api/export", download: "", "data-testid": "export-archive" }, "Download archive"),
+    ),
+  );
+}
+
 function importSection(imported) {
-  const file = el("input", { type: "file", id: "exchange-file", accept: ".json,application/json", "data-testid": "import-file" });
+  const file = el("input", { type: "file", id: "exchange-file", accept: ".zip,.json,application/zip,application/json", "data-testid": "import-file" });
   const submit = el("button", { type: "submit", class: "primary", "data-testid": "import-submit" }, "Import");
   const status = el("p", { class: "keys-note", role: "status" });
   const problem = el("p", { class: "problem", role: "alert" });
@@ -85,7 +100,7 @@ function importSection(imported) {
     try {
       const answer = await fetch("/api/conversations/import", {
         method: "POST",
-        headers: { accept: "application/json", "content-type": "application/json" },
+        headers: { accept: "application/json", "content-type": chosen.type || "application/octet-stream" },
         body: chosen,
       });
       const read = await answer.json().catch(() => ({}));
@@ -106,7 +121,7 @@ function importSection(imported) {
     "section",
     { "aria-labelledby": "exchange-import" },
     el("h3", { id: "exchange-import" }, "Import conversations"),
-    el("p", { class: "keys-note" }, "A conversation exported from Portal, or the conversations.json of ChatGPT's or Claude's data export."),
+    el("p", { class: "keys-note" }, "Portal's export or archive, or ChatGPT's or Claude's data export (the ZIP file, or the conversations.json inside it)."),
     form,
     status,
     made,

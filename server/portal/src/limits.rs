@@ -90,6 +90,14 @@ pub struct Limits {
         value_parser = at_least_one
     )]
     pub imports_at_once: usize,
+    /// Archives of a person's work (`GET /api/export`) written at once, over all users; others
+    /// wait their turn.
+    #[arg(
+        long = "archives-at-once",
+        default_value_t = Limits::DEFAULT.archives_at_once,
+        value_parser = at_least_one
+    )]
+    pub archives_at_once: usize,
     #[command(flatten)]
     pub uploads: UploadConfig,
 }
@@ -106,7 +114,9 @@ impl Limits {
     /// docs/api.md); 2 picture decodes at
     /// once (the development machine's cores; each may take 160 MB, see
     /// [`UploadConfig::max_picture_pixels`]); 2 PDFs read at once (the cores again; together at
-    /// most 1 GiB, see [`UploadConfig::pdf_memory_bytes`]).
+    /// most 1 GiB, see [`UploadConfig::pdf_memory_bytes`]); imports of at most 64 MiB, 2 read at once
+    /// (each holds several times its size while it is read); 1 archive written at once (it reads
+    /// every conversation and file of a person, and the database's other work comes first).
     pub const DEFAULT: Limits = Limits {
         attachments_per_message: 20,
         message_chars: 100_000,
@@ -121,6 +131,7 @@ impl Limits {
         pdf_readers: 2,
         import_bytes: 64 * 1024 * 1024,
         imports_at_once: 2,
+        archives_at_once: 1,
         uploads: UploadConfig::DEFAULT,
     };
 }
@@ -155,6 +166,10 @@ pub struct Gates {
     pub imports_sent: PerUser,
     /// Imports being read and written, over all users.
     pub imports: Arc<Semaphore>,
+    /// Archives being asked for, one a user.
+    pub archives_sent: PerUser,
+    /// Archives being written, over all users.
+    pub archives: Arc<Semaphore>,
 }
 
 impl Gates {
@@ -172,6 +187,8 @@ impl Gates {
             ),
             imports_sent: PerUser::new(1),
             imports: Arc::new(Semaphore::new(limits.imports_at_once)),
+            archives_sent: PerUser::new(1),
+            archives: Arc::new(Semaphore::new(limits.archives_at_once)),
         }
     }
 }

@@ -73,6 +73,22 @@ pub enum ImportError {
         message: &'static str,
     },
     #[error(
+        "the file is neither a ZIP archive nor JSON text; import the export's ZIP archive or its conversations.json as it was downloaded"
+    )]
+    NotText,
+    #[error(
+        "the file looks like a ZIP archive but cannot be opened ({0}); download the export again and import it as it came"
+    )]
+    NotAnArchive(String),
+    #[error(
+        "the ZIP archive has no conversations.json at its top; import the archive Portal, ChatGPT or Claude made, or the conversations.json inside it"
+    )]
+    NoConversationsInArchive,
+    #[error(
+        "the archive's conversations.json unpacks to more than the {most_mib} MiB one import reads; export fewer conversations and import that"
+    )]
+    UnpackedTooLarge { most_mib: u64 },
+    #[error(
         "the file is not an export Portal reads: {0}; import a conversation exported from Portal, or ChatGPT's or Claude's conversations.json"
     )]
     UnknownShape(String),
@@ -101,6 +117,43 @@ pub enum ImportError {
         error: TranscriptError,
     },
 }
+
+/// Reads a file a person hands in: a ZIP archive with a `conversations.json` at its top (a
+/// Portal archive, or ChatGPT's or Claude's data export as downloaded), or that JSON itself.
+/// `most` bounds the JSON unpacked from an archive, as the upload's own size is bounded.
+pub fn read_file(file: &[u8], most: u64) -> Result<Import, ImportError> {
+    let unpacked;
+    let json = if file.starts_with(b"PK\x03\x04") {
+        unpacked = unpack(file, most)?;
+        unpacked.as_slice()
+    } else {
+        file
+    };
+    let text = std::str::from_utf8(json).map_err(|_| ImportError::NotText)?;
+    read(text)
+}
+
+/// The `conversations.json` at the top of a ZIP archive, at most `most` bytes of it.
+fn unpack(file: &[u8], most: u64) -> Result<Vec<u8>, ImportError> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(file))
+        .map_err(|e| ImportError::NotAnArchive(e.to_string()))?;
+    let mut entry = archive
+        .by_name(CONVERSATIONS_JSON)
+        .map_err(|_| ImportError::NoConversationsInArchive)?;
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut entry, most + 1), &mut json)
+        .map_err(|e| ImportError::NotAnArchive(e.to_string()))?;
+    if json.len() as u64 > most {
+        return Err(ImportError::UnpackedTooLarge {
+            most_mib: most / (1024 * 1024),
+        });
+    }
+    Ok(json)
+}
+
+/// The name of the file in an archive that holds its conversations: Portal's, ChatGPT's and
+/// Claude's alike.
+pub const CONVERSATIONS_JSON: &str = "conversations.json";
 
 /// Reads an export of any kind Portal knows, refusing it whole when any conversation in it
 /// cannot be made.

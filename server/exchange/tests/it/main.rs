@@ -1,6 +1,7 @@
 //! Conversations in and out: Markdown and Portal's export checked directly, imports of ChatGPT's
 //! and Claude's exports against golden renderings of what they became.
 
+mod archive;
 mod chatgpt;
 mod claude;
 mod markdown;

@@ -1,7 +1,8 @@
 //! Conversations in and out: `GET /api/conversations/{id}/export?format=markdown|json` downloads
-//! one of the caller's conversations, and `POST /api/conversations/import` makes conversations
-//! from an export's JSON file (Portal's, ChatGPT's or Claude's `conversations.json`), whole or
-//! not at all, answering what each became and what of it did not map (docs/export.md).
+//! one of the caller's conversations, `GET /api/export` all of their work as one ZIP archive, and
+//! `POST /api/conversations/import` makes conversations from an export's JSON file (Portal's,
+//! ChatGPT's or Claude's `conversations.json`), whole or not at all, answering what each became
+//! and what of it did not map (docs/export.md).
 
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -9,10 +10,18 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use std::io::{Seek, SeekFrom};
+use std::sync::Arc;
+
+use portal_core::attachment::Attachment;
+use portal_exchange::archive::{self, ArchiveSource};
 use portal_exchange::import::{self, Exported, ImportError, leave_out_attachments};
 use portal_identity::{Caller, DEFAULT_AGENT};
-use portal_store::{ConversationId, ImportedConversation};
+use portal_store::{
+    ConversationId, ConversationQuery, ImportedConversation, Owner, Storage, StorageError,
+};
 use serde::{Deserialize, Serialize};
+use tokio_util::io::ReaderStream;
 
 use super::{ApiError, AppState, owner_of};
 
@@ -20,6 +29,144 @@ pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route("/api/conversations/{id}/export", get(export))
         .route("/api/conversations/import", post(import_file))
+        .route("/api/export", get(archive))
+}
+
+/// All of the caller's work as one ZIP archive (`portal_exchange::archive`), written to a
+/// temporary file off the async threads and then streamed from it.
+async fn archive(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    let _asked = state.gates.archives_sent.take(&caller).ok_or_else(|| {
+        ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            "your archive is still being written; wait for that download, then ask again".into(),
+        )
+    })?;
+    let _writing = state.gates.archives.acquire().await.map_err(|_| {
+        ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is stopping; ask for the archive again in a moment".into(),
+        )
+    })?;
+    let mut work = StoredWork {
+        storage: state.turns.storage().blocking().clone(),
+        owner: owner_of(&caller),
+    };
+    let written = tokio::task::spawn_blocking(move || {
+        let file = tempfile::tempfile().map_err(|e| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the archive has nowhere to be written ({e}); check the server's temporary folder"),
+            )
+        })?;
+        let (mut file, archived) = archive::write(file, &mut work)
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        let size = file.seek(SeekFrom::End(0)).and_then(|size| {
+            file.seek(SeekFrom::Start(0))?;
+            Ok(size)
+        });
+        let size = size.map_err(|e| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the archive could not be read back ({e}); try again"),
+            )
+        })?;
+        Ok::<_, ApiError>((file, size, archived))
+    })
+    .await
+    .map_err(|_| {
+        ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the archive could not be written; try again".into(),
+        )
+    })??;
+    let (file, size, archived) = written;
+    let body = Body::from_stream(ReaderStream::new(tokio::fs::File::from_std(file)));
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/zip"),
+    );
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"portal-archive.zip\""),
+    );
+    headers.insert(
+        "x-portal-conversations",
+        HeaderValue::from(archived.conversations),
+    );
+    headers.insert("x-portal-files", HeaderValue::from(archived.files));
+    Ok((headers, body).into_response())
+}
+
+/// A person's conversations and files in storage, read for their archive.
+struct StoredWork {
+    storage: Arc<dyn Storage>,
+    owner: Owner,
+}
+
+impl ArchiveSource for StoredWork {
+    type Error = StorageError;
+
+    fn conversation_ids(&mut self) -> Result<Vec<String>, StorageError> {
+        let mut ids = Vec::new();
+        let mut query = ConversationQuery {
+            limit: 100,
+            ..ConversationQuery::default()
+        };
+        loop {
+            let page = self.storage.list_conversations(&self.owner, &query)?;
+            ids.extend(
+                page.conversations
+                    .into_iter()
+                    .map(|c| c.id.as_str().to_string()),
+            );
+            match page.next {
+                Some(next) => query.after = Some(next),
+                None => return Ok(ids),
+            }
+        }
+    }
+
+    fn conversation(&mut self, id: &str) -> Result<Option<Exported>, StorageError> {
+        let id = ConversationId::new(id);
+        let gone = |e: StorageError| match e {
+            StorageError::ConversationNotFound { .. } => Ok(None),
+            other => Err(other),
+        };
+        let summary = match self.storage.conversation_summary(&self.owner, &id) {
+            Ok(summary) => summary,
+            Err(e) => return gone(e),
+        };
+        let org = &self.owner.org_id;
+        let read = self
+            .storage
+            .conversation(org, &id)
+            .and_then(|info| Ok((info, self.storage.load_transcript(org, &id)?)));
+        match read {
+            Ok((info, transcript)) => Ok(Some(Exported::new(
+                &summary.title,
+                &info.agent_id,
+                transcript,
+            ))),
+            Err(e) => gone(e),
+        }
+    }
+
+    fn file(&mut self, id: &str) -> Result<Option<(Attachment, Vec<u8>)>, StorageError> {
+        let read = self
+            .storage
+            .attachment(&self.owner, id)
+            .and_then(|attachment| {
+                let bytes = self.storage.attachment_bytes(&self.owner.org_id, id)?;
+                Ok((attachment, bytes))
+            });
+        match read {
+            Ok(file) => Ok(Some(file)),
+            Err(StorageError::AttachmentNotFound { .. }) => Ok(None),
+            Err(other) => Err(other),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -182,30 +329,22 @@ async fn import_file(
                 ),
             )
         })?;
-    // Reading an export takes about ten times its size in memory: files are read a few at once.
+    // Reading an export holds several times its size in memory: files are read a few at once.
     let _reading = state.gates.imports.acquire().await.map_err(|_| {
         ApiError(
             StatusCode::SERVICE_UNAVAILABLE,
             "the server is stopping; import the file again in a moment".into(),
         )
     })?;
-    let read = tokio::task::spawn_blocking(move || {
-        let text = std::str::from_utf8(&bytes).map_err(|_| {
-            ApiError(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "the file is not UTF-8 text; import the export's JSON file as it was downloaded"
-                    .into(),
-            )
-        })?;
-        import::read(text).map_err(refused)
-    })
-    .await
-    .map_err(|_| {
-        ApiError(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the file could not be read; try again".into(),
-        )
-    })??;
+    let read =
+        tokio::task::spawn_blocking(move || import::read_file(&bytes, most).map_err(refused))
+            .await
+            .map_err(|_| {
+                ApiError(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the file could not be read; try again".into(),
+                )
+            })??;
     let owner = owner_of(&caller);
     let storage = state.turns.storage();
     let fallback = state

@@ -208,7 +208,12 @@ async fn hostile_imports_are_refused_in_words_and_leave_nothing_behind() {
         (
             vec![0xff, 0xfe, b'['],
             StatusCode::UNPROCESSABLE_ENTITY,
-            "not UTF-8",
+            "neither a ZIP archive nor JSON text",
+        ),
+        (
+            bomb(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unpacks to more than the 64 MiB one import reads",
         ),
         (
             broken_second.into_bytes(),
@@ -295,4 +300,119 @@ async fn hostile_imports_are_refused_in_words_and_leave_nothing_behind() {
     .await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{answer}");
     assert_eq!(count(&server, ALICE).await, before + 1);
+}
+
+/// A ZIP archive of less than a MiB whose `conversations.json` unpacks to 65 MiB.
+fn bomb() -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file("conversations.json", options)
+        .expect("an entry");
+    let mebibyte = vec![b' '; 1024 * 1024];
+    for _ in 0..65 {
+        zip.write_all(&mebibyte).expect("written");
+    }
+    let bytes = zip.finish().expect("finished").into_inner();
+    assert!(bytes.len() < 1024 * 1024, "{} bytes", bytes.len());
+    bytes
+}
+
+/// The entries of a ZIP archive by name.
+fn unzip(bytes: &[u8]) -> std::collections::BTreeMap<String, String> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("a ZIP archive");
+    (0..zip.len())
+        .map(|i| {
+            let mut entry = zip.by_index(i).expect("an entry");
+            let mut content = String::new();
+            entry.read_to_string(&mut content).expect("text");
+            (entry.name().expect("a name").to_string(), content)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
+    let server = start().await;
+    let (status, notes) = server
+        .upload(ALICE, "../notes.txt", b"The heron count is 42.".to_vec())
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{notes}");
+    let notes_id = notes["id"].as_str().expect("id").to_string();
+    let mut alices = Vec::new();
+    for text in ["Count the herons in the notes", "Plan the survey"] {
+        let id = server.conversation(ALICE, "researcher").await;
+        let (status, body) = server
+            .post(
+                &format!("/api/conversations/{id}/messages"),
+                ALICE,
+                json!({ "text": text, "attachments": if text.starts_with("Count") { json!([notes_id]) } else { json!([]) } }),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        alices.push(ended(&server, ALICE, &id).await);
+    }
+    let bobs = server.conversation(BOB, "researcher").await;
+    let (status, body) = server
+        .post(
+            &format!("/api/conversations/{bobs}/messages"),
+            BOB,
+            json!({ "text": "Bob's own secret plan" }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    ended(&server, BOB, &bobs).await;
+
+    let answer = server
+        .request(reqwest::Method::GET, "/api/export", ALICE)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert_eq!(answer.headers()["content-type"], "application/zip");
+    assert_eq!(
+        answer.headers()["content-disposition"],
+        "attachment; filename=\"portal-archive.zip\""
+    );
+    assert_eq!(answer.headers()["x-portal-conversations"], "2");
+    assert_eq!(answer.headers()["x-portal-files"], "1");
+    let archive = answer.bytes().await.expect("the archive");
+    let entries = unzip(&archive);
+    let names: Vec<&str> = entries.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "README.md".to_string(),
+            "conversations.json".into(),
+            format!("files/{notes_id}/notes.txt"),
+            "markdown/0001-Plan-the-survey.md".into(),
+            "markdown/0002-Count-the-herons-in-the-notes.md".into(),
+        ],
+        "newest first, the upload's name kept inside its folder"
+    );
+    assert_eq!(
+        entries[&format!("files/{notes_id}/notes.txt")],
+        "The heron count is 42."
+    );
+    assert!(
+        entries.values().all(|e| !e.contains("Bob's own secret")),
+        "bob's work is not in alice's archive"
+    );
+
+    // The archive imports back: the same conversations, alice's file attached again.
+    let (status, made) = import(&server, ALICE, archive).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let copies = made["conversations"].as_array().expect("a list");
+    assert_eq!(copies.len(), 2);
+    for (copy, original) in copies.iter().zip(alices.iter().rev()) {
+        assert_eq!(copy["notes"], json!([]));
+        let id = copy["id"].as_str().expect("id");
+        assert_eq!(&server.transcript(ALICE, id).await, original);
+    }
+
+    // Signed out, there is no archive.
+    let signed_out = reqwest::get(format!("http://{}/api/export", server.address()))
+        .await
+        .expect("answered");
+    assert_eq!(signed_out.status(), StatusCode::UNAUTHORIZED);
 }
