@@ -10,6 +10,7 @@ mod conversations;
 mod load;
 mod replicas;
 mod sessions;
+mod share_links;
 mod statements;
 mod target;
 mod usage;
@@ -36,7 +37,7 @@ use portal_store::codec::{
 use portal_store::rules::{self, Statements as _};
 use portal_store::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
+    ConversationSummary, Owner, RecentTurns, Result, ShareLink, SsoAccount, Storage, StorageError,
     StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
@@ -482,6 +483,18 @@ impl Storage for PostgresStorage {
 
     fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
         self.write(|t| api_keys::revoke(t, owner, id))
+    }
+
+    fn share_links(&self, owner: &Owner) -> Result<Vec<ShareLink>> {
+        self.read(|t| share_links::list(t, owner))
+    }
+
+    fn shared(&self, token: &str) -> Result<Option<(ShareLink, Transcript)>> {
+        self.read(|t| share_links::find(t, token))
+    }
+
+    fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool> {
+        self.write(|t| share_links::revoke(t, owner, id))
     }
 
     fn create_session(&self, session: &StoredSession) -> Result<()> {

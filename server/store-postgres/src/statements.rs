@@ -16,7 +16,8 @@ use portal_store::codec::{
 };
 use portal_store::quota::{Hold, Limit, Spender};
 use portal_store::{
-    ConversationId, Owner, PausedClaim, Result, SsoSignIn, StorageError, StoredApiKey, Usage, rules,
+    ConversationId, Owner, PausedClaim, Result, ShareLink, SsoSignIn, StorageError, StoredApiKey,
+    Usage, rules,
 };
 
 /// How long a turn that opened or resumed is left to the replica that is about to run it
@@ -588,6 +589,7 @@ impl rules::Statements for Statements<'_, '_> {
     fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()> {
         let id = conversation.as_str();
         for table in [
+            "share_links",
             "tool_pictures",
             "model_calls",
             "block_chunks",
@@ -757,6 +759,14 @@ impl rules::Statements for Statements<'_, '_> {
 
     fn insert_api_key(&mut self, key: &StoredApiKey) -> Result<()> {
         super::api_keys::insert(self.0, key)
+    }
+
+    fn live_share_links(&mut self, owner: &Owner, now_ms: i64) -> Result<u64> {
+        super::share_links::live(self.0, owner, now_ms)
+    }
+
+    fn insert_share_link(&mut self, link: &ShareLink, snapshot: &str) -> Result<()> {
+        super::share_links::insert(self.0, link, snapshot)
     }
 
     fn insert_sso_sign_in(&mut self, sign_in: &SsoSignIn, expires_at_ms: i64) -> Result<()> {

@@ -16,7 +16,7 @@ use portal_store::codec::{
 use portal_store::rules::{self, Statements as _};
 use portal_store::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
+    ConversationSummary, Owner, RecentTurns, Result, ShareLink, SsoAccount, Storage, StorageError,
     StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
@@ -28,6 +28,7 @@ mod lock;
 mod schema;
 mod search;
 mod sessions;
+mod share_links;
 mod statements;
 mod usage;
 
@@ -425,6 +426,18 @@ impl Storage for SqliteStorage {
 
     fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
         self.write(|c| api_keys::revoke(c, owner, id))
+    }
+
+    fn share_links(&self, owner: &Owner) -> Result<Vec<ShareLink>> {
+        self.read(|c| share_links::list(c, owner))
+    }
+
+    fn shared(&self, token: &str) -> Result<Option<(ShareLink, Transcript)>> {
+        self.read(|c| share_links::find(c, token))
+    }
+
+    fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool> {
+        self.write(|c| share_links::revoke(c, owner, id))
     }
 
     fn create_session(&self, session: &StoredSession) -> Result<()> {

@@ -302,6 +302,28 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX tool_pictures_by_conversation ON tool_pictures (conversation_id);
     "#,
+    // Version 13: share links (docs/share.md), each with the snapshot it shows as transcript
+    // JSON. The token is kept as it is, so that its owner can copy the link again: whoever reads
+    // this table reads the snapshots too. A revoked link stays, with the time it was revoked;
+    // a conversation's links are deleted with it.
+    r#"
+    CREATE TABLE share_links (
+        id              TEXT PRIMARY KEY,
+        token           TEXT NOT NULL UNIQUE,
+        org_id          TEXT NOT NULL,
+        user_id         TEXT NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        title           TEXT NOT NULL,
+        visibility      TEXT NOT NULL,
+        turns           INTEGER NOT NULL,
+        snapshot        TEXT NOT NULL,
+        created_at      INTEGER NOT NULL,
+        expires_at      INTEGER,
+        revoked_at      INTEGER
+    );
+    CREATE INDEX share_links_by_owner ON share_links (org_id, user_id);
+    CREATE INDEX share_links_by_conversation ON share_links (conversation_id);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

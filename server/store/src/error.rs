@@ -246,6 +246,10 @@ pub enum StorageError {
     )]
     ApiKeysFull { most: u64 },
     #[error(
+        "you have {most} live share links, the most one person may have; revoke one you no longer need, then make this one"
+    )]
+    ShareLinksFull { most: u64 },
+    #[error(
         "the uploaded file could not be copied into the database ({detail}); send it again, and tell an administrator if it happens again"
     )]
     UploadUnread { detail: String },

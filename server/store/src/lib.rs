@@ -406,6 +406,25 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// have one (anyone else's is not found). A key revoked before keeps its first time.
     fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool>;
 
+    /// Keeps a new share link of `link.owner`'s conversation with its snapshot, made now by the
+    /// database's clock and expiring `link.lifetime_ms` after, and returns it as kept. Refused as
+    /// not found when the conversation is not the owner's (or was deleted meanwhile), and with
+    /// [`StorageError::ShareLinksFull`] when the owner holds `most` live links.
+    fn create_share_link(&self, link: &NewShareLink, most: u64) -> Result<ShareLink> {
+        in_write(self, |s| rules::create_share_link(s, link, most))
+    }
+
+    /// `owner`'s share links, revoked and expired ones too, newest first.
+    fn share_links(&self, owner: &Owner) -> Result<Vec<ShareLink>>;
+
+    /// The share link whose token is `token`, revoked or expired or not, with its snapshot;
+    /// `None` when there is none.
+    fn shared(&self, token: &str) -> Result<Option<(ShareLink, Transcript)>>;
+
+    /// Revokes `owner`'s share link `id` now, by the database's clock, and answers whether they
+    /// have one (anyone else's is not found). A link revoked before keeps its first time.
+    fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool>;
+
     /// Takes a place among the failed sign-ins of each of `keys` for a sign-in about to be
     /// checked, if `rule` lets it try. Under a lock on the keys (sign-ins at once, on every
     /// replica, take turns): removes the failures older than `window_ms` (of every key), reads
@@ -666,6 +685,76 @@ pub struct NewApiKey {
     pub owner: Owner,
     pub name: String,
     pub agents: Vec<String>,
+    /// How long it lives from its making; `None`: until revoked.
+    pub lifetime_ms: Option<i64>,
+}
+
+/// Who may open a share link (docs/share.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShareVisibility {
+    /// The signed-in people of the owner's organisation.
+    Organisation,
+    /// Anyone with the link, signed in or not, where the organisation allows it.
+    Public,
+}
+
+impl ShareVisibility {
+    /// The visibility's name, as stored and as the API says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShareVisibility::Organisation => "organisation",
+            ShareVisibility::Public => "public",
+        }
+    }
+
+    /// The visibility `name` names.
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "organisation" => Some(ShareVisibility::Organisation),
+            "public" => Some(ShareVisibility::Public),
+            _ => None,
+        }
+    }
+}
+
+/// A read-only snapshot of one of `owner`'s conversations, opened by the token in its link
+/// (docs/share.md). The snapshot itself is read with [`Storage::shared`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareLink {
+    /// The link's public id, which its owner revokes it by.
+    pub id: String,
+    /// The secret in the link's address (`/s/<token>`): 128 random bits or more.
+    pub token: String,
+    pub owner: Owner,
+    pub conversation: ConversationId,
+    /// The conversation's title when it was shared.
+    pub title: String,
+    pub visibility: ShareVisibility,
+    /// How many turns the snapshot holds.
+    pub turns: u32,
+    pub created_at_ms: i64,
+    pub expires_at_ms: Option<i64>,
+    pub revoked_at_ms: Option<i64>,
+}
+
+impl ShareLink {
+    /// Whether it opens at `now_ms`: not revoked, and not expired.
+    pub fn live(&self, now_ms: i64) -> bool {
+        self.revoked_at_ms.is_none() && self.expires_at_ms.is_none_or(|at| now_ms < at)
+    }
+}
+
+/// A share link to keep, with its snapshot.
+#[derive(Debug, Clone)]
+pub struct NewShareLink {
+    pub id: String,
+    pub token: String,
+    pub owner: Owner,
+    pub conversation: ConversationId,
+    pub title: String,
+    pub visibility: ShareVisibility,
+    /// What the link shows: the conversation as it was, with what is not shared taken out.
+    pub snapshot: Transcript,
     /// How long it lives from its making; `None`: until revoked.
     pub lifetime_ms: Option<i64>,
 }

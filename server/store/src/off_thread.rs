@@ -12,9 +12,9 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim, RecentTurns, Result,
-    SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError, StoredApiKey,
-    StoredSession, ThrottleRule, Usage,
+    ImportedConversation, NewApiKey, NewShareLink, NewTurn, Owner, PausedClaim, RecentTurns,
+    Result, ShareLink, SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError,
+    StoredApiKey, StoredSession, ThrottleRule, Usage,
 };
 
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
@@ -403,6 +403,31 @@ impl AsyncStorage {
     pub async fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
         let (owner, id) = (owner.clone(), id.to_string());
         self.run(Lane::Write, move |s| s.revoke_api_key(&owner, &id))
+            .await
+    }
+
+    /// See [`Storage::create_share_link`].
+    pub async fn create_share_link(&self, link: NewShareLink, most: u64) -> Result<ShareLink> {
+        self.run(Lane::Write, move |s| s.create_share_link(&link, most))
+            .await
+    }
+
+    /// See [`Storage::share_links`].
+    pub async fn share_links(&self, owner: &Owner) -> Result<Vec<ShareLink>> {
+        let owner = owner.clone();
+        self.run(Lane::Read, move |s| s.share_links(&owner)).await
+    }
+
+    /// See [`Storage::shared`].
+    pub async fn shared(&self, token: &str) -> Result<Option<(ShareLink, Transcript)>> {
+        let token = token.to_string();
+        self.run(Lane::Read, move |s| s.shared(&token)).await
+    }
+
+    /// See [`Storage::revoke_share_link`].
+    pub async fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool> {
+        let (owner, id) = (owner.clone(), id.to_string());
+        self.run(Lane::Write, move |s| s.revoke_share_link(&owner, &id))
             .await
     }
 

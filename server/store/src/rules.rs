@@ -16,9 +16,9 @@ use super::codec::{parse_name, parse_status};
 use subtle::ConstantTimeEq;
 
 use super::{
-    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim,
-    Result, SignInPlaces, SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey, ThrottleRule,
-    Usage,
+    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewShareLink, NewTurn, Owner,
+    PausedClaim, Result, ShareLink, SignInPlaces, SsoSignIn, SsoSignInLimits, StorageError,
+    StoredApiKey, ThrottleRule, Usage,
 };
 use crate::quota::{Hold, Limit, Spender, Spending};
 
@@ -296,6 +296,12 @@ pub trait Statements {
 
     /// Keeps an API key.
     fn insert_api_key(&mut self, key: &StoredApiKey) -> Result<()>;
+
+    /// How many of `owner`'s share links are live at `now_ms` (neither revoked nor expired).
+    fn live_share_links(&mut self, owner: &Owner, now_ms: i64) -> Result<u64>;
+
+    /// Keeps a share link with its snapshot, as transcript JSON.
+    fn insert_share_link(&mut self, link: &ShareLink, snapshot: &str) -> Result<()>;
 }
 
 /// Opens the conversation's next turn with its user's message: refused while the newest turn is
@@ -799,6 +805,44 @@ pub fn create_api_key(s: &mut dyn Statements, key: &NewApiKey, most: u64) -> Res
         revoked_at_ms: None,
     };
     s.insert_api_key(&kept)?;
+    Ok(kept)
+}
+
+/// Keeps a new share link of an owner's conversation unless they hold `most` live ones
+/// (`Storage::create_share_link`), under a lock on the conversation and one on the owner.
+pub fn create_share_link(
+    s: &mut dyn Statements,
+    link: &NewShareLink,
+    most: u64,
+) -> Result<ShareLink> {
+    if !s.lock_owned_conversation(&link.owner, &link.conversation)? {
+        return Err(not_found(&link.conversation));
+    }
+    s.lock_keys(&[format!(
+        "share-links/{}/{}",
+        link.owner.org_id, link.owner.user_id
+    )])?;
+    let now = s.now_ms()?;
+    if s.live_share_links(&link.owner, now)? >= most {
+        return Err(StorageError::ShareLinksFull { most });
+    }
+    let snapshot = serde_json::to_string(&link.snapshot).map_err(|e| StorageError::Unreadable {
+        what: "a share link's snapshot",
+        detail: e.to_string(),
+    })?;
+    let kept = ShareLink {
+        id: link.id.clone(),
+        token: link.token.clone(),
+        owner: link.owner.clone(),
+        conversation: link.conversation.clone(),
+        title: link.title.clone(),
+        visibility: link.visibility,
+        turns: u32::try_from(link.snapshot.turns.len()).unwrap_or(u32::MAX),
+        created_at_ms: now,
+        expires_at_ms: link.lifetime_ms.map(|ms| now.saturating_add(ms)),
+        revoked_at_ms: None,
+    };
+    s.insert_share_link(&kept, &snapshot)?;
     Ok(kept)
 }
 

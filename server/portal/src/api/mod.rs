@@ -12,6 +12,7 @@ mod exchange;
 mod info;
 pub(crate) mod keys;
 mod session;
+mod share;
 mod skills;
 pub(crate) mod turns;
 mod usage;
@@ -268,6 +269,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .merge(attachments::router())
         .merge(conversations::router())
         .merge(exchange::router())
+        .merge(share::router())
         .merge(calls::router())
         .merge(turns::router())
         .merge(usage::router())
@@ -343,7 +345,8 @@ pub(crate) fn is_api(path: &str) -> bool {
 }
 
 /// Signs in every `/api` request but the session routes (which sign in themselves) before
-/// anything reads it: refused 401 when it does not, and 403 when it changes state by cookie
+/// anything reads it: refused 401 when it does not (but for opening a share link, which goes on
+/// signed out and decides for itself), and 403 when it changes state by cookie
 /// from another site. The caller is left in the request's extensions for [`Caller`] to take.
 pub(crate) async fn sign_in(
     State(state): State<AppState>,
@@ -356,6 +359,9 @@ pub(crate) async fn sign_in(
     }
     let sender = match state.signed_in(request.headers()).await {
         Ok(sender) => sender,
+        Err(_) if share::opens_signed_out(request.method(), path) => {
+            return next.run(request).await;
+        }
         Err(error) => return error.into_response(),
     };
     let public_origin = state.sessions.config().public_origin.as_deref();
@@ -452,7 +458,8 @@ impl From<StorageError> for ApiError {
             | StorageError::AlreadyResumed { .. }
             | StorageError::AttachmentExists { .. }
             | StorageError::AttachmentKindChanged { .. }
-            | StorageError::ApiKeysFull { .. } => StatusCode::CONFLICT,
+            | StorageError::ApiKeysFull { .. }
+            | StorageError::ShareLinksFull { .. } => StatusCode::CONFLICT,
             StorageError::QuotaExceeded { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             StorageError::UsageQuota(_) | StorageError::TurnsAtOnce { .. } => {
                 StatusCode::TOO_MANY_REQUESTS

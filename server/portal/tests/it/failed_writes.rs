@@ -216,6 +216,15 @@ impl Storage for Failing {
     fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
         self.inner.revoke_api_key(owner, id)
     }
+    fn share_links(&self, owner: &Owner) -> Result<Vec<portal_store::ShareLink>> {
+        self.inner.share_links(owner)
+    }
+    fn shared(&self, token: &str) -> Result<Option<(portal_store::ShareLink, Transcript)>> {
+        self.inner.shared(token)
+    }
+    fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool> {
+        self.inner.revoke_share_link(owner, id)
+    }
     fn create_session(&self, session: &StoredSession) -> Result<()> {
         self.inner.create_session(session)
     }

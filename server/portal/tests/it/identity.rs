@@ -110,7 +110,7 @@ pub(crate) async fn start() -> Server {
 }
 
 /// [`start`] with `more` written into the configuration directory too.
-async fn start_with(more: impl FnOnce(&Path)) -> Server {
+pub(crate) async fn start_with(more: impl FnOnce(&Path)) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let config_dir = dir.path().join("config");
     configuration(&config_dir);

@@ -45,6 +45,7 @@ mod replica_sign_in;
 mod replicas;
 mod rolling_deploy;
 mod schema_version;
+mod share;
 mod sign_in;
 mod sso;
 mod sso_replicas;

@@ -16,8 +16,9 @@ use portal_core::{
     Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, validate,
 };
 use portal_store::{
-    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim,
-    SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError, TurnRef, Usage,
+    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewShareLink, NewTurn, Owner,
+    PausedClaim, ShareVisibility, SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage,
+    StorageError, TurnRef, Usage,
 };
 use portal_store_sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 use proptest::prelude::*;
@@ -142,7 +143,7 @@ fn write_transcript(
 
 /// Every valid transcript the project keeps as a fixture: the shared transcript fixtures and the
 /// transcripts of the prompt fixtures.
-fn valid_fixtures() -> Vec<(String, Transcript)> {
+pub(crate) fn valid_fixtures() -> Vec<(String, Transcript)> {
     let mut all: Vec<(String, Transcript)> = fixtures::TRANSCRIPTS
         .iter()
         .filter(|(name, _)| name.starts_with("valid-"))
@@ -2204,6 +2205,104 @@ fn an_import_refused_anywhere_leaves_nothing_behind(db: &Database) {
     }
 }
 
+/// Issue 45: a share link keeps its snapshot whatever the conversation does next, is counted
+/// against its owner's most, found by its token alone, revoked by its owner alone, and deleted
+/// with its conversation.
+fn share_links_keep_their_snapshot_and_go_with_their_conversation(db: &Database) {
+    let storage = db.open();
+    let (_, transcript) = valid_fixtures()
+        .into_iter()
+        .find(|(_, t)| {
+            t.turns.len() >= 2
+                && t.turns.iter().all(|turn| !turn.status.is_open())
+                && t.turns
+                    .iter()
+                    .flat_map(|turn| &turn.messages)
+                    .all(|m| m.attachments.is_empty())
+        })
+        .expect("an ended fixture of two turns or more");
+    let ids = storage
+        .import_conversations(
+            &owner(),
+            &[ImportedConversation {
+                agent_id: "agent_1".into(),
+                title: "Herons".into(),
+                transcript: transcript.clone(),
+            }],
+        )
+        .expect("imported");
+    let mut shown = transcript.clone();
+    shown.turns.truncate(1);
+    let link = |n: usize, lifetime_ms| NewShareLink {
+        id: format!("share_{n}"),
+        token: format!("token_{n}"),
+        owner: owner(),
+        conversation: ids[0].clone(),
+        title: "Herons".into(),
+        visibility: ShareVisibility::Organisation,
+        snapshot: shown.clone(),
+        lifetime_ms,
+    };
+    let kept = storage.create_share_link(&link(1, None), 2).expect("kept");
+    assert_eq!(kept.turns, 1);
+    storage
+        .create_share_link(&link(2, Some(60_000)), 2)
+        .expect("a second");
+    let full = storage.create_share_link(&link(3, None), 2);
+    assert!(
+        matches!(full, Err(StorageError::ShareLinksFull { most: 2 })),
+        "{}: {full:?}",
+        db.name()
+    );
+    let stranger = NewShareLink {
+        owner: Owner::new("org_a", "user_2"),
+        ..link(4, None)
+    };
+    assert!(
+        matches!(
+            storage.create_share_link(&stranger, 2),
+            Err(StorageError::ConversationNotFound { .. })
+        ),
+        "another user cannot share it"
+    );
+    let (found, snapshot) = storage.shared("token_1").expect("read").expect("found");
+    assert_eq!(
+        (found, snapshot),
+        (kept.clone(), shown.clone()),
+        "{}",
+        db.name()
+    );
+    assert_eq!(storage.shared("token_9").expect("read"), None);
+
+    assert!(
+        !storage
+            .revoke_share_link(&Owner::new("org_a", "user_2"), "share_1")
+            .expect("answered")
+    );
+    assert!(
+        storage
+            .revoke_share_link(&owner(), "share_1")
+            .expect("revoked")
+    );
+    let listed = storage.share_links(&owner()).expect("listed");
+    assert_eq!(
+        listed.iter().map(|l| l.id.as_str()).collect::<Vec<_>>(),
+        ["share_2", "share_1"],
+        "{}",
+        db.name()
+    );
+    assert!(listed[1].revoked_at_ms.is_some() && !listed[1].live(i64::MAX));
+    storage
+        .create_share_link(&link(5, None), 2)
+        .expect("a revoked link frees its place");
+
+    storage
+        .delete_conversation(&owner(), &ids[0])
+        .expect("deleted");
+    assert_eq!(storage.shared("token_2").expect("read"), None);
+    assert!(storage.share_links(&owner()).expect("listed").is_empty());
+}
+
 /// A query for a whole conversation list.
 fn everything() -> portal_store::ConversationQuery {
     portal_store::ConversationQuery {
@@ -2220,6 +2319,7 @@ on_every_database!(
     a_tools_picture_is_the_owners_counted_and_deleted_with_its_conversation,
     every_ended_fixture_imports_whole_and_loads_back_equal,
     an_import_refused_anywhere_leaves_nothing_behind,
+    share_links_keep_their_snapshot_and_go_with_their_conversation,
     full_turn_with_tool_calls_round_trips_and_validates,
     five_thousand_deltas_stream_into_one_block_and_load_whole,
     m10_crash_mid_turn_leaves_a_cut_off_turn_with_what_it_wrote,
