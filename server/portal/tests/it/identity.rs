@@ -186,6 +186,26 @@ impl Server {
         created["id"].as_str().expect("id").to_string()
     }
 
+    /// The conversation's transcript once no turn of it runs (within a minute).
+    pub(crate) async fn ended(&self, token: &str, id: &str) -> Transcript {
+        let started = Instant::now();
+        loop {
+            let transcript = self.transcript(token, id).await;
+            if transcript
+                .turns
+                .iter()
+                .all(|t| t.status != portal_core::TurnStatus::Running)
+            {
+                return transcript;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{transcript:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     pub(crate) async fn transcript(&self, token: &str, id: &str) -> Transcript {
         let (status, body) = self.get(&format!("/api/conversations/{id}"), token).await;
         assert_eq!(status, StatusCode::OK, "{body}");

@@ -3,9 +3,7 @@
 //! what a hostile reader tries: guessed, revoked and overlong tokens, another organisation's
 //! link, a public link where the organisation forbids it, markup in what is shared.
 
-use std::time::{Duration, Instant};
-
-use portal_core::{Block, Transcript, TurnStatus};
+use portal_core::{Block, Transcript};
 use portal_exchange::share::snapshot;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -41,19 +39,7 @@ async fn send(server: &Server, token: &str, id: &str, text: &str) -> Transcript 
         )
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-    let started = Instant::now();
-    loop {
-        let transcript = server.transcript(token, id).await;
-        if transcript
-            .turns
-            .iter()
-            .all(|t| t.status != TurnStatus::Running)
-        {
-            return transcript;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    server.ended(token, id).await
 }
 
 async fn share(server: &Server, token: &str, id: &str, body: Value) -> (StatusCode, Value) {
