@@ -203,6 +203,7 @@ impl AppState {
             org_id: caller.organisation.clone(),
             user_id: caller.user.clone(),
             instructions: agent.map(|a| a.instructions.clone()).unwrap_or_default(),
+            project_instructions: String::new(),
             model: Arc::clone(model),
             price: self.models.price(name).cloned(),
             selected_skills: skills.selected,

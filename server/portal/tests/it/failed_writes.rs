@@ -335,6 +335,7 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
         org_id: "local".into(),
         user_id: "local".into(),
         instructions: String::new(),
+        project_instructions: String::new(),
         model: Arc::clone(models.default_model()),
         price: None,
         selected_skills: Vec::new(),
