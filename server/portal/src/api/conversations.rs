@@ -14,7 +14,9 @@ use portal_core::usage::ConversationUsage;
 use serde::{Deserialize, Serialize};
 
 use portal_identity::{Caller, DEFAULT_AGENT};
-use portal_store::{ConversationId, ConversationQuery, ConversationSummary, ListCursor};
+use portal_store::{
+    ConversationChange, ConversationId, ConversationQuery, ConversationSummary, ListCursor,
+};
 
 use super::{ApiError, AppState, owner_of};
 
@@ -203,6 +205,7 @@ async fn list(
                 search,
                 after,
                 limit,
+                ..ConversationQuery::default()
             },
         )
         .await?;
@@ -260,10 +263,14 @@ async fn rename(
             ),
         ));
     }
+    let change = ConversationChange {
+        title: Some(title),
+        ..ConversationChange::default()
+    };
     let summary = state
         .turns
         .storage()
-        .rename_conversation(&owner_of(&caller), &ConversationId::new(id), &title)
+        .change_conversation(&owner_of(&caller), &ConversationId::new(id), change)
         .await?;
     Ok(Json(summary.into()))
 }
