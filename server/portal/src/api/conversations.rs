@@ -2,8 +2,7 @@
 //! /api/conversations` lists a page of the caller's (pinned first, then newest activity first,
 //! searched with `q`, kept to a project with `project`), `GET /api/conversations/{id}` reads
 //! one's transcript, `PATCH` renames it, moves it into or out of a project or pins it, `DELETE`
-//! deletes it, and
-//! `GET /api/conversations/{id}/agent` names the agent it talks to, and
+//! deletes it, `GET /api/conversations/{id}/agent` names the agent it talks to, and
 //! `GET /api/conversations/{id}/usage` says what each of its turns spent and the total.
 
 use axum::body::Bytes;
@@ -21,7 +20,7 @@ use portal_store::{
     ProjectFilter,
 };
 
-use super::projects::present;
+use super::projects::{present, usable_agent};
 use super::{ApiError, AppState, owner_of};
 
 /// The most conversations one page lists. **Decision:** 100; 50 when the query does not say.
@@ -85,17 +84,7 @@ async fn create(
         None => None,
     };
     let agent = match wanted.agent {
-        Some(id) => state
-            .identity
-            .agent(&caller, &id)
-            .map(|a| a.id.clone())
-            .ok_or_else(|| {
-                let shown: String = id.chars().take(40).collect();
-                ApiError(
-                    StatusCode::NOT_FOUND,
-                    format!("there is no agent `{shown}`; pick one from GET /api/agents"),
-                )
-            })?,
+        Some(id) => usable_agent(&state, &caller, id)?,
         // The project's default agent while the organisation still has it.
         None => project
             .as_ref()

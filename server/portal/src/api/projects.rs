@@ -102,7 +102,7 @@ async fn create(
         instructions: instructions(&state, request.instructions)?,
         agent_id: request
             .agent
-            .map(|id| agent(&state, &caller, id))
+            .map(|id| usable_agent(&state, &caller, id))
             .transpose()?,
     };
     let kept = state
@@ -168,7 +168,11 @@ async fn change(
             .transpose()?,
         agent_id: request
             .agent
-            .map(|agent_id| agent_id.map(|id| agent(&state, &caller, id)).transpose())
+            .map(|agent_id| {
+                agent_id
+                    .map(|id| usable_agent(&state, &caller, id))
+                    .transpose()
+            })
             .transpose()?,
     };
     let changed = state
@@ -256,8 +260,12 @@ fn instructions(state: &AppState, text: String) -> Result<String, ApiError> {
     Ok(text)
 }
 
-/// The id of an agent the caller may talk to, or 404 naming it.
-fn agent(state: &AppState, caller: &Caller, id: String) -> Result<String, ApiError> {
+/// The id of an agent the caller may talk to, or 404 naming it (its first 40 characters).
+pub(super) fn usable_agent(
+    state: &AppState,
+    caller: &Caller,
+    id: String,
+) -> Result<String, ApiError> {
     state
         .identity
         .agent(caller, &id)
