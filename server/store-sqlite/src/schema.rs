@@ -324,6 +324,29 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX share_links_by_owner ON share_links (org_id, user_id);
     CREATE INDEX share_links_by_conversation ON share_links (conversation_id);
     "#,
+    // Version 14: projects (docs/projects.md): a person's conversations kept together, with
+    // instructions of their own and the agent a conversation opened in one talks to. A
+    // conversation is in one project or in none, and may be pinned, which lists it first: the
+    // list's index runs pinned conversations first.
+    r#"
+    CREATE TABLE projects (
+        id           TEXT PRIMARY KEY,
+        org_id       TEXT NOT NULL,
+        user_id      TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        instructions TEXT NOT NULL,
+        agent_id     TEXT,
+        created_at   INTEGER NOT NULL
+    );
+    CREATE INDEX projects_by_owner ON projects (org_id, user_id);
+    ALTER TABLE conversations ADD COLUMN project_id TEXT REFERENCES projects (id);
+    ALTER TABLE conversations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+    DROP INDEX conversations_by_activity;
+    CREATE INDEX conversations_by_activity
+        ON conversations (org_id, user_id, pinned DESC, last_activity DESC, id DESC);
+    CREATE INDEX conversations_by_project
+        ON conversations (project_id, pinned DESC, last_activity DESC, id DESC);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

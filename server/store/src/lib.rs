@@ -116,7 +116,75 @@ pub trait Storage: Send + Sync + fmt::Debug {
         owner: &Owner,
         conversation: &ConversationId,
         title: &str,
-    ) -> Result<ConversationSummary>;
+    ) -> Result<ConversationSummary> {
+        let change = ConversationChange {
+            title: Some(title.to_string()),
+            ..ConversationChange::default()
+        };
+        self.change_conversation(owner, conversation, &change)
+    }
+
+    /// Changes one of `owner`'s conversations as `change` asks, all of it or nothing
+    /// ([`rules::change_conversation`]): its title, the project it is in (one of `owner`'s, or
+    /// none) and whether it is pinned. Anyone else's conversation is not found, and anyone
+    /// else's project [`StorageError::ProjectNotFound`].
+    fn change_conversation(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+        change: &ConversationChange,
+    ) -> Result<ConversationSummary> {
+        in_write(self, |s| {
+            rules::change_conversation(s, owner, conversation, change)
+        })?;
+        self.conversation_summary(owner, conversation)
+    }
+
+    /// Opens a new, empty conversation for `owner` with `agent_id` in their project `project`
+    /// and returns its id; anyone else's project is [`StorageError::ProjectNotFound`].
+    fn create_conversation_in_project(
+        &self,
+        owner: &Owner,
+        agent_id: &str,
+        project: &str,
+    ) -> Result<ConversationId> {
+        in_write(self, |s| {
+            rules::create_conversation_in_project(s, owner, agent_id, project)
+        })
+    }
+
+    /// Keeps a new project of `project.owner`'s, made now by the database's clock, and returns it
+    /// as kept. Under a lock on its owner (projects made at once, on every replica, take turns),
+    /// it is refused with [`StorageError::ProjectsFull`] when they have `most` projects.
+    fn create_project(&self, project: &NewProject, most: u64) -> Result<Project> {
+        in_write(self, |s| rules::create_project(s, project, most))
+    }
+
+    /// `owner`'s projects, newest first.
+    fn projects(&self, owner: &Owner) -> Result<Vec<Project>>;
+
+    /// One of `owner`'s projects; anyone else's is [`StorageError::ProjectNotFound`].
+    fn project(&self, owner: &Owner, id: &str) -> Result<Project>;
+
+    /// Changes one of `owner`'s projects as `change` asks and returns it changed; anyone else's
+    /// is [`StorageError::ProjectNotFound`].
+    fn change_project(&self, owner: &Owner, id: &str, change: &ProjectChange) -> Result<Project> {
+        in_write(self, |s| rules::change_project(s, owner, id, change))
+    }
+
+    /// Deletes one of `owner`'s projects, all of it or nothing ([`rules::delete_project`]): its
+    /// conversations are moved out of it ([`ProjectConversations::Keep`]), or deleted with it as
+    /// [`Storage::delete_conversation`] deletes one, attachments and share links too, refused
+    /// with [`StorageError::TurnStillRunning`] while any of them runs a turn
+    /// ([`ProjectConversations::Delete`]). Anyone else's is [`StorageError::ProjectNotFound`].
+    fn delete_project(
+        &self,
+        owner: &Owner,
+        id: &str,
+        conversations: ProjectConversations,
+    ) -> Result<()> {
+        in_write(self, |s| rules::delete_project(s, owner, id, conversations))
+    }
 
     /// Deletes one of `owner`'s conversations with its turns, and the attachments its messages
     /// used that no other conversation uses. Refused with [`StorageError::TurnStillRunning`]
@@ -568,12 +636,15 @@ impl Owner {
     }
 }
 
-/// A conversation as listed: who owns it and with which agent.
+/// A conversation as listed: who owns it, with which agent, and in which of its owner's
+/// projects.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConversationInfo {
     pub id: ConversationId,
     pub owner: Owner,
     pub agent_id: String,
+    /// The project it is in, if any.
+    pub project: Option<String>,
     /// When it was opened, in milliseconds since the Unix epoch (the database's clock).
     pub created_at_ms: i64,
 }
@@ -583,27 +654,49 @@ pub struct ConversationInfo {
 pub struct ConversationQuery {
     /// Only conversations whose title or message text contains this, ignoring case.
     pub search: Option<String>,
+    /// Only the conversations of one project, or those in none.
+    pub project: ProjectFilter,
     /// Only conversations listed after this point (the previous page's `next`).
     pub after: Option<ListCursor>,
     /// At most this many.
     pub limit: u32,
 }
 
-/// A place in the conversation list: the last conversation of a page.
+/// Which conversations a list takes by their project.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProjectFilter {
+    /// Every conversation, in a project or not.
+    #[default]
+    Any,
+    /// Those in no project.
+    Outside,
+    /// Those in this project.
+    Within(String),
+}
+
+/// A place in the conversation list: the last conversation of a page. The list runs pinned
+/// conversations first, each part newest activity first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListCursor {
+    pub pinned: bool,
     pub last_activity_ms: i64,
     pub id: ConversationId,
 }
 
 impl ListCursor {
-    /// The cursor as the API hands it out: opaque to clients.
+    /// The cursor as the API hands it out: opaque to clients. A pinned conversation's opens
+    /// with `p`.
     pub fn encode(&self) -> String {
-        format!("{}.{}", self.last_activity_ms, self.id)
+        let pinned = if self.pinned { "p" } else { "" };
+        format!("{pinned}{}.{}", self.last_activity_ms, self.id)
     }
 
     /// Reads a cursor [`ListCursor::encode`] made; `None` for anything else.
     pub fn decode(text: &str) -> Option<Self> {
+        let (pinned, text) = match text.strip_prefix('p') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
         let (at, id) = text.split_once('.')?;
         let digits = !at.is_empty() && at.bytes().all(|b| b.is_ascii_digit());
         let id_like =
@@ -612,6 +705,7 @@ impl ListCursor {
             return None;
         }
         Some(ListCursor {
+            pinned,
             last_activity_ms: at.parse().ok()?,
             id: ConversationId::new(id),
         })
@@ -629,6 +723,64 @@ pub struct ConversationSummary {
     pub last_activity_ms: i64,
     /// Its latest turn's status; `None` before the first message.
     pub status: Option<TurnStatus>,
+    /// The project it is in, if any.
+    pub project: Option<String>,
+    /// Whether its owner pinned it, which lists it before the others.
+    pub pinned: bool,
+}
+
+/// A change to one of a person's conversations ([`Storage::change_conversation`]); what is
+/// `None` stays as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConversationChange {
+    pub title: Option<String>,
+    /// The project to move it into, or `Some(None)` to take it out of its project.
+    pub project: Option<Option<String>>,
+    pub pinned: Option<bool>,
+}
+
+/// A project (docs/projects.md): conversations its owner keeps together, with instructions of
+/// their own that every turn in them reads (the prompt's layer 3), and the agent a conversation
+/// opened in it talks to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    pub id: String,
+    pub owner: Owner,
+    pub name: String,
+    /// Empty for none.
+    pub instructions: String,
+    /// The agent a conversation opened in the project talks to when none is asked for; `None`:
+    /// the organisation's first, as outside a project.
+    pub agent_id: Option<String>,
+    pub created_at_ms: i64,
+}
+
+/// A project to keep ([`Storage::create_project`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewProject {
+    pub id: String,
+    pub owner: Owner,
+    pub name: String,
+    pub instructions: String,
+    pub agent_id: Option<String>,
+}
+
+/// A change to a project ([`Storage::change_project`]); what is `None` stays as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectChange {
+    pub name: Option<String>,
+    pub instructions: Option<String>,
+    /// The default agent, or `Some(None)` for none.
+    pub agent_id: Option<Option<String>>,
+}
+
+/// What deleting a project does with its conversations ([`Storage::delete_project`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectConversations {
+    /// They stay, in no project.
+    Keep,
+    /// They are deleted with it.
+    Delete,
 }
 
 /// One page of a conversation list.

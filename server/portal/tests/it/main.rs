@@ -37,6 +37,7 @@ mod openai;
 mod openai_api;
 mod overflow_mid_stream;
 mod pictures;
+mod projects;
 mod prompt_cli;
 mod proxy;
 mod quotas;
