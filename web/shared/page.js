@@ -27,8 +27,8 @@ async function read(method, path) {
 // in, and to nothing when the link shows nothing (the page then says why).
 export async function show(page, token) {
   const turns = page.querySelector(".conversation");
-  const say = (heading, detail) =>
-    turns.before(el("div", { class: "shared-about", "data-testid": "shared-unshown" }, el("h1", {}, heading), detail ? el("p", { class: "problem", role: "alert" }, detail) : ""));
+  const say = (heading, detail, attributes = { class: "problem", role: "alert" }) =>
+    turns.before(el("div", { class: "shared-about", "data-testid": "shared-unshown" }, el("h1", {}, heading), el("p", attributes, detail)));
   let status, shared;
   try {
     [status, shared] = await read("GET", `/api/shared/${encodeURIComponent(token)}`);
@@ -36,7 +36,7 @@ export async function show(page, token) {
     return say("This conversation could not be shown.", error.message);
   }
   if (status === 401) return null;
-  if (status === 404) return say("This link does not exist, was revoked or has expired.");
+  if (status === 404) return say("This link does not exist, was revoked or has expired.", "Ask whoever shared it for a new one.", { class: "shared-line" });
   if (status !== 200) return say("This conversation could not be shown.", shared.error || `The portal answered ${status}; try again in a moment.`);
   const title = shared.title || "A shared conversation";
   const when = new Date(shared.created);
