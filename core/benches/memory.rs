@@ -112,6 +112,7 @@ fn assemble_and_convert(c: &mut Criterion) {
                     compaction_hint: CompactionHint::NoCompaction,
                     model: &model,
                     instructions: "Be brief.",
+                    project_instructions: "",
                     selected_skills: &[],
                     catalogue: &[],
                     agent_tools: &[],

@@ -186,6 +186,18 @@ pub struct Message {
 }
 
 impl Message {
+    /// The message's words: its text blocks, one after another, a blank line between them.
+    pub fn text(&self) -> String {
+        self.blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
     /// A message with the given blocks and no attachments.
     pub fn new(role: Role, blocks: Vec<Block>) -> Self {
         Message {

@@ -183,7 +183,7 @@ impl TurnState {
                 if m > 0 {
                     state.answers.push(PersonAnswer {
                         message: m,
-                        text: user_text_of(message),
+                        text: message.text(),
                         streamed: 0,
                     });
                 }
@@ -501,19 +501,6 @@ impl TurnState {
             self.failed_compactions += 1;
         }
     }
-}
-
-/// The text of a person's message: its text blocks, one after another.
-fn user_text_of(message: &crate::transcript::Message) -> String {
-    message
-        .blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
 }
 
 impl BlockState {

@@ -1,6 +1,6 @@
 // What the model saw (issue 31, docs/inspector.md): under a turn that selects a skill, carries a
 // document and a picture, and follows tool calls across more than three earlier turns and a
-// compaction, "What the model saw" opens a dialog with the call's six layers and their counts
+// compaction, "What the model saw" opens a dialog with the call's layers and their counts
 // (summing to the call's total, and within the estimate's error of the input tokens recorded),
 // what memory kept of each earlier call and why (a recent result whole, an older one shortened
 // to its outcome), and the turns the summary covers; Esc closes it
@@ -145,7 +145,7 @@ test('m4_m7_c3 the inspector shows a call\'s layers, its skill and attachments, 
 });
 
 test('the inspector numbers the layers it shows one after the other, and offers no copy of a body never sent', async () => {
-  // The demo agent has no instructions or skills: three of the six layers are empty.
+  // The demo agent has no instructions or skills: four of the seven layers are empty.
   const { page, close } = await openPortal(['--demo-pace', '0'], { viewport: { width: 1280, height: 900 } });
   try {
     await sendAndWait(page, 'Tell me about the herons');

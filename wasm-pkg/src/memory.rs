@@ -87,7 +87,7 @@ export type PromptPart =
  */
 export interface PromptEntry {
   role: "user" | "assistant" | "tool";
-  /** Layer 5 (earlier turns) or layer 6 (the new message and the turn in progress). */
+  /** Layer 6 (earlier turns) or layer 7 (the new message and the turn in progress). */
   layer: "memory" | "newMessage";
   parts: PromptPart[];
 }
@@ -105,7 +105,7 @@ export type MemoryDiagnostic =
   | { kind: "orphanResults"; turn: number; message: number }
   /** A picture in the turn in progress for a model that cannot see; replaced by words. */
   | { kind: "pictureForBlindModel"; attachmentId: string };
-/** Short-term memory: layers 5 and 6 as entries, and what the rebuild replayed. */
+/** Short-term memory: layers 6 and 7 as entries, and what the rebuild replayed. */
 export interface ShortTermMemory {
   entries: PromptEntry[];
   summary: ReplayedSummary | null;

@@ -1,4 +1,4 @@
-//! `buildPrompt`: the six layers for one model call, as a provider request body (rules L1–L3).
+//! `buildPrompt`: the seven layers for one model call, as a provider request body (rules L1–L3).
 
 use portal_core::effort::Effort;
 use portal_core::new_turn::{NewTurnError, open_turn};
@@ -20,7 +20,7 @@ export interface Skill {
   name: string;
   /** One sentence on when the skill applies. */
   description: string;
-  /** The markdown body of its SKILL.md, folded whole into layer 3. */
+  /** The markdown body of its SKILL.md, folded whole into layer 4. */
   instructions: string;
   visible: boolean;
   active: boolean;
@@ -61,9 +61,11 @@ export interface PromptRequest {
   floor?: string;
   /** Layer 2, the agent author's instructions. */
   instructions?: string;
-  /** Layer 3, folded in whole. */
+  /** Layer 3, the instructions of the project the conversation is in. */
+  projectInstructions?: string;
+  /** Layer 4, folded in whole. */
   selectedSkills?: Skill[];
-  /** Layer 4, selected skills already left out (rule S6). */
+  /** Layer 5, selected skills already left out (rule S6). */
   catalogue?: CatalogueEntry[];
   /** The agent's own tools; the portal adds its own that the prompt refers to. */
   agentTools?: ToolDefinition[];
@@ -101,8 +103,8 @@ export interface EncodedPicture {
 }
 /** A layer of the system text. */
 export interface SystemLayer {
-  layer: "floor" | "instructions" | "skills" | "catalogue";
-  /** Its place in the reading order, 1–4. */
+  layer: "floor" | "instructions" | "project" | "skills" | "catalogue";
+  /** Its place in the reading order, 1–5. */
   number: number;
   /** Its label, as the system text names it. */
   label: string;
@@ -110,11 +112,11 @@ export interface SystemLayer {
 }
 /** The provider-neutral prompt. */
 export interface NeutralPrompt {
-  /** Layers 1–4, delimited and labelled under the precedence sentence (rule L2). */
+  /** Layers 1–5, delimited and labelled under the precedence sentence (rule L2). */
   system: string;
-  /** Layers 1–4 that have content, in order. */
+  /** Layers 1–5 that have content, in order. */
   layers: SystemLayer[];
-  /** Layers 5 and 6. */
+  /** Layers 6 and 7. */
   entries: PromptEntry[];
   /** The agent's tools, then the portal's own that the prompt refers to. */
   tools: ToolDefinition[];
@@ -221,6 +223,7 @@ pub fn build_prompt(
             compaction_hint: request.compaction_hint.unwrap_or_default(),
             model: &model,
             instructions: request.instructions.as_deref().unwrap_or_default(),
+            project_instructions: request.project_instructions.as_deref().unwrap_or_default(),
             selected_skills: request.selected_skills.as_deref().unwrap_or_default(),
             catalogue: request.catalogue.as_deref().unwrap_or_default(),
             agent_tools: request.agent_tools.as_deref().unwrap_or_default(),

@@ -129,6 +129,7 @@ fn fixture_request(json: &str, format: &str) -> Value {
         "model": test_model(),
         "format": format,
         "instructions": fixture.get("instructions").cloned().unwrap_or(json!("")),
+        "projectInstructions": fixture.get("project_instructions").cloned().unwrap_or(json!("")),
         "selectedSkills": fixture.get("selected_skills").cloned().unwrap_or(json!([])),
         "catalogue": fixture.get("catalogue").cloned().unwrap_or(json!([])),
         "agentTools": fixture.get("agent_tools").cloned().unwrap_or(json!([])),
@@ -241,6 +242,7 @@ fn every_layer(format: &str) -> Value {
         "format": format,
         "floor": "FLOOR: you are the portal's assistant.",
         "instructions": "AUTHOR: you are Acme's analyst.",
+        "projectInstructions": "PROJECT: the heron market.",
         "selectedSkills": [{
             "id": "sk-1", "organisation": "acme", "name": "fact-check",
             "description": "Use when a claim needs checking.",
@@ -251,8 +253,8 @@ fn every_layer(format: &str) -> Value {
     })
 }
 
-// L1, L2: the layers come in the order floor, instructions, skills, catalogue, memory, new
-// message; the system text states the precedence and labels each layer.
+// L1, L2: the layers come in the order floor, instructions, project, skills, catalogue, memory,
+// new message; the system text states the precedence and labels each layer.
 #[wasm_bindgen_test]
 fn l1_layers_come_in_order() {
     let built = build(&every_layer("neutral"));
@@ -273,8 +275,9 @@ fn l1_layers_come_in_order() {
         [
             ("floor", 1),
             ("instructions", 2),
-            ("skills", 3),
-            ("catalogue", 4)
+            ("project", 3),
+            ("skills", 4),
+            ("catalogue", 5)
         ]
     );
     let system = body["system"].as_str().expect("system");
@@ -285,12 +288,14 @@ fn l1_layers_come_in_order() {
     };
     assert!(
         at("FLOOR") < at("AUTHOR")
-            && at("AUTHOR") < at("SKILL:")
+            && at("AUTHOR") < at("PROJECT:")
+            && at("PROJECT:") < at("SKILL:")
             && at("SKILL:") < at("- summarise")
     );
     for label in [
         "Portal floor",
         "Author instructions",
+        "Project instructions",
         "Selected skills",
         "Skill catalogue",
     ] {

@@ -1,6 +1,6 @@
 //! The app: the shared state provided as context, the sign-in page for nobody, and for someone
 //! signed in the shell, with the conversation list beside the header, the conversation and the
-//! composer.
+//! composer. A shared conversation's link opens its own page, signed in or not.
 
 use leptos::ev;
 use leptos::html;
@@ -13,10 +13,11 @@ use crate::greeting::Greeting;
 use crate::header::Header;
 use crate::route::Route;
 use crate::scroll::FollowReply;
+use crate::shared_page::SharedPage;
 use crate::sidebar::Sidebar;
 use crate::sign_in_page::SignInPage;
 use crate::state::{Portal, SignIn};
-use crate::turn::Turn;
+use crate::turn::turns;
 use crate::unknown_conversation::UnknownConversation;
 use crate::{api, drafts, opening, session, sign_in};
 
@@ -53,31 +54,40 @@ pub fn App() -> impl IntoView {
             }
         });
     });
-    let portal = Portal::new(signed_in, agents.into(), skills.into());
+    // A shared conversation's link opens its page for whoever it lets in, signed in or not, and
+    // the sign-in page when it needs someone signed in (web/src/shared_page.rs).
+    let shared = match Route::current() {
+        Route::Shared(token) => Some(token),
+        _ => None,
+    };
+    let portal = Portal::new(signed_in, agents.into(), skills.into(), shared.is_some());
     provide_context(portal);
-    // The draft is kept in the tab as it is typed, for a reload or a session that ends.
-    Effect::new(move || {
-        let text = portal.draft.get();
-        let conversation = portal.conversation.get();
-        if let SignIn::SignedIn(person) = portal.sign_in.get() {
-            drafts::save(&person, conversation.as_deref(), &text);
-        }
-    });
-    // Back and Forward show the conversation the address names.
-    let popstate = window_event_listener(ev::popstate, move |_| {
-        if portal.person().is_some() {
-            opening::show(portal, &Route::current());
-        }
-    });
-    on_cleanup(move || popstate.remove());
-    sign_in::check(portal);
+    if shared.is_none() {
+        // The draft is kept in the tab as it is typed, for a reload or a session that ends.
+        Effect::new(move || {
+            let text = portal.draft.get();
+            let conversation = portal.conversation.get();
+            if let SignIn::SignedIn(person) = portal.sign_in.get() {
+                drafts::save(&person, conversation.as_deref(), &text);
+            }
+        });
+        // Back and Forward show the conversation the address names.
+        let popstate = window_event_listener(ev::popstate, move |_| {
+            if portal.person().is_some() {
+                opening::show(portal, &Route::current());
+            }
+        });
+        on_cleanup(move || popstate.remove());
+        sign_in::check(portal);
+    }
 
     let page = Memo::new(move |_| portal.sign_in.get());
-    move || match page.get() {
-        SignIn::Asking => ().into_any(),
-        SignIn::Unknown(problem) => view! { <Unreachable problem /> }.into_any(),
-        SignIn::Needed { ended } => view! { <SignInPage ended /> }.into_any(),
-        SignIn::SignedIn(_) => view! { <Shell /> }.into_any(),
+    move || match (page.get(), shared.clone()) {
+        (SignIn::Needed { ended }, _) => view! { <SignInPage ended /> }.into_any(),
+        (_, Some(token)) => view! { <SharedPage token /> }.into_any(),
+        (SignIn::Asking, None) => ().into_any(),
+        (SignIn::Unknown(problem), None) => view! { <Unreachable problem /> }.into_any(),
+        (SignIn::SignedIn(_), None) => view! { <Shell /> }.into_any(),
     }
 }
 
@@ -159,9 +169,7 @@ fn Conversation() -> impl IntoView {
     view! {
         <section class="conversation" aria-label="Conversation" node_ref=section>
             {move || greets().then(|| view! { <Greeting /> })}
-            <For each=move || portal.turns.get() key=|turn| turn.index let(turn)>
-                <Turn turn />
-            </For>
+            {turns()}
         </section>
         <div class="dock">
             <FollowReply follow=portal.follow conversation=section />

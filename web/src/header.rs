@@ -1,6 +1,6 @@
 //! The header: the button opening the conversation list on a narrow screen, the conversation's
-//! agent (a picker for a new conversation) and the model it runs on, the context meter, the theme
-//! toggle, and who is signed in with their API keys and the button signing them out.
+//! agent (a picker for a new conversation) and the model it runs on, the context meter, Share,
+//! the theme toggle, and who is signed in with their API keys and the button signing them out.
 
 use leptos::prelude::*;
 use portal_core::compaction::{CompactionConfig, context_meter};
@@ -8,6 +8,7 @@ use portal_core::compaction::{CompactionConfig, context_meter};
 use crate::api::Mode;
 use crate::compaction::Meter;
 use crate::keys::KeysButton;
+use crate::share::ShareButton;
 use crate::sign_in;
 use crate::state::portal;
 use crate::theme::ThemeToggle;
@@ -60,6 +61,8 @@ pub fn Header() -> impl IntoView {
             }}
             {move || meter().map(|meter| view! { <Meter meter /> })}
             <ConversationCost />
+            // Local mode's portal answers this computer alone: nobody else could open a link.
+            {portal.person().is_some_and(|p| p.mode == Mode::Users).then(|| view! { <ShareButton /> })}
             <ThemeToggle />
             <SignedIn />
         </header>

@@ -36,6 +36,8 @@ mod request;
 mod route;
 mod scroll;
 mod session;
+mod share;
+mod shared_page;
 mod sidebar;
 mod sign_in;
 mod sign_in_page;

@@ -1,11 +1,14 @@
-//! The page's address: `/` is a new chat, `/c/<id>` a conversation. Moving between them changes
-//! the address with the History API, without reloading; Back and Forward arrive as `popstate`.
+//! The page's address: `/` is a new chat, `/c/<id>` a conversation, `/s/<token>` a shared
+//! conversation's page. Moving between a new chat and the conversations changes the address with
+//! the History API, without reloading; Back and Forward arrive as `popstate`.
 
 /// What the address names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     NewChat,
     Conversation(String),
+    /// A shared conversation, by its link's token (web/src/shared_page.rs).
+    Shared(String),
 }
 
 impl Route {
@@ -23,30 +26,34 @@ impl Route {
             return route;
         }
         let path = location.pathname().unwrap_or_default();
-        match path
-            .strip_prefix("/c/")
-            .filter(|id| !id.is_empty() && !id.contains('/'))
-        {
-            Some(id) => Route::Conversation(
-                js_sys::decode_uri_component(id)
-                    .map(String::from)
-                    .unwrap_or_else(|_| id.to_string()),
-            ),
-            None => {
-                // Any other path shows a new chat, and says so.
-                if path != "/" {
-                    Route::NewChat.replace();
-                }
-                Route::NewChat
-            }
+        // The rest of the path after `prefix`, decoded, when it is one segment.
+        let named = |prefix: &str| {
+            path.strip_prefix(prefix)
+                .filter(|rest| !rest.is_empty() && !rest.contains('/'))
+                .map(|rest| {
+                    js_sys::decode_uri_component(rest)
+                        .map(String::from)
+                        .unwrap_or_else(|_| rest.to_string())
+                })
+        };
+        if let Some(id) = named("/c/") {
+            return Route::Conversation(id);
         }
+        if let Some(token) = named("/s/") {
+            return Route::Shared(token);
+        }
+        // Any other path shows a new chat, and says so.
+        if path != "/" {
+            Route::NewChat.replace();
+        }
+        Route::NewChat
     }
 
     /// The conversation the route names.
     pub fn conversation(&self) -> Option<&str> {
         match self {
-            Route::NewChat => None,
             Route::Conversation(id) => Some(id),
+            Route::NewChat | Route::Shared(_) => None,
         }
     }
 
@@ -55,6 +62,7 @@ impl Route {
         match self {
             Route::NewChat => "/".to_string(),
             Route::Conversation(id) => format!("/c/{}", js_sys::encode_uri_component(id)),
+            Route::Shared(token) => format!("/s/{}", js_sys::encode_uri_component(token)),
         }
     }
 

@@ -46,9 +46,13 @@ pub fn sign_out(portal: Portal) {
     }
 }
 
-/// `person` is in: the page opens what its address names, and their conversations.
+/// `person` is in: the page opens what its address names, and their conversations. A shared
+/// conversation's page has neither: it reads its link again itself (web/src/shared_page.rs).
 fn signed_in(portal: Portal, person: api::Person) {
     portal.sign_in.set(SignIn::SignedIn(person));
-    opening::show(portal, &Route::current());
-    listing::restart(portal);
+    let route = Route::current();
+    if !matches!(route, Route::Shared(_)) {
+        opening::show(portal, &route);
+        listing::restart(portal);
+    }
 }

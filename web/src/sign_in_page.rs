@@ -3,13 +3,15 @@
 //! the portal's only one, when the field is filled in and hidden); the server writes the
 //! buttons, or what to type when the portal has several organisations. An organisation with one provider and no passwords goes
 //! straight to its provider. Someone whose session ended finds their organisation and user
-//! filled in, and is told their draft is kept.
+//! filled in, and is told their draft is kept; someone opening a shared conversation's link that
+//! needs them signed in is told so, and comes back to it.
 
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::api::Person;
+use crate::route::Route;
 use crate::state::portal;
 use crate::{api, sign_in};
 
@@ -25,6 +27,13 @@ pub fn SignInPage(
     let user = NodeRef::<html::Input>::new();
     let password = NodeRef::<html::Input>::new();
     let again = ended.is_some();
+    let notice = if again {
+        Some("Your session ended. Sign in again to carry on where you were; your draft is kept.")
+    } else if matches!(Route::current(), Route::Shared(_)) {
+        Some("Sign in to see this conversation.")
+    } else {
+        None
+    };
     let buttons = NodeRef::<html::Div>::new();
     let passwords = RwSignal::new(true);
     // The portal's only organisation, filled in by the server's answer, needs no field.
@@ -99,14 +108,7 @@ pub fn SignInPage(
         <main class="sign-in">
             <form class="sign-in-form" on:submit=submit aria-labelledby="sign-in-title">
                 <h1 id="sign-in-title">"Sign in to Portal"</h1>
-                {again
-                    .then(|| {
-                        view! {
-                            <p class="notice" role="status">
-                                "Your session ended. Sign in again to carry on where you were; your draft is kept."
-                            </p>
-                        }
-                    })}
+                {notice.map(|notice| view! { <p class="notice" role="status">{notice}</p> })}
                 <label for="sign-in-organisation" hidden=only_organisation>"Organisation"</label>
                 <input
                     hidden=only_organisation

@@ -78,6 +78,9 @@ pub struct Portal {
     /// A message of the person's in the composer to be edited, until it is sent or the edit is
     /// cancelled.
     pub editing: RwSignal<Option<Editing>>,
+    /// Whether the page shows a shared conversation (web/src/shared_page.rs): its turns are read,
+    /// never edited, answered again or inspected.
+    pub read_only: bool,
 }
 
 /// A message taken into the composer to be edited (web/src/editing.rs), and what the composer
@@ -98,11 +101,13 @@ pub fn portal() -> Portal {
 }
 
 impl Portal {
-    /// Fresh state, with the server's answers read through `agents` and `skills`.
+    /// Fresh state, with the server's answers read through `agents` and `skills`; `read_only` for
+    /// a shared conversation's page.
     pub fn new(
         sign_in: RwSignal<SignIn>,
         agents: Signal<Vec<api::Agent>>,
         skills: Signal<Vec<CatalogueEntry>>,
+        read_only: bool,
     ) -> Self {
         let turns = RwSignal::new(Vec::<TurnView>::new());
         Portal {
@@ -135,6 +140,7 @@ impl Portal {
             follow: Follow::new(),
             versions: Versions::new(turns),
             editing: RwSignal::new(None),
+            read_only,
         }
     }
 

@@ -10,6 +10,7 @@ use portal_core::tool_card::{ToolCardConfig, ToolState, tool_card};
 
 use crate::api;
 use crate::decision::Decision;
+use crate::state::portal;
 use crate::turn_view::TurnView;
 
 /// The call at block `at` of `turn`.
@@ -83,11 +84,14 @@ pub fn ApprovalCard(turn: TurnView, at: usize, dimmed: Signal<bool>) -> impl Int
     move || {
         request.get().map(|(action, arguments, state, decides)| {
             let state = state.unwrap_or(ToolState::AwaitingApproval);
-            let outcome = match state {
-                ToolState::AwaitingApproval => "Waiting for your approval",
-                ToolState::Declined => "You declined",
-                ToolState::NotRun => "Not run",
-                _ => "You approved",
+            // A shared conversation's reader did not decide: the decision is not theirs.
+            let outcome = match (state, portal().read_only) {
+                (ToolState::AwaitingApproval, _) => "Waiting for your approval",
+                (ToolState::Declined, false) => "You declined",
+                (ToolState::Declined, true) => "Declined",
+                (ToolState::NotRun, _) => "Not run",
+                (_, false) => "You approved",
+                (_, true) => "Approved",
             };
             view! {
                 <div class="block approval-card" class:dimmed=dimmed data-testid="approval-card" data-state=state.as_str()>

@@ -96,22 +96,41 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
     }
 }
 
+/// The turns shown, each drawn by [`Turn`] and kept in place by its number: one function for the
+/// conversation and a shared conversation's page (web/src/shared_page.rs), never inlined, so that
+/// the wasm holds the list once.
+#[inline(never)]
+pub fn turns() -> AnyView {
+    let portal = portal();
+    view! {
+        <For each=move || portal.turns.get() key=|turn| turn.index let(turn)>
+            <Turn turn />
+        </For>
+    }
+    .into_any()
+}
+
 /// The files the user's message carries, each a link that opens a picture or downloads anything
-/// else, a picture with its thumbnail.
+/// else, a picture with its thumbnail; in a shared conversation their names alone, as the files
+/// are served to the conversation's owner only.
 #[component]
 fn AttachmentNames(turn: TurnView) -> impl IntoView {
+    let owned = !portal().read_only;
     turn.attachments.with_value(|files| {
         (!files.is_empty()).then(|| {
             let names = files
                 .iter()
                 .map(|file| {
-                    let address = api::content_url(file.id());
-                    let thumbnail = matches!(file, Attachment::Picture(_)).then(|| {
-                        view! { <img class="thumbnail" src=address.clone() alt="" width="48" height="48" /> }
-                    });
+                    let address = owned.then(|| api::content_url(file.id()));
+                    let thumbnail = address
+                        .clone()
+                        .filter(|_| matches!(file, Attachment::Picture(_)))
+                        .map(|address| {
+                            view! { <img class="thumbnail" src=address alt="" width="48" height="48" /> }
+                        });
                     view! {
                         <li data-testid="attachment-name">
-                            <a href=address.clone() target="_blank" rel="noopener">
+                            <a href=address target="_blank" rel="noopener">
                                 {thumbnail}
                                 <span class="name">{file.filename().to_string()}</span>
                             </a>

@@ -1,6 +1,7 @@
 //! What the person can do with a turn once it has ended: copy the reply as plain text, have the
 //! last message answered again (Regenerate: a new turn, the transcript is never rewritten), and
-//! take a message of theirs back into the composer to edit and send as a new turn.
+//! take a message of theirs back into the composer to edit and send as a new turn. A shared
+//! conversation's turns are only read: Copy and the versions' switch stay.
 
 use std::time::Duration;
 
@@ -39,9 +40,10 @@ pub fn ReplyActions(turn: TurnView) -> impl IntoView {
     };
     let regenerate = move |_| session::resend(portal, turn, turn.effort.get_untracked());
     // Regenerate asks again for the latest chat turn's reply, once it ended (a failed one offers
-    // Retry instead).
+    // Retry instead); a shared conversation is only read.
     let regenerates = move || {
-        portal.is_latest(&turn)
+        !portal.read_only
+            && portal.is_latest(&turn)
             && turn.settled()
             && turn
                 .state
@@ -70,7 +72,7 @@ pub fn ReplyActions(turn: TurnView) -> impl IntoView {
                             "Regenerate"
                         </button>
                     })}
-                    {settled.then(|| view! { <InspectButton index=turn.index /> })}
+                    {(settled && !portal.read_only).then(|| view! { <InspectButton index=turn.index /> })}
                     <VersionSwitch index=turn.index />
                     <TurnCost index=turn.index />
                 </div>
@@ -98,13 +100,13 @@ fn TurnCost(index: u32) -> impl IntoView {
 }
 
 /// Edit, beside a message the person sent: it becomes the composer's draft, with its files, to
-/// change and send as a new turn (web/src/editing.rs).
+/// change and send as a new turn (web/src/editing.rs); none in a shared conversation.
 #[component]
 pub fn EditMessage(turn: TurnView) -> impl IntoView {
     let portal = portal();
-    view! {
+    (!portal.read_only).then(|| view! {
         <button type="button" class="edit-message" data-testid="edit" on:click=move |_| editing::begin(portal, turn)>
             "Edit"
         </button>
-    }
+    })
 }

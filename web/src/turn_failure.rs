@@ -1,6 +1,6 @@
 //! Why a turn failed, or why the server cut it off, under it, in the server's words for the
 //! person, and Retry: the same message, attachments and effort again as a new turn (the turn
-//! stays as it was).
+//! stays as it was); no Retry in a shared conversation, which is only read.
 
 use leptos::prelude::*;
 
@@ -25,7 +25,7 @@ pub fn TurnFailure(turn: TurnView) -> impl IntoView {
         failure.get().map(|reason| {
             // A failure that happens while the person watches is announced; a reloaded one is not.
             let role = turn.announces.then_some("alert");
-            let retry = (portal.is_latest(&turn)).then(|| {
+            let retry = (!portal.read_only && portal.is_latest(&turn)).then(|| {
                 view! {
                     <button
                         type="button"

@@ -117,9 +117,17 @@ const KEYS_BUDGET: u64 = 4 * 1024;
 /// budget (issue 45).
 const EXCHANGE_BUDGET: u64 = 4 * 1024;
 
+/// The share links panel (web/share/), loaded on first need and kept outside the app's budget.
+const SHARE_BUDGET: u64 = 4 * 1024;
+
+/// A shared conversation's page's words (web/shared/: its title, who shared it, Continue, why a
+/// link shows nothing), loaded on first need and kept outside the app's budget; the app draws
+/// its turns.
+const SHARED_PAGE_BUDGET: u64 = 2 * 1024;
+
 /// The parts of the web app loaded on first need, each in its folder of `dist/` with its own
 /// budget: the rest is the app.
-const LAZY: [(&str, &str, u64); 4] = [
+const LAZY: [(&str, &str, u64); 6] = [
     (
         "dist/highlight",
         "code highlighter (lazy, dist/highlight)",
@@ -135,6 +143,16 @@ const LAZY: [(&str, &str, u64); 4] = [
         "dist/exchange",
         "export/import panel (lazy, dist/exchange)",
         EXCHANGE_BUDGET,
+    ),
+    (
+        "dist/shared",
+        "shared conversation's page (lazy, dist/shared)",
+        SHARED_PAGE_BUDGET,
+    ),
+    (
+        "dist/share",
+        "share links panel (lazy, dist/share)",
+        SHARE_BUDGET,
     ),
 ];
 

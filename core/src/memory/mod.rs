@@ -1,7 +1,7 @@
 //! Short-term memory: the recent action log, rebuilt from the transcript on every model call
 //! (rules M1–M13, and C3 on the memory side).
 //!
-//! [`rebuild`] turns a transcript into the provider-neutral entries of layers 5 and 6:
+//! [`rebuild`] turns a transcript into the provider-neutral entries of layers 6 and 7:
 //!
 //! - the newest compaction summary first, under [`crate::compaction::SUMMARY_NOTE`], then its kept tail and what
 //!   came after it (rule C3);

@@ -14,7 +14,7 @@ use super::replay::{Mode, Replayer};
 use super::window::{self, CompactionHint};
 use super::{merge, note};
 
-/// Rebuilt memory: the entries of layers 5 and 6, in order. Serialised in camelCase (JavaScript's
+/// Rebuilt memory: the entries of layers 6 and 7, in order. Serialised in camelCase (JavaScript's
 /// `ShortTermMemory`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

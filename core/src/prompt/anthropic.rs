@@ -169,8 +169,8 @@ const CACHE_MARK: &str = "ephemeral";
 /// A mark caches everything up to it (tools, system, messages, in that order), so a later call
 /// that starts the same way reads that part from the cache:
 ///
-/// - after the agent's own layers (floor and author instructions), when selected skills follow,
-///   so a message choosing other skills still reads them from the cache;
+/// - after the conversation's own layers (floor, author instructions and the project's), when
+///   selected skills follow, so a message choosing other skills still reads them from the cache;
 /// - at the end of the system text (the layers the turn keeps);
 /// - on the last block of the last message, so the turn's next call, after its tool results,
 ///   reads the conversation so far from the cache.

@@ -1,6 +1,7 @@
-//! Assembling the six layers for one model call (rule L1): layers 1–4 from the floor, the
-//! author's instructions and the skills, layers 5 and 6 from short-term memory, then the agent's
-//! tools with the portal's own that the prompt refers to, and the effort the model takes.
+//! Assembling the seven layers for one model call (rule L1): layers 1–5 from the floor, the
+//! author's instructions, the project's and the skills, layers 6 and 7 from short-term memory,
+//! then the agent's tools with the portal's own that the prompt refers to, and the effort the
+//! model takes.
 
 use serde::Serialize;
 
@@ -24,9 +25,11 @@ pub struct PromptInput<'a> {
     pub model: &'a ModelCapabilities,
     /// The agent author's instructions (layer 2).
     pub instructions: &'a str,
-    /// The skills the message selected, resolved and checked (layer 3).
+    /// The instructions of the conversation's project, empty outside a project (layer 3).
+    pub project_instructions: &'a str,
+    /// The skills the message selected, resolved and checked (layer 4).
     pub selected_skills: &'a [Skill],
-    /// The catalogue, selected skills already left out (layer 4).
+    /// The catalogue, selected skills already left out (layer 5).
     pub catalogue: &'a [CatalogueEntry],
     /// The agent's own tools.
     pub agent_tools: &'a [ToolDefinition],
@@ -79,7 +82,7 @@ pub enum Diagnostic {
     Memory(memory::Diagnostic),
 }
 
-/// Assembles the six layers for one model call (rule L1).
+/// Assembles the seven layers for one model call (rule L1).
 pub fn assemble(input: &PromptInput<'_>, config: &PromptConfig) -> Assembled {
     let memory = memory::rebuild(
         input.transcript,
@@ -126,6 +129,7 @@ pub fn assemble(input: &PromptInput<'_>, config: &PromptConfig) -> Assembled {
             layers: system_layers(
                 &config.floor,
                 input.instructions,
+                input.project_instructions,
                 input.selected_skills,
                 input.catalogue,
             ),
@@ -139,10 +143,11 @@ pub fn assemble(input: &PromptInput<'_>, config: &PromptConfig) -> Assembled {
     }
 }
 
-/// The layers 1–4 that have content, in order. The floor is always there.
+/// The layers 1–5 that have content, in order. The floor is always there.
 fn system_layers(
     floor: &str,
     instructions: &str,
+    project: &str,
     selected: &[Skill],
     catalogue: &[CatalogueEntry],
 ) -> Vec<SystemLayer> {
@@ -150,11 +155,16 @@ fn system_layers(
         layer: Layer::Floor,
         text: floor.trim().to_string(),
     }];
-    if !instructions.trim().is_empty() {
-        layers.push(SystemLayer {
-            layer: Layer::Instructions,
-            text: instructions.trim().to_string(),
-        });
+    for (layer, text) in [
+        (Layer::Instructions, instructions),
+        (Layer::Project, project),
+    ] {
+        if !text.trim().is_empty() {
+            layers.push(SystemLayer {
+                layer,
+                text: text.trim().to_string(),
+            });
+        }
     }
     if !selected.is_empty() {
         let skills: Vec<String> = selected

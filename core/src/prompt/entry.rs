@@ -5,14 +5,17 @@ use serde::{Deserialize, Serialize};
 use crate::attachment::PictureRef;
 use crate::transcript::Role;
 
-/// The six layers every model call reads, in order (rule L1). Layers 1–4 make the system text;
-/// 5 and 6 are the message list. Written in camelCase (`"newMessage"`), like the whole
+/// The seven layers every model call reads, in order (rule L1). Layers 1–5 make the system text;
+/// 6 and 7 are the message list. Written in camelCase (`"newMessage"`), like the whole
 /// provider-neutral prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Layer {
     Floor,
     Instructions,
+    /// The instructions of the project the conversation is in (issue 45): the person's own,
+    /// narrowing the author's for every conversation of the project.
+    Project,
     Skills,
     Catalogue,
     /// Earlier turns rebuilt from the transcript, after the newest summary.
@@ -23,9 +26,10 @@ pub enum Layer {
 
 impl Layer {
     /// All layers, in reading order.
-    pub const ALL: [Layer; 6] = [
+    pub const ALL: [Layer; 7] = [
         Layer::Floor,
         Layer::Instructions,
+        Layer::Project,
         Layer::Skills,
         Layer::Catalogue,
         Layer::Memory,
@@ -37,10 +41,11 @@ impl Layer {
         match self {
             Layer::Floor => 1,
             Layer::Instructions => 2,
-            Layer::Skills => 3,
-            Layer::Catalogue => 4,
-            Layer::Memory => 5,
-            Layer::NewMessage => 6,
+            Layer::Project => 3,
+            Layer::Skills => 4,
+            Layer::Catalogue => 5,
+            Layer::Memory => 6,
+            Layer::NewMessage => 7,
         }
     }
 
@@ -49,6 +54,7 @@ impl Layer {
         match self {
             Layer::Floor => "Portal floor",
             Layer::Instructions => "Author instructions",
+            Layer::Project => "Project instructions",
             Layer::Skills => "Selected skills",
             Layer::Catalogue => "Skill catalogue",
             Layer::Memory => "Short-term memory",

@@ -21,7 +21,7 @@ use super::render::render_entries;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Inspection {
-    /// The six layers in reading order, those the call had.
+    /// The seven layers in reading order, those the call had.
     pub layers: Vec<LayerView>,
     /// Tokens of the system text's framing: the precedence sentence, the layer tags and the
     /// closing line.
@@ -227,7 +227,7 @@ mod tests {
     fn l1_the_layers_come_in_reading_order_and_their_counts_add_up_to_the_total() {
         let inspection = inspect(&prompt(), &EstimateCounter, false);
         let layers: Vec<_> = inspection.layers.iter().map(|l| l.number).collect();
-        assert_eq!(layers, [1, 2, 6]);
+        assert_eq!(layers, [1, 2, 7]);
         let summed: u64 = inspection.framing_tokens
             + inspection.layers.iter().map(|l| l.tokens).sum::<u64>()
             + inspection.tools.iter().map(|t| t.tokens).sum::<u64>();
@@ -253,6 +253,31 @@ mod tests {
         let rules: Vec<_> = views.iter().map(|v| v.rule.as_deref()).collect();
         assert_eq!(rules, [None, Some("A5"), Some("C4")]);
         assert!(views[0].message.contains("`load_skill`"), "{views:?}");
+    }
+
+    // Issue 45: a project's instructions are shown as their own labelled layer, between the
+    // author's and the skills, and stay shown to the person when the author's are withheld.
+    #[test]
+    fn l1_the_inspector_labels_a_projects_instructions_as_layer_three() {
+        let mut prompt = prompt();
+        prompt.layers.push(SystemLayer {
+            layer: Layer::Project,
+            text: "Figures in euros.".into(),
+        });
+        let mut inspection = inspect(&prompt, &EstimateCounter, false);
+        inspection.withhold(Layer::Instructions);
+        let shown: Vec<_> = inspection
+            .layers
+            .iter()
+            .map(|l| (l.number, l.label, l.text.as_deref()))
+            .collect();
+        assert_eq!(
+            shown[1..3],
+            [
+                (2, "Author instructions", None),
+                (3, "Project instructions", Some("Figures in euros.")),
+            ]
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Layers 1–4 as the system text: each delimited and labelled, under one sentence stating their
+//! Layers 1–5 as the system text: each delimited and labelled, under one sentence stating their
 //! precedence (rules L1, L2); and the floor's default text.
 
 use serde::{Deserialize, Serialize};
@@ -7,7 +7,8 @@ use super::entry::Layer;
 
 /// The sentence that states the layers' precedence (rule L2).
 pub const PRECEDENCE: &str = "Where two layers disagree, the later one wins: portal floor, then \
-    author instructions, then selected skills, then the skill catalogue.";
+    author instructions, then project instructions, then selected skills, then the skill \
+    catalogue.";
 
 /// The portal floor's default text: who the assistant is, how it talks, and the runtime's
 /// contract for memory and attachments.

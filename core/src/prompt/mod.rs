@@ -1,12 +1,12 @@
-//! The assembled prompt (rules L1–L3): six layers, provider-neutral, and its conversion into
+//! The assembled prompt (rules L1–L3): seven layers, provider-neutral, and its conversion into
 //! provider request bodies.
 //!
-//! Layers 1–4 (portal floor, author instructions, selected skills, skill catalogue) make the
-//! system text, each between `<layer number="n" name="…">` tags under one sentence stating that
-//! later layers win ([`PRECEDENCE`]). Layers 5 and 6 (short-term memory, the new message) are the
-//! message list, each [`Entry`] tagged with its [`Layer`]. [`openai::request`] and
-//! [`anthropic::request`] turn a [`Prompt`] into request bodies; [`check_pairing`] checks a body
-//! against its provider's pairing rules.
+//! Layers 1–5 (portal floor, author instructions, project instructions, selected skills, skill
+//! catalogue) make the system text, each between `<layer number="n" name="…">` tags under one
+//! sentence stating that later layers win ([`PRECEDENCE`]). Layers 6 and 7 (short-term memory,
+//! the new message) are the message list, each [`Entry`] tagged with its [`Layer`].
+//! [`openai::request`] and [`anthropic::request`] turn a [`Prompt`] into request bodies;
+//! [`check_pairing`] checks a body against its provider's pairing rules.
 //!
 //! The prompt's values (`entry`, `layers`, `neutral`) stand below short-term memory, which writes
 //! the entries, and compaction, whose summary call is a prompt; assembling (`assemble`) and the

@@ -1,4 +1,4 @@
-//! The provider-neutral prompt: layers 1–4 as the system text, layers 5 and 6 as entries, the
+//! The provider-neutral prompt: layers 1–5 as the system text, layers 6 and 7 as entries, the
 //! tools and the effort. Assembling builds one for a turn's model call, a compaction's summary
 //! call is one, and each provider's request is converted from one.
 
@@ -14,9 +14,9 @@ use super::layers::{self, SystemLayer};
 /// A prompt, ready to convert for any provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prompt {
-    /// Layers 1–4 that have content, in order.
+    /// Layers 1–5 that have content, in order.
     pub layers: Vec<SystemLayer>,
-    /// Layers 5 and 6.
+    /// Layers 6 and 7.
     pub entries: Vec<Entry>,
     /// The agent's tools, then the portal's own that the prompt refers to.
     pub tools: Vec<ToolDefinition>,
@@ -25,7 +25,7 @@ pub struct Prompt {
 }
 
 impl Prompt {
-    /// The system text: layers 1–4, delimited and labelled, under the precedence sentence.
+    /// The system text: layers 1–5, delimited and labelled, under the precedence sentence.
     pub fn system_text(&self) -> String {
         layers::system_text(&self.layers)
     }

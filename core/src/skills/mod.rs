@@ -1,6 +1,6 @@
 //! Skills (rules S1–S7): selected with leading `/slug` tokens, resolved through the host's
-//! directory with all-or-nothing checks, folded whole into layer 3; the agent's other skills make
-//! the catalogue of layer 4, from which the model loads one with the `load_skill` tool.
+//! directory with all-or-nothing checks, folded whole into layer 4; the agent's other skills make
+//! the catalogue of layer 5, from which the model loads one with the `load_skill` tool.
 //!
 //! A skill's name is its slug: the common `SKILL.md` format names a skill in lowercase words
 //! joined by hyphens, which is the slug syntax of rule S1.

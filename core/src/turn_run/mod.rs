@@ -537,6 +537,7 @@ impl TurnRun {
                     .map_or(CompactionHint::NoCompaction, CompactionHint::NewestInTurn),
                 model: &setup.model,
                 instructions: &setup.instructions,
+                project_instructions: &setup.project_instructions,
                 selected_skills: &setup.selected_skills,
                 catalogue: &setup.catalogue,
                 agent_tools: &setup.agent_tools,

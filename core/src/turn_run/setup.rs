@@ -23,9 +23,11 @@ pub struct RunSetup {
     pub price: Option<Price>,
     /// Layer 2 of the prompt.
     pub instructions: String,
-    /// Layer 3: the skills the message selected.
+    /// Layer 3: the instructions of the conversation's project, empty outside a project.
+    pub project_instructions: String,
+    /// Layer 4: the skills the message selected.
     pub selected_skills: Vec<Skill>,
-    /// Layer 4: the agent's other skills.
+    /// Layer 5: the agent's other skills.
     pub catalogue: Vec<CatalogueEntry>,
     /// The tools the agent is offered.
     pub agent_tools: Vec<ToolDefinition>,

@@ -409,6 +409,7 @@ fn a3_documents_bring_their_tools_into_the_prompt() {
             compaction_hint: CompactionHint::NoCompaction,
             model: &model(),
             instructions: "",
+            project_instructions: "",
             selected_skills: &[],
             catalogue: &[],
             agent_tools: &[],

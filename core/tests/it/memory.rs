@@ -173,21 +173,21 @@ fn c3_summary_then_kept_tail_then_what_came_after() {
     check(
         turns,
         expect![[r#"
-            === 5 Short-term memory · user ===
+            === 6 Short-term memory · user ===
             [Summary of the conversation so far (turns 1–2, context compaction). It replaces the messages before it.]
 
             Turns 1–2
 
             Summary body
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             Answer to q2.
-            === 5 Short-term memory · user ===
+            === 6 Short-term memory · user ===
             q3
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             a3
-            === 5 Short-term memory · user ===
+            === 6 Short-term memory · user ===
             q4
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             a4
         "#]],
     );
@@ -290,9 +290,9 @@ fn m3_parallel_calls_beyond_eight_are_cut_from_the_front() {
             ],
         )],
         expect![[r#"
-            === 5 Short-term memory · user ===
+            === 6 Short-term memory · user ===
             fetch ten
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             [2 earlier tool calls of this turn omitted.]
             → call p3 fetch({})
             → call p4 fetch({})
@@ -302,7 +302,7 @@ fn m3_parallel_calls_beyond_eight_are_cut_from_the_front() {
             → call p8 fetch({})
             → call p9 fetch({})
             → call p10 fetch({})
-            === 5 Short-term memory · tool ===
+            === 6 Short-term memory · tool ===
             ← result p3: ok
             ← result p4: ok
             ← result p5: ok
@@ -311,7 +311,7 @@ fn m3_parallel_calls_beyond_eight_are_cut_from_the_front() {
             ← result p8: ok
             ← result p9: ok
             ← result p10: ok
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             Fetched.
         "#]],
     );
@@ -432,13 +432,13 @@ fn m8_past_calls_come_back_as_calls_and_results_in_the_next_entry() {
     check(
         vec![with_call("weather", "c1", "sunny")],
         expect![[r#"
-            === 5 Short-term memory · user ===
+            === 6 Short-term memory · user ===
             weather
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             → call c1 search({"query":"weather"})
-            === 5 Short-term memory · tool ===
+            === 6 Short-term memory · tool ===
             ← result c1: sunny
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             Answer to weather.
         "#]],
     );
@@ -502,17 +502,17 @@ fn m10_a_cut_off_turn_leaves_what_it_wrote_and_the_calls_it_ran() {
             chat("go on", "Sales grew."),
         ],
         expect![[r#"
-            === 5 Short-term memory · user ===
+            === 6 Short-term memory · user ===
             write a report
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             → call c1 search({"q":"data"})
-            === 5 Short-term memory · tool ===
+            === 6 Short-term memory · tool ===
             ← result c1: figures
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             The report so far: sales gr
-            === 5 Short-term memory · user ===
+            === 6 Short-term memory · user ===
             go on
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             Sales grew.
         "#]],
     );
@@ -593,15 +593,15 @@ fn m12_thinking_and_pre_tool_narration_never_enter_memory() {
             ],
         )],
         expect![[r#"
-            === 5 Short-term memory · user ===
+            === 6 Short-term memory · user ===
             plan
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             → call c1 search({})
             → call c2 read({})
-            === 5 Short-term memory · tool ===
+            === 6 Short-term memory · tool ===
             ← result c1: r1
             ← result c2: r2
-            === 5 Short-term memory · assistant ===
+            === 6 Short-term memory · assistant ===
             Here is the plan.
         "#]],
     );

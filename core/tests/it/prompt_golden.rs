@@ -52,6 +52,8 @@ struct Fixture {
     #[serde(default)]
     instructions: String,
     #[serde(default)]
+    project_instructions: String,
+    #[serde(default)]
     selected_skills: Vec<Skill>,
     #[serde(default)]
     catalogue: Vec<CatalogueEntry>,
@@ -89,6 +91,7 @@ fn check(name: &str, fixture: &Fixture) {
             compaction_hint: fixture.compaction_hint,
             model: &model,
             instructions: &fixture.instructions,
+            project_instructions: &fixture.project_instructions,
             selected_skills: &fixture.selected_skills,
             catalogue: &fixture.catalogue,
             agent_tools: &fixture.agent_tools,
@@ -175,6 +178,7 @@ fn golden_prompt_with_a_megabyte_argument() {
         description: "A past call whose arguments hold a 1 MB string: cut to 200 characters, the JSON kept valid.".into(),
         model: None,
         instructions: String::new(),
+        project_instructions: String::new(),
         selected_skills: Vec::new(),
         catalogue: Vec::new(),
         agent_tools: Vec::new(),

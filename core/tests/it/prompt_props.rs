@@ -343,6 +343,7 @@ proptest! {
                         compaction_hint: CompactionHint::Search,
                         model: &model,
                         instructions: "Be brief.",
+                        project_instructions: "",
                         selected_skills: &[],
                         catalogue: &[],
                         agent_tools: &[],

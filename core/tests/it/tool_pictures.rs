@@ -79,6 +79,7 @@ fn prompt(transcript: &Transcript, model: &ModelCapabilities) -> Prompt {
             compaction_hint: CompactionHint::NoCompaction,
             model,
             instructions: "",
+            project_instructions: "",
             selected_skills: &[],
             catalogue: &[],
             agent_tools: &[],

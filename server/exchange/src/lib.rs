@@ -2,6 +2,7 @@
 //!
 //! - [`archive`]: all of a person's work as one ZIP archive.
 //! - [`markdown`]: a conversation as Markdown, for a person to read and keep.
+//! - [`share`]: the snapshot a share link shows.
 //! - [`import`]: transcripts made from an export (Portal's transcript JSON, ChatGPT's and
 //!   Claude's `conversations.json`), each with the notes of what did not map.
 //!
@@ -10,3 +11,4 @@
 pub mod archive;
 pub mod import;
 pub mod markdown;
+pub mod share;

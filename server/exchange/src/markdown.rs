@@ -26,7 +26,7 @@ pub fn markdown(title: &str, transcript: &Transcript) -> String {
         for message in &turn.messages {
             match message.role {
                 Role::User if turn.kind == TurnKind::Compact => {
-                    let said = texts(&message.blocks);
+                    let said = message.text();
                     let instructions = parse_compact(&said)
                         .and_then(|command| command.instructions)
                         .unwrap_or_default();
@@ -39,7 +39,7 @@ pub fn markdown(title: &str, transcript: &Transcript) -> String {
                 }
                 Role::User => {
                     let _ = writeln!(out, "\n## {}. You\n", turn.index);
-                    let said = texts(&message.blocks);
+                    let said = message.text();
                     if !said.trim().is_empty() {
                         let _ = writeln!(out, "{}", said.trim_end());
                     }
@@ -137,18 +137,6 @@ fn reply_block(out: &mut String, block: &Block) {
             );
         }
     }
-}
-
-/// The text blocks of a message, joined by a blank line.
-fn texts(blocks: &[Block]) -> String {
-    blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
 }
 
 /// `text` as inline code, its backticks held inside a longer run.

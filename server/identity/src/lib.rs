@@ -74,6 +74,10 @@ pub struct Organisation {
     /// Whether its users may sign in with a password (`passwords = false` leaves single sign-on
     /// and tokens).
     pub passwords: bool,
+    /// Whether its users may share a conversation with anyone who has the link, signed in or not
+    /// (`public_links = true`); otherwise share links open for its own signed-in users only
+    /// (docs/share.md).
+    pub public_links: bool,
     /// The MCP servers its agents may be offered tools of (docs/tools.md).
     pub mcp_servers: Vec<crate::mcp::ServerConfig>,
 }
@@ -167,6 +171,7 @@ impl Identity {
             agents: vec![default_agent(LOCAL_ORGANISATION)],
             quotas: Vec::new(),
             passwords: true,
+            public_links: false,
             mcp_servers: Vec::new(),
         };
         Identity {

@@ -23,6 +23,8 @@ struct OrganisationFile {
     quotas: Vec<QuotaEntry>,
     #[serde(default = "yes")]
     passwords: bool,
+    #[serde(default)]
+    public_links: bool,
 }
 
 fn yes() -> bool {
@@ -160,6 +162,7 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
         agents,
         quotas,
         passwords: file.passwords,
+        public_links: file.public_links,
         mcp_servers,
     })
 }

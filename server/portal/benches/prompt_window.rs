@@ -79,6 +79,7 @@ fn build(storage: &SqliteStorage, id: &ConversationId, model: &ModelCapabilities
                 .map_or(CompactionHint::NoCompaction, CompactionHint::NewestInTurn),
             model,
             instructions: "Answer briefly.",
+            project_instructions: "",
             selected_skills: &[],
             catalogue: &[],
             agent_tools: &[],

@@ -57,6 +57,26 @@ pub struct Limits {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub api_keys_per_user: u64,
+    /// Live share links one user may hold (docs/share.md); revoked and expired ones do not count.
+    #[arg(
+        long = "max-share-links",
+        default_value_t = Limits::DEFAULT.share_links_per_user,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub share_links_per_user: u64,
+    /// Projects one user may have (docs/projects.md).
+    #[arg(
+        long = "max-projects",
+        default_value_t = Limits::DEFAULT.projects_per_user,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub projects_per_user: u64,
+    /// Characters (Unicode scalar values) a project's instructions may have.
+    #[arg(
+        long = "max-project-instructions-chars",
+        default_value_t = Limits::DEFAULT.project_instructions_chars
+    )]
+    pub project_instructions_chars: usize,
     /// Messages one request to `POST /v1/chat/completions` may carry (the conversation so far
     /// and the new message).
     #[arg(
@@ -109,7 +129,10 @@ impl Limits {
     /// user; 16 event streams a user (a browser tab reads one at a time); 4 replies being
     /// written at once a user (a person follows one or two; a burst of sends from a script is
     /// held to a few turns' cost, see docs/usage.md); 20 live API keys a user (one a script or
-    /// tool, with room to rotate them); 500 messages a chat completion request (a conversation
+    /// tool, with room to rotate them); 100 live share links a user (each keeps its snapshot in the
+    /// database); 100 projects a user (more than a sidebar shows; each turn in one reads its
+    /// instructions) with instructions of at most 20,000 characters (about 5,000 tokens, the
+    /// length of an answer, kept well inside a context window beside the author's); 500 messages a chat completion request (a conversation
     /// of 250 turns sent back whole; a longer one continues with its new message alone, see
     /// docs/api.md); 2 picture decodes at
     /// once (the development machine's cores; each may take 160 MB, see
@@ -126,6 +149,9 @@ impl Limits {
         streams_per_user: 16,
         turns_at_once: 4,
         api_keys_per_user: 20,
+        share_links_per_user: 100,
+        projects_per_user: 100,
+        project_instructions_chars: 20_000,
         api_messages: 500,
         picture_decodes: 2,
         pdf_readers: 2,

@@ -160,6 +160,7 @@ pub fn preview(request: &PreviewRequest) -> Result<Preview, PreviewError> {
             compaction_hint: CompactionHint::Search,
             model: &model,
             instructions: &agent.instructions,
+            project_instructions: "",
             selected_skills: &selected_skills,
             catalogue: &catalogue,
             agent_tools: &tools.for_agent(&agent).agent_tools(),

@@ -1,6 +1,6 @@
 //! The PostgreSQL queries behind the conversation list: a page of a user's conversations
-//! (searched or not), one conversation's summary and renaming
-//! (deleting is `rules::delete_conversation`).
+//! (searched, of one project, or not) and one conversation's summary (changing one is
+//! `rules::change_conversation`, deleting one `rules::delete_conversation`).
 
 use super::connection::Tx;
 use postgres::types::ToSql;
@@ -8,12 +8,14 @@ use postgres::types::ToSql;
 use portal_store::assemble::{self, SummaryRow, not_found, summary};
 use portal_store::codec::without_accents;
 use portal_store::{
-    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
+    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, ProjectFilter,
+    Result,
 };
 
 /// The columns of a [`ConversationSummary`], for `c` a conversations row.
 const SUMMARY: &str = "c.id, c.title, c.created_at, c.last_activity,
-    (SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.turn DESC LIMIT 1)";
+    (SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.turn DESC LIMIT 1),
+    c.project_id, c.pinned";
 
 /// Text as search compares it: in Unicode lowercase whatever the database's locale, so that
 /// "Über" finds "über" (as in SQLite, which folds with Rust's `to_lowercase`), without its
@@ -36,14 +38,23 @@ pub(super) fn page(
     let after = query
         .after
         .as_ref()
-        .map(|cursor| (cursor.last_activity_ms, cursor.id.as_str()));
-    if let Some((at, id)) = &after {
-        params.extend([at as &(dyn ToSql + Sync), id]);
+        .map(|cursor| (cursor.pinned, cursor.last_activity_ms, cursor.id.as_str()));
+    if let Some((pinned, at, id)) = &after {
+        params.extend([pinned as &(dyn ToSql + Sync), at, id]);
+        let n = params.len();
         sql.push_str(&format!(
-            " AND (c.last_activity, c.id) < (${}, ${})",
-            params.len() - 1,
-            params.len()
+            " AND (c.pinned, c.last_activity, c.id) < (${}, ${}, ${n})",
+            n - 2,
+            n - 1
         ));
+    }
+    match &query.project {
+        ProjectFilter::Any => {}
+        ProjectFilter::Outside => sql.push_str(" AND c.project_id IS NULL"),
+        ProjectFilter::Within(project) => {
+            params.push(project);
+            sql.push_str(&format!(" AND c.project_id = ${}", params.len()));
+        }
     }
     let search = query
         .search
@@ -63,7 +74,7 @@ pub(super) fn page(
     let limit = i64::from(query.limit) + 1;
     params.push(&limit);
     sql.push_str(&format!(
-        " ORDER BY c.last_activity DESC, c.id DESC LIMIT ${}",
+        " ORDER BY c.pinned DESC, c.last_activity DESC, c.id DESC LIMIT ${}",
         params.len()
     ));
     let rows = t
@@ -91,27 +102,14 @@ pub(super) fn one(
     summary(summary_row(&row))
 }
 
-pub(super) fn rename(
-    t: &mut Tx<'_>,
-    owner: &Owner,
-    conversation: &ConversationId,
-    title: &str,
-) -> Result<ConversationSummary> {
-    let changed = t.execute(
-        "UPDATE conversations SET title = $4 WHERE id = $1 AND org_id = $2 AND user_id = $3",
-        &[
-            &conversation.as_str(),
-            &owner.org_id,
-            &owner.user_id,
-            &title,
-        ],
-    )?;
-    if changed == 0 {
-        return Err(not_found(conversation));
-    }
-    one(t, owner, conversation)
-}
-
 fn summary_row(row: &postgres::Row) -> SummaryRow {
-    (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4))
+    (
+        row.get(0),
+        row.get(1),
+        row.get(2),
+        row.get(3),
+        row.get(4),
+        row.get(5),
+        row.get(6),
+    )
 }

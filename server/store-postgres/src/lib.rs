@@ -8,8 +8,10 @@ mod calls;
 mod connection;
 mod conversations;
 mod load;
+mod projects;
 mod replicas;
 mod sessions;
+mod share_links;
 mod statements;
 mod target;
 mod usage;
@@ -36,8 +38,8 @@ use portal_store::codec::{
 use portal_store::rules::{self, Statements as _};
 use portal_store::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
-    StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
+    ConversationSummary, Owner, Project, RecentTurns, Result, ShareLink, SsoAccount, Storage,
+    StorageError, StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -203,15 +205,6 @@ impl Storage for PostgresStorage {
         self.read(|t| conversations::one(t, owner, conversation))
     }
 
-    fn rename_conversation(
-        &self,
-        owner: &Owner,
-        conversation: &ConversationId,
-        title: &str,
-    ) -> Result<ConversationSummary> {
-        self.write(|t| conversations::rename(t, owner, conversation, title))
-    }
-
     fn conversation(
         &self,
         org_id: &str,
@@ -220,7 +213,7 @@ impl Storage for PostgresStorage {
         self.read(|t| {
             let row = t
                 .query_opt(
-                    "SELECT id, org_id, user_id, agent_id, created_at FROM conversations
+                    "SELECT id, org_id, user_id, agent_id, created_at, project_id FROM conversations
                      WHERE id = $1 AND org_id = $2",
                     &[&conversation.as_str(), &org_id],
                 )?
@@ -232,6 +225,7 @@ impl Storage for PostgresStorage {
                     user_id: row.get(2),
                 },
                 agent_id: row.get(3),
+                project: row.get(5),
                 created_at_ms: row.get(4),
             })
         })
@@ -482,6 +476,26 @@ impl Storage for PostgresStorage {
 
     fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
         self.write(|t| api_keys::revoke(t, owner, id))
+    }
+
+    fn projects(&self, owner: &Owner) -> Result<Vec<Project>> {
+        self.read(|t| projects::list(t, owner))
+    }
+
+    fn project(&self, owner: &Owner, id: &str) -> Result<Project> {
+        self.read(|t| projects::one(t, owner, id))
+    }
+
+    fn share_links(&self, owner: &Owner) -> Result<Vec<ShareLink>> {
+        self.read(|t| share_links::list(t, owner))
+    }
+
+    fn shared(&self, token: &str) -> Result<Option<(ShareLink, Transcript)>> {
+        self.read(|t| share_links::find(t, token))
+    }
+
+    fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool> {
+        self.write(|t| share_links::revoke(t, owner, id))
     }
 
     fn create_session(&self, session: &StoredSession) -> Result<()> {

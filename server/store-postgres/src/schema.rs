@@ -301,6 +301,45 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX tool_pictures_by_conversation ON tool_pictures (conversation_id);
     "#,
+    // Version 11: share links, as SQLite's version 13 keeps them.
+    r#"
+    CREATE TABLE share_links (
+        id              TEXT PRIMARY KEY,
+        token           TEXT NOT NULL UNIQUE,
+        org_id          TEXT NOT NULL,
+        user_id         TEXT NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        title           TEXT NOT NULL,
+        visibility      TEXT NOT NULL,
+        turns           BIGINT NOT NULL,
+        snapshot        TEXT NOT NULL,
+        created_at      BIGINT NOT NULL,
+        expires_at      BIGINT,
+        revoked_at      BIGINT
+    );
+    CREATE INDEX share_links_by_owner ON share_links (org_id, user_id);
+    CREATE INDEX share_links_by_conversation ON share_links (conversation_id);
+    "#,
+    // Version 12: projects, as SQLite's version 14 keeps them.
+    r#"
+    CREATE TABLE projects (
+        id           TEXT PRIMARY KEY,
+        org_id       TEXT NOT NULL,
+        user_id      TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        instructions TEXT NOT NULL,
+        agent_id     TEXT,
+        created_at   BIGINT NOT NULL
+    );
+    CREATE INDEX projects_by_owner ON projects (org_id, user_id);
+    ALTER TABLE conversations ADD COLUMN project_id TEXT REFERENCES projects (id);
+    ALTER TABLE conversations ADD COLUMN pinned BOOLEAN NOT NULL DEFAULT false;
+    DROP INDEX conversations_by_activity;
+    CREATE INDEX conversations_by_activity
+        ON conversations (org_id, user_id, pinned DESC, last_activity DESC, id DESC);
+    CREATE INDEX conversations_by_project
+        ON conversations (project_id, pinned DESC, last_activity DESC, id DESC);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

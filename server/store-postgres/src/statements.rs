@@ -16,7 +16,8 @@ use portal_store::codec::{
 };
 use portal_store::quota::{Hold, Limit, Spender};
 use portal_store::{
-    ConversationId, Owner, PausedClaim, Result, SsoSignIn, StorageError, StoredApiKey, Usage, rules,
+    ConversationId, Owner, PausedClaim, Project, Result, ShareLink, SsoSignIn, StorageError,
+    StoredApiKey, Usage, rules,
 };
 
 /// How long a turn that opened or resumed is left to the replica that is about to run it
@@ -588,6 +589,7 @@ impl rules::Statements for Statements<'_, '_> {
     fn delete_conversation_rows(&mut self, conversation: &ConversationId) -> Result<()> {
         let id = conversation.as_str();
         for table in [
+            "share_links",
             "tool_pictures",
             "model_calls",
             "block_chunks",
@@ -757,6 +759,70 @@ impl rules::Statements for Statements<'_, '_> {
 
     fn insert_api_key(&mut self, key: &StoredApiKey) -> Result<()> {
         super::api_keys::insert(self.0, key)
+    }
+
+    fn live_share_links(&mut self, owner: &Owner, now_ms: i64) -> Result<u64> {
+        super::share_links::live(self.0, owner, now_ms)
+    }
+
+    fn insert_share_link(&mut self, link: &ShareLink, snapshot: &str) -> Result<()> {
+        super::share_links::insert(self.0, link, snapshot)
+    }
+
+    fn set_conversation_title(&mut self, conversation: &ConversationId, title: &str) -> Result<()> {
+        self.0.execute(
+            "UPDATE conversations SET title = $2 WHERE id = $1",
+            &[&conversation.as_str(), &title],
+        )?;
+        Ok(())
+    }
+
+    fn set_conversation_project(
+        &mut self,
+        conversation: &ConversationId,
+        project: Option<&str>,
+    ) -> Result<()> {
+        self.0.execute(
+            "UPDATE conversations SET project_id = $2 WHERE id = $1",
+            &[&conversation.as_str(), &project],
+        )?;
+        Ok(())
+    }
+
+    fn set_conversation_pinned(
+        &mut self,
+        conversation: &ConversationId,
+        pinned: bool,
+    ) -> Result<()> {
+        self.0.execute(
+            "UPDATE conversations SET pinned = $2 WHERE id = $1",
+            &[&conversation.as_str(), &pinned],
+        )?;
+        Ok(())
+    }
+
+    fn lock_owned_project(&mut self, owner: &Owner, id: &str) -> Result<Option<Project>> {
+        super::projects::lock_owned(self.0, owner, id)
+    }
+
+    fn count_projects(&mut self, owner: &Owner) -> Result<u64> {
+        super::projects::count_owned(self.0, owner)
+    }
+
+    fn insert_project(&mut self, project: &Project) -> Result<()> {
+        super::projects::insert(self.0, project)
+    }
+
+    fn update_project(&mut self, project: &Project) -> Result<()> {
+        super::projects::update(self.0, project)
+    }
+
+    fn project_conversations(&mut self, id: &str) -> Result<Vec<ConversationId>> {
+        super::projects::conversations(self.0, id)
+    }
+
+    fn delete_project_row(&mut self, id: &str) -> Result<()> {
+        super::projects::delete(self.0, id)
     }
 
     fn insert_sso_sign_in(&mut self, sign_in: &SsoSignIn, expires_at_ms: i64) -> Result<()> {

@@ -1,6 +1,6 @@
-//! The SQLite queries behind the conversation list: a page of a user's conversations (searched
-//! or not), one conversation's summary and renaming
-//! (deleting is `rules::delete_conversation`).
+//! The SQLite queries behind the conversation list: a page of a user's conversations (searched,
+//! of one project, or not) and one conversation's summary (changing one is
+//! `rules::change_conversation`, deleting one `rules::delete_conversation`).
 
 use portal_core::{Block, Message};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -11,12 +11,14 @@ use portal_store::assemble::{self, SummaryRow, not_found, summary};
 use portal_store::codec::parse_json;
 use portal_store::rules;
 use portal_store::{
-    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, Result,
+    ConversationId, ConversationPage, ConversationQuery, ConversationSummary, Owner, ProjectFilter,
+    Result,
 };
 
 /// The columns of a [`ConversationSummary`], for `c` a conversations row.
 const SUMMARY: &str = "c.id, c.title, c.created_at, c.last_activity,
-    (SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.turn DESC LIMIT 1)";
+    (SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.turn DESC LIMIT 1),
+    c.project_id, c.pinned";
 
 pub(super) fn page(
     c: &Connection,
@@ -26,31 +28,48 @@ pub(super) fn page(
     let mut sql =
         format!("SELECT {SUMMARY} FROM conversations c WHERE c.org_id = ?1 AND c.user_id = ?2");
     if query.after.is_some() {
-        sql.push_str(" AND (c.last_activity, c.id) < (?3, ?4)");
+        sql.push_str(" AND (c.pinned, c.last_activity, c.id) < (?3, ?4, ?5)");
     }
     if query.search.is_some() {
         sql.push_str(&format!(
-            " AND ({FINDS}(c.title, ?5) OR EXISTS (
+            " AND ({FINDS}(c.title, ?6) OR EXISTS (
                 SELECT 1 FROM blocks b WHERE b.conversation_id = c.id AND b.kind = 'text'
-                AND {FINDS_IN_TEXT_BLOCK}(b.body, ?5)))"
+                AND {FINDS_IN_TEXT_BLOCK}(b.body, ?6)))"
         ));
     }
-    sql.push_str(" ORDER BY c.last_activity DESC, c.id DESC LIMIT ?6");
-    let (after_at, after_id) = match &query.after {
-        Some(cursor) => (Some(cursor.last_activity_ms), Some(cursor.id.as_str())),
-        None => (None, None),
+    let project = match &query.project {
+        ProjectFilter::Any => None,
+        ProjectFilter::Outside => {
+            sql.push_str(" AND c.project_id IS NULL");
+            None
+        }
+        ProjectFilter::Within(project) => {
+            sql.push_str(" AND c.project_id = ?7");
+            Some(project.as_str())
+        }
+    };
+    sql.push_str(" ORDER BY c.pinned DESC, c.last_activity DESC, c.id DESC LIMIT ?8");
+    let (after_pinned, after_at, after_id) = match &query.after {
+        Some(cursor) => (
+            Some(cursor.pinned),
+            Some(cursor.last_activity_ms),
+            Some(cursor.id.as_str()),
+        ),
+        None => (None, None, None),
     };
     let search = query.search.as_deref().map(str::to_lowercase);
     let mut statement = c.prepare_cached(&sql)?;
-    // Unused parameters are still bound, so every variant takes the same six.
+    // Unused parameters are still bound, so every variant takes the same eight.
     let rows = statement
         .query_map(
             params![
                 owner.org_id,
                 owner.user_id,
+                after_pinned,
                 after_at,
                 after_id,
                 search,
+                project,
                 i64::from(query.limit) + 1
             ],
             summary_row,
@@ -76,28 +95,6 @@ pub(super) fn one(
         .optional()?
         .ok_or_else(|| not_found(conversation))?;
     summary(row)
-}
-
-pub(super) fn rename(
-    c: &Connection,
-    owner: &Owner,
-    conversation: &ConversationId,
-    title: &str,
-) -> Result<ConversationSummary> {
-    let changed = c
-        .prepare_cached(
-            "UPDATE conversations SET title = ?4 WHERE id = ?1 AND org_id = ?2 AND user_id = ?3",
-        )?
-        .execute(params![
-            conversation.as_str(),
-            owner.org_id,
-            owner.user_id,
-            title
-        ])?;
-    if changed == 0 {
-        return Err(not_found(conversation));
-    }
-    one(c, owner, conversation)
 }
 
 /// Titles every untitled conversation after its first user message, for conversations stored
@@ -139,5 +136,7 @@ fn summary_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SummaryRow> {
         row.get(2)?,
         row.get(3)?,
         row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
     ))
 }

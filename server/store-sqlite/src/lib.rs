@@ -16,8 +16,8 @@ use portal_store::codec::{
 use portal_store::rules::{self, Statements as _};
 use portal_store::{
     AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, RecentTurns, Result, SsoAccount, Storage, StorageError,
-    StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
+    ConversationSummary, Owner, Project, RecentTurns, Result, ShareLink, SsoAccount, Storage,
+    StorageError, StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
 mod api_keys;
@@ -25,9 +25,11 @@ mod calls;
 mod conversations;
 mod load;
 mod lock;
+mod projects;
 mod schema;
 mod search;
 mod sessions;
+mod share_links;
 mod statements;
 mod usage;
 
@@ -153,15 +155,6 @@ impl Storage for SqliteStorage {
         self.read(|c| conversations::one(c, owner, conversation))
     }
 
-    fn rename_conversation(
-        &self,
-        owner: &Owner,
-        conversation: &ConversationId,
-        title: &str,
-    ) -> Result<ConversationSummary> {
-        self.write(|c| conversations::rename(c, owner, conversation, title))
-    }
-
     fn conversation(
         &self,
         org_id: &str,
@@ -169,7 +162,7 @@ impl Storage for SqliteStorage {
     ) -> Result<ConversationInfo> {
         self.read(|c| {
             c.prepare_cached(
-                "SELECT id, org_id, user_id, agent_id, created_at FROM conversations
+                "SELECT id, org_id, user_id, agent_id, created_at, project_id FROM conversations
                  WHERE id = ?1 AND org_id = ?2",
             )?
             .query_row(params![conversation.as_str(), org_id], info_from_row)
@@ -427,6 +420,26 @@ impl Storage for SqliteStorage {
         self.write(|c| api_keys::revoke(c, owner, id))
     }
 
+    fn projects(&self, owner: &Owner) -> Result<Vec<Project>> {
+        self.read(|c| projects::list(c, owner))
+    }
+
+    fn project(&self, owner: &Owner, id: &str) -> Result<Project> {
+        self.read(|c| projects::one(c, owner, id))
+    }
+
+    fn share_links(&self, owner: &Owner) -> Result<Vec<ShareLink>> {
+        self.read(|c| share_links::list(c, owner))
+    }
+
+    fn shared(&self, token: &str) -> Result<Option<(ShareLink, Transcript)>> {
+        self.read(|c| share_links::find(c, token))
+    }
+
+    fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool> {
+        self.write(|c| share_links::revoke(c, owner, id))
+    }
+
     fn create_session(&self, session: &StoredSession) -> Result<()> {
         self.write(|c| sessions::create(c, session))
     }
@@ -501,6 +514,7 @@ fn info_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationInfo> 
             user_id: row.get(2)?,
         },
         agent_id: row.get(3)?,
+        project: row.get(5)?,
         created_at_ms: row.get(4)?,
     })
 }

@@ -302,6 +302,51 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX tool_pictures_by_conversation ON tool_pictures (conversation_id);
     "#,
+    // Version 13: share links (docs/share.md), each with the snapshot it shows as transcript
+    // JSON. The token is kept as it is, so that its owner can copy the link again: whoever reads
+    // this table reads the snapshots too. A revoked link stays, with the time it was revoked;
+    // a conversation's links are deleted with it.
+    r#"
+    CREATE TABLE share_links (
+        id              TEXT PRIMARY KEY,
+        token           TEXT NOT NULL UNIQUE,
+        org_id          TEXT NOT NULL,
+        user_id         TEXT NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        title           TEXT NOT NULL,
+        visibility      TEXT NOT NULL,
+        turns           INTEGER NOT NULL,
+        snapshot        TEXT NOT NULL,
+        created_at      INTEGER NOT NULL,
+        expires_at      INTEGER,
+        revoked_at      INTEGER
+    );
+    CREATE INDEX share_links_by_owner ON share_links (org_id, user_id);
+    CREATE INDEX share_links_by_conversation ON share_links (conversation_id);
+    "#,
+    // Version 14: projects (docs/projects.md): a person's conversations kept together, with
+    // instructions of their own and the agent a conversation opened in one talks to. A
+    // conversation is in one project or in none, and may be pinned, which lists it first: the
+    // list's index runs pinned conversations first.
+    r#"
+    CREATE TABLE projects (
+        id           TEXT PRIMARY KEY,
+        org_id       TEXT NOT NULL,
+        user_id      TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        instructions TEXT NOT NULL,
+        agent_id     TEXT,
+        created_at   INTEGER NOT NULL
+    );
+    CREATE INDEX projects_by_owner ON projects (org_id, user_id);
+    ALTER TABLE conversations ADD COLUMN project_id TEXT REFERENCES projects (id);
+    ALTER TABLE conversations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+    DROP INDEX conversations_by_activity;
+    CREATE INDEX conversations_by_activity
+        ON conversations (org_id, user_id, pinned DESC, last_activity DESC, id DESC);
+    CREATE INDEX conversations_by_project
+        ON conversations (project_id, pinned DESC, last_activity DESC, id DESC);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

@@ -213,11 +213,20 @@ fn gap(what: &'static str) -> StorageError {
     }
 }
 
-/// A conversation list row: (id, title, created at, last activity, latest turn's status).
-pub type SummaryRow = (String, String, i64, i64, Option<String>);
+/// A conversation list row: (id, title, created at, last activity, latest turn's status,
+/// project, pinned).
+pub type SummaryRow = (
+    String,
+    String,
+    i64,
+    i64,
+    Option<String>,
+    Option<String>,
+    bool,
+);
 
 pub fn summary(
-    (id, title, created_at_ms, last_activity_ms, status): SummaryRow,
+    (id, title, created_at_ms, last_activity_ms, status, project, pinned): SummaryRow,
 ) -> Result<ConversationSummary> {
     Ok(ConversationSummary {
         id: ConversationId::new(id),
@@ -225,6 +234,8 @@ pub fn summary(
         created_at_ms,
         last_activity_ms,
         status: status.as_deref().map(parse_status).transpose()?,
+        project,
+        pinned,
     })
 }
 
@@ -235,6 +246,7 @@ pub fn page(rows: Vec<SummaryRow>, query: &ConversationQuery) -> Result<Conversa
     let next = if conversations.len() > query.limit as usize {
         conversations.truncate(query.limit as usize);
         conversations.last().map(|last| ListCursor {
+            pinned: last.pinned,
             last_activity_ms: last.last_activity_ms,
             id: last.id.clone(),
         })

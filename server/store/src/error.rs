@@ -147,6 +147,10 @@ pub enum StorageError {
         "there is no conversation `{conversation}` of yours (it was deleted, never existed, or is someone else's); GET /api/conversations lists yours, POST /api/conversations opens one"
     )]
     ConversationNotFound { conversation: ConversationId },
+    #[error(
+        "there is no project `{project}` of yours (it was deleted, never existed, or is someone else's); GET /api/projects lists yours, POST /api/projects makes one"
+    )]
+    ProjectNotFound { project: String },
     #[error("conversation `{conversation}` has no turn {turn}; open the turn before writing to it")]
     TurnNotFound {
         conversation: ConversationId,
@@ -245,6 +249,14 @@ pub enum StorageError {
         "you have {most} live API keys, the most one person may have; revoke one you no longer use, then make this one"
     )]
     ApiKeysFull { most: u64 },
+    #[error(
+        "you have {most} live share links, the most one person may have; revoke one you no longer need, then make this one"
+    )]
+    ShareLinksFull { most: u64 },
+    #[error(
+        "you have {most} projects, the most one person may have; delete one you no longer need, or move its conversations into another, then make this one"
+    )]
+    ProjectsFull { most: u64 },
     #[error(
         "the uploaded file could not be copied into the database ({detail}); send it again, and tell an administrator if it happens again"
     )]

@@ -116,7 +116,75 @@ pub trait Storage: Send + Sync + fmt::Debug {
         owner: &Owner,
         conversation: &ConversationId,
         title: &str,
-    ) -> Result<ConversationSummary>;
+    ) -> Result<ConversationSummary> {
+        let change = ConversationChange {
+            title: Some(title.to_string()),
+            ..ConversationChange::default()
+        };
+        self.change_conversation(owner, conversation, &change)
+    }
+
+    /// Changes one of `owner`'s conversations as `change` asks, all of it or nothing
+    /// ([`rules::change_conversation`]): its title, the project it is in (one of `owner`'s, or
+    /// none) and whether it is pinned. Anyone else's conversation is not found, and anyone
+    /// else's project [`StorageError::ProjectNotFound`].
+    fn change_conversation(
+        &self,
+        owner: &Owner,
+        conversation: &ConversationId,
+        change: &ConversationChange,
+    ) -> Result<ConversationSummary> {
+        in_write(self, |s| {
+            rules::change_conversation(s, owner, conversation, change)
+        })?;
+        self.conversation_summary(owner, conversation)
+    }
+
+    /// Opens a new, empty conversation for `owner` with `agent_id` in their project `project`
+    /// and returns its id; anyone else's project is [`StorageError::ProjectNotFound`].
+    fn create_conversation_in_project(
+        &self,
+        owner: &Owner,
+        agent_id: &str,
+        project: &str,
+    ) -> Result<ConversationId> {
+        in_write(self, |s| {
+            rules::create_conversation_in_project(s, owner, agent_id, project)
+        })
+    }
+
+    /// Keeps a new project of `project.owner`'s, made now by the database's clock, and returns it
+    /// as kept. Under a lock on its owner (projects made at once, on every replica, take turns),
+    /// it is refused with [`StorageError::ProjectsFull`] when they have `most` projects.
+    fn create_project(&self, project: &NewProject, most: u64) -> Result<Project> {
+        in_write(self, |s| rules::create_project(s, project, most))
+    }
+
+    /// `owner`'s projects, newest first.
+    fn projects(&self, owner: &Owner) -> Result<Vec<Project>>;
+
+    /// One of `owner`'s projects; anyone else's is [`StorageError::ProjectNotFound`].
+    fn project(&self, owner: &Owner, id: &str) -> Result<Project>;
+
+    /// Changes one of `owner`'s projects as `change` asks and returns it changed; anyone else's
+    /// is [`StorageError::ProjectNotFound`].
+    fn change_project(&self, owner: &Owner, id: &str, change: &ProjectChange) -> Result<Project> {
+        in_write(self, |s| rules::change_project(s, owner, id, change))
+    }
+
+    /// Deletes one of `owner`'s projects, all of it or nothing ([`rules::delete_project`]): its
+    /// conversations are moved out of it ([`ProjectConversations::Keep`]), or deleted with it as
+    /// [`Storage::delete_conversation`] deletes one, attachments and share links too, refused
+    /// with [`StorageError::TurnStillRunning`] while any of them runs a turn
+    /// ([`ProjectConversations::Delete`]). Anyone else's is [`StorageError::ProjectNotFound`].
+    fn delete_project(
+        &self,
+        owner: &Owner,
+        id: &str,
+        conversations: ProjectConversations,
+    ) -> Result<()> {
+        in_write(self, |s| rules::delete_project(s, owner, id, conversations))
+    }
 
     /// Deletes one of `owner`'s conversations with its turns, and the attachments its messages
     /// used that no other conversation uses. Refused with [`StorageError::TurnStillRunning`]
@@ -406,6 +474,25 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// have one (anyone else's is not found). A key revoked before keeps its first time.
     fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool>;
 
+    /// Keeps a new share link of `link.owner`'s conversation with its snapshot, made now by the
+    /// database's clock and expiring `link.lifetime_ms` after, and returns it as kept. Refused as
+    /// not found when the conversation is not the owner's (or was deleted meanwhile), and with
+    /// [`StorageError::ShareLinksFull`] when the owner holds `most` live links.
+    fn create_share_link(&self, link: &NewShareLink, most: u64) -> Result<ShareLink> {
+        in_write(self, |s| rules::create_share_link(s, link, most))
+    }
+
+    /// `owner`'s share links, revoked and expired ones too, newest first.
+    fn share_links(&self, owner: &Owner) -> Result<Vec<ShareLink>>;
+
+    /// The share link whose token is `token`, revoked or expired or not, with its snapshot;
+    /// `None` when there is none.
+    fn shared(&self, token: &str) -> Result<Option<(ShareLink, Transcript)>>;
+
+    /// Revokes `owner`'s share link `id` now, by the database's clock, and answers whether they
+    /// have one (anyone else's is not found). A link revoked before keeps its first time.
+    fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool>;
+
     /// Takes a place among the failed sign-ins of each of `keys` for a sign-in about to be
     /// checked, if `rule` lets it try. Under a lock on the keys (sign-ins at once, on every
     /// replica, take turns): removes the failures older than `window_ms` (of every key), reads
@@ -549,12 +636,15 @@ impl Owner {
     }
 }
 
-/// A conversation as listed: who owns it and with which agent.
+/// A conversation as listed: who owns it, with which agent, and in which of its owner's
+/// projects.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConversationInfo {
     pub id: ConversationId,
     pub owner: Owner,
     pub agent_id: String,
+    /// The project it is in, if any.
+    pub project: Option<String>,
     /// When it was opened, in milliseconds since the Unix epoch (the database's clock).
     pub created_at_ms: i64,
 }
@@ -564,27 +654,49 @@ pub struct ConversationInfo {
 pub struct ConversationQuery {
     /// Only conversations whose title or message text contains this, ignoring case.
     pub search: Option<String>,
+    /// Only the conversations of one project, or those in none.
+    pub project: ProjectFilter,
     /// Only conversations listed after this point (the previous page's `next`).
     pub after: Option<ListCursor>,
     /// At most this many.
     pub limit: u32,
 }
 
-/// A place in the conversation list: the last conversation of a page.
+/// Which conversations a list takes by their project.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProjectFilter {
+    /// Every conversation, in a project or not.
+    #[default]
+    Any,
+    /// Those in no project.
+    Outside,
+    /// Those in this project.
+    Within(String),
+}
+
+/// A place in the conversation list: the last conversation of a page. The list runs pinned
+/// conversations first, each part newest activity first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListCursor {
+    pub pinned: bool,
     pub last_activity_ms: i64,
     pub id: ConversationId,
 }
 
 impl ListCursor {
-    /// The cursor as the API hands it out: opaque to clients.
+    /// The cursor as the API hands it out: opaque to clients. A pinned conversation's opens
+    /// with `p`.
     pub fn encode(&self) -> String {
-        format!("{}.{}", self.last_activity_ms, self.id)
+        let pinned = if self.pinned { "p" } else { "" };
+        format!("{pinned}{}.{}", self.last_activity_ms, self.id)
     }
 
     /// Reads a cursor [`ListCursor::encode`] made; `None` for anything else.
     pub fn decode(text: &str) -> Option<Self> {
+        let (pinned, text) = match text.strip_prefix('p') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
         let (at, id) = text.split_once('.')?;
         let digits = !at.is_empty() && at.bytes().all(|b| b.is_ascii_digit());
         let id_like =
@@ -593,6 +705,7 @@ impl ListCursor {
             return None;
         }
         Some(ListCursor {
+            pinned,
             last_activity_ms: at.parse().ok()?,
             id: ConversationId::new(id),
         })
@@ -610,6 +723,64 @@ pub struct ConversationSummary {
     pub last_activity_ms: i64,
     /// Its latest turn's status; `None` before the first message.
     pub status: Option<TurnStatus>,
+    /// The project it is in, if any.
+    pub project: Option<String>,
+    /// Whether its owner pinned it, which lists it before the others.
+    pub pinned: bool,
+}
+
+/// A change to one of a person's conversations ([`Storage::change_conversation`]); what is
+/// `None` stays as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConversationChange {
+    pub title: Option<String>,
+    /// The project to move it into, or `Some(None)` to take it out of its project.
+    pub project: Option<Option<String>>,
+    pub pinned: Option<bool>,
+}
+
+/// A project (docs/projects.md): conversations its owner keeps together, with instructions of
+/// their own that every turn in them reads (the prompt's layer 3), and the agent a conversation
+/// opened in it talks to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    pub id: String,
+    pub owner: Owner,
+    pub name: String,
+    /// Empty for none.
+    pub instructions: String,
+    /// The agent a conversation opened in the project talks to when none is asked for; `None`:
+    /// the organisation's first, as outside a project.
+    pub agent_id: Option<String>,
+    pub created_at_ms: i64,
+}
+
+/// A project to keep ([`Storage::create_project`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewProject {
+    pub id: String,
+    pub owner: Owner,
+    pub name: String,
+    pub instructions: String,
+    pub agent_id: Option<String>,
+}
+
+/// A change to a project ([`Storage::change_project`]); what is `None` stays as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectChange {
+    pub name: Option<String>,
+    pub instructions: Option<String>,
+    /// The default agent, or `Some(None)` for none.
+    pub agent_id: Option<Option<String>>,
+}
+
+/// What deleting a project does with its conversations ([`Storage::delete_project`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectConversations {
+    /// They stay, in no project.
+    Keep,
+    /// They are deleted with it.
+    Delete,
 }
 
 /// One page of a conversation list.
@@ -666,6 +837,76 @@ pub struct NewApiKey {
     pub owner: Owner,
     pub name: String,
     pub agents: Vec<String>,
+    /// How long it lives from its making; `None`: until revoked.
+    pub lifetime_ms: Option<i64>,
+}
+
+/// Who may open a share link (docs/share.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShareVisibility {
+    /// The signed-in people of the owner's organisation.
+    Organisation,
+    /// Anyone with the link, signed in or not, where the organisation allows it.
+    Public,
+}
+
+impl ShareVisibility {
+    /// The visibility's name, as stored and as the API says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShareVisibility::Organisation => "organisation",
+            ShareVisibility::Public => "public",
+        }
+    }
+
+    /// The visibility `name` names.
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "organisation" => Some(ShareVisibility::Organisation),
+            "public" => Some(ShareVisibility::Public),
+            _ => None,
+        }
+    }
+}
+
+/// A read-only snapshot of one of `owner`'s conversations, opened by the token in its link
+/// (docs/share.md). The snapshot itself is read with [`Storage::shared`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareLink {
+    /// The link's public id, which its owner revokes it by.
+    pub id: String,
+    /// The secret in the link's address (`/s/<token>`): 128 random bits or more.
+    pub token: String,
+    pub owner: Owner,
+    pub conversation: ConversationId,
+    /// The conversation's title when it was shared.
+    pub title: String,
+    pub visibility: ShareVisibility,
+    /// How many turns the snapshot holds.
+    pub turns: u32,
+    pub created_at_ms: i64,
+    pub expires_at_ms: Option<i64>,
+    pub revoked_at_ms: Option<i64>,
+}
+
+impl ShareLink {
+    /// Whether it opens at `now_ms`: not revoked, and not expired.
+    pub fn live(&self, now_ms: i64) -> bool {
+        self.revoked_at_ms.is_none() && self.expires_at_ms.is_none_or(|at| now_ms < at)
+    }
+}
+
+/// A share link to keep, with its snapshot.
+#[derive(Debug, Clone)]
+pub struct NewShareLink {
+    pub id: String,
+    pub token: String,
+    pub owner: Owner,
+    pub conversation: ConversationId,
+    pub title: String,
+    pub visibility: ShareVisibility,
+    /// What the link shows: the conversation as it was, with what is not shared taken out.
+    pub snapshot: Transcript,
     /// How long it lives from its making; `None`: until revoked.
     pub lifetime_ms: Option<i64>,
 }

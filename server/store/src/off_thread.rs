@@ -11,8 +11,9 @@ use portal_core::attachment::Attachment;
 use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
-    ConversationId, ConversationInfo, ConversationPage, ConversationQuery, ConversationSummary,
-    ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim, RecentTurns, Result,
+    ConversationChange, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
+    ConversationSummary, ImportedConversation, NewApiKey, NewProject, NewShareLink, NewTurn, Owner,
+    PausedClaim, Project, ProjectChange, ProjectConversations, RecentTurns, Result, ShareLink,
     SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError, StoredApiKey,
     StoredSession, ThrottleRule, Usage,
 };
@@ -115,16 +116,74 @@ impl AsyncStorage {
         .await
     }
 
-    /// See [`Storage::rename_conversation`].
-    pub async fn rename_conversation(
+    /// See [`Storage::change_conversation`].
+    pub async fn change_conversation(
         &self,
         owner: &Owner,
         conversation: &ConversationId,
-        title: &str,
+        change: ConversationChange,
     ) -> Result<ConversationSummary> {
-        let (owner, conversation, title) = (owner.clone(), conversation.clone(), title.to_string());
+        let (owner, conversation) = (owner.clone(), conversation.clone());
         self.run(Lane::Write, move |s| {
-            s.rename_conversation(&owner, &conversation, &title)
+            s.change_conversation(&owner, &conversation, &change)
+        })
+        .await
+    }
+
+    /// See [`Storage::create_conversation_in_project`].
+    pub async fn create_conversation_in_project(
+        &self,
+        owner: &Owner,
+        agent_id: &str,
+        project: &str,
+    ) -> Result<ConversationId> {
+        let (owner, agent_id, project) = (owner.clone(), agent_id.to_string(), project.to_string());
+        self.run(Lane::Write, move |s| {
+            s.create_conversation_in_project(&owner, &agent_id, &project)
+        })
+        .await
+    }
+
+    /// See [`Storage::create_project`].
+    pub async fn create_project(&self, project: NewProject, most: u64) -> Result<Project> {
+        self.run(Lane::Write, move |s| s.create_project(&project, most))
+            .await
+    }
+
+    /// See [`Storage::projects`].
+    pub async fn projects(&self, owner: &Owner) -> Result<Vec<Project>> {
+        let owner = owner.clone();
+        self.run(Lane::Read, move |s| s.projects(&owner)).await
+    }
+
+    /// See [`Storage::project`].
+    pub async fn project(&self, owner: &Owner, id: &str) -> Result<Project> {
+        let (owner, id) = (owner.clone(), id.to_string());
+        self.run(Lane::Read, move |s| s.project(&owner, &id)).await
+    }
+
+    /// See [`Storage::change_project`].
+    pub async fn change_project(
+        &self,
+        owner: &Owner,
+        id: &str,
+        change: ProjectChange,
+    ) -> Result<Project> {
+        let (owner, id) = (owner.clone(), id.to_string());
+        self.run(Lane::Write, move |s| s.change_project(&owner, &id, &change))
+            .await
+    }
+
+    /// See [`Storage::delete_project`].
+    pub async fn delete_project(
+        &self,
+        owner: &Owner,
+        id: &str,
+        conversations: ProjectConversations,
+    ) -> Result<()> {
+        let (owner, id) = (owner.clone(), id.to_string());
+        self.run(Lane::Write, move |s| {
+            s.delete_project(&owner, &id, conversations)
         })
         .await
     }
@@ -403,6 +462,31 @@ impl AsyncStorage {
     pub async fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
         let (owner, id) = (owner.clone(), id.to_string());
         self.run(Lane::Write, move |s| s.revoke_api_key(&owner, &id))
+            .await
+    }
+
+    /// See [`Storage::create_share_link`].
+    pub async fn create_share_link(&self, link: NewShareLink, most: u64) -> Result<ShareLink> {
+        self.run(Lane::Write, move |s| s.create_share_link(&link, most))
+            .await
+    }
+
+    /// See [`Storage::share_links`].
+    pub async fn share_links(&self, owner: &Owner) -> Result<Vec<ShareLink>> {
+        let owner = owner.clone();
+        self.run(Lane::Read, move |s| s.share_links(&owner)).await
+    }
+
+    /// See [`Storage::shared`].
+    pub async fn shared(&self, token: &str) -> Result<Option<(ShareLink, Transcript)>> {
+        let token = token.to_string();
+        self.run(Lane::Read, move |s| s.shared(&token)).await
+    }
+
+    /// See [`Storage::revoke_share_link`].
+    pub async fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool> {
+        let (owner, id) = (owner.clone(), id.to_string());
+        self.run(Lane::Write, move |s| s.revoke_share_link(&owner, &id))
             .await
     }
 

@@ -1,7 +1,8 @@
 //! Storage's rules, written once for both databases: which turn a conversation may open, what a
 //! running turn takes, when a turn's status may change, what an attachment may be stored under
-//! the quota, what deleting a conversation takes with it, how failed sign-ins are counted, how a
-//! single sign-on under way is kept and claimed once, and which refusal says why. Each database
+//! the quota, what deleting a conversation takes with it, whose project a conversation may be
+//! moved into and what deleting a project does with its conversations, how failed sign-ins are
+//! counted, how a single sign-on under way is kept and claimed once, and which refusal says why. Each database
 //! implements [`Statements`], its statements run inside one of its transactions, and decides
 //! nothing itself (docs/storage.md, "One set of rules").
 
@@ -16,9 +17,10 @@ use super::codec::{parse_name, parse_status};
 use subtle::ConstantTimeEq;
 
 use super::{
-    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim,
-    Result, SignInPlaces, SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey, ThrottleRule,
-    Usage,
+    CallPurpose, ConversationChange, ConversationId, ImportedConversation, NewApiKey, NewProject,
+    NewShareLink, NewTurn, Owner, PausedClaim, Project, ProjectChange, ProjectConversations,
+    Result, ShareLink, SignInPlaces, SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey,
+    ThrottleRule, Usage,
 };
 use crate::quota::{Hold, Limit, Spender, Spending};
 
@@ -296,6 +298,48 @@ pub trait Statements {
 
     /// Keeps an API key.
     fn insert_api_key(&mut self, key: &StoredApiKey) -> Result<()>;
+
+    /// How many of `owner`'s share links are live at `now_ms` (neither revoked nor expired).
+    fn live_share_links(&mut self, owner: &Owner, now_ms: i64) -> Result<u64>;
+
+    /// Keeps a share link with its snapshot, as transcript JSON.
+    fn insert_share_link(&mut self, link: &ShareLink, snapshot: &str) -> Result<()>;
+
+    /// Sets the conversation's title.
+    fn set_conversation_title(&mut self, conversation: &ConversationId, title: &str) -> Result<()>;
+
+    /// Puts the conversation in the project `project`, or in none.
+    fn set_conversation_project(
+        &mut self,
+        conversation: &ConversationId,
+        project: Option<&str>,
+    ) -> Result<()>;
+
+    /// Pins or unpins the conversation.
+    fn set_conversation_pinned(
+        &mut self,
+        conversation: &ConversationId,
+        pinned: bool,
+    ) -> Result<()>;
+
+    /// Locks `owner`'s project `id` until the transaction ends, where the database locks rows,
+    /// and reads it; `None` when there is no such project of theirs.
+    fn lock_owned_project(&mut self, owner: &Owner, id: &str) -> Result<Option<Project>>;
+
+    /// How many projects `owner` has.
+    fn count_projects(&mut self, owner: &Owner) -> Result<u64>;
+
+    /// Keeps a project.
+    fn insert_project(&mut self, project: &Project) -> Result<()>;
+
+    /// Writes a project's name, instructions and default agent.
+    fn update_project(&mut self, project: &Project) -> Result<()>;
+
+    /// The conversations in the project.
+    fn project_conversations(&mut self, id: &str) -> Result<Vec<ConversationId>>;
+
+    /// Removes the project's row (its conversations are out of it already).
+    fn delete_project_row(&mut self, id: &str) -> Result<()>;
 }
 
 /// Opens the conversation's next turn with its user's message: refused while the newest turn is
@@ -648,6 +692,119 @@ pub fn delete_conversation(
     Ok(())
 }
 
+/// Changes `owner`'s conversation as `change` asks: refused as not found when it is not theirs,
+/// and with [`StorageError::ProjectNotFound`] when the project it is moved into is not theirs.
+/// The project is locked before the conversation, as [`delete_project`] locks them, so a move
+/// and a deletion at once take turns.
+pub fn change_conversation(
+    s: &mut dyn Statements,
+    owner: &Owner,
+    conversation: &ConversationId,
+    change: &ConversationChange,
+) -> Result<()> {
+    if let Some(Some(project)) = &change.project {
+        owned_project(s, owner, project)?;
+    }
+    if !s.lock_owned_conversation(owner, conversation)? {
+        return Err(not_found(conversation));
+    }
+    if let Some(title) = &change.title {
+        s.set_conversation_title(conversation, title)?;
+    }
+    if let Some(project) = &change.project {
+        s.set_conversation_project(conversation, project.as_deref())?;
+    }
+    if let Some(pinned) = change.pinned {
+        s.set_conversation_pinned(conversation, pinned)?;
+    }
+    Ok(())
+}
+
+/// Opens an empty conversation of `owner`'s in their project `project`; refused with
+/// [`StorageError::ProjectNotFound`] when the project is not theirs.
+pub fn create_conversation_in_project(
+    s: &mut dyn Statements,
+    owner: &Owner,
+    agent_id: &str,
+    project: &str,
+) -> Result<ConversationId> {
+    owned_project(s, owner, project)?;
+    let id = s.insert_conversation(owner, agent_id)?;
+    s.set_conversation_project(&id, Some(project))?;
+    Ok(id)
+}
+
+/// Keeps a new project unless its owner has `most` (`Storage::create_project`), under a lock on
+/// the owner.
+pub fn create_project(s: &mut dyn Statements, project: &NewProject, most: u64) -> Result<Project> {
+    s.lock_keys(&[format!(
+        "projects/{}/{}",
+        project.owner.org_id, project.owner.user_id
+    )])?;
+    if s.count_projects(&project.owner)? >= most {
+        return Err(StorageError::ProjectsFull { most });
+    }
+    let kept = Project {
+        id: project.id.clone(),
+        owner: project.owner.clone(),
+        name: project.name.clone(),
+        instructions: project.instructions.clone(),
+        agent_id: project.agent_id.clone(),
+        created_at_ms: s.now_ms()?,
+    };
+    s.insert_project(&kept)?;
+    Ok(kept)
+}
+
+/// Changes `owner`'s project as `change` asks and answers it changed; anyone else's is not
+/// found.
+pub fn change_project(
+    s: &mut dyn Statements,
+    owner: &Owner,
+    id: &str,
+    change: &ProjectChange,
+) -> Result<Project> {
+    let mut project = owned_project(s, owner, id)?;
+    if let Some(name) = &change.name {
+        project.name = name.clone();
+    }
+    if let Some(instructions) = &change.instructions {
+        project.instructions = instructions.clone();
+    }
+    if let Some(agent_id) = &change.agent_id {
+        project.agent_id = agent_id.clone();
+    }
+    s.update_project(&project)?;
+    Ok(project)
+}
+
+/// Deletes `owner`'s project, whole or not at all: its conversations are taken out of it, or
+/// each deleted by [`delete_conversation`] (so one running a turn refuses the whole deletion,
+/// and each takes its attachments and share links with it). Anyone else's is not found.
+pub fn delete_project(
+    s: &mut dyn Statements,
+    owner: &Owner,
+    id: &str,
+    conversations: ProjectConversations,
+) -> Result<()> {
+    owned_project(s, owner, id)?;
+    for conversation in s.project_conversations(id)? {
+        match conversations {
+            ProjectConversations::Keep => s.set_conversation_project(&conversation, None)?,
+            ProjectConversations::Delete => delete_conversation(s, owner, &conversation)?,
+        }
+    }
+    s.delete_project_row(id)
+}
+
+/// `owner`'s project `id`, locked; anyone else's is not found.
+fn owned_project(s: &mut dyn Statements, owner: &Owner, id: &str) -> Result<Project> {
+    s.lock_owned_project(owner, id)?
+        .ok_or_else(|| StorageError::ProjectNotFound {
+            project: id.to_string(),
+        })
+}
+
 /// Writes conversations made from an export as `owner`'s, whole or not at all: each with its
 /// turns as they ended (a turn still open is refused, since no run would ever end it), its
 /// messages' attachments (which must be the organisation's) and its title, or one made from its
@@ -799,6 +956,44 @@ pub fn create_api_key(s: &mut dyn Statements, key: &NewApiKey, most: u64) -> Res
         revoked_at_ms: None,
     };
     s.insert_api_key(&kept)?;
+    Ok(kept)
+}
+
+/// Keeps a new share link of an owner's conversation unless they hold `most` live ones
+/// (`Storage::create_share_link`), under a lock on the conversation and one on the owner.
+pub fn create_share_link(
+    s: &mut dyn Statements,
+    link: &NewShareLink,
+    most: u64,
+) -> Result<ShareLink> {
+    if !s.lock_owned_conversation(&link.owner, &link.conversation)? {
+        return Err(not_found(&link.conversation));
+    }
+    s.lock_keys(&[format!(
+        "share-links/{}/{}",
+        link.owner.org_id, link.owner.user_id
+    )])?;
+    let now = s.now_ms()?;
+    if s.live_share_links(&link.owner, now)? >= most {
+        return Err(StorageError::ShareLinksFull { most });
+    }
+    let snapshot = serde_json::to_string(&link.snapshot).map_err(|e| StorageError::Unreadable {
+        what: "a share link's snapshot",
+        detail: e.to_string(),
+    })?;
+    let kept = ShareLink {
+        id: link.id.clone(),
+        token: link.token.clone(),
+        owner: link.owner.clone(),
+        conversation: link.conversation.clone(),
+        title: link.title.clone(),
+        visibility: link.visibility,
+        turns: u32::try_from(link.snapshot.turns.len()).unwrap_or(u32::MAX),
+        created_at_ms: now,
+        expires_at_ms: link.lifetime_ms.map(|ms| now.saturating_add(ms)),
+        revoked_at_ms: None,
+    };
+    s.insert_share_link(&kept, &snapshot)?;
     Ok(kept)
 }
 

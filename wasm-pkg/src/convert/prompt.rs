@@ -35,6 +35,7 @@ pub struct PromptRequest {
     pub format: Option<Format>,
     pub floor: Option<String>,
     pub instructions: Option<String>,
+    pub project_instructions: Option<String>,
     pub selected_skills: Option<Vec<Skill>>,
     pub catalogue: Option<Vec<CatalogueEntry>>,
     pub agent_tools: Option<Vec<ToolDefinition>>,

@@ -207,6 +207,7 @@ pub fn setup(turn: u32, limits: RunLimits) -> RunSetup {
         model: model(),
         price: Some(Price::per_million("USD", 2.0, Some(0.5), 8.0).expect("a valid price")),
         instructions: "Answer briefly.".into(),
+        project_instructions: String::new(),
         selected_skills: Vec::new(),
         catalogue: Vec::new(),
         agent_tools: Vec::new(),

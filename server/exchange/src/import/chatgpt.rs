@@ -8,24 +8,10 @@ use portal_core::block::Block;
 use serde::Deserialize;
 
 use super::foreign::{Missing, Turns};
-use super::{ImportError, Imported, Source};
+use super::{ImportError, Imported, Source, each_conversation};
 
 pub(super) fn read(value: serde_json::Value) -> Result<Vec<Imported>, ImportError> {
-    let items = match value {
-        serde_json::Value::Array(items) => items,
-        one => vec![one],
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| {
-            conversation(item).map_err(|message| ImportError::Conversation {
-                position: i + 1,
-                source_name: Source::ChatGpt.name(),
-                message,
-            })
-        })
-        .collect()
+    each_conversation(value, Source::ChatGpt, conversation)
 }
 
 #[derive(Debug, Deserialize)]

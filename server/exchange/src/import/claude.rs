@@ -5,24 +5,10 @@ use portal_core::block::Block;
 use serde::Deserialize;
 
 use super::foreign::{Missing, Turns};
-use super::{ImportError, Imported, Source, clean_title};
+use super::{ImportError, Imported, Source, clean_title, each_conversation};
 
 pub(super) fn read(value: serde_json::Value) -> Result<Vec<Imported>, ImportError> {
-    let items = match value {
-        serde_json::Value::Array(items) => items,
-        one => vec![one],
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| {
-            conversation(item).map_err(|message| ImportError::Conversation {
-                position: i + 1,
-                source_name: Source::Claude.name(),
-                message,
-            })
-        })
-        .collect()
+    each_conversation(value, Source::Claude, conversation)
 }
 
 #[derive(Debug, Deserialize)]

@@ -199,6 +199,31 @@ pub fn read(json: &str) -> Result<Import, ImportError> {
 }
 
 /// Tells an export's kind by the shape of its first conversation.
+/// Reads each conversation of a `source` export (a list of them, or one alone) with
+/// `conversation`, refusing the whole export at the first that cannot be read, naming its
+/// position.
+fn each_conversation(
+    value: serde_json::Value,
+    source: Source,
+    conversation: impl Fn(serde_json::Value) -> Result<Imported, String>,
+) -> Result<Vec<Imported>, ImportError> {
+    let items = match value {
+        serde_json::Value::Array(items) => items,
+        one => vec![one],
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            conversation(item).map_err(|message| ImportError::Conversation {
+                position: i + 1,
+                source_name: source.name(),
+                message,
+            })
+        })
+        .collect()
+}
+
 fn source_of(value: &serde_json::Value) -> Result<Source, ImportError> {
     let first = match value {
         serde_json::Value::Array(items) => items.first().ok_or(ImportError::Empty)?,

@@ -5,7 +5,7 @@ use portal_core::block::Block;
 use portal_core::transcript::{Transcript, TurnStatus};
 use serde::{Deserialize, Serialize};
 
-use super::{ImportError, Imported, Source, clean_title};
+use super::{ImportError, Imported, Source, clean_title, each_conversation};
 
 /// The `portal` field of an exported conversation.
 pub const EXPORT_KIND: &str = "conversation";
@@ -36,23 +36,7 @@ impl Exported {
 }
 
 pub(super) fn read(value: serde_json::Value) -> Result<Vec<Imported>, ImportError> {
-    let items = match value {
-        serde_json::Value::Array(items) => items,
-        one => vec![one],
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| conversation(item).map_err(|message| failed(i, message)))
-        .collect()
-}
-
-fn failed(i: usize, message: String) -> ImportError {
-    ImportError::Conversation {
-        position: i + 1,
-        source_name: Source::Portal.name(),
-        message,
-    }
+    each_conversation(value, Source::Portal, conversation)
 }
 
 fn conversation(item: serde_json::Value) -> Result<Imported, String> {

@@ -47,12 +47,14 @@ pub struct TurnSetup {
     pub user_id: String,
     /// Layer 2 of the prompt.
     pub instructions: String,
+    /// Layer 3: the instructions of the conversation's project, empty outside a project.
+    pub project_instructions: String,
     pub model: Arc<dyn Model>,
     /// The model's price, which every usage row of the turn is priced at (rule C11).
     pub price: Option<Price>,
-    /// Layer 3: the skills the message selected.
+    /// Layer 4: the skills the message selected.
     pub selected_skills: Vec<Skill>,
-    /// Layer 4: the agent's other skills.
+    /// Layer 5: the agent's other skills.
     pub catalogue: Vec<CatalogueEntry>,
     pub effort: Effort,
     /// The tools the agent is offered ([`ToolRegistry::for_agent`]); a call to any other is

@@ -48,6 +48,7 @@ pub(super) async fn run(
             model: setup.model.capabilities().clone(),
             price: setup.price.clone(),
             instructions: setup.instructions.clone(),
+            project_instructions: setup.project_instructions.clone(),
             selected_skills: setup.selected_skills.clone(),
             catalogue: setup.catalogue.clone(),
             agent_tools: setup.tools.agent_tools(),

@@ -1,7 +1,8 @@
-//! Conversations: `POST /api/conversations` opens one, `GET /api/conversations` lists a page of
-//! the caller's (newest activity first, searched with `q`), `GET /api/conversations/{id}` reads
-//! one's transcript, `PATCH` renames it, `DELETE` deletes it, and
-//! `GET /api/conversations/{id}/agent` names the agent it talks to, and
+//! Conversations: `POST /api/conversations` opens one (in a project, if asked), `GET
+//! /api/conversations` lists a page of the caller's (pinned first, then newest activity first,
+//! searched with `q`, kept to a project with `project`), `GET /api/conversations/{id}` reads
+//! one's transcript, `PATCH` renames it, moves it into or out of a project or pins it, `DELETE`
+//! deletes it, `GET /api/conversations/{id}/agent` names the agent it talks to, and
 //! `GET /api/conversations/{id}/usage` says what each of its turns spent and the total.
 
 use axum::body::Bytes;
@@ -14,8 +15,12 @@ use portal_core::usage::ConversationUsage;
 use serde::{Deserialize, Serialize};
 
 use portal_identity::{Caller, DEFAULT_AGENT};
-use portal_store::{ConversationId, ConversationQuery, ConversationSummary, ListCursor};
+use portal_store::{
+    ConversationChange, ConversationId, ConversationQuery, ConversationSummary, ListCursor,
+    ProjectFilter,
+};
 
+use super::projects::{present, usable_agent};
 use super::{ApiError, AppState, owner_of};
 
 /// The most conversations one page lists. **Decision:** 100; 50 when the query does not say.
@@ -31,18 +36,22 @@ pub(super) fn router() -> Router<AppState> {
         .route("/api/conversations", get(list).post(create))
         .route(
             "/api/conversations/{id}",
-            get(show).patch(rename).delete(delete),
+            get(show).patch(change).delete(delete),
         )
         .route("/api/conversations/{id}/agent", get(agent))
         .route("/api/conversations/{id}/usage", get(usage))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NewConversation {
-    /// The agent to talk to; the organisation's first agent when left out.
+    /// The agent to talk to; the project's default agent, else the organisation's first, when
+    /// left out.
     #[serde(default)]
     agent: Option<String>,
+    /// The caller's project to open it in.
+    #[serde(default)]
+    project: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -56,39 +65,42 @@ async fn create(
     body: Bytes,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
     let wanted = if body.iter().all(u8::is_ascii_whitespace) {
-        None
+        NewConversation::default()
     } else {
-        serde_json::from_slice::<NewConversation>(&body)
-            .map_err(|e| {
-                ApiError(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    format!("the body is not a new conversation ({e}); send {{\"agent\": \"<id>\"}} or nothing"),
-                )
-            })?
-            .agent
+        serde_json::from_slice::<NewConversation>(&body).map_err(|e| {
+            ApiError(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "the body is not a new conversation ({e}); send {{\"agent\"?: \"<id>\", \
+                     \"project\"?: \"<id>\"}} or nothing"
+                ),
+            )
+        })?
     };
-    let agent = match wanted {
-        Some(id) => state
-            .identity
-            .agent(&caller, &id)
-            .map(|a| a.id.clone())
-            .ok_or_else(|| {
-                ApiError(
-                    StatusCode::NOT_FOUND,
-                    format!("there is no agent `{id}`; pick one from GET /api/agents"),
-                )
-            })?,
-        None => state
-            .identity
-            .agents(&caller)
-            .first()
+    let storage = state.turns.storage();
+    let owner = owner_of(&caller);
+    let project = match &wanted.project {
+        Some(id) => Some(storage.project(&owner, id).await?),
+        None => None,
+    };
+    let agent = match wanted.agent {
+        Some(id) => usable_agent(&state, &caller, id)?,
+        // The project's default agent while the organisation still has it.
+        None => project
+            .as_ref()
+            .and_then(|p| p.agent_id.as_deref())
+            .and_then(|id| state.identity.agent(&caller, id))
+            .or_else(|| state.identity.agents(&caller).first())
             .map_or_else(|| DEFAULT_AGENT.to_string(), |a| a.id.clone()),
     };
-    let id = state
-        .turns
-        .storage()
-        .create_conversation(&owner_of(&caller), &agent)
-        .await?;
+    let id = match &project {
+        Some(project) => {
+            storage
+                .create_conversation_in_project(&owner, &agent, &project.id)
+                .await?
+        }
+        None => storage.create_conversation(&owner, &agent).await?,
+    };
     Ok((
         StatusCode::CREATED,
         Json(Created {
@@ -107,6 +119,9 @@ struct ListQuery {
     cursor: Option<String>,
     #[serde(default)]
     q: Option<String>,
+    /// A project's id, or `none` for the conversations in no project.
+    #[serde(default)]
+    project: Option<String>,
 }
 
 /// A conversation as the list shows it.
@@ -121,6 +136,9 @@ struct Item {
     /// The latest turn's status (`running`, `paused`, `completed`, `cut_off`, `failed`); null
     /// before the first message.
     status: Option<&'static str>,
+    /// The project it is in; null for none.
+    project: Option<String>,
+    pinned: bool,
 }
 
 impl From<ConversationSummary> for Item {
@@ -131,6 +149,8 @@ impl From<ConversationSummary> for Item {
             created: summary.created_at_ms,
             last_activity: summary.last_activity_ms,
             status: summary.status.map(|s| s.as_str()),
+            project: summary.project,
+            pinned: summary.pinned,
         }
     }
 }
@@ -151,7 +171,8 @@ async fn list(
         ApiError(
             StatusCode::BAD_REQUEST,
             format!(
-                "the query is not a list's ({}); send `limit`, `cursor` and `q` or nothing",
+                "the query is not a list's ({}); send `limit`, `cursor`, `q` and `project` or \
+                 nothing",
                 e.body_text()
             ),
         )
@@ -194,13 +215,20 @@ async fn list(
             format!("`q` is longer than {SEARCH_LIMIT} characters; search for less"),
         ));
     }
-    let page = state
-        .turns
-        .storage()
+    let storage = state.turns.storage();
+    let owner = owner_of(&caller);
+    let project = match query.project {
+        None => ProjectFilter::Any,
+        Some(none) if none == "none" => ProjectFilter::Outside,
+        // Another person's project, or one that is gone, is not found rather than empty.
+        Some(id) => ProjectFilter::Within(storage.project(&owner, &id).await?.id),
+    };
+    let page = storage
         .list_conversations(
-            &owner_of(&caller),
+            &owner,
             ConversationQuery {
                 search,
+                project,
                 after,
                 limit,
             },
@@ -228,24 +256,50 @@ async fn show(
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Rename {
-    title: String,
+struct Change {
+    #[serde(default)]
+    title: Option<String>,
+    /// A project's id, or null to take it out of its project.
+    #[serde(default, deserialize_with = "present")]
+    project: Option<Option<String>>,
+    #[serde(default)]
+    pinned: Option<bool>,
 }
 
-async fn rename(
+async fn change(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Json<Item>, ApiError> {
-    let Rename { title } = serde_json::from_slice(&body).map_err(|_| {
-        ApiError(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "send {\"title\": \"<the new title>\"} to rename a conversation".into(),
-        )
-    })?;
-    // Cleaned as every shown name is; one left with nothing visible is an empty title.
-    let title = shown_name(&title)
+    let asked = serde_json::from_slice::<Change>(&body)
+        .ok()
+        .filter(|c| c.title.is_some() || c.project.is_some() || c.pinned.is_some())
+        .ok_or_else(|| {
+            ApiError(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "send any of {\"title\": \"<the new title>\", \"project\": \"<a project's id>\" \
+                 or null, \"pinned\": true or false} to change a conversation"
+                    .into(),
+            )
+        })?;
+    let change = ConversationChange {
+        title: asked.title.as_deref().map(conversation_title).transpose()?,
+        project: asked.project,
+        pinned: asked.pinned,
+    };
+    let summary = state
+        .turns
+        .storage()
+        .change_conversation(&owner_of(&caller), &ConversationId::new(id), change)
+        .await?;
+    Ok(Json(summary.into()))
+}
+
+/// A title as given, cleaned as every shown name is (whitespace runs as one space): refused
+/// unless 1 to [`TITLE_LIMIT`] characters are left.
+fn conversation_title(title: &str) -> Result<String, ApiError> {
+    let title = shown_name(title)
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
@@ -260,12 +314,7 @@ async fn rename(
             ),
         ));
     }
-    let summary = state
-        .turns
-        .storage()
-        .rename_conversation(&owner_of(&caller), &ConversationId::new(id), &title)
-        .await?;
-    Ok(Json(summary.into()))
+    Ok(title)
 }
 
 async fn delete(

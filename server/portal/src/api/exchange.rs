@@ -250,23 +250,10 @@ impl Format {
     }
 }
 
-/// `Content-Disposition` for a download named after `title`: its letters, digits and dashes,
-/// other runs of characters a dash, at most 80 characters, "conversation" when nothing is left.
+/// `Content-Disposition` for a download named after `title`, its name made safe as names inside
+/// an archive are ([`archive::safe_name`]), "conversation" when nothing is left.
 fn attachment_named(title: &str, extension: &str) -> HeaderValue {
-    let mut name = String::new();
-    for c in title.chars() {
-        if c.is_ascii_alphanumeric() {
-            name.push(c);
-        } else if !name.is_empty() && !name.ends_with('-') {
-            name.push('-');
-        }
-    }
-    let name: String = name.trim_end_matches('-').chars().take(80).collect();
-    let name = if name.is_empty() {
-        "conversation".to_string()
-    } else {
-        name
-    };
+    let name = archive::safe_name(title, "conversation");
     HeaderValue::from_str(&format!("attachment; filename=\"{name}.{extension}\""))
         .unwrap_or_else(|_| HeaderValue::from_static("attachment"))
 }

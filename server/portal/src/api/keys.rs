@@ -170,12 +170,12 @@ async fn revoke(
     }
 }
 
-/// `N` random bytes, for a key's secret and its id.
-fn random<const N: usize>() -> Result<[u8; N], ApiError> {
+/// `N` random bytes, for a secret and its id: an API key's, a share link's.
+pub(super) fn random<const N: usize>() -> Result<[u8; N], ApiError> {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).map_err(|e| {
         ApiError::from(StorageError::Interrupted {
-            detail: format!("no randomness for an API key: {e}"),
+            detail: format!("no randomness for a secret: {e}"),
         })
     })?;
     Ok(bytes)

@@ -11,7 +11,9 @@ mod conversations;
 mod exchange;
 mod info;
 pub(crate) mod keys;
+mod projects;
 mod session;
+mod share;
 mod skills;
 pub(crate) mod turns;
 mod usage;
@@ -175,13 +177,37 @@ impl AppState {
         Ok(conversation)
     }
 
-    /// How a turn of `conversation` runs: its agent's instructions, model and tools, the effort
-    /// that wins (rule E1), or the one the turn recorded when it resumes (rule E2), and its skills
-    /// (from [`AppState::message_skills`] or [`AppState::resumed_skills`]).
+    /// The instructions of the project `conversation` is in, as they are now (the prompt's layer
+    /// 3, rule L1): empty outside a project, and once the project is gone.
+    pub async fn project_instructions(
+        &self,
+        caller: &Caller,
+        conversation: &ConversationInfo,
+    ) -> Result<String, ApiError> {
+        let Some(project) = &conversation.project else {
+            return Ok(String::new());
+        };
+        match self
+            .turns
+            .storage()
+            .project(&owner_of(caller), project)
+            .await
+        {
+            Ok(project) => Ok(project.instructions),
+            Err(StorageError::ProjectNotFound { .. }) => Ok(String::new()),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// How a turn of `conversation` runs: its agent's instructions, model and tools, its
+    /// project's instructions (from [`AppState::project_instructions`]), the effort that wins
+    /// (rule E1), or the one the turn recorded when it resumes (rule E2), and its skills (from
+    /// [`AppState::message_skills`] or [`AppState::resumed_skills`]).
     pub fn setup(
         &self,
         caller: &Caller,
         conversation: &ConversationInfo,
+        project_instructions: String,
         effort: Option<Effort>,
         skills: TurnSkills,
     ) -> TurnSetup {
@@ -202,6 +228,7 @@ impl AppState {
             org_id: caller.organisation.clone(),
             user_id: caller.user.clone(),
             instructions: agent.map(|a| a.instructions.clone()).unwrap_or_default(),
+            project_instructions,
             model: Arc::clone(model),
             price: self.models.price(name).cloned(),
             selected_skills: skills.selected,
@@ -268,6 +295,8 @@ pub(crate) fn routes() -> Router<AppState> {
         .merge(attachments::router())
         .merge(conversations::router())
         .merge(exchange::router())
+        .merge(share::router())
+        .merge(projects::router())
         .merge(calls::router())
         .merge(turns::router())
         .merge(usage::router())
@@ -343,7 +372,8 @@ pub(crate) fn is_api(path: &str) -> bool {
 }
 
 /// Signs in every `/api` request but the session routes (which sign in themselves) before
-/// anything reads it: refused 401 when it does not, and 403 when it changes state by cookie
+/// anything reads it: refused 401 when it does not (but for opening a share link, which goes on
+/// signed out and decides for itself), and 403 when it changes state by cookie
 /// from another site. The caller is left in the request's extensions for [`Caller`] to take.
 pub(crate) async fn sign_in(
     State(state): State<AppState>,
@@ -356,6 +386,9 @@ pub(crate) async fn sign_in(
     }
     let sender = match state.signed_in(request.headers()).await {
         Ok(sender) => sender,
+        Err(_) if share::opens_signed_out(request.method(), path) => {
+            return next.run(request).await;
+        }
         Err(error) => return error.into_response(),
     };
     let public_origin = state.sessions.config().public_origin.as_deref();
@@ -442,6 +475,7 @@ impl From<StorageError> for ApiError {
     fn from(error: StorageError) -> Self {
         let status = match &error {
             StorageError::ConversationNotFound { .. }
+            | StorageError::ProjectNotFound { .. }
             | StorageError::TurnNotFound { .. }
             | StorageError::MessageNotFound { .. }
             | StorageError::BlockNotFound { .. }
@@ -452,7 +486,9 @@ impl From<StorageError> for ApiError {
             | StorageError::AlreadyResumed { .. }
             | StorageError::AttachmentExists { .. }
             | StorageError::AttachmentKindChanged { .. }
-            | StorageError::ApiKeysFull { .. } => StatusCode::CONFLICT,
+            | StorageError::ApiKeysFull { .. }
+            | StorageError::ShareLinksFull { .. }
+            | StorageError::ProjectsFull { .. } => StatusCode::CONFLICT,
             StorageError::QuotaExceeded { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             StorageError::UsageQuota(_) | StorageError::TurnsAtOnce { .. } => {
                 StatusCode::TOO_MANY_REQUESTS

@@ -117,7 +117,14 @@ pub(crate) async fn open(
     attachment_list(&message.attachments, state.limits.attachments_per_message)?;
     let skills = state.message_skills(caller, conversation, &message.text)?;
     let trace = skills.trace.clone();
-    let setup = state.setup(caller, conversation, message.effort, skills);
+    let project_instructions = state.project_instructions(caller, conversation).await?;
+    let setup = state.setup(
+        caller,
+        conversation,
+        project_instructions,
+        message.effort,
+        skills,
+    );
     let mut attachments = Vec::new();
     for id in &message.attachments {
         attachments.push(
@@ -363,8 +370,8 @@ fn accepted(turn: u32) -> (StatusCode, Json<Sent>) {
     (StatusCode::ACCEPTED, Json(Sent { turn }))
 }
 
-/// A resumed turn runs with the effort it recorded (rule E2) and the skills it selected, checked
-/// again (rule S4).
+/// A resumed turn runs with the effort it recorded (rule E2), the skills it selected, checked
+/// again (rule S4), and its project's instructions as they are now.
 async fn resumed_setup(
     state: &AppState,
     caller: &portal_identity::Caller,
@@ -380,5 +387,6 @@ async fn resumed_setup(
     let effort = resumed.and_then(|t| t.effort);
     let trace = resumed.map(|t| t.trace.as_slice()).unwrap_or_default();
     let skills = state.resumed_skills(caller, conversation, trace)?;
-    Ok(state.setup(caller, conversation, effort, skills))
+    let project_instructions = state.project_instructions(caller, conversation).await?;
+    Ok(state.setup(caller, conversation, project_instructions, effort, skills))
 }

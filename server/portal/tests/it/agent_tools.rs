@@ -117,6 +117,7 @@ async fn insist(agent: &Agent) -> (Vec<TurnEvent>, portal_core::Turn, Vec<Vec<St
         org_id: "local".into(),
         user_id: "local".into(),
         instructions: String::new(),
+        project_instructions: String::new(),
         model: model.clone(),
         price: None,
         selected_skills: Vec::new(),

@@ -281,7 +281,13 @@ fn a_version_1_database_gets_titles_from_first_messages_when_it_migrates() {
     let connection = rusqlite::Connection::open(&path).expect("raw");
     connection
         .execute_batch(
-            "DROP TABLE tool_pictures;
+            "DROP INDEX conversations_by_project;
+             DROP INDEX conversations_by_activity;
+             ALTER TABLE conversations DROP COLUMN pinned;
+             ALTER TABLE conversations DROP COLUMN project_id;
+             DROP TABLE projects;
+             DROP TABLE share_links;
+             DROP TABLE tool_pictures;
              DROP TABLE api_keys;
              ALTER TABLE turns DROP COLUMN hold_tokens;
              ALTER TABLE turns DROP COLUMN hold_nanos;
@@ -292,7 +298,6 @@ fn a_version_1_database_gets_titles_from_first_messages_when_it_migrates() {
              DROP TABLE sign_in_failures;
              DROP INDEX blocks_compactions;
              DROP TABLE sessions;
-             DROP INDEX conversations_by_activity;
              ALTER TABLE conversations DROP COLUMN title;
              ALTER TABLE conversations DROP COLUMN last_activity;
              PRAGMA user_version = 1;",

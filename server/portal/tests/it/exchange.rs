@@ -3,32 +3,13 @@
 //! importer sends.
 
 use std::io::{Read, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use portal_core::{Transcript, TurnStatus};
+use portal_core::TurnStatus;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::identity::{ALICE, BOB, CAROL, Server, start};
-
-async fn ended(server: &Server, token: &str, id: &str) -> Transcript {
-    let started = Instant::now();
-    loop {
-        let transcript = server.transcript(token, id).await;
-        if transcript
-            .turns
-            .iter()
-            .all(|t| t.status != TurnStatus::Running)
-        {
-            return transcript;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "{transcript:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 async fn export(server: &Server, token: &str, id: &str, format: &str) -> reqwest::Response {
     server
@@ -80,7 +61,7 @@ async fn a_conversation_exports_to_its_owner_and_imports_back_equal() {
         )
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-    let transcript = ended(&server, ALICE, &id).await;
+    let transcript = server.ended(ALICE, &id).await;
 
     let markdown = export(&server, ALICE, &id, "markdown").await;
     assert_eq!(markdown.status(), StatusCode::OK);
@@ -350,7 +331,7 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
             )
             .await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-        alices.push(ended(&server, ALICE, &id).await);
+        alices.push(server.ended(ALICE, &id).await);
     }
     let bobs = server.conversation(BOB, "researcher").await;
     let (status, body) = server
@@ -361,7 +342,7 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
         )
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-    ended(&server, BOB, &bobs).await;
+    server.ended(BOB, &bobs).await;
 
     let answer = server
         .request(reqwest::Method::GET, "/api/export", ALICE)

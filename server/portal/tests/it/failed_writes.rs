@@ -216,6 +216,21 @@ impl Storage for Failing {
     fn revoke_api_key(&self, owner: &Owner, id: &str) -> Result<bool> {
         self.inner.revoke_api_key(owner, id)
     }
+    fn share_links(&self, owner: &Owner) -> Result<Vec<portal_store::ShareLink>> {
+        self.inner.share_links(owner)
+    }
+    fn shared(&self, token: &str) -> Result<Option<(portal_store::ShareLink, Transcript)>> {
+        self.inner.shared(token)
+    }
+    fn revoke_share_link(&self, owner: &Owner, id: &str) -> Result<bool> {
+        self.inner.revoke_share_link(owner, id)
+    }
+    fn projects(&self, owner: &Owner) -> Result<Vec<portal_store::Project>> {
+        self.inner.projects(owner)
+    }
+    fn project(&self, owner: &Owner, id: &str) -> Result<portal_store::Project> {
+        self.inner.project(owner, id)
+    }
     fn create_session(&self, session: &StoredSession) -> Result<()> {
         self.inner.create_session(session)
     }
@@ -326,6 +341,7 @@ async fn run(fail_at: usize, failing_statuses: usize) -> Run {
         org_id: "local".into(),
         user_id: "local".into(),
         instructions: String::new(),
+        project_instructions: String::new(),
         model: Arc::clone(models.default_model()),
         price: None,
         selected_skills: Vec::new(),

@@ -110,7 +110,7 @@ pub(crate) async fn start() -> Server {
 }
 
 /// [`start`] with `more` written into the configuration directory too.
-async fn start_with(more: impl FnOnce(&Path)) -> Server {
+pub(crate) async fn start_with(more: impl FnOnce(&Path)) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let config_dir = dir.path().join("config");
     configuration(&config_dir);
@@ -184,6 +184,26 @@ impl Server {
             .await;
         assert_eq!(status, StatusCode::CREATED, "{created}");
         created["id"].as_str().expect("id").to_string()
+    }
+
+    /// The conversation's transcript once no turn of it runs (within a minute).
+    pub(crate) async fn ended(&self, token: &str, id: &str) -> Transcript {
+        let started = Instant::now();
+        loop {
+            let transcript = self.transcript(token, id).await;
+            if transcript
+                .turns
+                .iter()
+                .all(|t| t.status != portal_core::TurnStatus::Running)
+            {
+                return transcript;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{transcript:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     pub(crate) async fn transcript(&self, token: &str, id: &str) -> Transcript {

@@ -128,6 +128,7 @@ async fn m1_the_calls_of_a_turn_in_a_10000_turn_conversation_read_only_memorys_w
         org_id: "local".into(),
         user_id: "local".into(),
         instructions: String::new(),
+        project_instructions: String::new(),
         model: Arc::clone(models.default_model()),
         price: None,
         selected_skills: Vec::new(),

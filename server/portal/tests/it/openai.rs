@@ -879,6 +879,7 @@ fn prompt_with_picture(model: &ModelCapabilities) -> Prompt {
         compaction_hint: CompactionHint::NoCompaction,
         model,
         instructions: "Answer briefly.",
+        project_instructions: "",
         selected_skills: &[],
         catalogue: &[],
         agent_tools: &tools,

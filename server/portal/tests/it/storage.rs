@@ -16,8 +16,10 @@ use portal_core::{
     Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, validate,
 };
 use portal_store::{
-    CallPurpose, ConversationId, ImportedConversation, NewApiKey, NewTurn, Owner, PausedClaim,
-    SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError, TurnRef, Usage,
+    CallPurpose, ConversationChange, ConversationId, ImportedConversation, ListCursor, NewApiKey,
+    NewProject, NewShareLink, NewTurn, Owner, PausedClaim, ProjectChange, ProjectConversations,
+    ProjectFilter, ShareVisibility, SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage,
+    StorageError, TurnRef, Usage,
 };
 use portal_store_sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 use proptest::prelude::*;
@@ -142,7 +144,7 @@ fn write_transcript(
 
 /// Every valid transcript the project keeps as a fixture: the shared transcript fixtures and the
 /// transcripts of the prompt fixtures.
-fn valid_fixtures() -> Vec<(String, Transcript)> {
+pub(crate) fn valid_fixtures() -> Vec<(String, Transcript)> {
     let mut all: Vec<(String, Transcript)> = fixtures::TRANSCRIPTS
         .iter()
         .filter(|(name, _)| name.starts_with("valid-"))
@@ -2204,6 +2206,460 @@ fn an_import_refused_anywhere_leaves_nothing_behind(db: &Database) {
     }
 }
 
+/// Issue 45: a share link keeps its snapshot whatever the conversation does next, is counted
+/// against its owner's most, found by its token alone, revoked by its owner alone, and deleted
+/// with its conversation.
+fn share_links_keep_their_snapshot_and_go_with_their_conversation(db: &Database) {
+    let storage = db.open();
+    let (_, transcript) = valid_fixtures()
+        .into_iter()
+        .find(|(_, t)| {
+            t.turns.len() >= 2
+                && t.turns.iter().all(|turn| !turn.status.is_open())
+                && t.turns
+                    .iter()
+                    .flat_map(|turn| &turn.messages)
+                    .all(|m| m.attachments.is_empty())
+        })
+        .expect("an ended fixture of two turns or more");
+    let ids = storage
+        .import_conversations(
+            &owner(),
+            &[ImportedConversation {
+                agent_id: "agent_1".into(),
+                title: "Herons".into(),
+                transcript: transcript.clone(),
+            }],
+        )
+        .expect("imported");
+    let mut shown = transcript.clone();
+    shown.turns.truncate(1);
+    let link = |n: usize, lifetime_ms| NewShareLink {
+        id: format!("share_{n}"),
+        token: format!("token_{n}"),
+        owner: owner(),
+        conversation: ids[0].clone(),
+        title: "Herons".into(),
+        visibility: ShareVisibility::Organisation,
+        snapshot: shown.clone(),
+        lifetime_ms,
+    };
+    let kept = storage.create_share_link(&link(1, None), 2).expect("kept");
+    assert_eq!(kept.turns, 1);
+    storage
+        .create_share_link(&link(2, Some(60_000)), 2)
+        .expect("a second");
+    let full = storage.create_share_link(&link(3, None), 2);
+    assert!(
+        matches!(full, Err(StorageError::ShareLinksFull { most: 2 })),
+        "{}: {full:?}",
+        db.name()
+    );
+    let stranger = NewShareLink {
+        owner: Owner::new("org_a", "user_2"),
+        ..link(4, None)
+    };
+    assert!(
+        matches!(
+            storage.create_share_link(&stranger, 2),
+            Err(StorageError::ConversationNotFound { .. })
+        ),
+        "another user cannot share it"
+    );
+    let (found, snapshot) = storage.shared("token_1").expect("read").expect("found");
+    assert_eq!(
+        (found, snapshot),
+        (kept.clone(), shown.clone()),
+        "{}",
+        db.name()
+    );
+    assert_eq!(storage.shared("token_9").expect("read"), None);
+
+    assert!(
+        !storage
+            .revoke_share_link(&Owner::new("org_a", "user_2"), "share_1")
+            .expect("answered")
+    );
+    assert!(
+        storage
+            .revoke_share_link(&owner(), "share_1")
+            .expect("revoked")
+    );
+    let listed = storage.share_links(&owner()).expect("listed");
+    assert_eq!(
+        listed.iter().map(|l| l.id.as_str()).collect::<Vec<_>>(),
+        ["share_2", "share_1"],
+        "{}",
+        db.name()
+    );
+    assert!(listed[1].revoked_at_ms.is_some() && !listed[1].live(i64::MAX));
+    storage
+        .create_share_link(&link(5, None), 2)
+        .expect("a revoked link frees its place");
+
+    storage
+        .delete_conversation(&owner(), &ids[0])
+        .expect("deleted");
+    assert_eq!(storage.shared("token_2").expect("read"), None);
+    assert!(storage.share_links(&owner()).expect("listed").is_empty());
+}
+
+fn new_project(owner: &Owner, n: usize) -> NewProject {
+    NewProject {
+        id: format!("project_{n}"),
+        owner: owner.clone(),
+        name: format!("Herons {n}"),
+        instructions: "Figures in euros.".into(),
+        agent_id: Some("agent_1".into()),
+    }
+}
+
+/// The ids a list of `owner`'s conversations shows with `query`'s filters, in order.
+fn listed(
+    storage: &dyn Storage,
+    owner: &Owner,
+    query: portal_store::ConversationQuery,
+) -> Vec<ConversationId> {
+    storage
+        .list_conversations(owner, &query)
+        .expect("listed")
+        .conversations
+        .into_iter()
+        .map(|c| c.id)
+        .collect()
+}
+
+// Issue 45: a project is its owner's alone (another person's reads, changes, moves into and
+// deletions find nothing), is kept within the most a person may have, and takes conversations
+// made in it or moved into it; a list filters by it.
+fn projects_are_their_owners_and_take_their_conversations(db: &Database) {
+    let storage = db.open();
+    let (alice, bob) = (owner(), Owner::new("org_a", "user_2"));
+    let kept = storage
+        .create_project(&new_project(&alice, 1), 2)
+        .expect("made");
+    assert_eq!(
+        (kept.name.as_str(), kept.agent_id.as_deref()),
+        ("Herons 1", Some("agent_1"))
+    );
+    storage
+        .create_project(&new_project(&alice, 2), 2)
+        .expect("a second");
+    let full = storage.create_project(&new_project(&alice, 3), 2);
+    assert!(
+        matches!(full, Err(StorageError::ProjectsFull { most: 2 })),
+        "{}: {full:?}",
+        db.name()
+    );
+    storage
+        .create_project(&new_project(&bob, 4), 2)
+        .expect("bob has his own places");
+    let ids = |projects: Vec<portal_store::Project>| {
+        projects.into_iter().map(|p| p.id).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids(storage.projects(&alice).expect("listed")),
+        ["project_2", "project_1"],
+        "newest first"
+    );
+    assert_eq!(storage.project(&alice, "project_1").expect("read"), kept);
+
+    let changed = storage
+        .change_project(
+            &alice,
+            "project_1",
+            &ProjectChange {
+                name: Some("Storks".into()),
+                agent_id: Some(None),
+                ..ProjectChange::default()
+            },
+        )
+        .expect("changed");
+    assert_eq!(
+        (
+            changed.name.as_str(),
+            changed.instructions.as_str(),
+            changed.agent_id.as_deref()
+        ),
+        ("Storks", "Figures in euros.", None),
+        "what the change leaves out stays"
+    );
+    assert_eq!(storage.project(&alice, "project_1").expect("read"), changed);
+
+    let mine = storage
+        .create_conversation_in_project(&alice, "agent_1", "project_1")
+        .expect("opened in the project");
+    let loose = storage
+        .create_conversation(&alice, "agent_1")
+        .expect("opened in none");
+    assert_eq!(
+        storage.conversation("org_a", &mine).expect("read").project,
+        Some("project_1".into())
+    );
+    let into = |project: &str| ConversationChange {
+        project: Some(Some(project.to_string())),
+        ..ConversationChange::default()
+    };
+    let moved = storage
+        .change_conversation(&alice, &loose, &into("project_2"))
+        .expect("moved");
+    assert_eq!(moved.project.as_deref(), Some("project_2"));
+
+    // Bob's project, and Bob asking about Alice's, find nothing, and change nothing.
+    let not_found = |result: Result<_, StorageError>| {
+        matches!(result, Err(StorageError::ProjectNotFound { .. }))
+    };
+    assert!(not_found(storage.project(&bob, "project_1").map(drop)));
+    assert!(not_found(
+        storage
+            .change_project(&bob, "project_1", &ProjectChange::default())
+            .map(drop)
+    ));
+    assert!(not_found(
+        storage
+            .delete_project(&bob, "project_1", ProjectConversations::Delete)
+            .map(drop)
+    ));
+    assert!(not_found(
+        storage
+            .create_conversation_in_project(&alice, "agent_1", "project_4")
+            .map(drop)
+    ));
+    assert!(not_found(
+        storage
+            .change_conversation(&alice, &mine, &into("project_4"))
+            .map(drop)
+    ));
+    assert!(matches!(
+        storage.change_conversation(&bob, &mine, &into("project_4")),
+        Err(StorageError::ConversationNotFound { .. })
+    ));
+    assert_eq!(
+        storage.conversation("org_a", &mine).expect("read").project,
+        Some("project_1".into()),
+        "{}: a refused move leaves it where it was",
+        db.name()
+    );
+    assert_eq!(storage.projects(&alice).expect("listed").len(), 2);
+
+    let query = |project| portal_store::ConversationQuery {
+        project,
+        ..everything()
+    };
+    assert_eq!(
+        listed(
+            &*storage,
+            &alice,
+            query(ProjectFilter::Within("project_1".into()))
+        ),
+        std::slice::from_ref(&mine)
+    );
+    assert_eq!(
+        listed(
+            &*storage,
+            &bob,
+            query(ProjectFilter::Within("project_1".into()))
+        ),
+        Vec::<ConversationId>::new(),
+        "bob lists nothing of alice's project"
+    );
+    let out = storage
+        .change_conversation(
+            &alice,
+            &loose,
+            &ConversationChange {
+                project: Some(None),
+                ..ConversationChange::default()
+            },
+        )
+        .expect("taken out");
+    assert_eq!(out.project, None);
+    assert_eq!(
+        listed(&*storage, &alice, query(ProjectFilter::Outside)),
+        std::slice::from_ref(&loose)
+    );
+}
+
+// Issue 45: deleting a project keeps its conversations, out of any project, or deletes them as
+// deleting each one would (attachments and share links too), refusing the whole deletion while
+// one of them runs a turn.
+fn deleting_a_project_keeps_or_deletes_its_conversations_whole(db: &Database) {
+    let storage = db.open();
+    let alice = owner();
+    for n in [1, 2] {
+        storage
+            .create_project(&new_project(&alice, n), 10)
+            .expect("made");
+    }
+    let kept = storage
+        .create_conversation_in_project(&alice, "agent_1", "project_1")
+        .expect("opened");
+    storage
+        .delete_project(&alice, "project_1", ProjectConversations::Keep)
+        .expect("deleted");
+    assert!(matches!(
+        storage.project(&alice, "project_1"),
+        Err(StorageError::ProjectNotFound { .. })
+    ));
+    assert_eq!(
+        storage.conversation("org_a", &kept).expect("kept").project,
+        None
+    );
+
+    storage
+        .put_attachment(&alice, &picture("pic_1"), &mut &b""[..], 0, u64::MAX)
+        .expect("stored");
+    let running = storage
+        .create_conversation_in_project(&alice, "agent_1", "project_2")
+        .expect("opened");
+    let mut message = Message::new(Role::User, vec![Block::text("Look")]);
+    message.attachments.push(picture("pic_1"));
+    let turn = storage
+        .open_turn(&running, NewTurn::chat(message))
+        .expect("runs");
+    let quiet = storage
+        .create_conversation_in_project(&alice, "agent_1", "project_2")
+        .expect("opened");
+    let refused = storage.delete_project(&alice, "project_2", ProjectConversations::Delete);
+    assert!(
+        matches!(refused, Err(StorageError::TurnStillRunning { .. })),
+        "{}: {refused:?}",
+        db.name()
+    );
+    for id in [&running, &quiet] {
+        assert_eq!(
+            storage
+                .conversation("org_a", id)
+                .expect("still there")
+                .project,
+            Some("project_2".into()),
+            "{}: a refused deletion deletes nothing",
+            db.name()
+        );
+    }
+    storage
+        .set_turn_status(&running, turn, TurnStatus::Completed)
+        .expect("ends");
+    storage
+        .create_share_link(
+            &NewShareLink {
+                id: "share_1".into(),
+                token: "token_1".into(),
+                owner: alice.clone(),
+                conversation: running.clone(),
+                title: "Look".into(),
+                visibility: ShareVisibility::Organisation,
+                snapshot: storage.load_transcript("org_a", &running).expect("loads"),
+                lifetime_ms: None,
+            },
+            10,
+        )
+        .expect("shared");
+    storage
+        .delete_project(&alice, "project_2", ProjectConversations::Delete)
+        .expect("deleted with its conversations");
+    for id in [&running, &quiet] {
+        assert!(matches!(
+            storage.conversation("org_a", id),
+            Err(StorageError::ConversationNotFound { .. })
+        ));
+    }
+    assert!(
+        storage.attachment(&alice, "pic_1").is_err(),
+        "its attachment went with it"
+    );
+    assert_eq!(storage.shared("token_1").expect("read"), None);
+    assert_eq!(listed(&*storage, &alice, everything()), [kept]);
+    assert!(storage.projects(&alice).expect("listed").is_empty());
+}
+
+// Issue 45: pinned conversations list first, each part newest activity first; a page's cursor
+// holds its place across the pinned and the rest, and a search keeps to a project.
+fn pinned_conversations_list_first_and_search_keeps_to_a_project(db: &Database) {
+    let storage = db.open();
+    let alice = owner();
+    storage
+        .create_project(&new_project(&alice, 1), 10)
+        .expect("made");
+    let mut opened = Vec::new();
+    for n in 0..6 {
+        let id = if n % 2 == 0 {
+            storage.create_conversation_in_project(&alice, "agent_1", "project_1")
+        } else {
+            storage.create_conversation(&alice, "agent_1")
+        }
+        .expect("opened");
+        let text = if n < 3 { "herons at dusk" } else { "storks" };
+        storage
+            .open_turn(
+                &id,
+                NewTurn::chat(Message::new(Role::User, vec![Block::text(text)])),
+            )
+            .expect("opens");
+        std::thread::sleep(Duration::from_millis(3));
+        opened.push(id);
+    }
+    for n in [1, 2] {
+        storage
+            .change_conversation(
+                &alice,
+                &opened[n],
+                &ConversationChange {
+                    pinned: Some(true),
+                    ..ConversationChange::default()
+                },
+            )
+            .expect("pinned");
+    }
+    let expected = [2, 1, 5, 4, 3, 0].map(|n| opened[n].clone());
+    assert_eq!(listed(&*storage, &alice, everything()), expected);
+    let mut paged = Vec::new();
+    let mut query = portal_store::ConversationQuery {
+        limit: 1,
+        ..everything()
+    };
+    loop {
+        let page = storage.list_conversations(&alice, &query).expect("a page");
+        paged.extend(page.conversations.into_iter().map(|c| c.id));
+        match page.next {
+            Some(next) => {
+                let cursor = next.encode();
+                query.after = Some(ListCursor::decode(&cursor).expect("decodes"));
+            }
+            None => break,
+        }
+    }
+    assert_eq!(paged, expected, "{}: pages hold across the pin", db.name());
+    let summary = storage
+        .conversation_summary(&alice, &opened[2])
+        .expect("read");
+    assert!(summary.pinned && summary.project.as_deref() == Some("project_1"));
+
+    let herons_in_project = portal_store::ConversationQuery {
+        search: Some("HERONS".into()),
+        project: ProjectFilter::Within("project_1".into()),
+        ..everything()
+    };
+    assert_eq!(
+        listed(&*storage, &alice, herons_in_project),
+        [opened[2].clone(), opened[0].clone()]
+    );
+    storage
+        .change_conversation(
+            &alice,
+            &opened[2],
+            &ConversationChange {
+                pinned: Some(false),
+                ..ConversationChange::default()
+            },
+        )
+        .expect("unpinned");
+    assert_eq!(
+        listed(&*storage, &alice, everything())[..2],
+        [opened[1].clone(), opened[5].clone()]
+    );
+}
+
 /// A query for a whole conversation list.
 fn everything() -> portal_store::ConversationQuery {
     portal_store::ConversationQuery {
@@ -2220,6 +2676,10 @@ on_every_database!(
     a_tools_picture_is_the_owners_counted_and_deleted_with_its_conversation,
     every_ended_fixture_imports_whole_and_loads_back_equal,
     an_import_refused_anywhere_leaves_nothing_behind,
+    share_links_keep_their_snapshot_and_go_with_their_conversation,
+    projects_are_their_owners_and_take_their_conversations,
+    deleting_a_project_keeps_or_deletes_its_conversations_whole,
+    pinned_conversations_list_first_and_search_keeps_to_a_project,
     full_turn_with_tool_calls_round_trips_and_validates,
     five_thousand_deltas_stream_into_one_block_and_load_whole,
     m10_crash_mid_turn_leaves_a_cut_off_turn_with_what_it_wrote,

@@ -135,6 +135,7 @@ fn c1_a_model_whose_tokenizer_is_named_projects_in_its_exact_tokens() {
                 compaction_hint: CompactionHint::NoCompaction,
                 model: model.capabilities(),
                 instructions: "",
+                project_instructions: "",
                 selected_skills: &[],
                 catalogue: &[],
                 agent_tools: &[],

@@ -10,7 +10,7 @@ use portal_core::skills::{
 use super::SkillLibrary;
 use portal_identity::{Agent, Caller};
 
-/// The skills a turn runs with: layer 3 and layer 4 of its prompt, and the trace entry an
+/// The skills a turn runs with: layer 4 and layer 5 of its prompt, and the trace entry an
 /// accepted selection records (rule S4).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TurnSkills {
