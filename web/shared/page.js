@@ -56,7 +56,7 @@ export async function show(page, token) {
       ),
     ),
   );
-  if (shared.can_continue) turns.after(el("div", { class: "dock shared-dock" }, continueButton(token)));
+  if (shared.can_continue) turns.after(el("div", { class: "dock" }, continueButton(token)));
   return JSON.stringify(shared.transcript);
 }
 
