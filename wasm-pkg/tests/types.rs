@@ -202,6 +202,7 @@ fn every_field() -> Value {
         "format": "anthropic",
         "floor": "FLOOR",
         "instructions": "AUTHOR",
+        "projectInstructions": "PROJECT",
         "selectedSkills": [{
             "id": "sk-1", "organisation": "acme", "name": "fact-check",
             "description": "Use when a claim needs checking.",
@@ -257,6 +258,13 @@ fn inputs_take_exactly_the_documented_fields() {
             .as_str()
             .expect("system")
             .contains("FLOOR")
+    );
+    assert!(
+        built["body"]["system"]
+            .as_str()
+            .expect("system")
+            .contains("PROJECT"),
+        "projectInstructions is read"
     );
     assert!(
         built["body"].to_string().contains("QUJD"),
