@@ -37,6 +37,12 @@ pub struct Listed {
     pub last_activity: f64,
     /// The latest turn's status; `None` before the first turn.
     pub status: Option<TurnStatus>,
+    /// The project the conversation is in, by id; `None` for none.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Whether it is pinned, listed before the others.
+    #[serde(default)]
+    pub pinned: bool,
 }
 
 /// One page of the person's conversations, newest activity first.
@@ -115,9 +121,16 @@ pub async fn sign_in_buttons(organisation: &str, here: &str) -> String {
 }
 
 /// A page of the person's conversations whose title or messages contain `search` (all when
-/// empty), from `cursor` (the first page when `None`).
-pub async fn conversations(search: &str, cursor: Option<&str>) -> Result<Page, Error> {
+/// empty), within `project` (all when `None`), from `cursor` (the first page when `None`).
+pub async fn conversations(
+    search: &str,
+    project: Option<&str>,
+    cursor: Option<&str>,
+) -> Result<Page, Error> {
     let mut url = format!("/api/conversations?limit={PAGE_SIZE}");
+    if let Some(project) = project {
+        url.push_str(&format!("&project={}", js_sys::encode_uri_component(project)));
+    }
     if let Some(cursor) = cursor {
         url.push_str(&format!("&cursor={}", js_sys::encode_uri_component(cursor)));
     }
@@ -156,9 +169,13 @@ pub async fn agents() -> Result<Vec<Agent>, Error> {
     call("GET", "/api/agents", None).await
 }
 
-/// Opens a conversation with `agent` and returns its id.
-pub async fn create_conversation(agent: Option<&str>) -> Result<String, Error> {
-    let body = serde_json::json!({ "agent": agent }).to_string();
+/// Opens a conversation with `agent` (the project's, else the organisation's first, when `None`)
+/// in `project`, and returns its id.
+pub async fn create_conversation(
+    agent: Option<&str>,
+    project: Option<&str>,
+) -> Result<String, Error> {
+    let body = serde_json::json!({ "agent": agent, "project": project }).to_string();
     let created: Created = call("POST", "/api/conversations", Some(json(body))).await?;
     Ok(created.id)
 }

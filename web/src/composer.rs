@@ -16,6 +16,7 @@ use crate::edit_bar::{EDIT_BAR, EditBar};
 use crate::editing;
 use crate::state::portal;
 use crate::waiting::Waiting;
+use crate::icon::Icon;
 
 /// The composer. `on_send` is called when the person sends the draft.
 #[component]
@@ -201,9 +202,7 @@ pub fn Composer(
             ></textarea>
             <Waiting />
             <label class="attach" title="Attach files">
-                <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
-                    <path d="M13.5 6.5l-5.8 5.8a1.6 1.6 0 0 0 2.3 2.3l6-6a3.2 3.2 0 0 0-4.5-4.5l-6.2 6.2a4.8 4.8 0 0 0 6.8 6.8l5.4-5.4" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round" />
-                </svg>
+                <Icon path="M13.5 6.5l-5.8 5.8a1.6 1.6 0 0 0 2.3 2.3l6-6a3.2 3.2 0 0 0-4.5-4.5l-6.2 6.2a4.8 4.8 0 0 0 6.8 6.8l5.4-5.4" />
                 <span class="attach-label">"Attach"</span>
                 <input type="file" multiple data-testid="attach" on:change=on_files />
             </label>

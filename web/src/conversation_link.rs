@@ -1,5 +1,6 @@
 //! One conversation in the list: its title (or "New chat"), how long ago it was active, a mark
-//! while it answers or waits, and buttons to rename it in place and to delete it.
+//! while it answers or waits and one while it is pinned, and buttons to rename it in place, to
+//! move or pin it (web/src/projects.rs) and to delete it.
 
 use leptos::html;
 use leptos::prelude::*;
@@ -8,9 +9,11 @@ use portal_core::TurnStatus;
 use crate::api::Listed;
 use crate::listing;
 use crate::opening;
+use crate::projects;
 use crate::relative_time::{ago, iso};
 use crate::route::Route;
 use crate::state::portal;
+use crate::icon::Icon;
 
 /// What a conversation with no title yet is called.
 const UNTITLED: &str = "New chat";
@@ -76,13 +79,24 @@ fn Shown(
         Some(TurnStatus::Paused) => Some(("waiting for you", "paused")),
         _ => None,
     };
+    let pin = listed
+        .pinned
+        .then(|| view! { <span class="mark pinned" role="img" aria-label="pinned" title="pinned"></span> });
     let active = listed.last_activity;
     let deleting = listed.clone();
+    let moving = NodeRef::<leptos::html::Button>::new();
+    let moved = listed.clone();
+    let move_it = move |_| {
+        if let Some(button) = moving.get() {
+            projects::open(portal, &button, Some(&moved));
+        }
+    };
     view! {
         <li class="conversation-item" class:current=current data-testid="conversation" data-id=listed.id.clone()>
             <a href=href aria-current=move || current.get().then_some("page") on:click=open>
                 <span class="title">{title.clone()}</span>
                 <span class="meta">
+                    {pin}
                     {mark.map(|(label, class)| view! { <span class=format!("mark {class}") role="img" aria-label=label title=label></span> })}
                     <time datetime=iso(active)>{move || ago(active, now.get())}</time>
                 </span>
@@ -92,9 +106,11 @@ fn Shown(
                 // passes for a label of the page's fields ("Message").
                 <button type="button" class="icon" title="Rename" on:click=move |_| editing.set(true)>
                     <span class="visually-hidden">{format!("Rename {title}")}</span>
-                    <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
-                        <path d="M4 16l1-4 8-8 3 3-8 8-4 1zM11.5 5.5l3 3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-linejoin="round" />
-                    </svg>
+                    <Icon path="M4 16l1-4 8-8 3 3-8 8-4 1zM11.5 5.5l3 3" />
+                </button>
+                <button type="button" class="icon" title="Move or pin" node_ref=moving on:click=move_it>
+                    <span class="visually-hidden">{format!("Move or pin {title}")}</span>
+                    <Icon path="M3 5.5h5l1.5 2H17V15H3z" />
                 </button>
                 <button
                     type="button"
@@ -103,9 +119,7 @@ fn Shown(
                     on:click=move |_| portal.list.deleting.set(Some(deleting.clone()))
                 >
                     <span class="visually-hidden">{format!("Delete {title}")}</span>
-                    <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
-                        <path d="M4 6h12M8 6V4h4v2M6 6l1 10h6l1-10" fill="none" stroke="currentColor" stroke-width="1.5" stroke-linejoin="round" />
-                    </svg>
+                    <Icon path="M4 6h12M8 6V4h4v2M6 6l1 10h6l1-10" />
                 </button>
             </span>
         </li>

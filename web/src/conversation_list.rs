@@ -1,5 +1,5 @@
-//! The person's conversations as the sidebar lists them, newest activity first, and what the list
-//! is doing: the sidebar's view model in the shared state, which web/src/listing.rs fills from
+//! The person's conversations as the sidebar lists them, pinned ones first, then newest activity
+//! first, all of them or one project's, and what the list is doing: the sidebar's view model in the shared state, which web/src/listing.rs fills from
 //! the server.
 
 use std::collections::HashSet;
@@ -16,6 +16,9 @@ pub struct ConversationList {
     pub next: RwSignal<Option<String>>,
     /// What the list is searched for; empty lists them all.
     pub search: RwSignal<String>,
+    /// The project whose conversations are listed; `None` lists every conversation. A new chat
+    /// opens in it.
+    pub project: RwSignal<Option<ShownProject>>,
     /// Whether the first page for this search has arrived.
     pub loaded: RwSignal<bool>,
     /// Whether a page is on its way.
@@ -34,6 +37,7 @@ impl Default for ConversationList {
             items: RwSignal::new(Vec::new()),
             next: RwSignal::new(None),
             search: RwSignal::new(String::new()),
+            project: RwSignal::new(None),
             loaded: RwSignal::new(false),
             loading: RwSignal::new(false),
             problem: RwSignal::new(None),
@@ -43,18 +47,27 @@ impl Default for ConversationList {
     }
 }
 
+/// The project the list shows (web/src/projects.rs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShownProject {
+    pub id: String,
+    pub name: String,
+    /// The agent a new chat in it talks to; `None` for the organisation's first.
+    pub agent: Option<String>,
+}
+
 impl ConversationList {
     /// Puts `page`, the first page for the current search, on top of what is listed. Listed
-    /// conversations older than the page's last stay below it with the next page's cursor, so a
-    /// refresh does not take back pages the person already loaded.
+    /// conversations the server lists after the page's last stay below it with the next page's
+    /// cursor, so a refresh does not take back pages the person already loaded.
     pub fn refreshed(&self, page: api::Page) {
         let fresh: HashSet<String> = page.conversations.iter().map(|c| c.id.clone()).collect();
-        let oldest = page.conversations.last().map(|c| c.last_activity);
-        let older: Vec<api::Listed> = match (oldest, &page.next) {
-            (Some(oldest), Some(_)) => self.items.with_untracked(|items| {
+        let last = page.conversations.last().cloned();
+        let older: Vec<api::Listed> = match (last, &page.next) {
+            (Some(last), Some(_)) => self.items.with_untracked(|items| {
                 items
                     .iter()
-                    .filter(|c| !fresh.contains(&c.id) && c.last_activity <= oldest)
+                    .filter(|c| !fresh.contains(&c.id) && listed_after(c, &last))
                     .cloned()
                     .collect()
             }),
@@ -85,5 +98,15 @@ impl ConversationList {
         });
         self.next.set(page.next);
         self.problem.set(None);
+    }
+}
+
+/// Whether the server lists `item` after `last`: pinned conversations first, then the rest, each
+/// newest activity first.
+fn listed_after(item: &api::Listed, last: &api::Listed) -> bool {
+    if item.pinned == last.pinned {
+        item.last_activity <= last.last_activity
+    } else {
+        last.pinned
     }
 }

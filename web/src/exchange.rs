@@ -10,6 +10,7 @@ use web_sys::Element;
 
 use crate::listing;
 use crate::state::portal;
+use crate::icon::Icon;
 
 #[wasm_bindgen(module = "/src/exchange.js")]
 extern "C" {
@@ -32,9 +33,7 @@ pub fn ExchangeButton() -> impl IntoView {
     };
     view! {
         <button type="button" class="exchange-open" title="Export and import" data-testid="exchange-open" node_ref=button on:click=open>
-            <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
-                <path d="M6 16V4M3 7l3-3 3 3M14 4v12M11 13l3 3 3-3" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round" />
-            </svg>
+            <Icon path="M6 16V4M3 7l3-3 3 3M14 4v12M11 13l3 3 3-3" />
             <span class="visually-hidden">"Export and import"</span>
         </button>
     }

@@ -12,6 +12,7 @@ use crate::share::ShareButton;
 use crate::sign_in;
 use crate::state::portal;
 use crate::theme::ThemeToggle;
+use crate::icon::Icon;
 
 #[component]
 pub fn Header() -> impl IntoView {
@@ -37,9 +38,7 @@ pub fn Header() -> impl IntoView {
                 aria-expanded=move || portal.drawer.get().to_string()
                 on:click=move |_| portal.drawer.update(|open| *open = !*open)
             >
-                <svg viewBox="0 0 20 20" width="20" height="20" aria-hidden="true">
-                    <path d="M3 5h14M3 10h14M3 15h14" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
-                </svg>
+                <Icon path="M3 5h14M3 10h14M3 15h14" />
             </button>
             <h1>"Portal"</h1>
             {move || (!portal.missing.get()).then(|| view! { <AgentName /> })}

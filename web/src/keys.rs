@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::prelude::wasm_bindgen;
 use web_sys::Element;
+use crate::icon::Icon;
 
 #[wasm_bindgen(module = "/src/keys.js")]
 extern "C" {
@@ -25,10 +26,7 @@ pub fn KeysButton() -> impl IntoView {
     };
     view! {
         <button type="button" class="keys-open" title="API keys" data-testid="keys-open" node_ref=button on:click=open>
-            <svg viewBox="0 0 20 20" width="18" height="18" aria-hidden="true">
-                <circle cx="6.5" cy="13.5" r="3.75" fill="none" stroke="currentColor" stroke-width="1.6" />
-                <path d="M9.2 10.8L17 3M14.2 5.8l2.2 2.2M11.9 8.1l1.7 1.7" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" />
-            </svg>
+            <Icon path="M2.75 13.5a3.75 3.75 0 1 0 7.5 0a3.75 3.75 0 1 0-7.5 0M9.2 10.8L17 3M14.2 5.8l2.2 2.2M11.9 8.1l1.7 1.7" />
             <span class="visually-hidden">"API keys"</span>
         </button>
     }

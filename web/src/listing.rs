@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::api;
+use crate::conversation_list::ShownProject;
 use crate::state::Portal;
 
 /// Reads the first page again, for the current search.
@@ -13,9 +14,10 @@ pub fn refresh(portal: Portal) {
     let list = portal.list;
     let searched = list.searched.get_value();
     let search = list.search.get_untracked();
+    let project = list.project.get_untracked().map(|p| p.id);
     list.loading.set(true);
     spawn_local(async move {
-        let answer = api::conversations(&search, None).await;
+        let answer = api::conversations(&search, project.as_deref(), None).await;
         if list.searched.get_value() != searched {
             return;
         }
@@ -33,23 +35,34 @@ pub fn search(portal: Portal, search: String) {
     if list.search.get_untracked() == search && list.loaded.get_untracked() {
         return;
     }
-    list.searched.update_value(|s| *s += 1);
     list.search.set(search);
-    list.items.set(Vec::new());
-    list.next.set(None);
-    list.loaded.set(false);
-    refresh(portal);
+    start_over(portal);
+}
+
+/// Lists `project`'s conversations (every conversation for `None`), for the current search.
+pub fn show_project(portal: Portal, project: Option<ShownProject>) {
+    let list = portal.list;
+    list.project.set(project);
+    start_over(portal);
 }
 
 /// Starts the list over for a person who just signed in.
 pub fn restart(portal: Portal) {
     let list = portal.list;
-    list.searched.update_value(|s| *s += 1);
     list.search.set(String::new());
+    list.project.set(None);
+    list.deleting.set(None);
+    start_over(portal);
+}
+
+/// Empties the list and reads its first page again; a page on its way for what was listed
+/// before is dropped.
+fn start_over(portal: Portal) {
+    let list = portal.list;
+    list.searched.update_value(|s| *s += 1);
     list.items.set(Vec::new());
     list.next.set(None);
     list.loaded.set(false);
-    list.deleting.set(None);
     refresh(portal);
 }
 
@@ -64,9 +77,10 @@ pub fn more(portal: Portal) {
     }
     let searched = list.searched.get_value();
     let search = list.search.get_untracked();
+    let project = list.project.get_untracked().map(|p| p.id);
     list.loading.set(true);
     spawn_local(async move {
-        let answer = api::conversations(&search, Some(&cursor)).await;
+        let answer = api::conversations(&search, project.as_deref(), Some(&cursor)).await;
         if list.searched.get_value() != searched {
             return;
         }

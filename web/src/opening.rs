@@ -35,9 +35,13 @@ pub fn show(portal: Portal, route: &Route) {
     }
 }
 
-/// Opens a new chat: no conversation until the first message, and the composer focused.
+/// Opens a new chat: no conversation until the first message, with the agent of the project the
+/// list shows (it opens in that project), and the composer focused.
 pub fn new_chat(portal: Portal) {
     start_over(portal, None);
+    portal
+        .agent
+        .set(portal.list.project.get_untracked().and_then(|p| p.agent));
     focus::composer();
 }
 

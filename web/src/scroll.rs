@@ -11,6 +11,7 @@ use leptos::html;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
+use crate::icon::Icon;
 
 /// How close to the bottom, in CSS pixels, still counts as at the bottom.
 const AT_BOTTOM_PX: f64 = 32.0;
@@ -100,9 +101,7 @@ pub fn FollowReply(follow: Follow, conversation: NodeRef<html::Section>) -> impl
         (follow.unseen.get() && !follow.following.get()).then(|| {
             view! {
                 <button type="button" class="jump-to-latest" data-testid="jump-to-latest" on:click=move |_| follow.to_end()>
-                    <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
-                        <path d="M10 4v11M5 10l5 5 5-5" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" />
-                    </svg>
+                    <Icon path="M10 4v11M5 10l5 5 5-5" />
                     "Jump to latest"
                 </button>
             }

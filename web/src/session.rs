@@ -251,7 +251,8 @@ async fn send_turn(portal: Portal, shown: u32, message: Outgoing) -> Result<(), 
         Some(id) => id,
         None => {
             let agent = message.agent.as_ref().map(|a| a.id.as_str());
-            let id = api::create_conversation(agent).await?;
+            let project = portal.list.project.get_untracked().map(|p| p.id);
+            let id = api::create_conversation(agent, project.as_deref()).await?;
             if !portal.still_shows(shown) {
                 return Ok(());
             }

@@ -8,6 +8,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use web_sys::Element;
 
 use crate::state::portal;
+use crate::icon::Icon;
 
 #[wasm_bindgen(module = "/src/share.js")]
 extern "C" {
@@ -37,9 +38,7 @@ pub fn ShareButton() -> impl IntoView {
             node_ref=button
             on:click=open
         >
-            <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
-                <path d="M10 13V3M6.5 6.5L10 3l3.5 3.5M5 10H4v7h12v-7h-1" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round" />
-            </svg>
+            <Icon path="M10 13V3M6.5 6.5L10 3l3.5 3.5M5 10H4v7h12v-7h-1" />
             <span class="share-label">"Share"</span>
         </button>
     }

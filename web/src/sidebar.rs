@@ -1,5 +1,5 @@
-//! The sidebar: New chat, the search box and the person's conversations, newest activity first,
-//! a page at a time. On a narrow screen it is a drawer the header's button opens; Esc or a click
+//! The sidebar: New chat, projects, the search box and the person's conversations (all of them or
+//! one project's), pinned ones first, then newest activity first, a page at a time. On a narrow screen it is a drawer the header's button opens; Esc or a click
 //! beside it closes it.
 
 use std::time::Duration;
@@ -13,8 +13,10 @@ use crate::delete_dialog::DeleteDialog;
 use crate::exchange::ExchangeButton;
 use crate::listing;
 use crate::opening;
+use crate::projects::{ProjectsButton, ShownProjectBar};
 use crate::route::Route;
 use crate::state::{Portal, portal};
+use crate::icon::Icon;
 
 /// How long the search waits for typing to pause before it asks the server.
 const SEARCH_PAUSE: Duration = Duration::from_millis(250);
@@ -55,10 +57,12 @@ pub fn Sidebar() -> impl IntoView {
     });
     let empty = move || {
         let searched = list.search.get();
-        let note = if searched.is_empty() {
-            "No conversations yet.".to_string()
-        } else {
+        let note = if !searched.is_empty() {
             format!("No conversation mentions “{searched}”.")
+        } else if list.project.with(Option::is_some) {
+            "No conversations in this project yet.".to_string()
+        } else {
+            "No conversations yet.".to_string()
         };
         (list.loaded.get() && list.items.with(Vec::is_empty))
             .then(|| view! { <p class="list-note">{note}</p> })
@@ -86,11 +90,10 @@ pub fn Sidebar() -> impl IntoView {
                         aria-keyshortcuts="Control+Shift+O Meta+Shift+O"
                         on:click=move |_| opening::go(portal, Route::NewChat)
                     >
-                        <svg viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
-                            <path d="M10 4v12M4 10h12" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
-                        </svg>
+                        <Icon path="M10 4v12M4 10h12" />
                         "New chat"
                     </button>
+                    <ProjectsButton />
                     <ExchangeButton />
                 </div>
                 <input
@@ -102,6 +105,7 @@ pub fn Sidebar() -> impl IntoView {
                     on:input=on_search
                 />
             </div>
+            <ShownProjectBar />
             {move || list.problem.get().map(|p| view! { <p class="problem" role="alert">{p}</p> })}
             <ul class="conversation-list" aria-busy=move || list.loading.get().to_string()>
                 <For each=move || list.items.get() key=|listed| listed.id.clone() let(listed)>

@@ -3,6 +3,7 @@
 //! colours themselves are style.css's, chosen by `color-scheme` on the root element.
 
 use leptos::prelude::*;
+use crate::icon::Icon;
 
 /// Where the person's choice is kept.
 const KEY: &str = "portal-theme";
@@ -33,9 +34,7 @@ pub fn ThemeToggle() -> impl IntoView {
             data-testid="theme-toggle"
             on:click=toggle
         >
-            <svg viewBox="0 0 20 20" width="18" height="18" aria-hidden="true">
-                <path d="M15.5 12.5A6 6 0 0 1 7.5 4.5a6 6 0 1 0 8 8z" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linejoin="round" />
-            </svg>
+            <Icon path="M15.5 12.5A6 6 0 0 1 7.5 4.5a6 6 0 1 0 8 8z" />
             <span class="visually-hidden">"Dark theme"</span>
         </button>
     }
