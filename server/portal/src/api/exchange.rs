@@ -10,12 +10,15 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use std::collections::HashMap;
 use std::io::{Seek, SeekFrom};
 use std::sync::Arc;
 
 use portal_core::attachment::Attachment;
 use portal_exchange::archive::{self, ArchiveSource};
-use portal_exchange::import::{self, Exported, ImportError, leave_out_attachments};
+use portal_exchange::import::{
+    self, Exported, ExportedProject, ImportError, leave_out_attachments,
+};
 use portal_identity::{Caller, DEFAULT_AGENT};
 use portal_store::{
     ConversationId, ConversationQuery, ImportedConversation, Owner, Storage, StorageError,
@@ -50,6 +53,7 @@ async fn archive(State(state): State<AppState>, caller: Caller) -> Result<Respon
     let mut work = StoredWork {
         storage: state.turns.storage().blocking().clone(),
         owner: owner_of(&caller),
+        project_names: HashMap::new(),
     };
     let written = tokio::task::spawn_blocking(move || {
         let file = tempfile::tempfile().map_err(|e| {
@@ -91,6 +95,7 @@ async fn archive(State(state): State<AppState>, caller: Caller) -> Result<Respon
         header::CONTENT_DISPOSITION,
         HeaderValue::from_static("attachment; filename=\"portal-archive.zip\""),
     );
+    headers.insert("x-portal-projects", HeaderValue::from(archived.projects));
     headers.insert(
         "x-portal-conversations",
         HeaderValue::from(archived.conversations),
@@ -99,14 +104,34 @@ async fn archive(State(state): State<AppState>, caller: Caller) -> Result<Respon
     Ok((headers, body).into_response())
 }
 
-/// A person's conversations and files in storage, read for their archive.
+/// A person's projects, conversations and files in storage, read for their archive.
 struct StoredWork {
     storage: Arc<dyn Storage>,
     owner: Owner,
+    /// The names of the projects in the archive's `projects.json`, by id: a conversation names
+    /// its project by one of them, or is written in none.
+    project_names: HashMap<String, String>,
 }
 
 impl ArchiveSource for StoredWork {
     type Error = StorageError;
+
+    fn projects(&mut self) -> Result<Vec<ExportedProject>, StorageError> {
+        let projects = self.storage.projects(&self.owner)?;
+        self.project_names = projects
+            .iter()
+            .map(|p| (p.id.clone(), p.name.clone()))
+            .collect();
+        Ok(projects
+            .into_iter()
+            .map(|p| ExportedProject {
+                name: p.name,
+                instructions: p.instructions,
+                agent: p.agent_id,
+                created: p.created_at_ms,
+            })
+            .collect())
+    }
 
     fn conversation_ids(&mut self) -> Result<Vec<String>, StorageError> {
         let mut ids = Vec::new();
@@ -143,12 +168,14 @@ impl ArchiveSource for StoredWork {
             .storage
             .conversation(org, &id)
             .and_then(|info| Ok((info, self.storage.load_transcript(org, &id)?)));
+        let project = summary
+            .project
+            .and_then(|id| self.project_names.get(&id).cloned());
         match read {
-            Ok((info, transcript)) => Ok(Some(Exported::new(
-                &summary.title,
-                &info.agent_id,
-                transcript,
-            ))),
+            Ok((info, transcript)) => Ok(Some(
+                Exported::new(&summary.title, &info.agent_id, transcript)
+                    .placed(project, summary.pinned),
+            )),
             Err(e) => gone(e),
         }
     }
@@ -208,7 +235,16 @@ async fn export(
             "text/markdown; charset=utf-8",
         ),
         Format::Json => {
-            let exported = Exported::new(&summary.title, &conversation.agent_id, transcript);
+            let project = match &summary.project {
+                Some(id) => match storage.project(&owner_of(&caller), id).await {
+                    Ok(project) => Some(project.name),
+                    Err(StorageError::ProjectNotFound { .. }) => None,
+                    Err(error) => return Err(error.into()),
+                },
+                None => None,
+            };
+            let exported = Exported::new(&summary.title, &conversation.agent_id, transcript)
+                .placed(project, summary.pinned);
             let json = serde_json::to_string_pretty(&exported).map_err(|e| {
                 ApiError(
                     StatusCode::INTERNAL_SERVER_ERROR,

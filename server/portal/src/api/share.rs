@@ -275,9 +275,13 @@ async fn continue_as_copy(
     }
     let storage = state.turns.storage();
     let owner = owner_of(&caller);
+    // The copy is in none of the reader's projects, and the owner's project stays theirs: its
+    // instructions are the owner's own writing, never in a snapshot (docs/share.md).
     let mut copy = Imported {
         title: link.title,
         agent: None,
+        project: None,
+        pinned: false,
         transcript,
         notes: Vec::new(),
     };

@@ -343,6 +343,14 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     server.ended(BOB, &bobs).await;
+    let (status, body) = server
+        .post(
+            "/api/projects",
+            BOB,
+            json!({ "name": "Bob's own secret project" }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
 
     let answer = server
         .request(reqwest::Method::GET, "/api/export", ALICE)
@@ -355,6 +363,7 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
         answer.headers()["content-disposition"],
         "attachment; filename=\"portal-archive.zip\""
     );
+    assert_eq!(answer.headers()["x-portal-projects"], "0");
     assert_eq!(answer.headers()["x-portal-conversations"], "2");
     assert_eq!(answer.headers()["x-portal-files"], "1");
     let archive = answer.bytes().await.expect("the archive");
@@ -368,16 +377,18 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
             format!("files/{notes_id}/notes.txt"),
             "markdown/0001-Plan-the-survey.md".into(),
             "markdown/0002-Count-the-herons-in-the-notes.md".into(),
+            "projects.json".into(),
         ],
         "newest first, the upload's name kept inside its folder"
     );
+    assert_eq!(entries["projects.json"], "[]\n");
     assert_eq!(
         entries[&format!("files/{notes_id}/notes.txt")],
         "The heron count is 42."
     );
     assert!(
         entries.values().all(|e| !e.contains("Bob's own secret")),
-        "bob's work is not in alice's archive"
+        "bob's work and projects are not in alice's archive"
     );
 
     // The archive imports back: the same conversations, alice's file attached again.
