@@ -1,6 +1,7 @@
-//! All of a person's work as one ZIP archive: every conversation as the JSON that
-//! `POST /api/conversations/import` reads back (`conversations.json`, one list) and as Markdown
-//! to read (`markdown/`), and the files those conversations used (`files/<id>/<name>`), with a
+//! All of a person's work as one ZIP archive: their projects (`projects.json`), every
+//! conversation as the JSON that `POST /api/conversations/import` reads back
+//! (`conversations.json`, one list, each naming its project) and as Markdown to read
+//! (`markdown/`), and the files those conversations used (`files/<id>/<name>`), with a
 //! `README.md` saying so. The archive pulls what it holds from an [`ArchiveSource`] one
 //! conversation and one file at a time, so it never holds more than one of each in memory.
 
@@ -12,13 +13,19 @@ use thiserror::Error;
 use zip::ZipWriter;
 use zip::write::SimpleFileOptions;
 
-use crate::import::{CONVERSATIONS_JSON, Exported, attachments_used};
+use crate::import::{
+    CONVERSATIONS_JSON, Exported, ExportedProject, PROJECTS_JSON, attachments_used,
+};
 use crate::markdown::markdown;
 
-/// Where an archive's contents come from: the person's conversations and their files.
+/// Where an archive's contents come from: the person's projects, conversations and files.
 pub trait ArchiveSource {
     /// Why the source could not answer.
     type Error: std::error::Error + Send + Sync + 'static;
+
+    /// The person's projects, in the order the archive lists them; asked for before any
+    /// conversation, whose project is named by a project's name.
+    fn projects(&mut self) -> Result<Vec<ExportedProject>, Self::Error>;
 
     /// The ids of the person's conversations, in the order the archive lists them.
     fn conversation_ids(&mut self) -> Result<Vec<String>, Self::Error>;
@@ -33,6 +40,7 @@ pub trait ArchiveSource {
 /// What an archive holds, for the answer's headers and the tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Archived {
+    pub projects: usize,
     pub conversations: usize,
     pub files: usize,
 }
@@ -46,7 +54,7 @@ pub enum ArchiveError<E: std::error::Error + 'static> {
     Zip(#[from] zip::result::ZipError),
     #[error("the archive could not be written: {0}; check the server's temporary folder has room")]
     Io(#[from] std::io::Error),
-    #[error("a conversation could not be written as JSON: {0}; try again")]
+    #[error("a conversation or project could not be written as JSON: {0}; try again")]
     Json(#[from] serde_json::Error),
 }
 
@@ -60,10 +68,15 @@ pub fn write<W: Write + Seek, S: ArchiveSource>(
     let options = SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .unix_permissions(0o644);
+    let projects = source.projects().map_err(ArchiveError::Source)?;
     let ids = source.conversation_ids().map_err(ArchiveError::Source)?;
 
     zip.start_file("README.md", options)?;
     zip.write_all(README.as_bytes())?;
+
+    zip.start_file(PROJECTS_JSON, options)?;
+    serde_json::to_writer(&mut zip, &projects)?;
+    zip.write_all(b"\n")?;
 
     // The JSON list first, each conversation loaded, written and let go; then the Markdown.
     zip.start_file(CONVERSATIONS_JSON, options)?;
@@ -115,6 +128,7 @@ pub fn write<W: Write + Seek, S: ArchiveSource>(
     Ok((
         out,
         Archived {
+            projects: projects.len(),
             conversations: written.len(),
             files: archived_files,
         },
@@ -123,9 +137,13 @@ pub fn write<W: Write + Seek, S: ArchiveSource>(
 
 /// The archive's own description, its first entry.
 const README: &str = "# Your work in Portal\n\n\
-- `conversations.json`: every conversation, with its title, its agent and its whole transcript. \
-Import this archive, or this file, in Portal (Export and import → Import) to bring them all \
-back.\n\
+- `conversations.json`: every conversation, with its title, its agent, the name of the project \
+it is in, whether it is pinned, and its whole transcript. Import this archive in Portal (Export \
+and import → Import) to bring them all back, in their projects.\n\
+- `projects.json`: your projects, each with its name, its instructions, its default agent and \
+when it was made. Importing the archive makes those you have no project of the same name for. \
+Importing `conversations.json` alone puts each conversation in your project of its project's \
+name, made without instructions when you have none.\n\
 - `markdown/`: each conversation as Markdown, to read and keep.\n\
 - `files/<id>/<name>`: the files your conversations used (uploads and tools' pictures), \
 under the id the transcripts name them by.\n";

@@ -46,6 +46,10 @@ enum Command {
         /// The message as typed, `/slug` tokens included.
         #[arg(long)]
         message: String,
+        /// A file holding the instructions of the project the conversation is in (docs/projects.md),
+        /// read as the prompt's layer 3, "Project instructions"; none without it.
+        #[arg(long)]
+        project_instructions: Option<PathBuf>,
         /// The configuration directory holding the agent and its skills (docs/identity.md).
         #[arg(long)]
         config: Option<PathBuf>,
@@ -346,6 +350,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             transcript,
             agent,
             message,
+            project_instructions,
             config,
             models,
             user,
@@ -356,6 +361,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 transcript,
                 agent,
                 message,
+                project_instructions,
                 config,
                 models,
                 user,

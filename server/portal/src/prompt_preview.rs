@@ -33,6 +33,9 @@ pub struct PreviewRequest {
     /// An agent file (`agents/<id>.toml`, docs/identity.md).
     pub agent: PathBuf,
     pub message: String,
+    /// A file holding the instructions of the project the conversation is in (the prompt's
+    /// layer 3, docs/projects.md); none without one.
+    pub project_instructions: Option<PathBuf>,
     /// The configuration directory the agent's skills are read from; local mode without one.
     pub config: Option<PathBuf>,
     /// The models file; the demo model alone without one.
@@ -108,6 +111,10 @@ pub enum PreviewError {
 /// Builds the request a model would receive if `request.message` were sent now.
 pub fn preview(request: &PreviewRequest) -> Result<Preview, PreviewError> {
     let mut transcript = read_transcript(&request.transcript)?;
+    let project_instructions = match &request.project_instructions {
+        Some(path) => read(path)?,
+        None => String::new(),
+    };
     let identity = match &request.config {
         Some(dir) => Identity::load(dir)?,
         None => Identity::local(),
@@ -160,7 +167,7 @@ pub fn preview(request: &PreviewRequest) -> Result<Preview, PreviewError> {
             compaction_hint: CompactionHint::Search,
             model: &model,
             instructions: &agent.instructions,
-            project_instructions: "",
+            project_instructions: &project_instructions,
             selected_skills: &selected_skills,
             catalogue: &catalogue,
             agent_tools: &tools.for_agent(&agent).agent_tools(),

@@ -258,6 +258,10 @@ pub enum StorageError {
     )]
     ProjectsFull { most: u64 },
     #[error(
+        "the import would make {new} projects, and you have {have} of the {most} one person may have; delete projects you no longer need, or import fewer conversations, then import it again; nothing was imported"
+    )]
+    ImportProjectsFull { have: u64, new: u64, most: u64 },
+    #[error(
         "the uploaded file could not be copied into the database ({detail}); send it again, and tell an administrator if it happens again"
     )]
     UploadUnread { detail: String },

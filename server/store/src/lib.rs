@@ -193,17 +193,18 @@ pub trait Storage: Send + Sync + fmt::Debug {
         in_write(self, |s| rules::delete_conversation(s, owner, conversation))
     }
 
-    /// Writes conversations made from an export as `owner`'s, all in one transaction, so an
-    /// import that fails leaves nothing behind; answers their ids in order
-    /// ([`rules::import_conversations`]).
+    /// Writes what an import made as `owner`'s, its projects and conversations all in one
+    /// transaction, so an import that fails leaves nothing behind; answers the conversations'
+    /// ids in order ([`rules::import_conversations`]). Under a lock on `owner` (as
+    /// [`Storage::create_project`] takes it), it is refused with
+    /// [`StorageError::ImportProjectsFull`] when its projects would bring theirs past
+    /// [`ImportedWork::most_projects`].
     fn import_conversations(
         &self,
         owner: &Owner,
-        conversations: &[ImportedConversation],
+        work: &ImportedWork,
     ) -> Result<Vec<ConversationId>> {
-        in_write(self, |s| {
-            rules::import_conversations(s, owner, conversations)
-        })
+        in_write(self, |s| rules::import_conversations(s, owner, work))
     }
 
     /// Who owns a conversation. Another organisation's conversation is not found.
@@ -965,6 +966,37 @@ pub struct RecentTurns {
     pub newest_compaction: Option<u32>,
 }
 
+/// What an import writes as one person's, whole or not at all
+/// ([`Storage::import_conversations`]): the projects it makes and its conversations.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ImportedWork {
+    /// The projects to make, in the order a list shows them (newest first).
+    pub projects: Vec<ImportedProject>,
+    /// The most projects the person may have once these are made (`--max-projects`).
+    pub most_projects: u64,
+    pub conversations: Vec<ImportedConversation>,
+}
+
+impl ImportedWork {
+    /// `conversations` alone, in no project and making none.
+    pub fn conversations(conversations: Vec<ImportedConversation>) -> Self {
+        ImportedWork {
+            conversations,
+            ..ImportedWork::default()
+        }
+    }
+}
+
+/// A project an import makes ([`ImportedWork`]): its name, instructions and default agent
+/// checked as a project made over HTTP is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedProject {
+    pub id: String,
+    pub name: String,
+    pub instructions: String,
+    pub agent_id: Option<String>,
+}
+
 /// A conversation made from an export, to be written whole ([`Storage::import_conversations`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedConversation {
@@ -972,8 +1004,25 @@ pub struct ImportedConversation {
     pub agent_id: String,
     /// Its title; empty to name it after its first message, as a new conversation is.
     pub title: String,
+    /// The project it goes in: one of the importer's, or one the import makes; `None` for none.
+    pub project: Option<String>,
+    /// Whether it is pinned.
+    pub pinned: bool,
     /// Its turns, every one ended and valid (`portal_core::validate`).
     pub transcript: Transcript,
+}
+
+impl ImportedConversation {
+    /// `transcript`, titled `title`, going on with `agent_id`, in no project and not pinned.
+    pub fn new(agent_id: String, title: String, transcript: Transcript) -> Self {
+        ImportedConversation {
+            agent_id,
+            title,
+            project: None,
+            pinned: false,
+            transcript,
+        }
+    }
 }
 
 /// What a new turn opens with.

@@ -12,7 +12,7 @@ use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
     ConversationChange, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, ImportedConversation, NewApiKey, NewProject, NewShareLink, NewTurn, Owner,
+    ConversationSummary, ImportedWork, NewApiKey, NewProject, NewShareLink, NewTurn, Owner,
     PausedClaim, Project, ProjectChange, ProjectConversations, RecentTurns, Result, ShareLink,
     SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError, StoredApiKey,
     StoredSession, ThrottleRule, Usage,
@@ -192,13 +192,11 @@ impl AsyncStorage {
     pub async fn import_conversations(
         &self,
         owner: &Owner,
-        conversations: Vec<ImportedConversation>,
+        work: ImportedWork,
     ) -> Result<Vec<ConversationId>> {
         let owner = owner.clone();
-        self.run(Lane::Write, move |s| {
-            s.import_conversations(&owner, &conversations)
-        })
-        .await
+        self.run(Lane::Write, move |s| s.import_conversations(&owner, &work))
+            .await
     }
 
     /// See [`Storage::delete_conversation`].

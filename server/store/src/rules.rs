@@ -17,7 +17,7 @@ use super::codec::{parse_name, parse_status};
 use subtle::ConstantTimeEq;
 
 use super::{
-    CallPurpose, ConversationChange, ConversationId, ImportedConversation, NewApiKey, NewProject,
+    CallPurpose, ConversationChange, ConversationId, ImportedWork, NewApiKey, NewProject,
     NewShareLink, NewTurn, Owner, PausedClaim, Project, ProjectChange, ProjectConversations,
     Result, ShareLink, SignInPlaces, SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey,
     ThrottleRule, Usage,
@@ -737,10 +737,7 @@ pub fn create_conversation_in_project(
 /// Keeps a new project unless its owner has `most` (`Storage::create_project`), under a lock on
 /// the owner.
 pub fn create_project(s: &mut dyn Statements, project: &NewProject, most: u64) -> Result<Project> {
-    s.lock_keys(&[format!(
-        "projects/{}/{}",
-        project.owner.org_id, project.owner.user_id
-    )])?;
+    s.lock_keys(&[projects_lock(&project.owner)])?;
     if s.count_projects(&project.owner)? >= most {
         return Err(StorageError::ProjectsFull { most });
     }
@@ -797,6 +794,12 @@ pub fn delete_project(
     s.delete_project_row(id)
 }
 
+/// What projects made at once for one owner lock, on every server, so they take turns to count
+/// the owner's projects.
+fn projects_lock(owner: &Owner) -> String {
+    format!("projects/{}/{}", owner.org_id, owner.user_id)
+}
+
 /// `owner`'s project `id`, locked; anyone else's is not found.
 fn owned_project(s: &mut dyn Statements, owner: &Owner, id: &str) -> Result<Project> {
     s.lock_owned_project(owner, id)?
@@ -805,18 +808,61 @@ fn owned_project(s: &mut dyn Statements, owner: &Owner, id: &str) -> Result<Proj
         })
 }
 
-/// Writes conversations made from an export as `owner`'s, whole or not at all: each with its
-/// turns as they ended (a turn still open is refused, since no run would ever end it), its
-/// messages' attachments (which must be the organisation's) and its title, or one made from its
-/// first message when it has none. Answers their ids in the same order.
+/// Writes what an import made as `owner`'s, whole or not at all: its projects, refused when they
+/// would bring `owner`'s past the most (under the lock [`create_project`] takes); then each
+/// conversation in its project (one of `owner`'s, locked as a move locks it, or one just made),
+/// pinned or not, with its turns as they ended (a turn still open is refused, since no run would
+/// ever end it), its messages' attachments (which must be the organisation's) and its title, or
+/// one made from its first message when it has none. Answers the conversations' ids in order.
 pub fn import_conversations(
     s: &mut dyn Statements,
     owner: &Owner,
-    conversations: &[ImportedConversation],
+    work: &ImportedWork,
 ) -> Result<Vec<ConversationId>> {
+    if !work.projects.is_empty() {
+        s.lock_keys(&[projects_lock(owner)])?;
+        let have = s.count_projects(owner)?;
+        let new = work.projects.len() as u64;
+        if have.saturating_add(new) > work.most_projects {
+            return Err(StorageError::ImportProjectsFull {
+                have,
+                new,
+                most: work.most_projects,
+            });
+        }
+        let now = s.now_ms()?;
+        // A millisecond apart, newest first, so that the list shows them in the import's order.
+        for (made, project) in (0_i64..).zip(&work.projects) {
+            s.insert_project(&Project {
+                id: project.id.clone(),
+                owner: owner.clone(),
+                name: project.name.clone(),
+                instructions: project.instructions.clone(),
+                agent_id: project.agent_id.clone(),
+                created_at_ms: now.saturating_sub(made),
+            })?;
+        }
+    }
+    let mut placed = std::collections::BTreeSet::new();
+    for project in work
+        .conversations
+        .iter()
+        .filter_map(|c| c.project.as_deref())
+    {
+        if placed.insert(project) {
+            owned_project(s, owner, project)?;
+        }
+    }
+    let conversations = &work.conversations;
     let mut ids = Vec::with_capacity(conversations.len());
     for conversation in conversations {
         let id = s.insert_conversation(owner, &conversation.agent_id)?;
+        if let Some(project) = &conversation.project {
+            s.set_conversation_project(&id, Some(project))?;
+        }
+        if conversation.pinned {
+            s.set_conversation_pinned(&id, true)?;
+        }
         for turn in &conversation.transcript.turns {
             if turn.status.is_open() {
                 return Err(StorageError::ImportedTurnOpen {

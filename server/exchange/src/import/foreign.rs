@@ -167,6 +167,8 @@ impl Turns {
         Imported {
             title: clean_title(title),
             agent: None,
+            project: None,
+            pinned: false,
             transcript: Transcript {
                 version: FORMAT_VERSION,
                 turns: self.turns,

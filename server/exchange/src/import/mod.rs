@@ -1,7 +1,8 @@
-//! Conversations made from an export: Portal's own (a conversation's JSON, or a list of them),
-//! ChatGPT's and Claude's `conversations.json`. The kind is told by the JSON's shape. Each
-//! conversation comes with notes naming, in words, what of it did not map; a conversation that
-//! cannot be made at all refuses the whole export, so nothing is half-imported.
+//! Conversations made from an export: Portal's own (a conversation's JSON, or a list of them,
+//! with the projects of Portal's archive), ChatGPT's and Claude's `conversations.json`. The kind
+//! is told by the JSON's shape. Each conversation comes with notes naming, in words, what of it
+//! did not map; a conversation or project that cannot be made at all refuses the whole export,
+//! so nothing is half-imported.
 
 mod chatgpt;
 mod claude;
@@ -12,7 +13,7 @@ use portal_core::transcript::Transcript;
 use portal_core::validate::TranscriptError;
 use thiserror::Error;
 
-pub use portal::{EXPORT_KIND, Exported, attachments_used, leave_out_attachments};
+pub use portal::{EXPORT_KIND, Exported, ExportedProject, attachments_used, leave_out_attachments};
 
 /// The most conversations one import makes. **Decision:** 5,000, more than a heavy user's
 /// ChatGPT history; a larger export is split, or imported as several files.
@@ -48,10 +49,27 @@ pub struct Imported {
     pub title: String,
     /// The agent a Portal export names; `None` from elsewhere.
     pub agent: Option<String>,
+    /// The name of the project a Portal export puts it in, cleaned as a project's name is
+    /// ([`clean_name`]); `None` for none, and from elsewhere.
+    pub project: Option<String>,
+    /// Whether a Portal export has it pinned; never from elsewhere.
+    pub pinned: bool,
     /// Its turns, valid (`portal_core::validate` holds).
     pub transcript: Transcript,
     /// What did not map, each a sentence.
     pub notes: Vec<String>,
+}
+
+/// A project of a Portal archive's `projects.json`, as read: what a project made from it would
+/// hold. Nothing here is checked against the importing portal's limits or agents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedProject {
+    /// Its name, cleaned as a project's name is ([`clean_name`]).
+    pub name: String,
+    /// Its instructions, without NUL characters.
+    pub instructions: String,
+    /// The agent its conversations talk to when none is asked for, as the archive names it.
+    pub agent: Option<String>,
 }
 
 /// What an export became.
@@ -59,6 +77,9 @@ pub struct Imported {
 pub struct Import {
     pub source: Source,
     pub conversations: Vec<Imported>,
+    /// The projects of a Portal archive's `projects.json`, in its order; none from elsewhere,
+    /// nor from a JSON file alone.
+    pub projects: Vec<ImportedProject>,
 }
 
 /// Why an export was refused, in words that say what to do.
@@ -85,9 +106,9 @@ pub enum ImportError {
     )]
     NoConversationsInArchive,
     #[error(
-        "the archive's conversations.json unpacks to more than the {most_mib} MiB one import reads; export fewer conversations and import that"
+        "the archive's {entry} unpacks to more than the {most_mib} MiB one import reads; export fewer conversations and import that"
     )]
-    UnpackedTooLarge { most_mib: u64 },
+    UnpackedTooLarge { entry: &'static str, most_mib: u64 },
     #[error(
         "the file is not an export Portal reads: {0}; import a conversation exported from Portal, or ChatGPT's or Claude's conversations.json"
     )]
@@ -116,44 +137,63 @@ pub enum ImportError {
         position: usize,
         error: TranscriptError,
     },
+    #[error(
+        "the archive's projects.json cannot be read: {0}; import the archive as Portal made it, or its conversations.json alone; nothing was imported"
+    )]
+    Projects(String),
 }
 
 /// Reads a file a person hands in: a ZIP archive with a `conversations.json` at its top (a
-/// Portal archive, or ChatGPT's or Claude's data export as downloaded), or that JSON itself.
-/// `most` bounds the JSON unpacked from an archive, as the upload's own size is bounded.
+/// Portal archive, or ChatGPT's or Claude's data export as downloaded), or that JSON itself. A
+/// Portal archive's `projects.json`, when it has one, is read too. `most` bounds each JSON file
+/// unpacked from an archive, as the upload's own size is bounded.
 pub fn read_file(file: &[u8], most: u64) -> Result<Import, ImportError> {
-    let unpacked;
-    let json = if file.starts_with(b"PK\x03\x04") {
-        unpacked = unpack(file, most)?;
-        unpacked.as_slice()
-    } else {
-        file
-    };
-    let text = std::str::from_utf8(json).map_err(|_| ImportError::NotText)?;
-    read(text)
-}
-
-/// The `conversations.json` at the top of a ZIP archive, at most `most` bytes of it.
-fn unpack(file: &[u8], most: u64) -> Result<Vec<u8>, ImportError> {
+    if !file.starts_with(b"PK\x03\x04") {
+        return read(std::str::from_utf8(file).map_err(|_| ImportError::NotText)?);
+    }
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(file))
         .map_err(|e| ImportError::NotAnArchive(e.to_string()))?;
-    let mut entry = archive
-        .by_name(CONVERSATIONS_JSON)
-        .map_err(|_| ImportError::NoConversationsInArchive)?;
+    let conversations = unpack(&mut archive, CONVERSATIONS_JSON, most)?
+        .ok_or(ImportError::NoConversationsInArchive)?;
+    let mut import = read(std::str::from_utf8(&conversations).map_err(|_| ImportError::NotText)?)?;
+    if import.source == Source::Portal
+        && let Some(projects) = unpack(&mut archive, PROJECTS_JSON, most)?
+    {
+        let text = std::str::from_utf8(&projects)
+            .map_err(|_| ImportError::Projects("it is not UTF-8 text".into()))?;
+        import.projects = portal::read_projects(text)?;
+    }
+    Ok(import)
+}
+
+/// The entry `name` at the top of a ZIP archive, at most `most` bytes of it; `None` when the
+/// archive has no such entry.
+fn unpack(
+    archive: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+    name: &'static str,
+    most: u64,
+) -> Result<Option<Vec<u8>>, ImportError> {
+    let Ok(mut entry) = archive.by_name(name) else {
+        return Ok(None);
+    };
     let mut json = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut entry, most + 1), &mut json)
         .map_err(|e| ImportError::NotAnArchive(e.to_string()))?;
     if json.len() as u64 > most {
         return Err(ImportError::UnpackedTooLarge {
+            entry: name,
             most_mib: most / (1024 * 1024),
         });
     }
-    Ok(json)
+    Ok(Some(json))
 }
 
 /// The name of the file in an archive that holds its conversations: Portal's, ChatGPT's and
 /// Claude's alike.
 pub const CONVERSATIONS_JSON: &str = "conversations.json";
+
+/// The name of the file in a Portal archive that holds its owner's projects.
+pub const PROJECTS_JSON: &str = "projects.json";
 
 /// Reads an export of any kind Portal knows, refusing it whole when any conversation in it
 /// cannot be made.
@@ -195,6 +235,7 @@ pub fn read(json: &str) -> Result<Import, ImportError> {
     Ok(Import {
         source,
         conversations,
+        projects: Vec::new(),
     })
 }
 
@@ -248,17 +289,21 @@ fn source_of(value: &serde_json::Value) -> Result<Source, ImportError> {
     }
 }
 
-/// A title as the list shows it: without control and bidirectional characters, its spaces
-/// folded, at most 200 characters (the page's limit).
-pub(crate) fn clean_title(text: &str) -> String {
-    const TITLE_LIMIT: usize = 200;
+/// A name as the portal shows it: without control and bidirectional characters, its runs of
+/// whitespace one space, none at either end. A project's name is cleaned so, and must then have
+/// 1 to 80 characters, which the server checks as it does for a project made over HTTP.
+pub fn clean_name(text: &str) -> String {
     portal_core::title::shown_name(text)
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-        .chars()
-        .take(TITLE_LIMIT)
-        .collect()
+}
+
+/// A title as the list shows it: a clean name ([`clean_name`]) of at most 200 characters (the
+/// page's limit).
+pub(crate) fn clean_title(text: &str) -> String {
+    const TITLE_LIMIT: usize = 200;
+    clean_name(text).chars().take(TITLE_LIMIT).collect()
 }
 
 /// `text` without NUL, which PostgreSQL's text refuses.

@@ -1,11 +1,16 @@
-//! Portal's own export: `{"portal": "conversation", "title", "agent", "transcript"}`, a list of
-//! those, or a bare transcript (what `GET /api/conversations/{id}` answers).
+//! Portal's own export: `{"portal": "conversation", "title", "agent", "project", "pinned",
+//! "transcript"}`, a list of those, or a bare transcript (what `GET /api/conversations/{id}`
+//! answers); and an archive's `projects.json`, a list of `{"name", "instructions", "agent",
+//! "created"}`.
 
 use portal_core::block::Block;
 use portal_core::transcript::{Transcript, TurnStatus};
 use serde::{Deserialize, Serialize};
 
-use super::{ImportError, Imported, Source, clean_title, each_conversation};
+use super::{
+    ImportError, Imported, ImportedProject, Source, clean_name, clean_text, clean_title,
+    each_conversation,
+};
 
 /// The `portal` field of an exported conversation.
 pub const EXPORT_KIND: &str = "conversation";
@@ -20,19 +25,70 @@ pub struct Exported {
     /// The agent it talked to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The name of the project it is in; `None` (null) for none, and in an export made before
+    /// projects.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Whether its owner pinned it.
+    #[serde(default)]
+    pub pinned: bool,
     pub transcript: Transcript,
 }
 
 impl Exported {
-    /// `transcript` titled `title`, talking to `agent`, as exported.
+    /// `transcript` titled `title`, talking to `agent`, in no project and not pinned, as
+    /// exported.
     pub fn new(title: &str, agent: &str, transcript: Transcript) -> Self {
         Exported {
             portal: EXPORT_KIND.to_string(),
             title: title.to_string(),
             agent: Some(agent.to_string()),
+            project: None,
+            pinned: false,
             transcript,
         }
     }
+
+    /// The same, in the project named `project` (or in none), pinned or not.
+    pub fn placed(self, project: Option<String>, pinned: bool) -> Self {
+        Exported {
+            project,
+            pinned,
+            ..self
+        }
+    }
+}
+
+/// One of a person's projects as Portal's archive keeps it, in `projects.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportedProject {
+    pub name: String,
+    #[serde(default)]
+    pub instructions: String,
+    /// The agent a conversation opened in it talks to when none is asked for; `None` (null):
+    /// the organisation's first.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// When it was made, in milliseconds since the Unix epoch; only for the reader, since an
+    /// import makes its projects anew.
+    #[serde(default)]
+    pub created: i64,
+}
+
+/// Reads an archive's `projects.json`: a list of [`ExportedProject`], names cleaned as a
+/// project's name is and instructions without NUL characters.
+pub(super) fn read_projects(json: &str) -> Result<Vec<ImportedProject>, ImportError> {
+    let projects: Vec<ExportedProject> =
+        serde_json::from_str(json).map_err(|e| ImportError::Projects(e.to_string()))?;
+    Ok(projects
+        .into_iter()
+        .map(|project| ImportedProject {
+            name: clean_name(&project.name),
+            instructions: clean_text(&project.instructions),
+            agent: project.agent,
+        })
+        .collect())
 }
 
 pub(super) fn read(value: serde_json::Value) -> Result<Vec<Imported>, ImportError> {
@@ -40,7 +96,7 @@ pub(super) fn read(value: serde_json::Value) -> Result<Vec<Imported>, ImportErro
 }
 
 fn conversation(item: serde_json::Value) -> Result<Imported, String> {
-    let (title, agent, mut transcript) = if item.get("portal").is_some() {
+    let exported = if item.get("portal").is_some() {
         let exported: Exported = serde_json::from_value(item).map_err(|e| e.to_string())?;
         if exported.portal != EXPORT_KIND {
             return Err(format!(
@@ -48,11 +104,22 @@ fn conversation(item: serde_json::Value) -> Result<Imported, String> {
                 exported.portal
             ));
         }
-        (exported.title, exported.agent, exported.transcript)
+        exported
     } else {
         let transcript: Transcript = serde_json::from_value(item).map_err(|e| e.to_string())?;
-        (String::new(), None, transcript)
+        Exported {
+            agent: None,
+            ..Exported::new("", "", transcript)
+        }
     };
+    let Exported {
+        title,
+        agent,
+        project,
+        pinned,
+        mut transcript,
+        ..
+    } = exported;
     let mut notes = Vec::new();
     for turn in &mut transcript.turns {
         if turn.status.is_open() {
@@ -67,6 +134,8 @@ fn conversation(item: serde_json::Value) -> Result<Imported, String> {
     Ok(Imported {
         title: clean_title(&title),
         agent,
+        project: project.as_deref().map(clean_name),
+        pinned,
         transcript,
         notes,
     })

@@ -1,5 +1,6 @@
-//! All of a person's work as one archive: what it lists, that its `conversations.json` imports
-//! back equal, and that no name inside it reaches outside the folder it is extracted into.
+//! All of a person's work as one archive: what it lists, that its `conversations.json` and
+//! `projects.json` import back equal, and that no name inside it reaches outside the folder it
+//! is extracted into.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -9,11 +10,12 @@ use expect_test::expect;
 use portal_core::Transcript;
 use portal_core::attachment::{Attachment, Picture};
 use portal_exchange::archive::{ArchiveSource, Archived, safe_name, write};
-use portal_exchange::import::{Exported, read, read_file};
+use portal_exchange::import::{Exported, ExportedProject, ImportedProject, read, read_file};
 
-/// A person's conversations and files, in memory.
+/// A person's projects, conversations and files, in memory.
 #[derive(Default)]
 struct Kept {
+    projects: Vec<ExportedProject>,
     conversations: BTreeMap<String, Exported>,
     /// Listed, but deleted before the archive reads it.
     gone: Vec<String>,
@@ -22,6 +24,10 @@ struct Kept {
 
 impl ArchiveSource for Kept {
     type Error = Infallible;
+
+    fn projects(&mut self) -> Result<Vec<ExportedProject>, Infallible> {
+        Ok(self.projects.clone())
+    }
 
     fn conversation_ids(&mut self) -> Result<Vec<String>, Infallible> {
         let mut ids: Vec<String> = self.conversations.keys().cloned().collect();
@@ -57,13 +63,22 @@ fn picture(id: &str, filename: &str) -> Attachment {
     })
 }
 
-/// The tour twice (one of them titled to escape), a conversation deleted meanwhile, two of the
-/// three files the tour uses (one named to climb out of the folder), and one file no
-/// conversation uses.
+/// A project, the tour twice (one of them in the project and pinned, the other titled to
+/// escape), a conversation deleted meanwhile, two of the three files the tour uses (one named to
+/// climb out of the folder), and one file no conversation uses.
 fn kept() -> Kept {
     let mut kept = Kept::default();
-    kept.conversations
-        .insert("c1".into(), Exported::new("Q3 numbers", "analyst", tour()));
+    kept.projects.push(ExportedProject {
+        name: "Quarterly report".into(),
+        instructions: "Figures in euros.".into(),
+        agent: Some("analyst".into()),
+        created: 1_700_000_000_000,
+    });
+    kept.conversations.insert(
+        "c1".into(),
+        Exported::new("Q3 numbers", "analyst", tour())
+            .placed(Some("Quarterly report".into()), true),
+    );
     kept.conversations.insert(
         "c2".into(),
         Exported::new("../../etc/cron.d/x", "analyst", tour()),
@@ -100,6 +115,7 @@ fn an_archive_holds_every_conversation_twice_over_and_the_files_they_used() {
     assert_eq!(
         archived,
         Archived {
+            projects: 1,
             conversations: 2,
             files: 2
         }
@@ -114,6 +130,7 @@ fn an_archive_holds_every_conversation_twice_over_and_the_files_they_used() {
             "files/pic1/chart.png",
             "markdown/0001-Q3-numbers.md",
             "markdown/0002-etc-cron.d-x.md",
+            "projects.json",
         ]
     "#]]
     .assert_debug_eq(&names);
@@ -138,6 +155,114 @@ fn an_archives_conversations_import_back_equal() {
         assert_eq!(conversation.transcript, tour());
         assert_eq!(conversation.agent.as_deref(), Some("analyst"));
     }
+    let placed: Vec<(Option<&str>, bool)> = import
+        .conversations
+        .iter()
+        .map(|c| (c.project.as_deref(), c.pinned))
+        .collect();
+    assert_eq!(placed, [(Some("Quarterly report"), true), (None, false)]);
+    assert!(
+        import.projects.is_empty(),
+        "conversations.json alone holds no project's instructions"
+    );
+}
+
+#[test]
+fn an_archives_projects_import_back_with_it() {
+    let (out, _) = write(Cursor::new(Vec::new()), &mut kept()).expect("written");
+    let bytes = out.into_inner();
+    let projects = String::from_utf8(entries(&bytes)["projects.json"].clone()).unwrap();
+    expect![[r#"
+        [{"name":"Quarterly report","instructions":"Figures in euros.","agent":"analyst","created":1700000000000}]
+    "#]]
+    .assert_eq(&projects);
+    let import = read_file(&bytes, MIB).expect("Portal's archive imports");
+    assert_eq!(
+        import.projects,
+        [ImportedProject {
+            name: "Quarterly report".into(),
+            instructions: "Figures in euros.".into(),
+            agent: Some("analyst".into()),
+        }]
+    );
+    assert_eq!(
+        import.conversations[0].project.as_deref(),
+        Some("Quarterly report")
+    );
+}
+
+#[test]
+fn a_hostile_archives_project_names_are_cleaned_and_a_broken_projects_json_refused() {
+    let conversation = Exported::new("t", "a", tour()).placed(
+        Some("\u{202e}Heron\u{0007}\n\n  survey\u{200f}".into()),
+        false,
+    );
+    let conversations = serde_json::to_vec(&[conversation]).unwrap();
+    let projects = br#"[{"name": "\u202eHeron\u0007 \t survey", "instructions": "Count\u0000 herons.", "agent": null}]"#;
+    let import = read_file(
+        &zipped(&[
+            ("conversations.json", &conversations),
+            ("projects.json", projects),
+        ]),
+        MIB,
+    )
+    .expect("read");
+    assert_eq!(
+        import.conversations[0].project.as_deref(),
+        Some("Heron survey")
+    );
+    assert_eq!(
+        import.projects,
+        [ImportedProject {
+            name: "Heron survey".into(),
+            instructions: "Count herons.".into(),
+            agent: None,
+        }]
+    );
+
+    for (projects, said) in [
+        (&b"{}"[..], "invalid type: map"),
+        (
+            br#"[{"name": "x", "owner": "eve"}]"#,
+            "unknown field `owner`",
+        ),
+        (br#"[{"instructions": "x"}]"#, "missing field `name`"),
+        (b"\xff", "it is not UTF-8 text"),
+    ] {
+        let refused = read_file(
+            &zipped(&[
+                ("conversations.json", &conversations),
+                ("projects.json", projects),
+            ]),
+            MIB,
+        )
+        .expect_err("refused")
+        .to_string();
+        assert!(
+            refused.starts_with("the archive's projects.json cannot be read: ")
+                && refused.contains(said)
+                && refused.ends_with("nothing was imported"),
+            "{refused}"
+        );
+    }
+}
+
+#[test]
+fn only_a_portal_archive_has_its_projects_read() {
+    let chatgpt = std::fs::read(format!(
+        "{}/tests/data/chatgpt.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("the fixture is there");
+    let import = read_file(
+        &zipped(&[
+            ("conversations.json", &chatgpt),
+            ("projects.json", b"not Portal's"),
+        ]),
+        MIB,
+    )
+    .expect("ChatGPT's download imports");
+    assert!(import.projects.is_empty());
 }
 
 #[test]
@@ -146,11 +271,12 @@ fn an_archive_of_nothing_says_what_it_would_hold() {
     assert_eq!(archived, Archived::default());
     let entries = entries(&out.into_inner());
     assert_eq!(entries["conversations.json"], b"[]\n");
+    assert_eq!(entries["projects.json"], b"[]\n");
     assert!(
         read("[]").is_err(),
         "an empty list is refused as an import, in words"
     );
-    assert_eq!(entries.len(), 2);
+    assert_eq!(entries.len(), 3);
 }
 
 #[test]

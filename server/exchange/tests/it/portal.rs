@@ -25,7 +25,39 @@ fn an_exported_conversation_reads_back_equal() {
     assert_eq!(conversation.title, "Q3 numbers");
     assert_eq!(conversation.agent.as_deref(), Some("helper"));
     assert_eq!(conversation.transcript, tour());
+    assert_eq!(
+        (conversation.project.as_deref(), conversation.pinned),
+        (None, false)
+    );
     assert!(conversation.notes.is_empty(), "{:?}", conversation.notes);
+
+    let placed = Exported::new("Q3 numbers", "helper", tour()).placed(Some("Reports".into()), true);
+    let json = serde_json::to_value(&placed).unwrap();
+    assert_eq!(
+        (&json["project"], &json["pinned"]),
+        (&"Reports".into(), &true.into())
+    );
+    let read = import::read(&json.to_string()).expect("read");
+    let conversation = &read.conversations[0];
+    assert_eq!(
+        (conversation.project.as_deref(), conversation.pinned),
+        (Some("Reports"), true)
+    );
+}
+
+#[test]
+fn an_export_without_project_fields_is_read_in_no_project() {
+    let mut json = serde_json::to_value(Exported::new("t", "a", tour())).unwrap();
+    let fields = json.as_object_mut().unwrap();
+    fields.remove("project");
+    fields.remove("pinned");
+    let read = import::read(&json.to_string()).expect("an export made before projects");
+    let conversation = &read.conversations[0];
+    assert_eq!(
+        (conversation.project.as_deref(), conversation.pinned),
+        (None, false)
+    );
+    assert!(read.projects.is_empty());
 }
 
 #[test]

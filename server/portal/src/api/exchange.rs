@@ -1,8 +1,8 @@
 //! Conversations in and out: `GET /api/conversations/{id}/export?format=markdown|json` downloads
 //! one of the caller's conversations, `GET /api/export` all of their work as one ZIP archive, and
 //! `POST /api/conversations/import` makes conversations from an export's JSON file (Portal's,
-//! ChatGPT's or Claude's `conversations.json`), whole or not at all, answering what each became
-//! and what of it did not map (docs/export.md).
+//! ChatGPT's or Claude's `conversations.json`), a Portal file's in the projects it names, whole
+//! or not at all, answering what each became and what of it did not map (docs/export.md).
 
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -10,19 +10,25 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use std::collections::HashMap;
 use std::io::{Seek, SeekFrom};
 use std::sync::Arc;
 
 use portal_core::attachment::Attachment;
 use portal_exchange::archive::{self, ArchiveSource};
-use portal_exchange::import::{self, Exported, ImportError, leave_out_attachments};
+use portal_exchange::import::{
+    self, Exported, ExportedProject, ImportError, leave_out_attachments,
+};
 use portal_identity::{Caller, DEFAULT_AGENT};
 use portal_store::{
-    ConversationId, ConversationQuery, ImportedConversation, Owner, Storage, StorageError,
+    ConversationId, ConversationQuery, ImportedConversation, ImportedProject, ImportedWork, Owner,
+    Storage, StorageError,
 };
 use serde::{Deserialize, Serialize};
 use tokio_util::io::ReaderStream;
 
+use super::checks::text_within;
+use super::projects::{NAME_LIMIT, clean_project_name, new_project_id};
 use super::{ApiError, AppState, owner_of};
 
 pub(super) fn router() -> Router<AppState> {
@@ -50,6 +56,7 @@ async fn archive(State(state): State<AppState>, caller: Caller) -> Result<Respon
     let mut work = StoredWork {
         storage: state.turns.storage().blocking().clone(),
         owner: owner_of(&caller),
+        project_names: HashMap::new(),
     };
     let written = tokio::task::spawn_blocking(move || {
         let file = tempfile::tempfile().map_err(|e| {
@@ -91,6 +98,7 @@ async fn archive(State(state): State<AppState>, caller: Caller) -> Result<Respon
         header::CONTENT_DISPOSITION,
         HeaderValue::from_static("attachment; filename=\"portal-archive.zip\""),
     );
+    headers.insert("x-portal-projects", HeaderValue::from(archived.projects));
     headers.insert(
         "x-portal-conversations",
         HeaderValue::from(archived.conversations),
@@ -99,14 +107,34 @@ async fn archive(State(state): State<AppState>, caller: Caller) -> Result<Respon
     Ok((headers, body).into_response())
 }
 
-/// A person's conversations and files in storage, read for their archive.
+/// A person's projects, conversations and files in storage, read for their archive.
 struct StoredWork {
     storage: Arc<dyn Storage>,
     owner: Owner,
+    /// The names of the projects in the archive's `projects.json`, by id: a conversation names
+    /// its project by one of them, or is written in none.
+    project_names: HashMap<String, String>,
 }
 
 impl ArchiveSource for StoredWork {
     type Error = StorageError;
+
+    fn projects(&mut self) -> Result<Vec<ExportedProject>, StorageError> {
+        let projects = self.storage.projects(&self.owner)?;
+        self.project_names = projects
+            .iter()
+            .map(|p| (p.id.clone(), p.name.clone()))
+            .collect();
+        Ok(projects
+            .into_iter()
+            .map(|p| ExportedProject {
+                name: p.name,
+                instructions: p.instructions,
+                agent: p.agent_id,
+                created: p.created_at_ms,
+            })
+            .collect())
+    }
 
     fn conversation_ids(&mut self) -> Result<Vec<String>, StorageError> {
         let mut ids = Vec::new();
@@ -143,12 +171,14 @@ impl ArchiveSource for StoredWork {
             .storage
             .conversation(org, &id)
             .and_then(|info| Ok((info, self.storage.load_transcript(org, &id)?)));
+        let project = summary
+            .project
+            .and_then(|id| self.project_names.get(&id).cloned());
         match read {
-            Ok((info, transcript)) => Ok(Some(Exported::new(
-                &summary.title,
-                &info.agent_id,
-                transcript,
-            ))),
+            Ok((info, transcript)) => Ok(Some(
+                Exported::new(&summary.title, &info.agent_id, transcript)
+                    .placed(project, summary.pinned),
+            )),
             Err(e) => gone(e),
         }
     }
@@ -208,7 +238,16 @@ async fn export(
             "text/markdown; charset=utf-8",
         ),
         Format::Json => {
-            let exported = Exported::new(&summary.title, &conversation.agent_id, transcript);
+            let project = match &summary.project {
+                Some(id) => match storage.project(&owner_of(&caller), id).await {
+                    Ok(project) => Some(project.name),
+                    Err(StorageError::ProjectNotFound { .. }) => None,
+                    Err(error) => return Err(error.into()),
+                },
+                None => None,
+            };
+            let exported = Exported::new(&summary.title, &conversation.agent_id, transcript)
+                .placed(project, summary.pinned);
             let json = serde_json::to_string_pretty(&exported).map_err(|e| {
                 ApiError(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -264,6 +303,8 @@ struct Imported {
     /// Where the export came from: `Portal`, `ChatGPT` or `Claude`.
     source: &'static str,
     conversations: Vec<ImportedItem>,
+    /// The projects it made (those of the same name as one of the importer's are not made).
+    projects: Vec<MadeProject>,
 }
 
 #[derive(Debug, Serialize)]
@@ -271,8 +312,140 @@ struct ImportedItem {
     id: String,
     title: String,
     turns: usize,
+    /// The project it went in, or null.
+    project: Option<String>,
+    pinned: bool,
     /// What of it did not map, each a sentence.
     notes: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct MadeProject {
+    id: String,
+    name: String,
+    /// What of it did not map, each a sentence.
+    notes: Vec<String>,
+}
+
+/// Where an import's conversations go: the projects it makes, with their notes, and the id of
+/// the project each name stands for.
+#[derive(Debug, Default)]
+struct Placing {
+    made: Vec<(ImportedProject, Vec<String>)>,
+    ids: HashMap<String, String>,
+}
+
+/// Places a Portal file's conversations in the caller's projects by their names: a name is the
+/// caller's project of that name (the newest, if they have several), or a project made for it
+/// from the archive's `projects.json` (its instructions, and its default agent when the caller
+/// may use it), or, when the file holds none of that name, one made with no instructions. Every
+/// project of `projects.json` is made unless the caller has one of its name, so an archive
+/// brings back empty projects too. A name or instructions past the limits refuse the whole
+/// import; how many projects the caller may have is checked as they are written.
+async fn place_in_projects(
+    state: &AppState,
+    caller: &Caller,
+    read: &import::Import,
+) -> Result<Placing, ApiError> {
+    let named = read.conversations.iter().any(|c| c.project.is_some());
+    if read.projects.is_empty() && !named {
+        return Ok(Placing::default());
+    }
+    let mut placing = Placing::default();
+    for project in state.turns.storage().projects(&owner_of(caller)).await? {
+        placing.ids.entry(project.name).or_insert(project.id);
+    }
+    let mut in_file: HashMap<String, usize> = HashMap::new();
+    for project in &read.projects {
+        *in_file
+            .entry(imported_project_name(&project.name)?)
+            .or_default() += 1;
+    }
+    for project in &read.projects {
+        let name = imported_project_name(&project.name)?;
+        if placing.ids.contains_key(&name) {
+            continue;
+        }
+        let shown: String = name.chars().take(40).collect();
+        text_within(
+            &format!("text of the instructions of the file's project `{shown}`"),
+            &project.instructions,
+            state.limits.project_instructions_chars,
+            "shorten them in the archive's projects.json and import it again; nothing was imported",
+        )?;
+        let mut notes = Vec::new();
+        let agent_id = match &project.agent {
+            Some(id) if state.identity.agent(caller, id).is_some() => Some(id.clone()),
+            Some(id) => {
+                notes.push(format!(
+                    "Its default agent `{id}` is not one you can use here; it has none, so a conversation opened in it talks to your organisation's first agent."
+                ));
+                None
+            }
+            None => None,
+        };
+        let times = in_file[&name];
+        if times > 1 {
+            notes.push(format!(
+                "The file holds {times} projects of this name; this one has the first one's instructions and default agent, and the conversations of them all."
+            ));
+        }
+        placing.add(name, project.instructions.clone(), agent_id, notes)?;
+    }
+    for conversation in &read.conversations {
+        let Some(name) = &conversation.project else {
+            continue;
+        };
+        let name = imported_project_name(name)?;
+        if !placing.ids.contains_key(&name) {
+            let notes = vec![
+                "Its instructions and default agent were not in the file (an archive keeps them in projects.json); it has none.".to_string(),
+            ];
+            placing.add(name, String::new(), None, notes)?;
+        }
+    }
+    Ok(placing)
+}
+
+impl Placing {
+    /// Makes a project named `name` for the import.
+    fn add(
+        &mut self,
+        name: String,
+        instructions: String,
+        agent_id: Option<String>,
+        notes: Vec<String>,
+    ) -> Result<(), ApiError> {
+        let id = new_project_id()?;
+        self.ids.insert(name.clone(), id.clone());
+        self.made.push((
+            ImportedProject {
+                id,
+                name,
+                instructions,
+                agent_id,
+            },
+            notes,
+        ));
+        Ok(())
+    }
+}
+
+/// The name of a project a file names, refused in words unless it has 1 to [`NAME_LIMIT`]
+/// characters once cleaned.
+fn imported_project_name(name: &str) -> Result<String, ApiError> {
+    clean_project_name(name).map_err(|length| {
+        let shown: String = name.chars().take(40).collect();
+        ApiError(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "the file's project `{shown}` has {length} characters once control and \
+                 bidirectional characters are left out, where a project's name has 1 to \
+                 {NAME_LIMIT}; give it a name of that length in the file and import it again; \
+                 nothing was imported"
+            ),
+        )
+    })
 }
 
 async fn import_file(
@@ -334,6 +507,7 @@ async fn import_file(
             })??;
     let owner = owner_of(&caller);
     let storage = state.turns.storage();
+    let placing = place_in_projects(&state, &caller, &read).await?;
     let fallback = state
         .identity
         .agents(&caller)
@@ -358,23 +532,38 @@ async fn import_file(
             }
             None => fallback.clone(),
         };
+        let project = conversation
+            .project
+            .as_deref()
+            .and_then(|name| clean_project_name(name).ok())
+            .and_then(|name| placing.ids.get(&name).cloned());
         made.push((
             ImportedConversation {
-                agent_id,
-                title: conversation.title,
-                transcript: conversation.transcript,
+                project,
+                pinned: conversation.pinned,
+                ..ImportedConversation::new(agent_id, conversation.title, conversation.transcript)
             },
             conversation.notes,
         ));
     }
     let (conversations, notes): (Vec<_>, Vec<_>) = made.into_iter().unzip();
-    let turns: Vec<usize> = conversations
+    let placed: Vec<(usize, Option<String>, bool)> = conversations
         .iter()
-        .map(|c| c.transcript.turns.len())
+        .map(|c| (c.transcript.turns.len(), c.project.clone(), c.pinned))
         .collect();
-    let ids = storage.import_conversations(&owner, conversations).await?;
+    let (projects, project_notes): (Vec<_>, Vec<_>) = placing.made.into_iter().unzip();
+    let made_projects: Vec<(String, String)> = projects
+        .iter()
+        .map(|p| (p.id.clone(), p.name.clone()))
+        .collect();
+    let work = ImportedWork {
+        projects,
+        most_projects: state.limits.projects_per_user,
+        conversations,
+    };
+    let ids = storage.import_conversations(&owner, work).await?;
     let mut items = Vec::with_capacity(ids.len());
-    for ((id, notes), turns) in ids.into_iter().zip(notes).zip(turns) {
+    for ((id, notes), (turns, project, pinned)) in ids.into_iter().zip(notes).zip(placed) {
         let title = storage
             .conversation_summary(&owner, &id)
             .await
@@ -384,6 +573,8 @@ async fn import_file(
             id: ConversationId::as_str(&id).to_string(),
             title,
             turns,
+            project,
+            pinned,
             notes,
         });
     }
@@ -392,6 +583,11 @@ async fn import_file(
         Json(Imported {
             source: read.source.name(),
             conversations: items,
+            projects: made_projects
+                .into_iter()
+                .zip(project_notes)
+                .map(|((id, name), notes)| MadeProject { id, name, notes })
+                .collect(),
         }),
     ))
 }

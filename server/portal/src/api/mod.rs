@@ -488,7 +488,8 @@ impl From<StorageError> for ApiError {
             | StorageError::AttachmentKindChanged { .. }
             | StorageError::ApiKeysFull { .. }
             | StorageError::ShareLinksFull { .. }
-            | StorageError::ProjectsFull { .. } => StatusCode::CONFLICT,
+            | StorageError::ProjectsFull { .. }
+            | StorageError::ImportProjectsFull { .. } => StatusCode::CONFLICT,
             StorageError::QuotaExceeded { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             StorageError::UsageQuota(_) | StorageError::TurnsAtOnce { .. } => {
                 StatusCode::TOO_MANY_REQUESTS

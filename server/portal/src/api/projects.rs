@@ -96,7 +96,7 @@ async fn create(
         )
     })?;
     let project = NewProject {
-        id: format!("project_{}", URL_SAFE_NO_PAD.encode(random::<12>()?)),
+        id: new_project_id()?,
         owner: owner_of(&caller),
         name: project_name(&request.name)?,
         instructions: instructions(&state, request.instructions)?,
@@ -228,23 +228,39 @@ async fn delete(
     }
 }
 
+/// A new project's id: 12 random bytes.
+pub(super) fn new_project_id() -> Result<String, ApiError> {
+    Ok(format!(
+        "project_{}",
+        URL_SAFE_NO_PAD.encode(random::<12>()?)
+    ))
+}
+
 /// A project's name as given, cleaned as every shown name is (whitespace runs as one space):
 /// refused unless 1 to [`NAME_LIMIT`] characters are left.
 fn project_name(name: &str) -> Result<String, ApiError> {
-    let name = shown_name(name)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let length = name.chars().count();
-    if length == 0 || length > NAME_LIMIT {
-        return Err(ApiError(
+    clean_project_name(name).map_err(|length| {
+        ApiError(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!(
                 "a project's name has 1 to {NAME_LIMIT} characters, not counting the control \
                  and bidirectional characters left out; this one has {length}; write a name of \
                  that length"
             ),
-        ));
+        )
+    })
+}
+
+/// A project's name cleaned as every shown name is (whitespace runs as one space), or the
+/// number of characters left when that is not 1 to [`NAME_LIMIT`].
+pub(super) fn clean_project_name(name: &str) -> Result<String, usize> {
+    let name = shown_name(name)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let length = name.chars().count();
+    if length == 0 || length > NAME_LIMIT {
+        return Err(length);
     }
     Ok(name)
 }

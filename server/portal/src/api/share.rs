@@ -17,7 +17,7 @@ use portal_core::Transcript;
 use portal_exchange::import::{Imported, attachments_used, leave_out_attachments};
 use portal_exchange::share::snapshot;
 use portal_identity::{Caller, DEFAULT_AGENT};
-use portal_store::{ImportedConversation, NewShareLink, ShareLink, ShareVisibility};
+use portal_store::{ImportedConversation, ImportedWork, NewShareLink, ShareLink, ShareVisibility};
 
 use super::keys::random;
 use super::{ApiError, AppState, owner_of};
@@ -275,9 +275,13 @@ async fn continue_as_copy(
     }
     let storage = state.turns.storage();
     let owner = owner_of(&caller);
+    // The copy is in none of the reader's projects, and the owner's project stays theirs: its
+    // instructions are the owner's own writing, never in a snapshot (docs/share.md).
     let mut copy = Imported {
         title: link.title,
         agent: None,
+        project: None,
+        pinned: false,
         transcript,
         notes: Vec::new(),
     };
@@ -304,11 +308,11 @@ async fn continue_as_copy(
     let ids = storage
         .import_conversations(
             &owner,
-            vec![ImportedConversation {
+            ImportedWork::conversations(vec![ImportedConversation::new(
                 agent_id,
-                title: copy.title,
-                transcript: copy.transcript,
-            }],
+                copy.title,
+                copy.transcript,
+            )]),
         )
         .await?;
     let id = ids.into_iter().next().ok_or_else(|| {

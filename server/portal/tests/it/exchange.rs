@@ -1,6 +1,6 @@
 //! Conversations in and out over HTTP (issue 45, docs/export.md): exported as Markdown and as
-//! JSON to their owner alone, imported back equal, imports from ChatGPT, and what a hostile
-//! importer sends.
+//! JSON to their owner alone, imported back equal, imports from ChatGPT, projects through the
+//! archive and back (on SQLite and PostgreSQL), and what a hostile importer sends.
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -9,7 +9,8 @@ use portal_core::TurnStatus;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::identity::{ALICE, BOB, CAROL, Server, start};
+use crate::databases::Database;
+use crate::identity::{ALICE, BOB, CAROL, Server, start, start_on};
 
 async fn export(server: &Server, token: &str, id: &str, format: &str) -> reqwest::Response {
     server
@@ -343,6 +344,14 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     server.ended(BOB, &bobs).await;
+    let (status, body) = server
+        .post(
+            "/api/projects",
+            BOB,
+            json!({ "name": "Bob's own secret project" }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
 
     let answer = server
         .request(reqwest::Method::GET, "/api/export", ALICE)
@@ -355,6 +364,7 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
         answer.headers()["content-disposition"],
         "attachment; filename=\"portal-archive.zip\""
     );
+    assert_eq!(answer.headers()["x-portal-projects"], "0");
     assert_eq!(answer.headers()["x-portal-conversations"], "2");
     assert_eq!(answer.headers()["x-portal-files"], "1");
     let archive = answer.bytes().await.expect("the archive");
@@ -368,16 +378,18 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
             format!("files/{notes_id}/notes.txt"),
             "markdown/0001-Plan-the-survey.md".into(),
             "markdown/0002-Count-the-herons-in-the-notes.md".into(),
+            "projects.json".into(),
         ],
         "newest first, the upload's name kept inside its folder"
     );
+    assert_eq!(entries["projects.json"], "[]\n");
     assert_eq!(
         entries[&format!("files/{notes_id}/notes.txt")],
         "The heron count is 42."
     );
     assert!(
         entries.values().all(|e| !e.contains("Bob's own secret")),
-        "bob's work is not in alice's archive"
+        "bob's work and projects are not in alice's archive"
     );
 
     // The archive imports back: the same conversations, alice's file attached again.
@@ -397,3 +409,404 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
         .expect("answered");
     assert_eq!(signed_out.status(), StatusCode::UNAUTHORIZED);
 }
+
+/// Sends `method` to `path` as `token`, with `body` as JSON when given.
+async fn call(
+    server: &Server,
+    method: reqwest::Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut request = server.request(method, path, token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("answered");
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// `token`'s projects as (name, instructions, default agent), newest first, and their ids by
+/// name.
+async fn projects(
+    server: &Server,
+    token: &str,
+) -> (
+    Vec<(String, String, Value)>,
+    std::collections::HashMap<String, String>,
+) {
+    let (status, list) = server.get("/api/projects", token).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let list = list["projects"].as_array().expect("projects").clone();
+    let shown = list
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().expect("name").to_string(),
+                p["instructions"]
+                    .as_str()
+                    .expect("instructions")
+                    .to_string(),
+                p["agent"].clone(),
+            )
+        })
+        .collect();
+    let ids = list
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().expect("id").to_string(),
+                p["name"].as_str().expect("name").to_string(),
+            )
+        })
+        .collect();
+    (shown, ids)
+}
+
+/// `token`'s conversations as (title, the name of its project, pinned, transcript), sorted.
+async fn placed(server: &Server, token: &str) -> Vec<(String, Option<String>, bool, String)> {
+    let (_, names) = projects(server, token).await;
+    let (status, page) = server.get("/api/conversations", token).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let mut placed = Vec::new();
+    for c in page["conversations"].as_array().expect("a list") {
+        let id = c["id"].as_str().expect("id");
+        let project = c["project"].as_str().map(|p| names[p].clone());
+        let transcript = serde_json::to_string(&server.transcript(token, id).await).unwrap();
+        placed.push((
+            c["title"].as_str().expect("title").to_string(),
+            project,
+            c["pinned"].as_bool().expect("pinned"),
+            transcript,
+        ));
+    }
+    placed.sort();
+    placed
+}
+
+/// Alice's whole archive.
+async fn archive_of(server: &Server, token: &str) -> Vec<u8> {
+    let answer = server
+        .request(reqwest::Method::GET, "/api/export", token)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(answer.status(), StatusCode::OK);
+    answer.bytes().await.expect("the archive").to_vec()
+}
+
+// Issue 45: two projects with instructions, conversations in them (one pinned) and one in none,
+// exported as the archive, all deleted, and the archive imported: the projects come back with
+// their instructions and default agents, each conversation in its project, pinned or not.
+// Imported again, the projects are found by name and none is made twice.
+async fn projects_come_back_from_the_archive_equal(db: &Database) {
+    let server = start_on(db, |_| {}).await;
+    let mut made = std::collections::HashMap::new();
+    for (name, instructions, agent) in [
+        (
+            "Heron survey",
+            "Give counts per hectare.",
+            json!("researcher"),
+        ),
+        ("Budget", "Figures in euros.", Value::Null),
+    ] {
+        let (status, project) = server
+            .post(
+                "/api/projects",
+                ALICE,
+                json!({ "name": name, "instructions": instructions, "agent": agent }),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{project}");
+        made.insert(name, project["id"].as_str().expect("id").to_string());
+    }
+    for (text, project, pinned) in [
+        ("Count the herons", Some("Heron survey"), true),
+        ("Plan the survey", Some("Heron survey"), false),
+        ("Sum the costs", Some("Budget"), false),
+        ("Just a chat", None, false),
+    ] {
+        let body = match project {
+            Some(name) => json!({ "agent": "researcher", "project": made[name] }),
+            None => json!({ "agent": "researcher" }),
+        };
+        let (status, created) = server.post("/api/conversations", ALICE, body).await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        let id = created["id"].as_str().expect("id").to_string();
+        let (status, sent) = server
+            .post(
+                &format!("/api/conversations/{id}/messages"),
+                ALICE,
+                json!({ "text": text }),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
+        server.ended(ALICE, &id).await;
+        if pinned {
+            let (status, changed) = call(
+                &server,
+                reqwest::Method::PATCH,
+                &format!("/api/conversations/{id}"),
+                ALICE,
+                Some(json!({ "pinned": true })),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{changed}");
+        }
+    }
+    let (projects_before, _) = projects(&server, ALICE).await;
+    let placed_before = placed(&server, ALICE).await;
+    assert_eq!(placed_before.len(), 4);
+    let archive = archive_of(&server, ALICE).await;
+    let entries = unzip(&archive);
+    let listed: Value = serde_json::from_str(&entries["projects.json"]).expect("JSON");
+    assert_eq!(listed[0]["name"], "Budget", "newest first");
+    assert_eq!(listed[1]["agent"], "researcher");
+
+    for id in made.values() {
+        let (status, _) = call(
+            &server,
+            reqwest::Method::DELETE,
+            &format!("/api/projects/{id}?conversations=delete"),
+            ALICE,
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+    }
+    let (_, page) = server.get("/api/conversations", ALICE).await;
+    for c in page["conversations"].as_array().expect("a list") {
+        let path = format!("/api/conversations/{}", c["id"].as_str().expect("id"));
+        let (status, _) = call(&server, reqwest::Method::DELETE, &path, ALICE, None).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+    }
+    assert_eq!(count(&server, ALICE).await, 0);
+    assert!(projects(&server, ALICE).await.0.is_empty());
+
+    let (status, answer) = import(&server, ALICE, archive.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let made_again: Vec<(&str, &Value)> = answer["projects"]
+        .as_array()
+        .expect("the projects made")
+        .iter()
+        .map(|p| (p["name"].as_str().expect("name"), &p["notes"]))
+        .collect();
+    assert_eq!(
+        made_again,
+        [("Budget", &json!([])), ("Heron survey", &json!([]))],
+        "{}",
+        db.name()
+    );
+    assert_eq!(
+        projects(&server, ALICE).await.0,
+        projects_before,
+        "{}",
+        db.name()
+    );
+    assert_eq!(placed(&server, ALICE).await, placed_before, "{}", db.name());
+
+    let (status, answer) = import(&server, ALICE, archive).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(
+        answer["projects"],
+        json!([]),
+        "the projects are found by name"
+    );
+    assert_eq!(projects(&server, ALICE).await.0, projects_before);
+    let twice = placed(&server, ALICE).await;
+    assert_eq!(twice.len(), 8);
+    let mut doubled: Vec<_> = placed_before
+        .iter()
+        .chain(&placed_before)
+        .cloned()
+        .collect();
+    doubled.sort();
+    assert_eq!(twice, doubled, "{}", db.name());
+}
+
+/// A Portal archive of `conversations` (each `(title, project, pinned)`, one turn each) and the
+/// projects `projects`, as a hand might make it.
+fn archive(conversations: &[(&str, Option<&str>, bool)], projects: &Value) -> Vec<u8> {
+    let transcript: Value = serde_json::from_slice(&one_turn("", "Count the herons")).unwrap();
+    let list: Vec<Value> = conversations
+        .iter()
+        .map(|(title, project, pinned)| {
+            json!({
+                "portal": "conversation",
+                "title": title,
+                "agent": "researcher",
+                "project": project,
+                "pinned": pinned,
+                "transcript": transcript,
+            })
+        })
+        .collect();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for (name, json) in [
+        ("conversations.json", json!(list)),
+        ("projects.json", projects.clone()),
+    ] {
+        zip.start_file(name, options).expect("an entry");
+        zip.write_all(json.to_string().as_bytes()).expect("written");
+    }
+    zip.finish().expect("finished").into_inner()
+}
+
+// Issue 45: an import whose projects would bring the importer's past `--max-projects` is refused
+// in words, and nothing of it is written: no project, no conversation.
+async fn an_import_past_the_most_projects_is_refused_with_nothing_written(db: &Database) {
+    let server = start_on(db, |limits| limits.projects_per_user = 2).await;
+    let (status, made) = server
+        .post("/api/projects", ALICE, json!({ "name": "Mine" }))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let file = archive(
+        &[("One", Some("Mine"), false), ("Two", Some("New 1"), true)],
+        &json!([{ "name": "New 1" }, { "name": "New 2" }]),
+    );
+    let (status, answer) = import(&server, ALICE, file).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{}: {answer}", db.name());
+    let error = answer["error"].as_str().expect("in words");
+    assert!(
+        error.contains(
+            "the import would make 2 projects, and you have 1 of the 2 one person may have"
+        ) && error.ends_with("nothing was imported"),
+        "{error}"
+    );
+    let (projects, _) = projects(&server, ALICE).await;
+    assert_eq!(projects.len(), 1, "{}", db.name());
+    assert_eq!(count(&server, ALICE).await, 0, "{}", db.name());
+
+    // Within the most, the same kind of file imports: one project made, one found by name.
+    let file = archive(
+        &[("One", Some("Mine"), false), ("Two", Some("New 1"), true)],
+        &json!([{ "name": "New 1" }]),
+    );
+    let (status, answer) = import(&server, ALICE, file).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["projects"].as_array().expect("made").len(), 1);
+    assert_eq!(answer["conversations"][1]["pinned"], true);
+}
+
+// Issue 45: what a hostile archive names: control and bidirectional characters are left out of
+// a project's name, which is then matched exactly; a default agent the importer may not use is
+// left out with a note; a conversation's project missing from projects.json is made bare with a
+// note; instructions past the limit, and names empty or too long once cleaned, refuse the whole
+// import and write nothing.
+async fn a_hostile_archives_projects_are_cleaned_or_refused_whole(db: &Database) {
+    let server = start_on(db, |limits| limits.project_instructions_chars = 100).await;
+    let (status, made) = server
+        .post("/api/projects", ALICE, json!({ "name": "Budget" }))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let budget = made["id"].as_str().expect("id").to_string();
+
+    for (file, said) in [
+        (
+            archive(
+                &[("t", Some("Herons"), false)],
+                &json!([{ "name": "Herons", "instructions": "x".repeat(101) }]),
+            ),
+            "the text of the instructions of the file's project `Herons` is 101 characters long, past the limit of 100",
+        ),
+        (
+            archive(&[("t", Some("\u{202e}\u{0007}"), false)], &json!([])),
+            "has 0 characters once control and bidirectional characters are left out, where a project's name has 1 to 80",
+        ),
+        (
+            archive(&[("t", None, false)], &json!([{ "name": "h".repeat(81) }])),
+            "has 81 characters once control",
+        ),
+    ] {
+        let (status, answer) = import(&server, ALICE, file).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+        let error = answer["error"].as_str().expect("in words");
+        assert!(
+            error.contains(said) && error.ends_with("nothing was imported"),
+            "{error}"
+        );
+        assert_eq!(count(&server, ALICE).await, 0, "{}", db.name());
+        assert_eq!(projects(&server, ALICE).await.0.len(), 1, "{}", db.name());
+    }
+
+    let file = archive(
+        &[
+            ("One", Some("\u{202e}Heron\u{0007}\n  survey\u{200f}"), true),
+            ("Two", Some("Stray"), false),
+            ("Three", Some(" Budget\u{2066}"), false),
+        ],
+        &json!([{
+            "name": "Heron \u{202e}survey",
+            "instructions": "Give counts per hectare.",
+            "agent": "no-such-agent",
+        }]),
+    );
+    let (status, answer) = import(&server, ALICE, file).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let made = answer["projects"].as_array().expect("made");
+    assert_eq!(made.len(), 2, "{answer}");
+    assert_eq!(made[0]["name"], "Heron survey");
+    assert_eq!(
+        made[0]["notes"],
+        json!([
+            "Its default agent `no-such-agent` is not one you can use here; it has none, so a conversation opened in it talks to your organisation's first agent."
+        ])
+    );
+    assert_eq!(made[1]["name"], "Stray");
+    assert!(
+        made[1]["notes"][0]
+            .as_str()
+            .expect("a note")
+            .starts_with("Its instructions and default agent were not in the file"),
+        "{answer}"
+    );
+    let conversations = answer["conversations"].as_array().expect("conversations");
+    assert_eq!(conversations[0]["project"], made[0]["id"]);
+    assert_eq!(conversations[1]["project"], made[1]["id"]);
+    assert_eq!(
+        conversations[2]["project"],
+        budget.as_str(),
+        "matched once cleaned"
+    );
+    let (shown, _) = projects(&server, ALICE).await;
+    assert!(
+        shown.contains(&(
+            "Heron survey".to_string(),
+            "Give counts per hectare.".to_string(),
+            Value::Null
+        )),
+        "{shown:?}"
+    );
+}
+
+/// Each test above on SQLite and on PostgreSQL (skipped without `PORTAL_TEST_POSTGRES`).
+macro_rules! on_both_databases {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(&crate::databases::Database::sqlite()).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    if let Some(db) = crate::databases::Database::postgres() {
+                        super::$name(&db).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_both_databases!(
+    projects_come_back_from_the_archive_equal,
+    an_import_past_the_most_projects_is_refused_with_nothing_written,
+    a_hostile_archives_projects_are_cleaned_or_refused_whole,
+);

@@ -1,12 +1,15 @@
-//! Identity, skills and attachments through the HTTP API: real SQLite in a temporary folder,
-//! real HTTP on a loopback port, a configuration directory with two organisations.
+//! Identity, skills and attachments through the HTTP API: real SQLite in a temporary folder (or
+//! a test database, [`start_on`]), real HTTP on a loopback port, a configuration directory with
+//! two organisations.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::databases::Database;
 use portal_core::{TraceEntry, Transcript};
 use portal_identity::{Identity, TokenDigest};
 use portal_model::ModelRegistry;
+use portal_store::Location;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -111,6 +114,34 @@ pub(crate) async fn start() -> Server {
 
 /// [`start`] with `more` written into the configuration directory too.
 pub(crate) async fn start_with(more: impl FnOnce(&Path)) -> Server {
+    start_configured(more, |_| {}).await
+}
+
+/// [`start`] on `database`, the limits as `limits` sets them.
+pub(crate) async fn start_on(
+    database: &Database,
+    limits: impl FnOnce(&mut portal_server::limits::Limits),
+) -> Server {
+    let location = match database {
+        Database::Sqlite(dir) => Location::Sqlite(dir.path().to_path_buf()),
+        Database::Postgres { .. } => Location::Postgres(database.url()),
+    };
+    start_configured(
+        |_| {},
+        |config| {
+            config.database = location;
+            limits(&mut config.limits);
+        },
+    )
+    .await
+}
+
+/// [`start`] with `more` written into the configuration directory, and the server's
+/// configuration changed by `change`.
+async fn start_configured(
+    more: impl FnOnce(&Path),
+    change: impl FnOnce(&mut portal_server::Config),
+) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let config_dir = dir.path().join("config");
     configuration(&config_dir);
@@ -119,12 +150,13 @@ pub(crate) async fn start_with(more: impl FnOnce(&Path)) -> Server {
         .await
         .expect("loopback port");
     let base = format!("http://{}", listener.local_addr().expect("address"));
-    let config = portal_server::Config {
+    let mut config = portal_server::Config {
         models: Some(ModelRegistry::from_toml(MODELS, 0.0, |_| None).expect("models")),
         identity: Some(Identity::load(&config_dir).expect("identity")),
         pdf_reader: Some(env!("CARGO_BIN_EXE_portal").into()),
         ..portal_server::Config::local(dir.path().join("data"))
     };
+    change(&mut config);
     tokio::spawn(async move {
         if let Err(error) = portal_server::serve(listener, config).await {
             panic!("server failed: {error:#}");

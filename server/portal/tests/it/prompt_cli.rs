@@ -77,8 +77,8 @@ fn l1_s5_s6_prints_the_openai_request_with_the_selected_skill_and_the_catalogue(
     let body = body(&output);
     assert_eq!(body["model"], "gpt-4.1-mini");
     let system = body["messages"][0]["content"].as_str().unwrap();
-    let skill = system.find("<skill name=\"fact-check\">").expect("layer 3");
-    let catalogue = system.find("- itinerary: ").expect("layer 4");
+    let skill = system.find("<skill name=\"fact-check\">").expect("layer 4");
+    let catalogue = system.find("- itinerary: ").expect("layer 5");
     assert!(
         skill < catalogue,
         "selected skills come before the catalogue"
@@ -86,6 +86,44 @@ fn l1_s5_s6_prints_the_openai_request_with_the_selected_skill_and_the_catalogue(
     assert!(tool_names(&body).contains(&"load_skill".to_string()));
     let last = body["messages"].as_array().unwrap().last().unwrap();
     assert_eq!(last["content"], "/fact-check Is it always rainy? 🙂");
+}
+
+// Rule L1 (issue 45): a project's instructions, given as a file, are the prompt's layer 3,
+// "Project instructions", after the author's and before the skills selected for the message;
+// without the file there is no layer 3.
+#[test]
+fn l1_a_projects_instructions_are_previewed_as_layer_three() {
+    let message = "/fact-check Is it always rainy?";
+    let with = body(&portal_prompt(
+        TRAVEL,
+        message,
+        &["--project-instructions", "project-instructions.md"],
+    ));
+    let system = with["messages"][0]["content"].as_str().unwrap();
+    let author = system
+        .find("<layer number=\"2\" name=\"Author instructions\">")
+        .expect("layer 2");
+    let project = system
+        .find(
+            "<layer number=\"3\" name=\"Project instructions\">\n\
+             Give prices per night, in euros.\n</layer>",
+        )
+        .expect("layer 3, with the file's words");
+    let skills = system
+        .find("<layer number=\"4\" name=\"Selected skills\">")
+        .expect("layer 4");
+    assert!(author < project && project < skills, "{system}");
+
+    let without = body(&portal_prompt(TRAVEL, message, &[]));
+    let system = without["messages"][0]["content"].as_str().unwrap();
+    assert!(!system.contains("Project instructions\">"), "{system}");
+
+    let error = refusal(&portal_prompt(
+        TRAVEL,
+        message,
+        &["--project-instructions", "no-such-project.md"],
+    ));
+    assert!(error.contains("cannot read no-such-project.md"), "{error}");
 }
 
 #[test]

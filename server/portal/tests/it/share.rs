@@ -1,5 +1,6 @@
 //! Share links over HTTP (issue 45, docs/share.md): a snapshot shown to the organisation, or to
-//! anyone where the organisation allows it, continued as a colleague's own copy, revoked; and
+//! anyone where the organisation allows it, continued as a colleague's own copy (in no project),
+//! revoked; and
 //! what a hostile reader tries: guessed, revoked and overlong tokens, another organisation's
 //! link, a public link where the organisation forbids it, markup in what is shared.
 
@@ -176,6 +177,92 @@ async fn a_link_shows_its_snapshot_to_the_organisation_and_a_colleague_continues
     assert_eq!(alices["links"][0]["id"], link_id);
     assert!(alices["links"][0]["revoked"].is_i64(), "{alices}");
     assert_eq!(alices["public_allowed"], false);
+}
+
+// Issue 45: a project's instructions are its owner's own writing: a link to a conversation in
+// a project shows nothing of the project, and a copy continued from it, by a colleague or by
+// the owner, is in no project, not pinned, and its prompt has no layer 3.
+#[tokio::test]
+async fn a_conversation_in_a_project_is_shared_and_continued_without_its_project() {
+    let server = server().await;
+    let secret = "The nests are behind the old mill.";
+    let (status, project) = server
+        .post(
+            "/api/projects",
+            ALICE,
+            json!({ "name": "Heron survey", "instructions": secret }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{project}");
+    let (status, opened) = server
+        .post(
+            "/api/conversations",
+            ALICE,
+            json!({ "agent": "researcher", "project": project["id"] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{opened}");
+    let id = opened["id"].as_str().expect("id").to_string();
+    send(&server, ALICE, &id, "Count the herons").await;
+    let response = server
+        .request(
+            reqwest::Method::PATCH,
+            &format!("/api/conversations/{id}"),
+            ALICE,
+        )
+        .json(&json!({ "pinned": true }))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(response.status(), StatusCode::OK);
+
+    let (status, link) = share(&server, ALICE, &id, json!({ "visibility": "organisation" })).await;
+    assert_eq!(status, StatusCode::CREATED, "{link}");
+    let url = link["url"].as_str().expect("url");
+    let token = url.strip_prefix("/s/").expect("a /s/ address");
+    let (status, shared) = open(&server, Some(BOB), url).await;
+    assert_eq!(status, StatusCode::OK, "{shared}");
+    for hidden in [secret, "Heron survey", project["id"].as_str().expect("id")] {
+        assert!(!shared.to_string().contains(hidden), "{hidden}: {shared}");
+    }
+
+    for reader in [BOB, ALICE] {
+        let (status, made) = server
+            .post(&format!("/api/shared/{token}/continue"), reader, json!({}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+        let copy = made["id"].as_str().expect("id").to_string();
+        let (_, page) = server.get("/api/conversations", reader).await;
+        let listed = page["conversations"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .find(|c| c["id"] == copy.as_str())
+            .expect("the copy is listed")
+            .clone();
+        assert_eq!(listed["project"], Value::Null, "{reader}: {listed}");
+        assert_eq!(listed["pinned"], false, "{reader}: {listed}");
+
+        send(&server, reader, &copy, "And the egrets?").await;
+        let (status, call) = server
+            .get(
+                &format!("/api/conversations/{copy}/turns/2/calls/1"),
+                reader,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{call}");
+        let layers: Vec<u64> = call["inspection"]["layers"]
+            .as_array()
+            .expect("layers")
+            .iter()
+            .map(|l| l["number"].as_u64().expect("number"))
+            .collect();
+        assert!(
+            layers.contains(&1) && !layers.contains(&3),
+            "{reader}: layers {layers:?}"
+        );
+        assert!(!call.to_string().contains(secret), "{reader}: {call}");
+    }
 }
 
 #[tokio::test]

@@ -16,10 +16,10 @@ use portal_core::{
     Block, BlockKind, Message, Role, TraceEntry, Transcript, Turn, TurnKind, TurnStatus, validate,
 };
 use portal_store::{
-    CallPurpose, ConversationChange, ConversationId, ImportedConversation, ListCursor, NewApiKey,
-    NewProject, NewShareLink, NewTurn, Owner, PausedClaim, ProjectChange, ProjectConversations,
-    ProjectFilter, ShareVisibility, SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage,
-    StorageError, TurnRef, Usage,
+    CallPurpose, ConversationChange, ConversationId, ImportedConversation, ImportedProject,
+    ImportedWork, ListCursor, NewApiKey, NewProject, NewShareLink, NewTurn, Owner, PausedClaim,
+    ProjectChange, ProjectConversations, ProjectFilter, ShareVisibility, SignInPlaces, SsoAccount,
+    SsoSignIn, SsoSignInLimits, Storage, StorageError, TurnRef, Usage,
 };
 use portal_store_sqlite::{DATABASE_FILE, SCHEMA_VERSION, SqliteStorage};
 use proptest::prelude::*;
@@ -2139,18 +2139,17 @@ fn every_ended_fixture_imports_whole_and_loads_back_equal(db: &Database) {
     let imported: Vec<ImportedConversation> = ended
         .iter()
         .enumerate()
-        .map(|(i, (_, transcript))| ImportedConversation {
-            agent_id: "agent_1".into(),
-            title: if i == 0 {
+        .map(|(i, (_, transcript))| {
+            let title = if i == 0 {
                 String::new()
             } else {
                 format!("Fixture {i}")
-            },
-            transcript: transcript.clone(),
+            };
+            ImportedConversation::new("agent_1".into(), title, transcript.clone())
         })
         .collect();
     let ids = storage
-        .import_conversations(&owner(), &imported)
+        .import_conversations(&owner(), &ImportedWork::conversations(imported))
         .expect("imported");
     assert_eq!(ids.len(), ended.len());
     for (i, (id, (name, transcript))) in ids.iter().zip(&ended).enumerate() {
@@ -2183,10 +2182,8 @@ fn an_import_refused_anywhere_leaves_nothing_behind(db: &Database) {
                     .all(|m| m.attachments.is_empty())
         })
         .expect("an ended fixture");
-    let with = |transcript: Transcript| ImportedConversation {
-        agent_id: "agent_1".into(),
-        title: "t".into(),
-        transcript,
+    let with = |transcript: Transcript| {
+        ImportedConversation::new("agent_1".into(), "t".into(), transcript)
     };
     let mut foreign = good.clone();
     foreign.turns[0].messages[0]
@@ -2195,7 +2192,10 @@ fn an_import_refused_anywhere_leaves_nothing_behind(db: &Database) {
     let mut open = good.clone();
     open.turns[0].status = TurnStatus::Running;
     for (bad, refusal) in [(foreign, "attachment"), (open, "running")] {
-        let refused = storage.import_conversations(&owner(), &[with(good.clone()), with(bad)]);
+        let refused = storage.import_conversations(
+            &owner(),
+            &ImportedWork::conversations(vec![with(good.clone()), with(bad)]),
+        );
         let error = refused.expect_err("refused");
         assert!(error.to_string().contains(refusal), "{error}");
         let listed = storage
@@ -2204,6 +2204,171 @@ fn an_import_refused_anywhere_leaves_nothing_behind(db: &Database) {
         assert!(listed.conversations.is_empty(), "{}: {listed:?}", db.name());
         assert_eq!(rows(db, "turns"), 0, "{}", db.name());
     }
+}
+
+/// An ended fixture without attachments, for imports.
+fn an_ended_fixture() -> Transcript {
+    valid_fixtures()
+        .into_iter()
+        .map(|(_, t)| t)
+        .find(|t| {
+            !t.turns.is_empty()
+                && t.turns.iter().all(|turn| !turn.status.is_open())
+                && t.turns
+                    .iter()
+                    .flat_map(|turn| &turn.messages)
+                    .all(|m| m.attachments.is_empty())
+        })
+        .expect("an ended fixture")
+}
+
+/// Issue 45: an import makes its projects, newest first as it lists them, and puts each
+/// conversation in its project, one it made or one the importer had, pinned or not.
+fn an_import_makes_its_projects_and_places_its_conversations(db: &Database) {
+    let storage = db.open();
+    let alice = owner();
+    let had = storage
+        .create_project(&new_project(&alice, 1), 10)
+        .expect("made");
+    let made = |n: usize| ImportedProject {
+        id: format!("imported_{n}"),
+        name: format!("Imported {n}"),
+        instructions: format!("Instructions {n}."),
+        agent_id: (n == 1).then(|| "agent_1".to_string()),
+    };
+    let placed = |project: Option<&str>, pinned| ImportedConversation {
+        project: project.map(str::to_string),
+        pinned,
+        ..ImportedConversation::new("agent_1".into(), "t".into(), an_ended_fixture())
+    };
+    let work = ImportedWork {
+        projects: vec![made(1), made(2)],
+        most_projects: 3,
+        conversations: vec![
+            placed(Some("imported_1"), true),
+            placed(Some("imported_1"), false),
+            placed(Some("project_1"), true),
+            placed(None, false),
+        ],
+    };
+    let ids = storage
+        .import_conversations(&alice, &work)
+        .expect("imported");
+    let projects = storage.projects(&alice).expect("listed");
+    let shown: Vec<(&str, &str, &str, Option<&str>)> = projects
+        .iter()
+        .map(|p| {
+            (
+                p.id.as_str(),
+                p.name.as_str(),
+                p.instructions.as_str(),
+                p.agent_id.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                "imported_1",
+                "Imported 1",
+                "Instructions 1.",
+                Some("agent_1")
+            ),
+            ("imported_2", "Imported 2", "Instructions 2.", None),
+            (
+                "project_1",
+                "Herons 1",
+                "Figures in euros.",
+                Some("agent_1")
+            ),
+        ],
+        "{}",
+        db.name()
+    );
+    assert_eq!(projects[2], had, "the importer's own project is as it was");
+    let summaries: Vec<(Option<String>, bool)> = ids
+        .iter()
+        .map(|id| {
+            let summary = storage.conversation_summary(&alice, id).expect("listed");
+            (summary.project, summary.pinned)
+        })
+        .collect();
+    assert_eq!(
+        summaries,
+        [
+            (Some("imported_1".into()), true),
+            (Some("imported_1".into()), false),
+            (Some("project_1".into()), true),
+            (None, false),
+        ],
+        "{}",
+        db.name()
+    );
+}
+
+/// Issue 45: an import whose projects would bring the importer's past the most, or that puts a
+/// conversation in someone else's project, is refused whole: no project, no conversation.
+fn an_import_past_the_most_projects_or_into_anothers_is_refused_whole(db: &Database) {
+    let storage = db.open();
+    let alice = owner();
+    let bob = Owner::new("org_a", "user_2");
+    storage
+        .create_project(&new_project(&alice, 1), 10)
+        .expect("made");
+    storage
+        .create_project(&new_project(&bob, 2), 10)
+        .expect("made");
+    let made = |n: usize| ImportedProject {
+        id: format!("imported_{n}"),
+        name: format!("Imported {n}"),
+        instructions: String::new(),
+        agent_id: None,
+    };
+    let into = |project: &str| ImportedConversation {
+        project: Some(project.to_string()),
+        ..ImportedConversation::new("agent_1".into(), "t".into(), an_ended_fixture())
+    };
+    let past = ImportedWork {
+        projects: vec![made(1), made(2)],
+        most_projects: 2,
+        conversations: vec![into("imported_1")],
+    };
+    let refused = storage.import_conversations(&alice, &past);
+    assert!(
+        matches!(
+            refused,
+            Err(StorageError::ImportProjectsFull {
+                have: 1,
+                new: 2,
+                most: 2
+            })
+        ),
+        "{}: {refused:?}",
+        db.name()
+    );
+    let said = refused.unwrap_err().to_string();
+    assert!(
+        said.contains("would make 2 projects, and you have 1 of the 2")
+            && said.ends_with("nothing was imported"),
+        "{said}"
+    );
+    let bobs = ImportedWork {
+        projects: vec![made(3)],
+        most_projects: 10,
+        conversations: vec![into("imported_3"), into("project_2")],
+    };
+    assert!(
+        matches!(
+            storage.import_conversations(&alice, &bobs),
+            Err(StorageError::ProjectNotFound { .. })
+        ),
+        "{}",
+        db.name()
+    );
+    assert_eq!(rows(db, "projects"), 2, "{}", db.name());
+    assert_eq!(rows(db, "conversations"), 0, "{}", db.name());
+    assert_eq!(rows(db, "turns"), 0, "{}", db.name());
 }
 
 /// Issue 45: a share link keeps its snapshot whatever the conversation does next, is counted
@@ -2225,11 +2390,11 @@ fn share_links_keep_their_snapshot_and_go_with_their_conversation(db: &Database)
     let ids = storage
         .import_conversations(
             &owner(),
-            &[ImportedConversation {
-                agent_id: "agent_1".into(),
-                title: "Herons".into(),
-                transcript: transcript.clone(),
-            }],
+            &ImportedWork::conversations(vec![ImportedConversation::new(
+                "agent_1".into(),
+                "Herons".into(),
+                transcript.clone(),
+            )]),
         )
         .expect("imported");
     let mut shown = transcript.clone();
@@ -2676,6 +2841,8 @@ on_every_database!(
     a_tools_picture_is_the_owners_counted_and_deleted_with_its_conversation,
     every_ended_fixture_imports_whole_and_loads_back_equal,
     an_import_refused_anywhere_leaves_nothing_behind,
+    an_import_makes_its_projects_and_places_its_conversations,
+    an_import_past_the_most_projects_or_into_anothers_is_refused_whole,
     share_links_keep_their_snapshot_and_go_with_their_conversation,
     projects_are_their_owners_and_take_their_conversations,
     deleting_a_project_keeps_or_deletes_its_conversations_whole,
