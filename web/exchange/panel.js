@@ -106,8 +106,14 @@ function importSection(imported) {
       const read = await answer.json().catch(() => ({}));
       if (!answer.ok) throw new Error(read.error || `the portal could not import it (${answer.status}); try again in a moment`);
       const count = read.conversations.length;
-      status.textContent = `Imported ${count} conversation${count === 1 ? "" : "s"} from ${read.source}.`;
-      made.replaceChildren(...read.conversations.map(item));
+      const projects = read.projects ?? [];
+      const madeProjects = projects.length ? ` Projects made: ${projects.map((p) => `“${p.name}”`).join(", ")}.` : "";
+      status.textContent = `Imported ${count} conversation${count === 1 ? "" : "s"} from ${read.source}.${madeProjects}`;
+      const projectNotes = projects.flatMap((p) => p.notes);
+      made.replaceChildren(
+        ...read.conversations.map(item),
+        ...(projectNotes.length ? [el("li", {}, "Projects", el("ul", { class: "exchange-notes" }, ...projectNotes.map((note) => el("li", {}, note))))] : []),
+      );
       form.reset();
       imported?.();
     } catch (error) {

@@ -129,7 +129,10 @@ pub async fn conversations(
 ) -> Result<Page, Error> {
     let mut url = format!("/api/conversations?limit={PAGE_SIZE}");
     if let Some(project) = project {
-        url.push_str(&format!("&project={}", js_sys::encode_uri_component(project)));
+        url.push_str(&format!(
+            "&project={}",
+            js_sys::encode_uri_component(project)
+        ));
     }
     if let Some(cursor) = cursor {
         url.push_str(&format!("&cursor={}", js_sys::encode_uri_component(cursor)));

@@ -14,9 +14,9 @@ use crate::attach::{attach, files_of};
 use crate::attachment_chip::AttachmentChip;
 use crate::edit_bar::{EDIT_BAR, EditBar};
 use crate::editing;
+use crate::icon::Icon;
 use crate::state::portal;
 use crate::waiting::Waiting;
-use crate::icon::Icon;
 
 /// The composer. `on_send` is called when the person sends the draft.
 #[component]

@@ -7,13 +7,13 @@ use leptos::prelude::*;
 use portal_core::TurnStatus;
 
 use crate::api::Listed;
+use crate::icon::Icon;
 use crate::listing;
 use crate::opening;
 use crate::projects;
 use crate::relative_time::{ago, iso};
 use crate::route::Route;
 use crate::state::portal;
-use crate::icon::Icon;
 
 /// What a conversation with no title yet is called.
 const UNTITLED: &str = "New chat";

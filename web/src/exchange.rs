@@ -8,9 +8,9 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::{Closure, wasm_bindgen};
 use web_sys::Element;
 
+use crate::icon::Icon;
 use crate::listing;
 use crate::state::portal;
-use crate::icon::Icon;
 
 #[wasm_bindgen(module = "/src/exchange.js")]
 extern "C" {

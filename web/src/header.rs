@@ -7,12 +7,12 @@ use portal_core::compaction::{CompactionConfig, context_meter};
 
 use crate::api::Mode;
 use crate::compaction::Meter;
+use crate::icon::Icon;
 use crate::keys::KeysButton;
 use crate::share::ShareButton;
 use crate::sign_in;
 use crate::state::portal;
 use crate::theme::ThemeToggle;
-use crate::icon::Icon;
 
 #[component]
 pub fn Header() -> impl IntoView {

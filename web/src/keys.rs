@@ -2,10 +2,10 @@
 //! and its size budget) on first need, where the person lists, makes and revokes the keys their
 //! programs use for the OpenAI-compatible API (docs/api.md), through `/api/keys`.
 
+use crate::icon::Icon;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::wasm_bindgen;
 use web_sys::Element;
-use crate::icon::Icon;
 
 #[wasm_bindgen(module = "/src/keys.js")]
 extern "C" {

@@ -11,9 +11,9 @@ use web_sys::Element;
 use crate::api::Listed;
 use crate::conversation_link::shown_title;
 use crate::conversation_list::ShownProject;
+use crate::icon::Icon;
 use crate::listing;
 use crate::state::{Portal, portal};
-use crate::icon::Icon;
 
 #[wasm_bindgen(module = "/src/projects.js")]
 extern "C" {

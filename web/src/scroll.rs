@@ -6,12 +6,12 @@
 //! layout when the conversation's height changed (a new line, a new block), never per frame of
 //! the playout, so the live text path does no more work than before.
 
+use crate::icon::Icon;
 use leptos::ev;
 use leptos::html;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
-use crate::icon::Icon;
 
 /// How close to the bottom, in CSS pixels, still counts as at the bottom.
 const AT_BOTTOM_PX: f64 = 32.0;

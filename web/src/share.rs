@@ -7,8 +7,8 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::wasm_bindgen;
 use web_sys::Element;
 
-use crate::state::portal;
 use crate::icon::Icon;
+use crate::state::portal;
 
 #[wasm_bindgen(module = "/src/share.js")]
 extern "C" {

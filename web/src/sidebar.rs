@@ -11,12 +11,12 @@ use wasm_bindgen::JsCast;
 use crate::conversation_link::ConversationLink;
 use crate::delete_dialog::DeleteDialog;
 use crate::exchange::ExchangeButton;
+use crate::icon::Icon;
 use crate::listing;
 use crate::opening;
 use crate::projects::{ProjectsButton, ShownProjectBar};
 use crate::route::Route;
 use crate::state::{Portal, portal};
-use crate::icon::Icon;
 
 /// How long the search waits for typing to pause before it asks the server.
 const SEARCH_PAUSE: Duration = Duration::from_millis(250);

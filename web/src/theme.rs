@@ -2,8 +2,8 @@
 //! picks one with the header's toggle, which the browser then remembers (`localStorage`). The
 //! colours themselves are style.css's, chosen by `color-scheme` on the root element.
 
-use leptos::prelude::*;
 use crate::icon::Icon;
+use leptos::prelude::*;
 
 /// Where the person's choice is kept.
 const KEY: &str = "portal-theme";
