@@ -3,14 +3,7 @@
 // ChatGPT's or Claude's conversations.json. What each import made is listed with what of it did
 // not map. Everything is drawn with text nodes only.
 
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined));
-  return node;
-}
+import { el } from "/panels/dom.js";
 
 // The conversation the page shows, from its address (/c/<id>), or null on a new chat.
 function openConversation() {

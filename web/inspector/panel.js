@@ -2,21 +2,7 @@
 // GET /api/conversations/{id}/turns/{turn}/calls[/{n}]. Everything it shows was decided by core
 // on the server (layers, counts, what memory kept and why); this draws it with text nodes only.
 
-const api = (path) =>
-  fetch(path, { headers: { accept: "application/json" } }).then(async (answer) => {
-    const body = await answer.json().catch(() => ({}));
-    if (!answer.ok) throw new Error(body.error || `the server answered ${answer.status}`);
-    return body;
-  });
-
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined && value !== null) node.setAttribute(name, value);
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined));
-  return node;
-}
+import { api, el } from "/panels/dom.js";
 
 const count = (n) => n.toLocaleString("en");
 
@@ -40,7 +26,7 @@ export async function open(conversation, turn, opener) {
   dialog.showModal();
   close.focus();
   try {
-    const calls = await api(base);
+    const calls = await api("GET", base);
     if (calls.length === 0) {
       body.replaceChildren("No model call of this turn was kept.");
       return;
@@ -53,7 +39,7 @@ export async function open(conversation, turn, opener) {
     const show = async () => {
       shown.replaceChildren("Loading…");
       try {
-        shown.replaceChildren(...drawCall(await api(`${base}/${picker.value}`)));
+        shown.replaceChildren(...drawCall(await api("GET", `${base}/${picker.value}`)));
       } catch (error) {
         shown.replaceChildren(`This call could not be read: ${error.message}`);
       }

@@ -3,26 +3,7 @@
 // new key's secret is shown once, with Copy; the server never answers it again. Everything is
 // drawn with text nodes only.
 
-async function api(method, path, body) {
-  const headers = { accept: "application/json" };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const answer = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const read = answer.status === 204 ? {} : await answer.json().catch(() => ({}));
-  if (!answer.ok) throw new Error(read.error || `the portal could not do that (${answer.status}); try again in a moment`);
-  return read;
-}
-
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined));
-  return node;
-}
-
-const date = (ms) => new Date(ms).toLocaleDateString("en-GB", { day: "numeric", month: "short", year: "numeric" });
-const time = (ms) => el("time", { datetime: new Date(ms).toISOString(), title: new Date(ms).toLocaleString() }, date(ms));
+import { api, el, time } from "/panels/dom.js";
 
 // The lifetimes a key may be given, in days ("" lives until revoked).
 const LIFETIMES = [

@@ -4,23 +4,7 @@
 // for a conversation, it moves the conversation into a project or out of every one, and pins or
 // unpins it. Everything is drawn with text nodes only.
 
-async function api(method, path, body) {
-  const headers = { accept: "application/json" };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const answer = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const read = answer.status === 204 ? {} : await answer.json().catch(() => ({}));
-  if (!answer.ok) throw new Error(read.error || `the portal could not do that (${answer.status}); try again in a moment`);
-  return read;
-}
-
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined));
-  return node;
-}
+import { api, el } from "/panels/dom.js";
 
 // `shown` is the project the sidebar lists (null: every conversation); `conversation`, when
 // given, is the one to move or pin, titled `title`, in project `inProject` and pinned or not.

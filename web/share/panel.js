@@ -3,26 +3,8 @@
 // or, where the organisation allows it, anyone with the link, for as long as they choose; copies
 // it; and revokes the links made before. Everything is drawn with text nodes only.
 
-async function api(method, path, body) {
-  const headers = { accept: "application/json" };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const answer = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const read = answer.status === 204 ? {} : await answer.json().catch(() => ({}));
-  if (!answer.ok) throw new Error(read.error || `the portal could not do that (${answer.status}); try again in a moment`);
-  return read;
-}
+import { api, el, time } from "/panels/dom.js";
 
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined));
-  return node;
-}
-
-const date = (ms) => new Date(ms).toLocaleDateString("en-GB", { day: "numeric", month: "short", year: "numeric" });
-const time = (ms) => el("time", { datetime: new Date(ms).toISOString(), title: new Date(ms).toLocaleString() }, date(ms));
 const turns = (n) => (n === 1 ? "1 turn" : `${n} turns`);
 
 // Who sees a link, in words.

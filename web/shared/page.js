@@ -3,12 +3,7 @@
 // "Continue this conversation" for a reader who may; or why the link shows nothing. Everything
 // is drawn with text nodes only.
 
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  node.append(...children);
-  return node;
-}
+import { el } from "/panels/dom.js";
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

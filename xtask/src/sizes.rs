@@ -126,6 +126,10 @@ const SHARE_BUDGET: u64 = 4 * 1024;
 /// (issue 45).
 const PROJECTS_BUDGET: u64 = 4 * 1024;
 
+/// What the panels loaded on first need share (web/panels/: calling the API, making elements),
+/// loaded with the first of them and kept outside the app's budget.
+const PANELS_SHARED_BUDGET: u64 = 1024;
+
 /// A shared conversation's page's words (web/shared/: its title, who shared it, Continue, why a
 /// link shows nothing), loaded on first need and kept outside the app's budget; the app draws
 /// its turns.
@@ -133,7 +137,7 @@ const SHARED_PAGE_BUDGET: u64 = 2 * 1024;
 
 /// The parts of the web app loaded on first need, each in its folder of `dist/` with its own
 /// budget: the rest is the app.
-const LAZY: [(&str, &str, u64); 7] = [
+const LAZY: [(&str, &str, u64); 8] = [
     (
         "dist/highlight",
         "code highlighter (lazy, dist/highlight)",
@@ -164,6 +168,11 @@ const LAZY: [(&str, &str, u64); 7] = [
         "dist/projects",
         "projects panel (lazy, dist/projects)",
         PROJECTS_BUDGET,
+    ),
+    (
+        "dist/panels",
+        "the panels' shared helpers (lazy, dist/panels)",
+        PANELS_SHARED_BUDGET,
     ),
 ];
 

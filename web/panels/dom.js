@@ -1,0 +1,30 @@
+// What the panels loaded on first need (web/keys, web/share, web/projects, web/exchange,
+// web/inspector, web/shared) share: the API called as JSON, elements made with text nodes only,
+// and a date as the panels show it. Loaded with the first of them, outside the app's bundle.
+
+// Calls the portal's API; resolves to the answer's JSON (`{}` for 204), or throws an Error whose
+// message is the server's sentence for a refusal.
+export async function api(method, path, body) {
+  const headers = { accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const answer = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const read = answer.status === 204 ? {} : await answer.json().catch(() => ({}));
+  if (!answer.ok) throw new Error(read.error || `the portal could not do that (${answer.status}); try again in a moment`);
+  return read;
+}
+
+// An element with `attributes` (those undefined, null or false left out) and `children` (nodes or
+// strings, drawn as text; null and undefined left out).
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+const date = (ms) => new Date(ms).toLocaleDateString("en-GB", { day: "numeric", month: "short", year: "numeric" });
+
+// A `<time>` showing the day of `ms` (milliseconds since the epoch), the full time in its title.
+export const time = (ms) => el("time", { datetime: new Date(ms).toISOString(), title: new Date(ms).toLocaleString() }, date(ms));
