@@ -3,7 +3,7 @@
 // ChatGPT's or Claude's conversations.json. What each import made is listed with what of it did
 // not map. Everything is drawn with text nodes only.
 
-import { el } from "/panels/dom.js";
+import { el, showPanel } from "/panels/dom.js";
 
 // The conversation the page shows, from its address (/c/<id>), or null on a new chat.
 function openConversation() {
@@ -21,13 +21,7 @@ export function open(opener, imported) {
     archiveSection(),
     importSection(imported),
   );
-  closeButton.addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => {
-    dialog.remove();
-    opener?.focus();
-  });
-  document.body.append(dialog);
-  dialog.showModal();
+  showPanel(dialog, closeButton, opener);
 }
 
 function exportSection(id) {

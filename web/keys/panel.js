@@ -3,7 +3,7 @@
 // new key's secret is shown once, with Copy; the server never answers it again. Everything is
 // drawn with text nodes only.
 
-import { api, el, time } from "/panels/dom.js";
+import { api, el, time, showPanel, confirmPanel } from "/panels/dom.js";
 
 // The lifetimes a key may be given, in days ("" lives until revoked).
 const LIFETIMES = [
@@ -41,13 +41,7 @@ export async function open(opener) {
     form.node,
     el("section", { "aria-labelledby": "keys-listed" }, listHeading, listStatus, list),
   );
-  closeButton.addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => {
-    dialog.remove();
-    opener?.focus();
-  });
-  document.body.append(dialog);
-  dialog.showModal();
+  showPanel(dialog, closeButton, opener);
   form.name.focus();
 
   let names = new Map();
@@ -192,39 +186,12 @@ function drawList(list, keys, names, revoke) {
 // confirms; a refusal is shown in words there. Resolves to whether the key was revoked, once the
 // dialog has closed.
 function confirmRevoke(key) {
-  const problem = el("p", { class: "problem", role: "alert" });
-  const cancel = el("button", { type: "button" }, "Cancel");
-  const confirm = el("button", { type: "button", class: "danger" }, "Revoke");
-  const dialog = el(
-    "dialog",
-    { class: "confirm", "aria-labelledby": "revoke-title", "aria-describedby": "revoke-warning", "data-testid": "revoke-dialog" },
-    el("h2", { id: "revoke-title" }, `Revoke “${key.name}”?`),
-    el("p", { id: "revoke-warning" }, "Programs using it are refused from now on. This cannot be undone."),
-    problem,
-    el("div", { class: "dialog-buttons" }, cancel, confirm),
-  );
-  // The revocation asked for, if any: Esc may close the dialog while it is on its way.
-  let revoking = null;
-  cancel.addEventListener("click", () => dialog.close());
-  confirm.addEventListener("click", async () => {
-    confirm.disabled = true;
-    problem.textContent = "";
-    revoking = api("DELETE", `/api/keys/${encodeURIComponent(key.id)}`);
-    try {
-      await revoking;
-      dialog.close();
-    } catch (error) {
-      problem.textContent = error.message;
-      confirm.disabled = false;
-    }
-  });
-  document.body.append(dialog);
-  dialog.showModal();
-  cancel.focus();
-  return new Promise((resolve) => {
-    dialog.addEventListener("close", () => {
-      dialog.remove();
-      resolve(revoking ? revoking.then(() => true, () => false) : false);
-    });
-  });
+  return confirmPanel({
+    id: "revoke",
+    title: `Revoke “${key.name}”?`,
+    describedBy: "revoke-warning",
+    body: [el("p", { id: "revoke-warning" }, "Programs using it are refused from now on. This cannot be undone.")],
+    label: "Revoke",
+    act: () => api("DELETE", `/api/keys/${encodeURIComponent(key.id)}`).then(() => true),
+  }).then((revoked) => revoked === true);
 }

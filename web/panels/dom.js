@@ -28,3 +28,57 @@ const date = (ms) => new Date(ms).toLocaleDateString("en-GB", { day: "numeric", 
 
 // A `<time>` showing the day of `ms` (milliseconds since the epoch), the full time in its title.
 export const time = (ms) => el("time", { datetime: new Date(ms).toISOString(), title: new Date(ms).toLocaleString() }, date(ms));
+
+// Shows `dialog` as a modal over the page until `closeButton` or Esc closes it; then it is
+// removed and the focus goes back to `opener`.
+export function showPanel(dialog, closeButton, opener) {
+  closeButton.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    opener?.focus();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+}
+
+// Asks before something that cannot be undone, in a modal dialog over the panel: `title`, then
+// `body` (nodes; `describedBy` names the one that describes it), Cancel and a button labelled `label` that runs `act(dialog)`. A refusal is shown
+// in words in the dialog, which stays open. Resolves, once the dialog has closed, to what `act`
+// resolved to, or null when the person cancelled (or closed it while `act` failed).
+export function confirmPanel({ id, title, body, label, act, describedBy }) {
+  const problem = el("p", { class: "problem", role: "alert" });
+  const cancel = el("button", { type: "button" }, "Cancel");
+  const confirm = el("button", { type: "button", class: "danger" }, label);
+  const dialog = el(
+    "dialog",
+    { class: "confirm", "aria-labelledby": `${id}-title`, "aria-describedby": describedBy, "data-testid": `${id}-dialog` },
+    el("h2", { id: `${id}-title` }, title),
+    ...body,
+    problem,
+    el("div", { class: "dialog-buttons" }, cancel, confirm),
+  );
+  // What was asked for, if anything: Esc may close the dialog while it is on its way.
+  let acting = null;
+  cancel.addEventListener("click", () => dialog.close());
+  confirm.addEventListener("click", async () => {
+    confirm.disabled = true;
+    problem.textContent = "";
+    acting = act(dialog);
+    try {
+      await acting;
+      dialog.close();
+    } catch (error) {
+      problem.textContent = error.message;
+      confirm.disabled = false;
+    }
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  cancel.focus();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      resolve(acting ? acting.catch(() => null) : null);
+    });
+  });
+}

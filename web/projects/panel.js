@@ -4,7 +4,7 @@
 // for a conversation, it moves the conversation into a project or out of every one, and pins or
 // unpins it. Everything is drawn with text nodes only.
 
-import { api, el } from "/panels/dom.js";
+import { api, el, showPanel, confirmPanel } from "/panels/dom.js";
 
 // `shown` is the project the sidebar lists (null: every conversation); `conversation`, when
 // given, is the one to move or pin, titled `title`, in project `inProject` and pinned or not.
@@ -22,13 +22,7 @@ export async function open(opener, shown, conversation, title, inProject, pinned
     status,
     body,
   );
-  closeButton.addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => {
-    dialog.remove();
-    opener?.focus();
-  });
-  document.body.append(dialog);
-  dialog.showModal();
+  showPanel(dialog, closeButton, opener);
 
   let agents = [];
   let projects = [];
@@ -203,45 +197,24 @@ function placeForm(conversation, projects, inProject, pinned, save) {
 // once the person confirms; a refusal (a conversation still answering) is shown in words there.
 // Resolves to "keep" or "delete" once deleted, or null.
 function confirmDelete(project) {
-  const problem = el("p", { class: "problem", role: "alert" });
   const choice = (value, label) =>
     el("label", {}, el("input", { type: "radio", name: "fate", value, checked: value === "keep" }), label);
-  const cancel = el("button", { type: "button" }, "Cancel");
-  const confirm = el("button", { type: "button", class: "danger" }, "Delete project");
-  const dialog = el(
-    "dialog",
-    { class: "confirm", "aria-labelledby": "project-delete-title", "data-testid": "project-delete-dialog" },
-    el("h2", { id: "project-delete-title" }, `Delete “${project.name}”?`),
-    el(
-      "fieldset",
-      { class: "projects-fate" },
-      el("legend", {}, "Its conversations"),
-      choice("keep", "Keep them, in no project"),
-      choice("delete", "Delete them too: this cannot be undone"),
-    ),
-    problem,
-    el("div", { class: "dialog-buttons" }, cancel, confirm),
-  );
-  let deleted = null;
-  cancel.addEventListener("click", () => dialog.close());
-  confirm.addEventListener("click", async () => {
-    confirm.disabled = true;
-    problem.textContent = "";
-    const fate = dialog.querySelector("input[name=fate]:checked").value;
-    try {
-      await api("DELETE", `/api/projects/${encodeURIComponent(project.id)}?conversations=${fate}`);
-      deleted = fate;
-      dialog.close();
-    } catch (error) {
-      problem.textContent = error.message;
-      confirm.disabled = false;
-    }
+  return confirmPanel({
+    id: "project-delete",
+    title: `Delete “${project.name}”?`,
+    body: [
+      el(
+        "fieldset",
+        { class: "projects-fate" },
+        el("legend", {}, "Its conversations"),
+        choice("keep", "Keep them, in no project"),
+        choice("delete", "Delete them too: this cannot be undone"),
+      ),
+    ],
+    label: "Delete project",
+    act: (dialog) => {
+      const fate = dialog.querySelector("input[name=fate]:checked").value;
+      return api("DELETE", `/api/projects/${encodeURIComponent(project.id)}?conversations=${fate}`).then(() => fate);
+    },
   });
-  document.body.append(dialog);
-  dialog.showModal();
-  cancel.focus();
-  return new Promise((resolve) => dialog.addEventListener("close", () => {
-    dialog.remove();
-    resolve(deleted);
-  }));
 }

@@ -3,7 +3,7 @@
 // or, where the organisation allows it, anyone with the link, for as long as they choose; copies
 // it; and revokes the links made before. Everything is drawn with text nodes only.
 
-import { api, el, time } from "/panels/dom.js";
+import { api, el, time, showPanel } from "/panels/dom.js";
 
 const turns = (n) => (n === 1 ? "1 turn" : `${n} turns`);
 
@@ -44,13 +44,7 @@ export async function open(opener, conversation) {
     made.node,
     el("section", { "aria-labelledby": "share-listed" }, listHeading, listStatus, listProblem, list),
   );
-  closeButton.addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => {
-    dialog.remove();
-    opener?.focus();
-  });
-  document.body.append(dialog);
-  dialog.showModal();
+  showPanel(dialog, closeButton, opener);
   form.first.focus();
 
   const refresh = async () => {

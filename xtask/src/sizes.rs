@@ -126,9 +126,10 @@ const SHARE_BUDGET: u64 = 4 * 1024;
 /// (issue 45).
 const PROJECTS_BUDGET: u64 = 4 * 1024;
 
-/// What the panels loaded on first need share (web/panels/: calling the API, making elements),
+/// What the panels loaded on first need share (web/panels/: calling the API, making elements,
+/// showing a panel and asking before what cannot be undone),
 /// loaded with the first of them and kept outside the app's budget.
-const PANELS_SHARED_BUDGET: u64 = 1024;
+const PANELS_SHARED_BUDGET: u64 = 2 * 1024;
 
 /// A shared conversation's page's words (web/shared/: its title, who shared it, Continue, why a
 /// link shows nothing), loaded on first need and kept outside the app's budget; the app draws
