@@ -410,23 +410,6 @@ async fn everything_a_person_keeps_downloads_as_one_archive_of_theirs_alone() {
     assert_eq!(signed_out.status(), StatusCode::UNAUTHORIZED);
 }
 
-/// Sends `method` to `path` as `token`, with `body` as JSON when given.
-async fn call(
-    server: &Server,
-    method: reqwest::Method,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut request = server.request(method, path, token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.expect("answered");
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
 /// `token`'s projects as (name, instructions, default agent), newest first, and their ids by
 /// name.
 async fn projects(
@@ -544,14 +527,14 @@ async fn projects_come_back_from_the_archive_equal(db: &Database) {
         assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
         server.ended(ALICE, &id).await;
         if pinned {
-            let (status, changed) = call(
-                &server,
-                reqwest::Method::PATCH,
-                &format!("/api/conversations/{id}"),
-                ALICE,
-                Some(json!({ "pinned": true })),
-            )
-            .await;
+            let (status, changed) = server
+                .call(
+                    reqwest::Method::PATCH,
+                    &format!("/api/conversations/{id}"),
+                    ALICE,
+                    Some(json!({ "pinned": true })),
+                )
+                .await;
             assert_eq!(status, StatusCode::OK, "{changed}");
         }
     }
@@ -565,20 +548,22 @@ async fn projects_come_back_from_the_archive_equal(db: &Database) {
     assert_eq!(listed[1]["agent"], "researcher");
 
     for id in made.values() {
-        let (status, _) = call(
-            &server,
-            reqwest::Method::DELETE,
-            &format!("/api/projects/{id}?conversations=delete"),
-            ALICE,
-            None,
-        )
-        .await;
+        let (status, _) = server
+            .call(
+                reqwest::Method::DELETE,
+                &format!("/api/projects/{id}?conversations=delete"),
+                ALICE,
+                None,
+            )
+            .await;
         assert_eq!(status, StatusCode::NO_CONTENT);
     }
     let (_, page) = server.get("/api/conversations", ALICE).await;
     for c in page["conversations"].as_array().expect("a list") {
         let path = format!("/api/conversations/{}", c["id"].as_str().expect("id"));
-        let (status, _) = call(&server, reqwest::Method::DELETE, &path, ALICE, None).await;
+        let (status, _) = server
+            .call(reqwest::Method::DELETE, &path, ALICE, None)
+            .await;
         assert_eq!(status, StatusCode::NO_CONTENT);
     }
     assert_eq!(count(&server, ALICE).await, 0);

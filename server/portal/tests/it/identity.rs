@@ -199,6 +199,23 @@ impl Server {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
+    /// Sends `method` to `path` as `token`, with `body` as JSON when given.
+    pub(crate) async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = self.request(method, path, token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("answered");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
     pub(crate) async fn post(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
         let response = self
             .request(reqwest::Method::POST, path, token)

@@ -14,23 +14,6 @@ use serde_json::{Value, json};
 use crate::common;
 use crate::identity::{ALICE, BOB, CAROL, Server, start};
 
-/// Sends `method` to `path` as `token`, with `body` as JSON when given.
-async fn call(
-    server: &Server,
-    method: Method,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut request = server.request(method, path, token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.expect("answered");
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
 /// A project of `token`'s made from `body`; its id.
 async fn project(server: &Server, token: &str, body: Value) -> String {
     let (status, made) = server.post("/api/projects", token, body).await;
@@ -152,14 +135,14 @@ async fn l1_a_turn_in_a_project_reads_its_instructions_as_layer_three() {
     );
     assert_eq!(found[0].1, "Portal floor");
 
-    let (status, changed) = call(
-        &server,
-        Method::PATCH,
-        &format!("/api/projects/{herons}"),
-        ALICE,
-        Some(json!({ "instructions": "Give every count per square kilometre." })),
-    )
-    .await;
+    let (status, changed) = server
+        .call(
+            Method::PATCH,
+            &format!("/api/projects/{herons}"),
+            ALICE,
+            Some(json!({ "instructions": "Give every count per square kilometre." })),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{changed}");
     let turn = answered(&server, ALICE, &id, "And the egrets?").await;
     let texts: Vec<String> = layers(&server, ALICE, &id, turn)
@@ -170,14 +153,14 @@ async fn l1_a_turn_in_a_project_reads_its_instructions_as_layer_three() {
         .collect();
     assert_eq!(texts, ["Give every count per square kilometre."]);
 
-    let (status, moved) = call(
-        &server,
-        Method::PATCH,
-        &format!("/api/conversations/{id}"),
-        ALICE,
-        Some(json!({ "project": null })),
-    )
-    .await;
+    let (status, moved) = server
+        .call(
+            Method::PATCH,
+            &format!("/api/conversations/{id}"),
+            ALICE,
+            Some(json!({ "project": null })),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{moved}");
     assert_eq!(moved["project"], Value::Null);
     let turn = answered(&server, ALICE, &id, "And the storks?").await;
@@ -216,14 +199,14 @@ async fn a_project_lists_its_conversations_pinned_first_and_searched_within() {
         "search keeps to the project"
     );
 
-    let (status, pinned) = call(
-        &server,
-        Method::PATCH,
-        &format!("/api/conversations/{first}"),
-        ALICE,
-        Some(json!({ "pinned": true })),
-    )
-    .await;
+    let (status, pinned) = server
+        .call(
+            Method::PATCH,
+            &format!("/api/conversations/{first}"),
+            ALICE,
+            Some(json!({ "pinned": true })),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{pinned}");
     assert_eq!(
         (pinned["pinned"].clone(), pinned["project"].clone()),
@@ -243,14 +226,14 @@ async fn a_project_lists_its_conversations_pinned_first_and_searched_within() {
     );
 
     // Moved into the project, and renamed and unpinned in the same change.
-    let (status, changed) = call(
-        &server,
-        Method::PATCH,
-        &format!("/api/conversations/{loose}"),
-        ALICE,
-        Some(json!({ "project": herons, "title": "Town herons", "pinned": false })),
-    )
-    .await;
+    let (status, changed) = server
+        .call(
+            Method::PATCH,
+            &format!("/api/conversations/{loose}"),
+            ALICE,
+            Some(json!({ "project": herons, "title": "Town herons", "pinned": false })),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{changed}");
     assert_eq!(changed["title"], "Town herons");
     assert_eq!(
@@ -287,7 +270,7 @@ async fn another_persons_project_is_not_found_and_nothing_moves_into_it() {
             } else {
                 path.clone()
             };
-            let (status, body) = call(&server, method.clone(), &path, token, body).await;
+            let (status, body) = server.call(method.clone(), &path, token, body).await;
             assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}: {body}");
             assert!(
                 !body.to_string().contains("Secret plans"),
@@ -309,14 +292,14 @@ async fn another_persons_project_is_not_found_and_nothing_moves_into_it() {
         );
     }
     // Bob moves his conversation into Alice's project: not found, and it stays where it was.
-    let (status, body) = call(
-        &server,
-        Method::PATCH,
-        &format!("/api/conversations/{bobs_conversation}"),
-        BOB,
-        Some(json!({ "project": alices, "title": "Moved" })),
-    )
-    .await;
+    let (status, body) = server
+        .call(
+            Method::PATCH,
+            &format!("/api/conversations/{bobs_conversation}"),
+            BOB,
+            Some(json!({ "project": alices, "title": "Moved" })),
+        )
+        .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     let (_, page) = server.get("/api/conversations", BOB).await;
     assert_eq!(page["conversations"][0]["project"], Value::Null);
@@ -325,14 +308,14 @@ async fn another_persons_project_is_not_found_and_nothing_moves_into_it() {
         "nothing of the change"
     );
     // Bob moves Alice's conversation into his own project: not found either.
-    let (status, body) = call(
-        &server,
-        Method::PATCH,
-        &format!("/api/conversations/{in_alices}"),
-        BOB,
-        Some(json!({ "project": bobs })),
-    )
-    .await;
+    let (status, body) = server
+        .call(
+            Method::PATCH,
+            &format!("/api/conversations/{in_alices}"),
+            BOB,
+            Some(json!({ "project": bobs })),
+        )
+        .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert_eq!(
         listed(&server, ALICE, &format!("?project={alices}")).await,
@@ -438,18 +421,15 @@ async fn malformed_and_huge_projects_are_refused_in_words() {
         json!({ "agent": "nobody" }),
         json!({ "colour": "red" }),
     ] {
-        let (status, answer) = call(&server, Method::PATCH, &path, ALICE, Some(body.clone())).await;
+        let (status, answer) = server
+            .call(Method::PATCH, &path, ALICE, Some(body.clone()))
+            .await;
         assert!(status.is_client_error(), "{body}: {status} {answer}");
         assert!(answer["error"].is_string(), "{body}: {answer}");
     }
-    let (status, cleared) = call(
-        &server,
-        Method::PATCH,
-        &path,
-        ALICE,
-        Some(json!({ "agent": null })),
-    )
-    .await;
+    let (status, cleared) = server
+        .call(Method::PATCH, &path, ALICE, Some(json!({ "agent": null })))
+        .await;
     assert_eq!(status, StatusCode::OK, "{cleared}");
     assert_eq!(
         (cleared["agent"].clone(), cleared["name"].clone()),
@@ -457,14 +437,9 @@ async fn malformed_and_huge_projects_are_refused_in_words() {
         "only the agent changed"
     );
     for query in ["", "?conversations=maybe", "?conversations="] {
-        let (status, body) = call(
-            &server,
-            Method::DELETE,
-            &format!("{path}{query}"),
-            ALICE,
-            None,
-        )
-        .await;
+        let (status, body) = server
+            .call(Method::DELETE, &format!("{path}{query}"), ALICE, None)
+            .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
         assert!(refused(&body).contains("?conversations=keep"), "{body}");
     }
