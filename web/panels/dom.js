@@ -29,6 +29,22 @@ const date = (ms) => new Date(ms).toLocaleDateString("en-GB", { day: "numeric", 
 // A `<time>` showing the day of `ms` (milliseconds since the epoch), the full time in its title.
 export const time = (ms) => el("time", { datetime: new Date(ms).toISOString(), title: new Date(ms).toLocaleString() }, date(ms));
 
+// Runs `act` when `form` is submitted, with `submit` disabled meanwhile; a refusal is shown in
+// words in `problem`, and `submit` enabled again.
+export function onSubmit(form, submit, problem, act) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    submit.disabled = true;
+    problem.textContent = "";
+    try {
+      await act();
+    } catch (error) {
+      problem.textContent = error.message;
+      submit.disabled = false;
+    }
+  });
+}
+
 // Shows `dialog` as a modal over the page until `closeButton` or Esc closes it; then it is
 // removed and the focus goes back to `opener`.
 export function showPanel(dialog, closeButton, opener) {

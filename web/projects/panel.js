@@ -4,7 +4,7 @@
 // for a conversation, it moves the conversation into a project or out of every one, and pins or
 // unpins it. Everything is drawn with text nodes only.
 
-import { api, el, showPanel, confirmPanel } from "/panels/dom.js";
+import { api, el, showPanel, confirmPanel, onSubmit } from "/panels/dom.js";
 
 // `shown` is the project the sidebar lists (null: every conversation); `conversation`, when
 // given, is the one to move or pin, titled `title`, in project `inProject` and pinned or not.
@@ -113,17 +113,9 @@ function projectForm(project, agents, save) {
     problem,
     el("div", { class: "keys-actions" }, submit),
   );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    submit.disabled = true;
-    problem.textContent = "";
-    try {
-      await save(project, { name: name.value, instructions: instructions.value, agent: agent.value || null });
-    } catch (error) {
-      problem.textContent = error.message;
-      submit.disabled = false;
-    }
-  });
+  onSubmit(form, submit, problem, () =>
+    save(project, { name: name.value, instructions: instructions.value, agent: agent.value || null }),
+  );
   return form;
 }
 
@@ -178,18 +170,9 @@ function placeForm(conversation, projects, inProject, pinned, save) {
     problem,
     el("div", { class: "keys-actions" }, submit),
   );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    submit.disabled = true;
-    problem.textContent = "";
-    const project = form.querySelector("input[name=project]:checked")?.value || null;
-    try {
-      await save({ project, pinned: pin.checked });
-    } catch (error) {
-      problem.textContent = error.message;
-      submit.disabled = false;
-    }
-  });
+  onSubmit(form, submit, problem, () =>
+    save({ project: form.querySelector("input[name=project]:checked")?.value || null, pinned: pin.checked }),
+  );
   return form;
 }
 

@@ -2171,17 +2171,7 @@ fn every_ended_fixture_imports_whole_and_loads_back_equal(db: &Database) {
 /// organisation's, or a turn still open, in its last conversation.
 fn an_import_refused_anywhere_leaves_nothing_behind(db: &Database) {
     let storage = db.open();
-    let (_, good) = valid_fixtures()
-        .into_iter()
-        .find(|(_, t)| {
-            !t.turns.is_empty()
-                && t.turns.iter().all(|turn| !turn.status.is_open())
-                && t.turns
-                    .iter()
-                    .flat_map(|turn| &turn.messages)
-                    .all(|m| m.attachments.is_empty())
-        })
-        .expect("an ended fixture");
+    let good = an_ended_fixture();
     let with = |transcript: Transcript| {
         ImportedConversation::new("agent_1".into(), "t".into(), transcript)
     };
