@@ -64,6 +64,15 @@ pub fn shown_name(text: &str) -> String {
     }
 }
 
+/// `text` as a one-line name is shown (a conversation's title, a project's name): a shown name
+/// ([`shown_name`]) whose whitespace runs are one space each.
+pub fn one_line_name(text: &str) -> String {
+    shown_name(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The characters that change the direction text is shown in: the embeddings, overrides and
 /// isolates (U+202A–U+202E, U+2066–U+2069) and the directional marks (U+200E, U+200F, U+061C).
 fn is_bidi_control(c: char) -> bool {
@@ -119,6 +128,15 @@ mod tests {
         check(&"👩‍👩‍👧".repeat(70), &format!("{}…", "👩‍👩‍👧".repeat(59)));
         check("\u{202E}Plan\u{0} the\u{200F} launch", "Plan the launch");
         check("\u{200B}\u{200D}\u{FEFF} \u{2060}", "");
+    }
+
+    #[test]
+    fn a_one_line_name_has_one_space_for_each_run_of_whitespace() {
+        assert_eq!(
+            one_line_name("  heron \n\n survey\u{202E}  2026 "),
+            "heron survey 2026"
+        );
+        assert_eq!(one_line_name("\u{200B} \t"), "");
     }
 
     #[test]

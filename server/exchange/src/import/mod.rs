@@ -9,6 +9,7 @@ mod claude;
 mod foreign;
 mod portal;
 
+use portal_core::title::one_line_name;
 use portal_core::transcript::Transcript;
 use portal_core::validate::TranscriptError;
 use thiserror::Error;
@@ -50,7 +51,7 @@ pub struct Imported {
     /// The agent a Portal export names; `None` from elsewhere.
     pub agent: Option<String>,
     /// The name of the project a Portal export puts it in, cleaned as a project's name is
-    /// ([`clean_name`]); `None` for none, and from elsewhere.
+    /// ([`one_line_name`]); `None` for none, and from elsewhere.
     pub project: Option<String>,
     /// Whether a Portal export has it pinned; never from elsewhere.
     pub pinned: bool,
@@ -64,7 +65,7 @@ pub struct Imported {
 /// hold. Nothing here is checked against the importing portal's limits or agents.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedProject {
-    /// Its name, cleaned as a project's name is ([`clean_name`]).
+    /// Its name, cleaned as a project's name is ([`one_line_name`]).
     pub name: String,
     /// Its instructions, without NUL characters.
     pub instructions: String,
@@ -289,21 +290,11 @@ fn source_of(value: &serde_json::Value) -> Result<Source, ImportError> {
     }
 }
 
-/// A name as the portal shows it: without control and bidirectional characters, its runs of
-/// whitespace one space, none at either end. A project's name is cleaned so, and must then have
-/// 1 to 80 characters, which the server checks as it does for a project made over HTTP.
-pub fn clean_name(text: &str) -> String {
-    portal_core::title::shown_name(text)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// A title as the list shows it: a clean name ([`clean_name`]) of at most 200 characters (the
+/// A title as the list shows it: a clean name ([`one_line_name`]) of at most 200 characters (the
 /// page's limit).
 pub(crate) fn clean_title(text: &str) -> String {
     const TITLE_LIMIT: usize = 200;
-    clean_name(text).chars().take(TITLE_LIMIT).collect()
+    one_line_name(text).chars().take(TITLE_LIMIT).collect()
 }
 
 /// `text` without NUL, which PostgreSQL's text refuses.

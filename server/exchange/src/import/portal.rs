@@ -4,12 +4,12 @@
 //! "created"}`.
 
 use portal_core::block::Block;
+use portal_core::title::one_line_name;
 use portal_core::transcript::{Transcript, TurnStatus};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ImportError, Imported, ImportedProject, Source, clean_name, clean_text, clean_title,
-    each_conversation,
+    ImportError, Imported, ImportedProject, Source, clean_text, clean_title, each_conversation,
 };
 
 /// The `portal` field of an exported conversation.
@@ -84,7 +84,7 @@ pub(super) fn read_projects(json: &str) -> Result<Vec<ImportedProject>, ImportEr
     Ok(projects
         .into_iter()
         .map(|project| ImportedProject {
-            name: clean_name(&project.name),
+            name: one_line_name(&project.name),
             instructions: clean_text(&project.instructions),
             agent: project.agent,
         })
@@ -134,7 +134,7 @@ fn conversation(item: serde_json::Value) -> Result<Imported, String> {
     Ok(Imported {
         title: clean_title(&title),
         agent,
-        project: project.as_deref().map(clean_name),
+        project: project.as_deref().map(one_line_name),
         pinned,
         transcript,
         notes,

@@ -10,7 +10,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use portal_core::title::shown_name;
+use portal_core::title::one_line_name;
 use portal_core::usage::ConversationUsage;
 use serde::{Deserialize, Serialize};
 
@@ -299,10 +299,7 @@ async fn change(
 /// A title as given, cleaned as every shown name is (whitespace runs as one space): refused
 /// unless 1 to [`TITLE_LIMIT`] characters are left.
 fn conversation_title(title: &str) -> Result<String, ApiError> {
-    let title = shown_name(title)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let title = one_line_name(title);
     let length = title.chars().count();
     if length == 0 || length > TITLE_LIMIT {
         return Err(ApiError(

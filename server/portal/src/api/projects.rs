@@ -12,7 +12,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use portal_core::title::shown_name;
+use portal_core::title::one_line_name;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use portal_identity::Caller;
@@ -254,10 +254,7 @@ fn project_name(name: &str) -> Result<String, ApiError> {
 /// A project's name cleaned as every shown name is (whitespace runs as one space), or the
 /// number of characters left when that is not 1 to [`NAME_LIMIT`].
 pub(super) fn clean_project_name(name: &str) -> Result<String, usize> {
-    let name = shown_name(name)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let name = one_line_name(name);
     let length = name.chars().count();
     if length == 0 || length > NAME_LIMIT {
         return Err(length);
