@@ -65,10 +65,13 @@ pub fn build() -> anyhow::Result<PathBuf> {
     Ok(tarball)
 }
 
-/// The wasm cargo writes for portal-wasm.
-const CARGO_WASM: &str = "target/wasm32-unknown-unknown/release-wasm/portal_wasm.wasm";
+/// The wasm cargo writes for portal-wasm, in cargo's target folder (wherever `CARGO_TARGET_DIR`
+/// puts it).
+fn cargo_wasm() -> anyhow::Result<PathBuf> {
+    Ok(crate::target_dir()?.join("wasm32-unknown-unknown/release-wasm/portal_wasm.wasm"))
+}
 
-/// cargo with the size-first profile and `flags`; the wasm is [`CARGO_WASM`].
+/// cargo with the size-first profile and `flags`; the wasm is [`cargo_wasm`].
 fn cargo_build(name: &str, flags: &[&str]) -> anyhow::Result<()> {
     let mut args = vec![
         "build",
@@ -108,6 +111,7 @@ fn write_glue(name: &str, target: &str, dir: &Path) -> anyhow::Result<()> {
     if dir.exists() {
         fs::remove_dir_all(dir)?;
     }
+    let wasm = cargo_wasm()?;
     run::step(
         &format!("Writing the {target} glue ({name})"),
         "wasm-bindgen",
@@ -118,7 +122,7 @@ fn write_glue(name: &str, target: &str, dir: &Path) -> anyhow::Result<()> {
             "portal_wasm",
             "--out-dir",
             path_str(dir)?,
-            CARGO_WASM,
+            path_str(&wasm)?,
         ],
     )
 }
