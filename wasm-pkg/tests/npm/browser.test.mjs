@@ -12,6 +12,8 @@ import test from 'node:test';
 import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
 
+import { writeReadmeExample } from './readme.mjs';
+
 const out = 'page-dist';
 const types = { '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
 
@@ -124,6 +126,7 @@ test('ReplyView and <portal-reply> draw a streamed reply and settle to the reloa
 });
 
 test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text and settles', async () => {
+  writeReadmeExample();
   const { url, browser, close } = await bundled('react-page.tsx');
   try {
     const page = await browser.newPage();
@@ -160,6 +163,10 @@ test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text 
     assert.ok(unmounted.whilePlaying > 0, 'frames were asked for while playing');
     assert.equal(unmounted.afterUnmount, 0, 'no animation frame asked for after unmount');
     assert.equal(unmounted.children, 0);
+
+    const readme = await page.evaluate(() => window.portalReactTest.readme());
+    assert.equal(readme.html, readme.reloaded, "the README's example plays an AI SDK text part and settles");
+    assert.ok(readme.playing, 'it was playing when the part was done');
 
     const pushed = await page.evaluate(() => window.portalReactTest.pushed());
     assert.equal(pushed.text, REPLY, 'the ref pushes chunks, some cut inside a surrogate pair');

@@ -9,6 +9,7 @@ import init, { ReplyView } from "portal-wasm/web";
 import wasmUrl from "portal-wasm/portal_wasm_bg.wasm";
 import { createPortalReply, type PortalReplyHandle, type PortalReplyProps } from "portal-wasm/react";
 import "portal-wasm/reply.css";
+import { Message } from "./readme-react";
 
 export const REPLY =
   "## The plan 👨‍👩‍👧‍👦\n\nThree days in **Kyoto**, two in *Tokyo* 🇯🇵, café stops ☕.\n\n" +
@@ -137,6 +138,24 @@ Object.assign(window, {
       const after = frames;
       await pause(500);
       return { whilePlaying, afterUnmount: frames - after, children: box.childElementCount };
+    },
+    /** The README's example: an AI SDK message's text part, streaming and then done. */
+    async readme() {
+      const box = document.createElement("section");
+      document.body.append(box);
+      const root = createRoot(box);
+      const show = (text: string, state: "streaming" | "done") =>
+        flushSync(() => root.render(<Message parts={[{ type: "step-start" }, { type: "text", text, state }]} />));
+      for (const text of prefixes(REPLY)) {
+        show(text, "streaming");
+        await pause(12);
+      }
+      show(REPLY, "done");
+      const expected = reloaded(REPLY);
+      const html = () => box.querySelector(".portal-reply")!.innerHTML;
+      const playing = html() !== expected;
+      for (let waited = 0; html() !== expected && waited < 20_000; waited += 50) await pause(50);
+      return { html: html(), reloaded: expected, playing };
     },
     /** Without `text`: chunks pushed through the ref, some cut inside a surrogate pair. */
     async pushed() {
