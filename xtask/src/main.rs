@@ -32,8 +32,11 @@ commands:
                      and systemd-analyze if missing, then check deploy/: the Kubernetes manifests
                      (strict, Kubernetes 1.33 and 1.37), the Dockerfile (hadolint), the systemd
                      unit (systemd-analyze verify), and that each waits longer than the grace
-  package            setup, then build the npm package of portal-wasm into target/npm/portal-wasm,
-                     pack target/npm/portal-wasm-<version>.tgz and check its size budgets
+  package [--check]  install what it needs (the wasm tools, the Node tools, Chromium), then build
+                     the npm package of portal-wasm into target/npm/portal-wasm, pack
+                     target/npm/portal-wasm-<version>.tgz and check its size budgets; --check
+                     then uses it as `test` does (installed into target/npm/consumer: Node, an
+                     esbuild page in Chromium, tsc, npm publish --dry-run)
   dist [--out DIR]   install what serving needs (the wasm target, wasm-bindgen-cli, Trunk,
                      wasm-opt), build the web app (Trunk, release) into DIR/dist and the server
                      (release) into DIR/portal (default DIR: target/portal-dist); what
@@ -67,9 +70,17 @@ fn main() -> anyhow::Result<()> {
             native_tests::run(&postgres.test_env())
         }
         Some("package") => {
-            setup::all()?;
+            let check = match &args[1..] {
+                [] => false,
+                [flag] if flag == "--check" => true,
+                _ => bail!("usage: cargo xtask package [--check]"),
+            };
+            setup::package()?;
             let tarball = package::build()?;
             println!("xtask: the package is {}", tarball.display());
+            if check {
+                package::check(&tarball)?;
+            }
             Ok(())
         }
         Some("check-deploy") => {
@@ -219,7 +230,7 @@ fn dist(args: &[String]) -> anyhow::Result<()> {
 }
 
 /// Cargo's target folder, wherever CARGO_TARGET_DIR or a config puts it.
-fn target_dir() -> anyhow::Result<PathBuf> {
+pub(crate) fn target_dir() -> anyhow::Result<PathBuf> {
     let metadata = run::stdout(
         "cargo",
         &[

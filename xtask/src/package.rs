@@ -46,6 +46,10 @@ const MARKDOWN_LAYER_BUDGET: u64 = 84 * 1024;
 /// `ReplyView` with portal-drawer (issue 33): 16.0 KB, 17.1 KB once a turn's events carried
 /// tools' pictures (issue 48), and room for gzip (docs/decisions.md, "Size budgets").
 const REPLY_VIEW_BUDGET: u64 = 18 * 1024;
+/// `portal-wasm/react` (issue 47), shipped unminified as it is written: 1.6 KB (4.3 KB raw).
+/// 2 KB holds a thin component; more means it grew beyond feeding `ReplyView` (docs/decisions.md,
+/// "Size budgets").
+const REACT_BUDGET: u64 = 2 * 1024;
 
 /// Builds the package and packs it; returns the tarball's path.
 pub fn build() -> anyhow::Result<PathBuf> {
@@ -61,14 +65,17 @@ pub fn build() -> anyhow::Result<PathBuf> {
     let tarball = pack(package)?;
     let without_markdown = without("without markdown", WITHOUT_MARKDOWN)?;
     let without_reply_view = without("without ReplyView", WITHOUT_REPLY_VIEW)?;
-    wasm_budgets(package, &without_markdown, &without_reply_view)?;
+    budgets(package, &without_markdown, &without_reply_view)?;
     Ok(tarball)
 }
 
-/// The wasm cargo writes for portal-wasm.
-const CARGO_WASM: &str = "target/wasm32-unknown-unknown/release-wasm/portal_wasm.wasm";
+/// The wasm cargo writes for portal-wasm, in cargo's target folder (wherever `CARGO_TARGET_DIR`
+/// puts it).
+fn cargo_wasm() -> anyhow::Result<PathBuf> {
+    Ok(crate::target_dir()?.join("wasm32-unknown-unknown/release-wasm/portal_wasm.wasm"))
+}
 
-/// cargo with the size-first profile and `flags`; the wasm is [`CARGO_WASM`].
+/// cargo with the size-first profile and `flags`; the wasm is [`cargo_wasm`].
 fn cargo_build(name: &str, flags: &[&str]) -> anyhow::Result<()> {
     let mut args = vec![
         "build",
@@ -108,6 +115,7 @@ fn write_glue(name: &str, target: &str, dir: &Path) -> anyhow::Result<()> {
     if dir.exists() {
         fs::remove_dir_all(dir)?;
     }
+    let wasm = cargo_wasm()?;
     run::step(
         &format!("Writing the {target} glue ({name})"),
         "wasm-bindgen",
@@ -118,7 +126,7 @@ fn write_glue(name: &str, target: &str, dir: &Path) -> anyhow::Result<()> {
             "portal_wasm",
             "--out-dir",
             path_str(dir)?,
-            CARGO_WASM,
+            path_str(&wasm)?,
         ],
     )
 }
@@ -205,8 +213,8 @@ fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The files the package ships as they are: the reply's style sheet, and the `<portal-reply>`
-/// element with its declarations.
+/// The files the package ships as they are: the reply's style sheet, the `<portal-reply>`
+/// element and the React component, each with its declarations.
 const SHIPPED: &[(&str, &str)] = &[
     ("wasm-pkg/js/reply.css", "reply.css"),
     ("wasm-pkg/js/reply.css.d.ts", "reply.css.d.ts"),
@@ -217,6 +225,11 @@ const SHIPPED: &[(&str, &str)] = &[
     (
         "wasm-pkg/js/element/portal-reply.d.ts",
         "element/portal-reply.d.ts",
+    ),
+    ("wasm-pkg/js/react/portal-reply.js", "react/portal-reply.js"),
+    (
+        "wasm-pkg/js/react/portal-reply.d.ts",
+        "react/portal-reply.d.ts",
     ),
 ];
 
@@ -267,10 +280,10 @@ fn pack(package: &Path) -> anyhow::Result<PathBuf> {
     Ok(tarball)
 }
 
-/// The wasm budgets: printed, and an error when one is over. The markdown layer is the full
-/// engine's wasm without `ReplyView` less the one without markdown, and `ReplyView` with the
-/// drawer the full wasm less the one without it, each compressed whole.
-fn wasm_budgets(
+/// The budgets: printed, and an error when one is over. The markdown layer is the full engine's
+/// wasm without `ReplyView` less the one without markdown, and `ReplyView` with the drawer the
+/// full wasm less the one without it, each compressed whole; the React component is its file.
+fn budgets(
     package: &Path,
     without_markdown: &Path,
     without_reply_view: &Path,
@@ -279,6 +292,7 @@ fn wasm_budgets(
     let playout = sizes::measure(&[package.join("playout/portal_wasm_bg.wasm")])?;
     let without_markdown = sizes::measure(&[without_markdown.to_path_buf()])?;
     let without_reply_view = sizes::measure(&[without_reply_view.to_path_buf()])?;
+    let react = sizes::measure(&[package.join("react/portal-reply.js")])?;
     sizes::check(&[
         ("portal-wasm, full engine (wasm)", full, FULL_WASM_BUDGET),
         ("portal-wasm/playout (wasm)", playout, PLAYOUT_WASM_BUDGET),
@@ -292,6 +306,7 @@ fn wasm_budgets(
             full.minus(without_reply_view),
             REPLY_VIEW_BUDGET,
         ),
+        ("portal-wasm/react (JavaScript)", react, REACT_BUDGET),
     ])
 }
 

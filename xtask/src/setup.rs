@@ -132,6 +132,19 @@ fn wasm_target() -> anyhow::Result<()> {
     )
 }
 
+/// What `cargo xtask package` needs: what serving needs (the wasm target, wasm-bindgen, wasm-opt),
+/// the Node tools its checks use, and Chromium with the fonts; no database, proxy or Python tools.
+pub fn package() -> anyhow::Result<()> {
+    serving_tools()?;
+    node_tools(NodeTools::All)?;
+    apt_packages(
+        "Chromium, ChromeDriver and fonts are installed",
+        APT_PACKAGES,
+    )?;
+    println!("xtask: setup: what the npm package needs is installed");
+    Ok(())
+}
+
 /// Only PostgreSQL, for `cargo xtask postgres`.
 pub fn postgres() -> anyhow::Result<()> {
     apt_packages("PostgreSQL 15 is installed", POSTGRES_PACKAGES)?;

@@ -1,6 +1,8 @@
 // Pages bundled with esbuild from the installed package, played in headless Chromium: the React
-// example shows the streamed reply one whole character at a time and settles on the reply, and
-// ReplyView and <portal-reply> draw a streamed markdown reply and settle to the reloaded DOM.
+// example shows the streamed reply one whole character at a time and settles on the reply,
+// ReplyView and <portal-reply> draw a streamed markdown reply and settle to the reloaded DOM, and
+// portal-wasm/react's <PortalReply text> plays a growing text, draws a replaced one settled and
+// stops its frames when unmounted.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -9,6 +11,8 @@ import test from 'node:test';
 
 import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
+
+import { writeReadmeExample } from './readme.mjs';
 
 const out = 'page-dist';
 const types = { '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
@@ -115,6 +119,61 @@ test('ReplyView and <portal-reply> draw a streamed reply and settle to the reloa
       { name: 'InputError', field: 'options.reducedMotoin' });
     assert.deepEqual(errors, []);
     await page.screenshot({ path: join(out, 'reply-page.png'), fullPage: true });
+  } finally {
+    await browser.close();
+    close();
+  }
+});
+
+test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text and settles', async () => {
+  writeReadmeExample();
+  const { url, browser, close } = await bundled('react-page.tsx');
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (error) => errors.push(error));
+    page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+    await page.goto(url);
+    await page.waitForFunction(() => window.portalReactTest);
+    const { REPLY, OTHER } = await page.evaluate(() => window.portalReactTest);
+
+    const streamed = await page.evaluate(() => window.portalReactTest.streamed());
+    assert.equal(streamed.text, REPLY, 'onSettled gets the whole reply');
+    assert.equal(streamed.early, null, 'not settled while streaming');
+    assert.equal(streamed.live, streamed.reloaded, 'settles to the DOM drawReply draws');
+    assert.deepEqual(streamed.headings, ['The plan 👨‍👩‍👧‍👦'], 'the heading drawn as an element');
+    assert.deepEqual(streamed.items, ['trains 👩🏽‍💻', 'the Thai restaurant (น้ำ)'], 'the list drawn as elements');
+    assert.equal(streamed.drawnLength, REPLY.length);
+    assert.deepEqual(streamed.className.split(' ').sort(), ['chat', 'portal-reply']);
+    const ends = new Set(streamed.ends);
+    for (const length of streamed.drawn) assert.ok(ends.has(length), `whole characters drawn: ${length}`);
+    assert.ok(new Set(streamed.drawn).size > 3, 'drawn over many updates, not at once');
+    assert.ok(streamed.drawn.at(-1) < REPLY.length, 'still playing when the stream ended');
+
+    const replaced = await page.evaluate(() => window.portalReactTest.replaced());
+    assert.equal(replaced.atOnce, replaced.reloaded, 'a text that is not an extension is drawn settled at once');
+    assert.equal(replaced.later, replaced.reloaded, 'and stays so');
+    assert.match(replaced.atOnce, /<h1>Another reply<\/h1>/);
+
+    const reloaded = await page.evaluate(() => window.portalReactTest.reloaded());
+    assert.equal(reloaded.html, reloaded.reloaded, 'a first render not streaming is drawn settled');
+    assert.equal(reloaded.settled, REPLY, 'and reported settled');
+
+    const unmounted = await page.evaluate(() => window.portalReactTest.unmounted());
+    assert.ok(unmounted.whilePlaying > 0, 'frames were asked for while playing');
+    assert.equal(unmounted.afterUnmount, 0, 'no animation frame asked for after unmount');
+    assert.equal(unmounted.children, 0);
+
+    const readme = await page.evaluate(() => window.portalReactTest.readme());
+    assert.equal(readme.html, readme.reloaded, "the README's example plays an AI SDK text part and settles");
+    assert.ok(readme.playing, 'it was playing when the part was done');
+
+    const pushed = await page.evaluate(() => window.portalReactTest.pushed());
+    assert.equal(pushed.text, REPLY, 'the ref pushes chunks, some cut inside a surrogate pair');
+    assert.equal(pushed.live, pushed.reloaded);
+
+    assert.deepEqual(errors, []);
+    await page.screenshot({ path: join(out, 'react-page.png'), fullPage: true });
   } finally {
     await browser.close();
     close();

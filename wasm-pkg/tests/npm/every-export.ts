@@ -69,6 +69,13 @@ import initPlayout, * as playoutWeb from "portal-wasm/playout/web";
 import wasmUrl from "portal-wasm/portal_wasm_bg.wasm";
 import { definePortalReply, type PortalReplyElement, type ReplyViewClass } from "portal-wasm/element";
 import * as web from "portal-wasm/web";
+import {
+  createPortalReply,
+  type PortalReplyHandle,
+  type PortalReplyProps,
+  type ReplyViewClass as ReactReplyViewClass,
+} from "portal-wasm/react";
+import { createElement, createRef } from "react";
 import "portal-wasm/reply.css";
 import playoutWasmUrl from "portal-wasm/playout/portal_wasm_bg.wasm";
 
@@ -277,5 +284,20 @@ tagged.drawReply("# Reloaded");
 tagged.reset();
 tagged.cancel();
 element.settled.then((text: string) => console.log(text, element.drawnLength, element.view instanceof web.ReplyView));
+
+// The React component, fed the whole text so far, or pushed through its ref.
+const reactClass: ReactReplyViewClass = ReplyView;
+const ReactReply = createPortalReply(reactClass);
+createPortalReply(web.ReplyView);
+const props: PortalReplyProps = {
+  text: "# Hello 👋🏽", streaming: false, reducedMotion: true, className: "chat",
+  onSettled: (text: string) => console.log(text.length),
+};
+const handle = createRef<PortalReplyHandle>();
+const replyElement = createElement(ReactReply, { ...props, ref: handle });
+handle.current?.push("more");
+handle.current?.finish();
+handle.current?.cancel();
+console.log(replyElement, handle.current?.drawnLength);
 
 export { loaded, skills, summary, memoryDiagnostics };

@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import test from 'node:test';
 
+import { writeReadmeExample } from './readme.mjs';
+
 const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
 
 function typecheck(project) {
@@ -14,7 +16,10 @@ function typecheck(project) {
   assert.equal(result.status, 0, `tsc -p ${project}:\n${result.stdout}${result.stderr}`);
 }
 
-test('tsc --strict: every export, for bundlers and browsers', () => typecheck('tsconfig.json'));
+test('tsc --strict: every export, for bundlers and browsers', () => {
+  writeReadmeExample();
+  typecheck('tsconfig.json');
+});
 
 test('tsc --strict: the Node declarations (nodenext)', () => typecheck('tsconfig.node.json'));
 
