@@ -2,17 +2,19 @@
 // example shows the streamed reply one whole character at a time and settles on the reply,
 // ReplyView and <portal-reply> draw a streamed markdown reply and settle to the reloaded DOM, and
 // portal-wasm/react's <PortalReply text> plays a growing text, draws a replaced one settled and
-// stops its frames when unmounted.
+// stops its frames when unmounted, and the README's Vue 3 and Svelte 5 components draw a streamed
+// reply through <portal-reply> (a ref pushed into, attributes bound) and settle to the reloaded DOM.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join } from 'node:path';
 import test from 'node:test';
 
 import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
+import { compile } from 'svelte/compiler';
 
-import { writeReadmeExample } from './readme.mjs';
+import { writeReadmeExample, writeReadmeSection } from './readme.mjs';
 
 const out = 'page-dist';
 const types = { '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
@@ -28,7 +30,13 @@ async function bundled(entry) {
     jsx: 'automatic',
     outdir: out,
     loader: { '.wasm': 'file' },
-    define: { 'process.env.NODE_ENV': '"production"' },
+    define: {
+      'process.env.NODE_ENV': '"production"',
+      // Vue's esm-bundler build asks the bundler for its feature flags.
+      __VUE_OPTIONS_API__: 'true',
+      __VUE_PROD_DEVTOOLS__: 'false',
+      __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false',
+    },
     logLevel: 'warning',
   });
   const name = entry.replace(/\.tsx?$/, '');
@@ -178,4 +186,54 @@ test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text 
     await browser.close();
     close();
   }
+});
+
+/**
+ * The page `entry` of a framework, whose `window[api]` plays the README's component twice: with
+ * reduced-motion="true" (words never blurred) and "false" (words resolving from a blur).
+ */
+async function framework(entry, api) {
+  const { url, browser, close } = await bundled(entry);
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (error) => errors.push(error));
+    page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+    await page.goto(url);
+    await page.waitForFunction((api) => window[api], api);
+    const REPLY = await page.evaluate((api) => window[api].REPLY, api);
+    for (const motion of ['reduced', 'moving']) {
+      const played = await page.evaluate(([api, motion]) => window[api][motion](), [api, motion]);
+      assert.equal(played.text, REPLY, `${motion}: settled resolves with the whole reply`);
+      assert.equal(played.live, played.reloaded, `${motion}: settles to the DOM drawReply draws`);
+      assert.deepEqual(played.headings, ['The plan 👨‍👩‍👧‍👦'], `${motion}: the heading drawn as an element`);
+      assert.deepEqual(played.items, ['trains 👩🏽‍💻', 'the Thai restaurant (น้ำ)'], `${motion}: the list drawn as elements`);
+      assert.ok(played.className.split(' ').includes('chat'), `${motion}: the bound class: ${played.className}`);
+    }
+    const reduced = await page.evaluate((api) => window[api].reduced(), api);
+    assert.equal(reduced.reducedMotion, 'true');
+    assert.equal(reduced.dataReducedMotion, 'true', 'the bound reduced-motion reached the view');
+    assert.equal(reduced.blurred, 0, 'reduced-motion="true": no word drawn blurred');
+    const moving = await page.evaluate((api) => window[api].moving(), api);
+    assert.equal(moving.dataReducedMotion, 'false', 'the bound reduced-motion reached the view');
+    assert.ok(moving.words > 0 && moving.blurred > 0, 'reduced-motion="false": words resolve from a blur');
+    assert.deepEqual(errors, []);
+    await page.screenshot({ path: join(out, `${entry.replace(/\.ts$/, '')}.png`), fullPage: true });
+  } finally {
+    await browser.close();
+    close();
+  }
+}
+
+test("the README's Vue 3 component draws a streamed reply through <portal-reply>", async () => {
+  writeReadmeSection('In Vue', 'readme-vue.js');
+  await framework('vue-page.ts', 'portalVueTest');
+});
+
+test("the README's Svelte 5 component draws a streamed reply through <portal-reply>", async () => {
+  const source = writeReadmeSection('In Svelte', 'readme-svelte.svelte');
+  const { js, warnings } = compile(source, { filename: 'readme-svelte.svelte', generate: 'client' });
+  assert.deepEqual(warnings.map((w) => w.message), [], 'svelte/compiler has no warnings');
+  writeFileSync('readme-svelte.js', js.code);
+  await framework('svelte-page.ts', 'portalSvelteTest');
 });
