@@ -64,10 +64,7 @@ async function bundled(entry) {
 test('an esbuild bundle plays a reply in Chromium', async () => {
   const { url, browser, close } = await bundled('page.tsx');
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (error) => errors.push(error));
-    await page.goto(url);
+    const { page, errors } = await opened(browser, url);
     // Sample what the reply shows while it streams.
     const seen = [];
     while (seen.length < 400) {
@@ -99,10 +96,7 @@ test('an esbuild bundle plays a reply in Chromium', async () => {
 test('ReplyView and <portal-reply> draw a streamed reply and settle to the reloaded DOM', async () => {
   const { url, browser, close } = await bundled('reply-page.ts');
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (error) => errors.push(error));
-    await page.goto(url);
+    const { page, errors } = await opened(browser, url);
     await page.waitForFunction(() => window.portalTest);
     const reply = await page.evaluate(() => window.portalTest.REPLY);
 
@@ -137,11 +131,7 @@ test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text 
   writeReadmeExample();
   const { url, browser, close } = await bundled('react-page.tsx');
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (error) => errors.push(error));
-    page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
-    await page.goto(url);
+    const { page, errors } = await opened(browser, url, { consoleErrors: true });
     await page.waitForFunction(() => window.portalReactTest);
     const { REPLY, OTHER } = await page.evaluate(() => window.portalReactTest);
 
@@ -188,6 +178,18 @@ test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text 
   }
 });
 
+/** A new page of `browser` at `url`, and the errors it throws (and logs, with `consoleErrors`). */
+async function opened(browser, url, { consoleErrors = false } = {}) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error));
+  if (consoleErrors) {
+    page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+  }
+  await page.goto(url);
+  return { page, errors };
+}
+
 /**
  * The page `entry` of a framework, whose `window[api]` plays the README's component twice: with
  * reduced-motion="true" (words never blurred) and "false" (words resolving from a blur).
@@ -195,11 +197,7 @@ test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text 
 async function framework(entry, api) {
   const { url, browser, close } = await bundled(entry);
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (error) => errors.push(error));
-    page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
-    await page.goto(url);
+    const { page, errors } = await opened(browser, url, { consoleErrors: true });
     await page.waitForFunction((api) => window[api], api);
     const REPLY = await page.evaluate((api) => window[api].REPLY, api);
     for (const motion of ['reduced', 'moving']) {
