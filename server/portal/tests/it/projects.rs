@@ -463,55 +463,37 @@ async fn deleting_a_project_keeps_or_deletes_its_conversations_but_not_while_one
     let data = tempfile::tempdir().expect("tempdir");
     // A slow demo model, so that a turn is still running when the project is deleted.
     let server = common::start(data.path(), 1.0).await;
-    let client = &server.client;
-    let json_of = |response: reqwest::Response| async move {
-        let status = response.status();
-        (
-            status,
-            response.json::<Value>().await.unwrap_or(Value::Null),
-        )
-    };
-    let (_, made) = json_of(
-        client
-            .post(server.url("/api/projects"))
-            .json(&json!({ "name": "Herons" }))
-            .send()
-            .await
-            .expect("answered"),
-    )
-    .await;
-    let herons = made["id"].as_str().expect("id").to_string();
-    let (_, created) = json_of(
-        client
-            .post(server.url("/api/conversations"))
-            .json(&json!({ "project": herons }))
-            .send()
-            .await
-            .expect("answered"),
-    )
-    .await;
-    let running = created["id"].as_str().expect("id").to_string();
-    let quiet = {
-        let (_, created) = json_of(
-            client
-                .post(server.url("/api/conversations"))
-                .json(&json!({ "project": herons }))
-                .send()
-                .await
-                .expect("answered"),
+    let (_, made) = server
+        .call(
+            Method::POST,
+            "/api/projects",
+            Some(json!({ "name": "Herons" })),
         )
         .await;
+    let herons = made["id"].as_str().expect("id").to_string();
+    let (_, created) = server
+        .call(
+            Method::POST,
+            "/api/conversations",
+            Some(json!({ "project": herons })),
+        )
+        .await;
+    let running = created["id"].as_str().expect("id").to_string();
+    let quiet = {
+        let (_, created) = server
+            .call(
+                Method::POST,
+                "/api/conversations",
+                Some(json!({ "project": herons })),
+            )
+            .await;
         created["id"].as_str().expect("id").to_string()
     };
     let (status, _) = server.post_message(&running, "Count the herons").await;
     assert_eq!(status, 202);
 
-    let delete = |query: &'static str| {
-        client
-            .delete(server.url(&format!("/api/projects/{herons}?conversations={query}")))
-            .send()
-    };
-    let (status, body) = json_of(delete("delete").await.expect("answered")).await;
+    let deleting = |query: &str| format!("/api/projects/{herons}?conversations={query}");
+    let (status, body) = server.call(Method::DELETE, &deleting("delete"), None).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert!(
         body["error"]
@@ -530,63 +512,48 @@ async fn deleting_a_project_keeps_or_deletes_its_conversations_but_not_while_one
     assert_eq!(listed.len(), 2, "{page}");
     assert!(listed.iter().all(|(_, project)| **project == json!(herons)));
 
-    let (status, body) = json_of(delete("keep").await.expect("answered")).await;
+    let (status, body) = server.call(Method::DELETE, &deleting("keep"), None).await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
     let page = server.conversation_page().await;
     for c in page["conversations"].as_array().expect("listed") {
         assert_eq!(c["project"], Value::Null, "kept, out of any project: {c}");
     }
-    let (status, _) = json_of(
-        client
-            .get(server.url(&format!("/api/projects/{herons}")))
-            .send()
-            .await
-            .expect("answered"),
-    )
-    .await;
+    let (status, _) = server
+        .call(Method::GET, &format!("/api/projects/{herons}"), None)
+        .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     // A second project, deleted with its conversation.
-    let (_, made) = json_of(
-        client
-            .post(server.url("/api/projects"))
-            .json(&json!({ "name": "Egrets" }))
-            .send()
-            .await
-            .expect("answered"),
-    )
-    .await;
+    let (_, made) = server
+        .call(
+            Method::POST,
+            "/api/projects",
+            Some(json!({ "name": "Egrets" })),
+        )
+        .await;
     let egrets = made["id"].as_str().expect("id").to_string();
-    let (status, moved) = json_of(
-        client
-            .patch(server.url(&format!("/api/conversations/{quiet}")))
-            .json(&json!({ "project": egrets }))
-            .send()
-            .await
-            .expect("answered"),
-    )
-    .await;
+    let (status, moved) = server
+        .call(
+            Method::PATCH,
+            &format!("/api/conversations/{quiet}"),
+            Some(json!({ "project": egrets })),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{moved}");
-    let (status, _) = json_of(
-        client
-            .delete(server.url(&format!("/api/projects/{egrets}?conversations=delete")))
-            .send()
-            .await
-            .expect("answered"),
-    )
-    .await;
+    let (status, _) = server
+        .call(
+            Method::DELETE,
+            &format!("/api/projects/{egrets}?conversations=delete"),
+            None,
+        )
+        .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     assert_eq!(
         server.conversation_ids().await,
         std::slice::from_ref(&running)
     );
-    let (status, _) = json_of(
-        client
-            .get(server.url(&format!("/api/conversations/{quiet}")))
-            .send()
-            .await
-            .expect("answered"),
-    )
-    .await;
+    let (status, _) = server
+        .call(Method::GET, &format!("/api/conversations/{quiet}"), None)
+        .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }

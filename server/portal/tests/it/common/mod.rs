@@ -281,6 +281,26 @@ impl Server {
         format!("{}{path}", self.base)
     }
 
+    /// Sends `method` to `path`, with `body` as JSON when given; the answer's status and JSON
+    /// (null when it has none).
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (reqwest::StatusCode, serde_json::Value) {
+        let mut request = self.client.request(method, self.url(path));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("answered");
+        let status = response.status();
+        (
+            status,
+            response.json().await.unwrap_or(serde_json::Value::Null),
+        )
+    }
+
     pub async fn conversation(&self) -> String {
         let created: serde_json::Value = self
             .client
