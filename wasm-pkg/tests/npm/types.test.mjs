@@ -1,5 +1,6 @@
 // tsc --noEmit --strict over a TypeScript example that uses every export of every entry (for
-// bundlers and browsers), and over a Node module (nodenext resolution, the "node" condition).
+// bundlers and browsers), over a Node module (nodenext resolution, the "node" condition), and over
+// the Vite + AI SDK app (vite-chat/).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -22,6 +23,10 @@ test('tsc --strict: every export, for bundlers and browsers', () => {
 });
 
 test('tsc --strict: the Node declarations (nodenext)', () => typecheck('tsconfig.node.json'));
+
+// The AI SDK's declarations need Node's types, so the app is checked as Vite's templates check
+// theirs, with skipLibCheck: the package's own declarations are checked strictly above.
+test('tsc --strict: the Vite + AI SDK app', () => typecheck('vite-chat/tsconfig.json'));
 
 test('the TypeScript example names every export of every entry', () => {
   const example = readFileSync('every-export.ts', 'utf8');
