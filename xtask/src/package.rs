@@ -1,7 +1,8 @@
 //! `cargo xtask package`: the npm package of `portal-wasm` in `target/npm/portal-wasm/`, packed
 //! as `target/npm/portal-wasm-<version>.tgz`, and the checks a front-end team would make of it
 //! (`check`): the tarball installed into a fresh project, used from Node (ESM and CommonJS), from
-//! a page bundled with esbuild in headless Chromium, and by `tsc --strict`.
+//! pages bundled with esbuild and a Vite app with the AI SDK's `useChat` in headless Chromium, and
+//! by `tsc --strict`.
 //!
 //! Each build (the full engine, and playout alone) is one wasm file shared by three glues that
 //! wasm-bindgen writes for the same wasm: `portal_wasm.js` for bundlers (WebAssembly ESM
@@ -334,7 +335,7 @@ pub fn check(tarball: &Path) -> anyhow::Result<()> {
         ],
     )?;
     run::step_in(
-        "Using the installed package: Node ESM and CommonJS, an esbuild page in Chromium, tsc",
+        "Using the installed package: Node ESM and CommonJS, esbuild pages and a Vite app in Chromium, tsc",
         path_str(consumer)?,
         "node",
         &["--test", "--test-concurrency=1"],
