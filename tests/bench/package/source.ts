@@ -1,6 +1,6 @@
-// The bench's synthetic stream, shared by both pages: the chunks tests/bench/package.mjs made
-// (`window.portalBenchStream`: the reply, each chunk's text and when it is due), delivered by
-// timers from `start()`, and what the page reports on `window.portalBench`.
+// The bench's synthetic stream, shared by the package benches' pages: the chunks the runner made
+// (tests/bench/pages.mjs; `window.portalBenchStream`: the reply, each chunk's text and when it is
+// due), delivered by timers from `start()`, and what the page reports on `window.portalBench`.
 
 /** What the runner gives the page before its scripts run. */
 interface Stream {
@@ -22,6 +22,11 @@ export interface Report {
   settledAt: number;
   /** How much of the reply the page has drawn, in UTF-16 code units. */
   drawnLength(): number;
+  /**
+   * `false` where `drawnLength` is not where the drawn text ends (Streamdown's page, whose length
+   * is the text it was given): the recorder then skips its check of the DOM's last text.
+   */
+  checkDom?: boolean;
   /** The drawn text without white space (and without a code block's header). */
   drawnText(): string;
   start(): void;
