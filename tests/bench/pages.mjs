@@ -11,6 +11,7 @@ import * as esbuild from 'esbuild';
 import { root } from '../e2e/portal.mjs';
 import { readMetrics } from './metrics.mjs';
 import { lcg } from './reply.mjs';
+import { startTrace, topSelfThreadTime } from './trace.mjs';
 
 /** The stall: where in the stream (a share of its duration) and how long. */
 export const STALL_AT = 0.4;
@@ -22,6 +23,7 @@ const CHUNK_MAX = 40;
 const SCROLL_EVERY_MS = 250;
 
 const PACKAGE = join(root, 'target', 'npm', 'portal-wasm');
+const TRACE = Boolean(process.env.PORTAL_BENCH_TRACE);
 
 export const label = ({ chars, rate }) => `${chars.toLocaleString('en')} at ${rate} chars/s`;
 
@@ -177,8 +179,12 @@ ${existsSync(join(out, `${script}.css`)) ? `<link rel="stylesheet" href="${scrip
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-/** One run of `page` on `condition`: the stream played in a fresh tab, measured over the stream. */
-async function benchRun(browser, url, page, condition, stream) {
+/**
+ * One run of `page` on `condition`: the stream played in a fresh tab, measured over the stream.
+ * With `trace`, a Chromium trace over the whole stream prints the main thread's events by self
+ * time (tracing's own cost inflates that run's numbers).
+ */
+async function benchRun(browser, url, page, condition, stream, { trace = false } = {}) {
   const tab = await browser.newPage({ viewport: { width: 900, height: 900 } });
   tab.on('console', (message) => { if (message.type() === 'error') console.error(`page: ${message.text()}`); });
   tab.on('pageerror', (error) => console.error(`page: ${error}`));
@@ -198,6 +204,7 @@ async function benchRun(browser, url, page, condition, stream) {
   await tab.goto(`${url}/?page=${page.entry.replace(/\.tsx?$/, '')}`);
   await tab.waitForFunction(() => window.portalBench);
   await tab.waitForTimeout(500);
+  const stopTrace = trace ? await startTrace(cdp) : null;
   const start = readMetrics(await cdp.send('Performance.getMetrics'));
   await tab.evaluate(() => window.portalBench.start());
   const streamMs = stream.chunks.at(-1)[1];
@@ -208,6 +215,11 @@ async function benchRun(browser, url, page, condition, stream) {
     })]);
   } finally {
     clearTimeout(timer);
+  }
+  if (stopTrace) {
+    const events = await stopTrace();
+    console.log(`bench: ${page.name}, ${label(condition)}, traced:`);
+    console.log(topSelfThreadTime(events, (end.at - start.at) / 1000).join('\n'));
   }
   await tab.waitForTimeout(300);
   const result = await tab.evaluate(() => {
@@ -248,14 +260,15 @@ async function benchRun(browser, url, page, condition, stream) {
 
 /**
  * `repeats` runs of each of `pages` on `condition`, the pages alternating (which goes first too,
- * so neither always runs on a warmer machine); each page's runs by its id.
+ * so neither always runs on a warmer machine); each page's runs by its id. PORTAL_BENCH_TRACE=1
+ * traces each page's first repeat, whose numbers are then no good for judging.
  */
 export async function alternate(browser, url, pages, condition, stream, repeats) {
   const runs = Object.fromEntries(pages.map(({ id }) => [id, []]));
   for (let repeat = 0; repeat < repeats; repeat += 1) {
     const order = repeat % 2 === 0 ? pages : [...pages].reverse();
     for (const page of order) {
-      const run = await benchRun(browser, url, page, condition, stream);
+      const run = await benchRun(browser, url, page, condition, stream, { trace: TRACE && repeat === 0 });
       console.log(`bench:   ${page.name}: script ${run.scriptMs} ms, busy ${(run.busy * 100).toFixed(2)} %, `
         + `layout ${run.layoutMs} ms, ${run.splitFrames} frames inside a character`);
       runs[page.id].push(run);
