@@ -33,6 +33,16 @@ const CODE_LINES = [
   'return Ok(reply.trim_end().to_string());',
 ];
 
+/** Display formulas and inline maths for the markdown reply with maths (`$$…$$` and `$…$`). */
+const FORMULAS = [
+  '\\int_0^\\infty e^{-x^2}\\,dx = \\frac{\\sqrt{\\pi}}{2}',
+  '\\sum_{k=1}^{n} k^2 = \\frac{n(n+1)(2n+1)}{6}',
+  'e^{i\\pi} + 1 = 0',
+  '\\begin{pmatrix} a & b \\\\ c & d \\end{pmatrix}^{-1} = \\frac{1}{ad - bc}\\begin{pmatrix} d & -b \\\\ -c & a \\end{pmatrix}',
+  '\\nabla \\cdot \\mathbf{E} = \\frac{\\rho}{\\varepsilon_0}',
+];
+const INLINE_MATHS = ['$E = mc^2$', '$\\alpha_i + \\beta^{2}$', '$\\sqrt{x^2 + y^2}$', '$O(n \\log n)$', '$\\frac{a}{b} \\le 1$'];
+
 const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
 const words = new Intl.Segmenter('und', { granularity: 'word' });
 const clustersOf = (text) => [...graphemes.segment(text)].length;
@@ -78,8 +88,10 @@ export function proseReply(chars) {
 }
 
 /** The blocks replies use, each of chat size: headings, paragraphs with bold, italic, inline
- * code and links, bulleted, numbered and task lists, fenced code, tables and quotes. */
-export function markdownReply(chars) {
+ * code and links, bulleted, numbered and task lists, fenced code, tables and quotes; with `maths`
+ * also display formulas (`$$` on their own lines) and paragraphs with inline maths (`$…$`), one
+ * block in seven each. */
+export function markdownReply(chars, { maths = false } = {}) {
   const below = lcg(0x00DD_BA11);
   const sentence = () => SENTENCES[below(SENTENCES.length)];
   // A sentence with one of its first words bold, italic, code or a link, or none.
@@ -112,7 +124,7 @@ export function markdownReply(chars) {
   while (clusters < chars) {
     if (text) { text += '\n\n'; clusters += 2; }
     let block;
-    switch (below(12)) {
+    switch (below(maths ? 14 : 12)) {
       case 0: section += 1; block = `## ${section}. ${sentence().trimEnd()}`; break;
       case 1: case 2: case 3: case 4:
         block = Array.from({ length: 2 + below(4) }, decorated).join('').trimEnd(); break;
@@ -125,6 +137,10 @@ export function markdownReply(chars) {
         break;
       }
       case 10: block = table(); break;
+      case 12: block = `$$\n${FORMULAS[below(FORMULAS.length)]}\n$$`; break;
+      case 13:
+        block = `${decorated()}The bound is ${INLINE_MATHS[below(INLINE_MATHS.length)]} here. ${decorated()}`.trimEnd();
+        break;
       default: block = `> ${decorated().trimEnd()}`;
     }
     clusters += clustersOf(block);

@@ -4,8 +4,10 @@
 //! `PORTAL_TEST_POSTGRES`, `postgres.rs`), the usage report over 1,000,000 rows on both
 //! databases (the same PostgreSQL), a call's prompt from storage, the conversation list at
 //! 10,000 conversations, then the browser playout bench, which writes `target/bench/playout.json`
-//! and prints a table, and the npm package's bench (the README's markdown loop against the
-//! package's `ReplyView`), which writes `target/bench/package.json` (`docs/bench.md`).
+//! and prints a table, the npm package's bench (the README's markdown loop against the
+//! package's `ReplyView`), which writes `target/bench/package.json`, and the Streamdown bench
+//! (`<Streamdown>` against `<PortalReply>`), which writes `target/bench/streamdown.json`
+//! (`docs/bench.md`).
 
 use crate::{build_web, package, postgres, run, setup};
 
@@ -79,5 +81,10 @@ pub fn all() -> anyhow::Result<()> {
         "Running the package's bench (the README's markdown loop against ReplyView)",
         "node",
         &["tests/bench/package.mjs"],
+    )?;
+    run::step(
+        "Running the Streamdown bench (<Streamdown> against <PortalReply>, maths and code)",
+        "node",
+        &["tests/bench/streamdown.mjs"],
     )
 }
