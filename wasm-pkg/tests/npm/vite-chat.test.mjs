@@ -172,17 +172,19 @@ test('a Vite + React 19 app with the AI SDK useChat draws the streamed reply thr
     await page.getByRole('button', { name: 'Send' }).click();
     await page.waitForSelector('main[data-status="streaming"]');
     await page.waitForSelector('main[data-status="ready"]', { timeout: 30_000 });
-    // The stream is over; the reply plays out about 0.6 s behind it, then settles.
+    // The stream is over; the reply plays out about 0.6 s behind it, then settles. One that
+    // never settles to the expected DOM fails the comparison below, which shows both.
     const expected = await page.evaluate((reply) => {
       const element = document.createElement('div');
       window.portalReplyView.drawReply(element, reply);
       return element.innerHTML;
     }, REPLY);
-    const live = () => page.evaluate(() => document.querySelector('article.assistant .portal-reply')?.innerHTML);
-    await page.waitForFunction((html) => document.querySelector('article.assistant .portal-reply')?.innerHTML === html,
-      expected, { timeout: 20_000 }).catch(() => {});
+    const drawn = 'article.assistant .portal-reply';
+    await page.waitForFunction(([drawn, html]) => document.querySelector(drawn)?.innerHTML === html,
+      [drawn, expected], { timeout: 20_000 }).catch(() => {});
     assert.deepEqual(asked, [QUESTION], 'the route got the typed message');
-    assert.equal(await live(), expected, 'the reply settles to the DOM ReplyView.drawReply draws for the same text');
+    assert.equal(await page.evaluate((drawn) => document.querySelector(drawn)?.innerHTML, drawn), expected,
+      'the reply settles to the DOM ReplyView.drawReply draws for the same text');
 
     const { samples, seen } = await page.evaluate(() => window.__samples);
     assert.equal(seen.replies, 1, 'one reply drawn, through <PortalReply>');
