@@ -17,10 +17,11 @@ use portal_core::playout::{Frame, Playout, Reveals};
 use wasm_bindgen::JsCast;
 use web_sys::Element;
 
-use crate::describe::{Drawing, Node, describe};
+use crate::describe::{Described, Drawing, Node, describe};
+use crate::diagram;
 use crate::page::{document, element, prefers_reduced_motion};
 use crate::patch::{Drawer, caret_home, group, resolving_class};
-use crate::{OnCode, Options};
+use crate::{Diagrams, OnCode, Options};
 
 /// What follows a screen's frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +57,7 @@ pub struct LiveDrawing {
     /// The caret breathes by a CSS animation (`.caret.resting`).
     caret_resting: bool,
     on_code: Option<OnCode>,
+    diagrams: Option<Diagrams>,
 }
 
 impl std::fmt::Debug for LiveDrawing {
@@ -100,6 +102,7 @@ impl LiveDrawing {
             caret,
             caret_resting: false,
             on_code: options.on_code.clone(),
+            diagrams: options.diagrams.clone(),
         }
     }
 
@@ -281,7 +284,8 @@ impl LiveDrawing {
 
     /// Draws the blocks at `indices` (with their words resolving if `resolving` and motion is not
     /// reduced), patching the drawings that changed, and removes drawn blocks the markdown no
-    /// longer has.
+    /// longer has. A settled block of a diagram language is drawn as its container, and handed
+    /// to the host once the container is in the page.
     fn draw_blocks(&mut self, indices: impl Iterator<Item = usize>, resolving: bool, now: f64) {
         let document = document();
         let resolving = resolving && self.pacing.words_resolve();
@@ -293,8 +297,11 @@ impl LiveDrawing {
             drawn,
             resolving: unresolved,
             words,
+            diagrams,
             ..
         } = self;
+        let diagrams = diagrams.as_ref();
+        let mut containers = Vec::new();
         let mut drawer = Drawer::new(&document, now, words);
         let blocks = markdown.blocks();
         let settled = markdown.settled();
@@ -306,31 +313,52 @@ impl LiveDrawing {
             let Some(block) = blocks.get(index) else {
                 continue;
             };
-            let described = describe(block, drawing);
+            let diagram = (index < settled)
+                .then(|| diagram::find(block, diagrams))
+                .flatten();
+            let described = match &diagram {
+                Some(diagram) => Described {
+                    node: diagram.node(),
+                    resolved_by: None,
+                },
+                None => describe(block, drawing),
+            };
             unresolved.retain(|&(i, _)| i != index);
             if let Some(until) = described.resolved_by {
                 unresolved.push((index, until));
             }
             // Drawn with no word resolving, a description is what a reloaded reply draws.
             let done = index < settled && described.resolved_by.is_none();
-            match drawn.get_mut(index) {
-                Some(old) if old.node == described.node => old.done = done,
+            // The element drawn anew for the block, if it was not patched or left as it was.
+            let fresh = match drawn.get_mut(index) {
+                Some(old) if old.node == described.node => {
+                    old.done = done;
+                    None
+                }
                 Some(old) => {
-                    if let Some(fresh) = drawer.patch(&old.element, &old.node, &described.node) {
-                        old.element = fresh;
+                    let fresh = drawer.patch(&old.element, &old.node, &described.node);
+                    if let Some(fresh) = &fresh {
+                        old.element = fresh.clone();
                     }
                     old.node = described.node;
                     old.done = done;
+                    fresh
                 }
                 None => {
                     let element = drawer.render(&described.node);
                     let _ = group(&document, body, groups, index).append_child(&element);
                     drawn.push(DrawnBlock {
-                        element,
+                        element: element.clone(),
                         node: described.node,
                         done,
                     });
+                    Some(element)
                 }
+            };
+            // A container is empty when drawn (a different description replaces, never
+            // patches, it), and left alone while it stays one: it is handed over once.
+            if let (Some(diagram), Some(container)) = (diagram, fresh) {
+                containers.push((diagram, container));
             }
         }
         for block in drawn.drain(blocks.len().min(drawn.len())..) {
@@ -340,6 +368,11 @@ impl LiveDrawing {
         }
         drawer.finish();
         unresolved.retain(|&(index, _)| index < blocks.len());
+        if let Some(diagrams) = diagrams {
+            for (diagram, container) in containers {
+                diagram.draw(diagrams, container.unchecked_ref());
+            }
+        }
     }
 
     /// Puts the caret after the last drawn text.
