@@ -12,6 +12,7 @@
 
 mod copy;
 mod describe;
+#[cfg(feature = "diagrams")]
 mod diagram;
 mod live;
 pub mod page;
@@ -20,9 +21,12 @@ mod reply;
 
 use std::rc::Rc;
 
+#[cfg(feature = "diagrams")]
 use wasm_bindgen::JsCast;
 use web_sys::Element;
 
+#[cfg(feature = "diagrams")]
+pub use diagram::{Diagrams, DrawDiagram};
 pub use live::{LiveDrawing, Next};
 pub use reply::LiveReply;
 
@@ -40,45 +44,20 @@ pub struct Options {
     /// blocks (the web app passes its highlighter). It is called while the reply is drawn, so it
     /// must not call back into the reply.
     pub on_code: Option<OnCode>,
-    /// Fenced code blocks the host draws as diagrams, once each has settled.
+    /// Fenced code blocks the host draws as diagrams, once each has settled (the `diagrams`
+    /// feature).
+    #[cfg(feature = "diagrams")]
     pub diagrams: Option<Diagrams>,
 }
 
 /// What [`Options::on_code`] calls with a settled reply's body.
 pub type OnCode = Rc<dyn Fn(&Element)>;
 
-/// Fenced code blocks of some languages (`mermaid`, or any a host names) drawn by the host, with
-/// the library its page already loads. Once such a top-level block has settled (never while it
-/// plays out), the drawer draws an empty `<div class="diagram" data-language="…">` in place of
-/// the code and calls [`Diagrams::draw`] once with it; the drawer never changes what the host
-/// draws inside.
-#[derive(Clone)]
-pub struct Diagrams {
-    /// The languages drawn as diagrams: a code block's language (its info string's first word)
-    /// matches one without regard to ASCII case.
-    pub languages: Vec<String>,
-    /// Called with the empty container, the block's source and the language as named in
-    /// [`Diagrams::languages`], while the reply is drawn: it must not call back into the reply.
-    pub draw: DrawDiagram,
-}
-
-/// What [`Diagrams::draw`] calls: `(container, source, language)`.
-pub type DrawDiagram = Rc<dyn Fn(&Element, &str, &str)>;
-
 impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
             .field("reduced_motion", &self.reduced_motion)
             .field("on_code", &self.on_code.is_some())
-            .field("diagrams", &self.diagrams)
-            .finish()
-    }
-}
-
-impl std::fmt::Debug for Diagrams {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Diagrams")
-            .field("languages", &self.languages)
             .finish_non_exhaustive()
     }
 }
@@ -96,18 +75,17 @@ pub fn draw_reply(body: &Element, reply: &str, options: &Options) {
     let mut groups = Vec::new();
     let mut words = Vec::new();
     let mut drawer = Drawer::new(&document, 0.0, &mut words);
-    let diagrams = options.diagrams.as_ref();
     for (index, block) in portal_core::markdown::parse(reply).iter().enumerate() {
-        let diagram = diagram::find(block, diagrams);
-        let node = match &diagram {
-            Some(diagram) => diagram.node(),
-            None => describe(block, drawing).node,
-        };
-        let drawn = drawer.render(&node);
-        let _ = group(&document, body, &mut groups, index).append_child(&drawn);
-        if let (Some(diagram), Some(diagrams)) = (diagram, diagrams) {
-            diagram.draw(diagrams, drawn.unchecked_ref());
+        let group = group(&document, body, &mut groups, index);
+        #[cfg(feature = "diagrams")]
+        if let Some(diagram) = diagram::find(block, options.diagrams.as_ref()) {
+            let container = drawer.render(&diagram.node());
+            let _ = group.append_child(&container);
+            diagram.draw(container.unchecked_ref());
+            continue;
         }
+        let described = describe(block, drawing);
+        let _ = group.append_child(&drawer.render(&described.node));
     }
     if let Some(on_code) = &options.on_code {
         on_code(body);

@@ -1,13 +1,16 @@
 //! The drawer in a browser (rules R7, R8, R10, R14): live replies driven frame by frame on a
 //! virtual clock through `LiveDrawing`, the drawing `LiveReply` runs on the page's frames, and
 //! one `LiveReply` on the page's own. Nothing here sleeps but the last test, which waits for the
-//! page's frames.
+//! page's frames. The diagram test needs the `diagrams` feature (`wasm-pack test --headless
+//! --chrome -- --features diagrams`, as `cargo xtask test` runs them).
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use portal_drawer::{Diagrams, LiveDrawing, LiveReply, Next, Options, draw_reply};
+#[cfg(feature = "diagrams")]
+use portal_drawer::Diagrams;
+use portal_drawer::{LiveDrawing, LiveReply, Next, Options, draw_reply};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{Element, Node};
@@ -399,7 +402,6 @@ type Calls = Rc<RefCell<Vec<String>>>;
 fn code_hook(calls: &Calls) -> Options {
     let seen = calls.clone();
     Options {
-        reduced_motion: Some(false),
         on_code: Some(Rc::new(move |body: &Element| {
             let code = body
                 .query_selector("pre code")
@@ -408,7 +410,7 @@ fn code_hook(calls: &Calls) -> Options {
             seen.borrow_mut()
                 .push(format!("{} {:?}", body.class_name(), code.flatten()));
         })),
-        ..Options::default()
+        ..options(false)
     }
 }
 
@@ -450,10 +452,10 @@ fn the_code_hook_gets_each_reply_once_it_is_settled_never_while_it_plays_out() {
 
 /// Options drawing `mermaid` and `dot` blocks: the hook notes each call and draws a `<figure>`
 /// holding the source into the container, as a page's diagram library would.
+#[cfg(feature = "diagrams")]
 fn diagram_hook(calls: &Calls) -> Options {
     let seen = calls.clone();
     Options {
-        reduced_motion: Some(false),
         diagrams: Some(Diagrams {
             languages: vec!["mermaid".to_string(), "dot".to_string()],
             draw: Rc::new(move |container: &Element, source: &str, language: &str| {
@@ -471,10 +473,11 @@ fn diagram_hook(calls: &Calls) -> Options {
                 container.append_child(&figure).unwrap();
             }),
         }),
-        ..Options::default()
+        ..options(false)
     }
 }
 
+#[cfg(feature = "diagrams")]
 #[wasm_bindgen_test]
 fn a_diagram_block_is_handed_over_once_it_settles_and_its_drawing_stays() {
     let calls = Calls::default();

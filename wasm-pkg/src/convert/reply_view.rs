@@ -27,7 +27,9 @@ pub fn options(options: Option<&JsValue>) -> Result<ViewOptions, JsValue> {
     let Some(options) = options.filter(|o| !o.is_undefined() && !o.is_null()) else {
         return Ok(read);
     };
-    for (name, value) in fields(options, "options", "{ reducedMotion: true }")? {
+    for key in fields(options, "options", "{ reducedMotion: true }")? {
+        let name = key.as_string().unwrap_or_default();
+        let value = js_sys::Reflect::get(options, &key).unwrap_or(JsValue::UNDEFINED);
         let field = format!("options.{name}");
         if !["reducedMotion", "highlightCode", "diagrams"].contains(&name.as_str()) {
             return Err(input_error(
@@ -66,7 +68,8 @@ fn diagrams(value: &JsValue) -> Result<(Vec<String>, js_sys::Function), JsValue>
     let example = "{ languages: [\"mermaid\"], draw(element, source, language) { … } }";
     let mut languages = vec!["mermaid".to_string()];
     let mut draw = None;
-    for (name, value) in fields(value, "options.diagrams", example)? {
+    for key in fields(value, "options.diagrams", example)? {
+        let name = key.as_string().unwrap_or_default();
         let field = format!("options.diagrams.{name}");
         if name != "languages" && name != "draw" {
             return Err(input_error(
@@ -74,6 +77,7 @@ fn diagrams(value: &JsValue) -> Result<(Vec<String>, js_sys::Function), JsValue>
                 "is not a diagrams option; they are languages and draw",
             ));
         }
+        let value = js_sys::Reflect::get(value, &key).unwrap_or(JsValue::UNDEFINED);
         if value.is_undefined() {
             continue;
         }
@@ -108,26 +112,26 @@ fn names(field: &str, value: &JsValue) -> Result<Vec<String>, JsValue> {
         ));
     }
     let array: &js_sys::Array = value.unchecked_ref();
-    array
-        .iter()
-        .enumerate()
-        .map(|(index, name)| {
-            name.as_string().ok_or_else(|| {
-                input_error(
-                    &format!("{field}[{index}]"),
-                    &format!(
-                        "must be a language name (a string) such as \"mermaid\", not {}",
-                        describe(&name)
-                    ),
-                )
-            })
-        })
-        .collect()
+    let mut names = Vec::new();
+    for index in 0..array.length() {
+        let name = array.get(index);
+        let Some(name) = name.as_string() else {
+            return Err(input_error(
+                &format!("{field}[{index}]"),
+                &format!(
+                    "must be a language name (a string) such as \"mermaid\", not {}",
+                    describe(&name)
+                ),
+            ));
+        };
+        names.push(name);
+    }
+    Ok(names)
 }
 
-/// A plain object's own fields with their values; anything else is refused, with an example of
-/// what is wanted.
-fn fields(value: &JsValue, field: &str, example: &str) -> Result<Vec<(String, JsValue)>, JsValue> {
+/// A plain object's own fields' names; anything else is refused, with an example of what is
+/// wanted.
+fn fields(value: &JsValue, field: &str, example: &str) -> Result<js_sys::Array, JsValue> {
     if !value.is_object() || js_sys::Array::is_array(value) || value.is_function() {
         return Err(input_error(
             field,
@@ -137,14 +141,9 @@ fn fields(value: &JsValue, field: &str, example: &str) -> Result<Vec<(String, Js
             ),
         ));
     }
-    let object: &js_sys::Object = value.unchecked_ref();
-    Ok(js_sys::Object::keys(object)
-        .iter()
-        .map(|key| {
-            let value = js_sys::Reflect::get(object, &key).unwrap_or(JsValue::UNDEFINED);
-            (key.as_string().unwrap_or_default(), value)
-        })
-        .collect())
+    Ok(js_sys::Object::keys(
+        value.unchecked_ref::<js_sys::Object>(),
+    ))
 }
 
 /// A function, or an error saying what the field's function is for.
