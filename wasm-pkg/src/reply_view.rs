@@ -62,7 +62,8 @@ const CLASS: &str = "portal-reply";
 /// the stream ends, and the view plays it out about 0.6 s behind, one whole character at a time,
 /// as markdown without flashes of raw syntax, on its own animation frames, then settles it to
 /// plain text (`settled`). Style it with `portal-wasm/reply.css`. The view owns the element's
-/// children; give it an empty element. Every string is drawn as text, never as HTML.
+/// children; give it an empty element. Every string is drawn as text, never as HTML. Its options
+/// colour the code (`highlightCode`) and draw the diagrams (`diagrams`) once they settled.
 #[wasm_bindgen]
 pub struct ReplyView {
     live: LiveReply,
