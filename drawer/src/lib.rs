@@ -12,6 +12,8 @@
 
 mod copy;
 mod describe;
+#[cfg(feature = "diagrams")]
+mod diagram;
 mod live;
 pub mod page;
 mod patch;
@@ -19,8 +21,12 @@ mod reply;
 
 use std::rc::Rc;
 
+#[cfg(feature = "diagrams")]
+use wasm_bindgen::JsCast;
 use web_sys::Element;
 
+#[cfg(feature = "diagrams")]
+pub use diagram::{Diagrams, DrawDiagram};
 pub use live::{LiveDrawing, Next};
 pub use reply::LiveReply;
 
@@ -35,8 +41,13 @@ pub struct Options {
     /// (`prefers-reduced-motion`).
     pub reduced_motion: Option<bool>,
     /// Called with a reply's body once it is drawn settled, for a host that colours its code
-    /// blocks (the web app passes its highlighter).
+    /// blocks (the web app passes its highlighter). It is called while the reply is drawn, so it
+    /// must not call back into the reply.
     pub on_code: Option<OnCode>,
+    /// Fenced code blocks the host draws as diagrams, once each has settled (the `diagrams`
+    /// feature).
+    #[cfg(feature = "diagrams")]
+    pub diagrams: Option<Diagrams>,
 }
 
 /// What [`Options::on_code`] calls with a settled reply's body.
@@ -47,7 +58,7 @@ impl std::fmt::Debug for Options {
         f.debug_struct("Options")
             .field("reduced_motion", &self.reduced_motion)
             .field("on_code", &self.on_code.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -65,9 +76,16 @@ pub fn draw_reply(body: &Element, reply: &str, options: &Options) {
     let mut words = Vec::new();
     let mut drawer = Drawer::new(&document, 0.0, &mut words);
     for (index, block) in portal_core::markdown::parse(reply).iter().enumerate() {
+        let group = group(&document, body, &mut groups, index);
+        #[cfg(feature = "diagrams")]
+        if let Some(diagram) = diagram::find(block, options.diagrams.as_ref()) {
+            let container = drawer.render(&diagram.node());
+            let _ = group.append_child(&container);
+            diagram.draw(container.unchecked_ref());
+            continue;
+        }
         let described = describe(block, drawing);
-        let _ = group(&document, body, &mut groups, index)
-            .append_child(&drawer.render(&described.node));
+        let _ = group.append_child(&drawer.render(&described.node));
     }
     if let Some(on_code) = &options.on_code {
         on_code(body);
@@ -89,7 +107,7 @@ const WARM_UP_FRAMES: usize = 200;
 pub fn warm_up() {
     let options = Options {
         reduced_motion: Some(false),
-        on_code: None,
+        ..Options::default()
     };
     let mut live = LiveDrawing::new(element(&document(), "div"), &options);
     let _ = live.push(WARM_UP, 0.0);

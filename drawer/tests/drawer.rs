@@ -1,12 +1,15 @@
 //! The drawer in a browser (rules R7, R8, R10, R14): live replies driven frame by frame on a
 //! virtual clock through `LiveDrawing`, the drawing `LiveReply` runs on the page's frames, and
 //! one `LiveReply` on the page's own. Nothing here sleeps but the last test, which waits for the
-//! page's frames.
+//! page's frames. The diagram test needs the `diagrams` feature (`wasm-pack test --headless
+//! --chrome -- --features diagrams`, as `cargo xtask test` runs them).
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
+#[cfg(feature = "diagrams")]
+use portal_drawer::Diagrams;
 use portal_drawer::{LiveDrawing, LiveReply, Next, Options, draw_reply};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
@@ -20,7 +23,7 @@ const FRAME_MS: f64 = 33.4;
 fn options(reduced_motion: bool) -> Options {
     Options {
         reduced_motion: Some(reduced_motion),
-        on_code: None,
+        ..Options::default()
     }
 }
 
@@ -43,9 +46,13 @@ struct Live {
 
 impl Live {
     fn new(reduced_motion: bool) -> Self {
+        Live::with(options(reduced_motion))
+    }
+
+    fn with(options: Options) -> Self {
         let body = body();
         Live {
-            drawing: LiveDrawing::new(body.clone(), &options(reduced_motion)),
+            drawing: LiveDrawing::new(body.clone(), &options),
             body,
             now: 0.0,
             settled: None,
@@ -386,4 +393,165 @@ fn a_code_blocks_copy_button_works_wherever_the_reply_is_drawn() {
         button.click();
         assert_eq!(button.text_content().as_deref(), Some("Copied"));
     }
+}
+
+/// The calls a hook got: what it was called with, written as text.
+type Calls = Rc<RefCell<Vec<String>>>;
+
+/// Options whose code hook notes each body it is called with (by its class) and what it holds.
+fn code_hook(calls: &Calls) -> Options {
+    let seen = calls.clone();
+    Options {
+        on_code: Some(Rc::new(move |body: &Element| {
+            let code = body
+                .query_selector("pre code")
+                .unwrap()
+                .map(|c| c.text_content());
+            seen.borrow_mut()
+                .push(format!("{} {:?}", body.class_name(), code.flatten()));
+        })),
+        ..options(false)
+    }
+}
+
+#[wasm_bindgen_test]
+fn the_code_hook_gets_each_reply_once_it_is_settled_never_while_it_plays_out() {
+    let calls = Calls::default();
+    let reply = "Some code:\n\n```rust\nfn main() {}\n```\n\nAnd words after it, played out.";
+    let mut live = Live::with(code_hook(&calls));
+    for chunk in reply.as_bytes().chunks(5) {
+        live.push(std::str::from_utf8(chunk).unwrap());
+        live.play(FRAME_MS);
+        assert_eq!(
+            *calls.borrow(),
+            Vec::<String>::new(),
+            "not while it plays out"
+        );
+    }
+    live.play_out();
+    assert!(live.settled.is_none());
+    assert_eq!(
+        *calls.borrow(),
+        Vec::<String>::new(),
+        "not before it settles"
+    );
+    live.finish();
+    live.play(5_000.0);
+    assert_eq!(live.settled.as_deref(), Some(reply));
+    let once = vec![r#"body Some("fn main() {}\n")"#.to_string()];
+    assert_eq!(*calls.borrow(), once, "once, with the settled body");
+    live.play(1_000.0);
+    assert_eq!(*calls.borrow(), once);
+
+    let reloaded = body();
+    reloaded.set_class_name("reloaded");
+    draw_reply(&reloaded, reply, &code_hook(&calls));
+    assert_eq!(calls.borrow().len(), 2);
+    assert_eq!(calls.borrow()[1], r#"reloaded Some("fn main() {}\n")"#);
+}
+
+/// Options drawing `mermaid` and `dot` blocks: the hook notes each call and draws a `<figure>`
+/// holding the source into the container, as a page's diagram library would.
+#[cfg(feature = "diagrams")]
+fn diagram_hook(calls: &Calls) -> Options {
+    let seen = calls.clone();
+    Options {
+        diagrams: Some(Diagrams {
+            languages: vec!["mermaid".to_string(), "dot".to_string()],
+            draw: Rc::new(move |container: &Element, source: &str, language: &str| {
+                seen.borrow_mut().push(format!(
+                    "{} {:?} {language}: {source:?}",
+                    container.class_name(),
+                    container.get_attribute("data-language"),
+                ));
+                let figure = container
+                    .owner_document()
+                    .unwrap()
+                    .create_element("figure")
+                    .unwrap();
+                figure.set_text_content(Some(source));
+                container.append_child(&figure).unwrap();
+            }),
+        }),
+        ..options(false)
+    }
+}
+
+#[cfg(feature = "diagrams")]
+#[wasm_bindgen_test]
+fn a_diagram_block_is_handed_over_once_it_settles_and_its_drawing_stays() {
+    let calls = Calls::default();
+    let reply = "A flow:\n\n```Mermaid\ngraph TD\n  A-->B\n```\n\n```rust\nlet a = 1;\n```\n\n\
+        Words after the diagram keep playing out for a while, frame after frame.\n\n```dot\ndigraph { a }\n```";
+    let mut live = Live::with(diagram_hook(&calls));
+    let mut figure = None;
+    for chunk in reply.as_bytes().chunks(3) {
+        live.push(std::str::from_utf8(chunk).unwrap());
+        live.play(FRAME_MS);
+        assert!(
+            live.all(".diagram .caret").is_empty(),
+            "the caret stays out of a diagram"
+        );
+        let drawn = live.all(".diagram figure");
+        match (&figure, drawn.first()) {
+            (None, Some(first)) => figure = Some(first.clone()),
+            (Some(kept), Some(first)) => assert!(kept.is_same_node(Some(first)), "kept as drawn"),
+            (Some(_), None) => panic!("the diagram's drawing went: {}", live.body.inner_html()),
+            (None, None) => {
+                assert_eq!(
+                    *calls.borrow(),
+                    Vec::<String>::new(),
+                    "not while the block plays out"
+                );
+            }
+        }
+    }
+    live.play_out();
+    assert!(live.settled.is_none());
+    let mermaid = r#"diagram Some("mermaid") mermaid: "graph TD\n  A-->B\n""#.to_string();
+    assert_eq!(
+        *calls.borrow(),
+        vec![mermaid.clone()],
+        "once, as the language is named"
+    );
+    assert!(
+        figure
+            .unwrap()
+            .is_same_node(Some(&live.one(".diagram figure")))
+    );
+    assert_eq!(
+        live.all(".code-block").len(),
+        2,
+        "the rust block and the dot block still playing"
+    );
+    live.finish();
+    while live.settled.is_none() && live.now < 10_000.0 {
+        live.play(FRAME_MS);
+        assert!(
+            live.all(".diagram .caret").is_empty(),
+            "the caret stays out of a diagram"
+        );
+    }
+    assert_eq!(live.settled.as_deref(), Some(reply));
+    let dot = r#"diagram Some("dot") dot: "digraph { a }\n""#.to_string();
+    assert_eq!(*calls.borrow(), vec![mermaid.clone(), dot.clone()]);
+    assert_eq!(
+        live.all(".code-block").len(),
+        1,
+        "{}",
+        live.body.inner_html()
+    );
+    assert!(live.all(".caret").is_empty());
+
+    let reloaded = body();
+    draw_reply(&reloaded, reply, &diagram_hook(&calls));
+    assert_eq!(
+        *calls.borrow(),
+        vec![mermaid.clone(), dot.clone(), mermaid, dot]
+    );
+    assert_eq!(
+        live.body.inner_html(),
+        reloaded.inner_html(),
+        "R10, with the same hook"
+    );
 }

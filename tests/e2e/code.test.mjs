@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openPortal, root, scanBoth, shots } from './portal.mjs';
-import { LANGUAGES, REQUIRES } from '../../web/highlight/paint.js';
 
 /** The texts of the code ranges named `code-KIND` inside `selector`'s code. */
 const coloured = (page, selector, kind) => page.evaluate(([selector, kind]) => {
@@ -47,11 +46,14 @@ test('a code block is coloured once its reply settles, the same after a reload',
     assert.equal(await page.locator('[data-turn="1"] .code-block').evaluate((b) => b.outerHTML), settled,
       'a reloaded reply draws the same DOM (R10)');
 
-    // Every file the highlighter may load is served.
-    const files = new Set(['core', ...LANGUAGES, ...Object.values(REQUIRES)]);
-    for (const name of files) {
-      const answer = await fetch(`${portal.url}/highlight/prism-${name}.min.js`);
-      assert.equal(answer.status, 200, `prism-${name}.min.js is served`);
+    // Every file the highlighter may import is served.
+    const paint = readFileSync(join(root, 'web', 'highlight', 'paint.js'), 'utf8');
+    const files = [...paint.matchAll(/import\("\.\/(prism\/prism-[\w]+\.min\.js)"\)/g)].map((m) => m[1]);
+    assert.ok(files.length >= 23, `paint.js imports Prism's core and its languages: ${files}`);
+    for (const file of files) {
+      const answer = await fetch(`${portal.url}/highlight/${file}`);
+      assert.equal(answer.status, 200, `${file} is served`);
+      assert.match(answer.headers.get('content-type') ?? '', /javascript/, `${file} is served as JavaScript`);
     }
   } finally {
     await close();

@@ -2,7 +2,10 @@
 //! Portal's web app draws its own replies with (markdown blocks patched in place, words resolving
 //! from a blur, the caret, settling to plain text, reduced motion), on its own animation frames.
 
-use portal_drawer::{LiveReply, Options};
+use std::rc::Rc;
+
+use portal_drawer::{Diagrams, LiveReply, Options};
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::playout::Utf16Tail;
@@ -11,8 +14,10 @@ use crate::convert::reply_view as convert;
 #[wasm_bindgen(typescript_custom_section)]
 const REPLY_VIEW_TYPES: &'static str = r#"
 /**
- * How a `ReplyView` draws. Any other field, or a value that is not a boolean, throws an
- * `InputError` naming the field.
+ * How a `ReplyView` draws. Any other field, or a value of the wrong type, throws an `InputError`
+ * naming the field. The hooks are called in a microtask after the drawing that calls for them,
+ * so they may call the view; what one throws is reported as an uncaught error and the drawing
+ * goes on.
  */
 export interface ReplyViewOptions {
   /**
@@ -20,6 +25,33 @@ export interface ReplyViewOptions {
    * whatever the system asks. Without it the view follows `prefers-reduced-motion`.
    */
   reducedMotion?: boolean;
+  /**
+   * Colours the reply's code: called with the view's element once the reply is drawn settled
+   * (never while it plays out; once per reply). `highlightCode` from `portal-wasm/highlight`
+   * colours each `.code-block`'s `pre code` by its `.code-language` without changing the DOM;
+   * any function of the element will do.
+   */
+  highlightCode?: ((element: HTMLElement) => void) | null;
+  /** Fenced code blocks of some languages (`mermaid`) drawn as diagrams by your page. */
+  diagrams?: DiagramOptions | null;
+}
+
+/**
+ * Fenced code blocks drawn as diagrams with the library your page already loads. Once such a
+ * block has settled (never while it plays out), an empty `<div class="diagram"
+ * data-language="…">` takes the code's place and `draw` is called once with it; the view never
+ * changes what you draw inside, and a reloaded reply (`drawReply`) calls `draw` the same way.
+ * Top-level blocks only: a diagram inside a list or a quote stays code.
+ */
+export interface DiagramOptions {
+  /** The languages drawn as diagrams, matched without regard to case; `["mermaid"]` if left out. */
+  languages?: string[];
+  /**
+   * Draws a diagram into `element` (empty, in the page), from the block's `source`; `language`
+   * is as `languages` names it. It may return a promise: the container stays empty until you
+   * fill it, so on a failure show the source or a message yourself.
+   */
+  draw(element: HTMLElement, source: string, language: string): void | Promise<void>;
 }
 "#;
 
@@ -30,7 +62,8 @@ const CLASS: &str = "portal-reply";
 /// the stream ends, and the view plays it out about 0.6 s behind, one whole character at a time,
 /// as markdown without flashes of raw syntax, on its own animation frames, then settles it to
 /// plain text (`settled`). Style it with `portal-wasm/reply.css`. The view owns the element's
-/// children; give it an empty element. Every string is drawn as text, never as HTML.
+/// children; give it an empty element. Every string is drawn as text, never as HTML. Its options
+/// colour the code (`highlightCode`) and draw the diagrams (`diagrams`) once they settled.
 #[wasm_bindgen]
 pub struct ReplyView {
     live: LiveReply,
@@ -130,7 +163,11 @@ impl ReplyView {
 /// The drawer's options, and `element` emptied and marked for the style sheet (with
 /// `data-reduced-motion` when the option is given).
 fn prepare(element: &web_sys::HtmlElement, options: Option<&JsValue>) -> Result<Options, JsValue> {
-    let reduced_motion = convert::reduced_motion(options)?;
+    let convert::ViewOptions {
+        reduced_motion,
+        highlight_code,
+        diagrams,
+    } = convert::options(options)?;
     element.set_text_content(None);
     let _ = element.class_list().add_1(CLASS);
     match reduced_motion {
@@ -146,6 +183,35 @@ fn prepare(element: &web_sys::HtmlElement, options: Option<&JsValue>) -> Result<
     }
     Ok(Options {
         reduced_motion,
-        ..Options::default()
+        on_code: highlight_code.map(|highlight| {
+            Rc::new(move |body: &web_sys::Element| {
+                later(
+                    highlight
+                        .bind1(&JsValue::NULL, body.as_ref())
+                        .unchecked_ref(),
+                );
+            }) as portal_drawer::OnCode
+        }),
+        diagrams: diagrams.map(|(languages, draw)| Diagrams {
+            languages,
+            draw: Rc::new(move |container, source, language| {
+                let call = draw.bind3(
+                    &JsValue::NULL,
+                    container.as_ref(),
+                    &source.into(),
+                    &language.into(),
+                );
+                later(call.unchecked_ref());
+            }),
+        }),
     })
+}
+
+/// Calls a page's hook in a microtask: after the drawing that called for it, so the hook may call
+/// the view, and apart from it, so what the hook throws is the page's uncaught error and never
+/// stops a drawing half done.
+fn later(call: &js_sys::Function) {
+    if let Some(window) = web_sys::window() {
+        window.queue_microtask(call);
+    }
 }

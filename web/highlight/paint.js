@@ -1,13 +1,41 @@
-// Colours a settled reply's code blocks by their language: the lazy part of web/src/highlight.js,
-// served from /highlight/ outside the app's bundle with the Prism files it loads, one language
-// at a time, on first need (Prism only tokenizes here). Colours are drawn by the CSS Custom
-// Highlight API, so the code's text nodes are never changed: ranges over them are named, and
-// style.css colours each name in both themes.
+// Colours a settled reply's code blocks by their language, for the web app (the lazy part of
+// web/src/highlight.js, served from /highlight/ outside the app's bundle) and for the npm package
+// (portal-wasm/highlight) alike. Prism's files, in prism/ beside it, are imported one language at
+// a time on first need (Prism only tokenizes here), each by a literal import() that a bundler
+// splits into a chunk of its own. Colours are drawn by the CSS Custom Highlight API, so the
+// code's text nodes are never changed: ranges over them are named `code-KIND`, and a style sheet
+// (style.css, the package's reply.css) colours each name in both themes.
 
-/** What a language's Prism file needs loaded before it. */
-export const REQUIRES = { javascript: "clike", typescript: "javascript", go: "clike", java: "clike", c: "clike", cpp: "c", csharp: "clike", ruby: "clike", kotlin: "clike", markdown: "markup" };
-/** The languages coloured, by Prism's names (each is /highlight/prism-NAME.min.js). */
-export const LANGUAGES = ["markup", "css", "json", "bash", "python", "rust", "sql", "yaml", "toml", "diff", "swift", ...Object.keys(REQUIRES)];
+/** Prism's files: its core, and each language's grammar, imported once each on first need. */
+const FILES = {
+  core: () => import("./prism/prism-core.min.js"),
+  clike: () => import("./prism/prism-clike.min.js"),
+  markup: () => import("./prism/prism-markup.min.js"),
+  css: () => import("./prism/prism-css.min.js"),
+  json: () => import("./prism/prism-json.min.js"),
+  bash: () => import("./prism/prism-bash.min.js"),
+  python: () => import("./prism/prism-python.min.js"),
+  rust: () => import("./prism/prism-rust.min.js"),
+  sql: () => import("./prism/prism-sql.min.js"),
+  yaml: () => import("./prism/prism-yaml.min.js"),
+  toml: () => import("./prism/prism-toml.min.js"),
+  diff: () => import("./prism/prism-diff.min.js"),
+  swift: () => import("./prism/prism-swift.min.js"),
+  javascript: () => import("./prism/prism-javascript.min.js"),
+  typescript: () => import("./prism/prism-typescript.min.js"),
+  go: () => import("./prism/prism-go.min.js"),
+  java: () => import("./prism/prism-java.min.js"),
+  c: () => import("./prism/prism-c.min.js"),
+  cpp: () => import("./prism/prism-cpp.min.js"),
+  csharp: () => import("./prism/prism-csharp.min.js"),
+  ruby: () => import("./prism/prism-ruby.min.js"),
+  kotlin: () => import("./prism/prism-kotlin.min.js"),
+  markdown: () => import("./prism/prism-markdown.min.js"),
+};
+/** What a language's grammar needs loaded before it; the others need the core alone. */
+const REQUIRES = { javascript: "clike", typescript: "javascript", go: "clike", java: "clike", c: "clike", cpp: "c", csharp: "clike", ruby: "clike", kotlin: "clike", markdown: "markup" };
+/** The languages coloured, by Prism's names. */
+const LANGUAGES = Object.keys(FILES).filter((name) => name !== "core" && name !== "clike");
 const ALIASES = { html: "markup", xml: "markup", svg: "markup", js: "javascript", jsx: "javascript", ts: "typescript", tsx: "typescript", sh: "bash", shell: "bash", zsh: "bash", console: "bash", py: "python", rs: "rust", golang: "go", "c++": "cpp", cs: "csharp", "c#": "csharp", rb: "ruby", kt: "kotlin", yml: "yaml", md: "markdown", patch: "diff" };
 // Prism's token types, by the colour they get.
 const KINDS = {
@@ -32,43 +60,37 @@ const idle = (task) => globalThis.requestIdleCallback
   : setTimeout(task, 0);
 const painted = new WeakSet();
 
-function script(name) {
-  return new Promise((loaded, failed) => {
-    const tag = document.createElement("script");
-    tag.src = `/highlight/prism-${name}.min.js`;
-    tag.onload = loaded;
-    tag.onerror = failed;
-    document.head.append(tag);
-  });
-}
-
-function load(language) {
-  if (!loading.has(language)) {
-    const before = REQUIRES[language] ? load(REQUIRES[language]) : core();
-    loading.set(language, before.then(() => script(language)));
+function load(name) {
+  if (!loading.has(name)) {
+    loading.set(name, name === "core" ? core() : load(REQUIRES[name] ?? "core").then(FILES[name]));
   }
-  return loading.get(language);
+  return loading.get(name);
 }
 
+// A page with a Prism of its own keeps it, and gets the grammars it lacks; otherwise Prism is
+// made manual: it must not colour the page itself, only tokenize what it is given.
 function core() {
-  if (!loading.has("core")) {
-    // Manual: Prism must not colour the page itself, only tokenize what it is given.
-    globalThis.Prism = { manual: true, disableWorkerMessageHandler: true };
-    loading.set("core", script("core"));
-  }
-  return loading.get("core");
+  if (globalThis.Prism?.tokenize) return Promise.resolve();
+  globalThis.Prism = { manual: true, disableWorkerMessageHandler: true };
+  return FILES.core();
 }
 
-/** Colours the code blocks under `root` whose language is known; others stay plain. */
+/**
+ * Colours the code blocks under `root` whose language is known; others stay plain, as does all
+ * code in a browser without CSS highlights.
+ */
 export function highlightCode(root) {
+  if (!globalThis.CSS?.highlights) return;
   for (const block of root.querySelectorAll(".code-block")) {
     const label = block.querySelector(".code-language")?.textContent.trim().toLowerCase();
     const language = ALIASES[label] ?? (LANGUAGES.includes(label) ? label : null);
     const code = block.querySelector("code");
     if (!language || !code || painted.has(code)) continue;
     painted.add(code);
-    // Each block is coloured in an idle task of its own, so a reply with many never janks.
-    load(language).then(() => idle(() => code.isConnected && paint(code, language)), () => {});
+    // Each block is coloured in an idle task of its own, so a reply with many never janks; code
+    // not in the page by then is left for a later call.
+    const later = () => (code.isConnected ? paint(code, language) : painted.delete(code));
+    load(language).then(() => idle(later), () => painted.delete(code));
   }
 }
 

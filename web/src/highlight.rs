@@ -14,6 +14,7 @@ pub fn drawing() -> Options {
     Options {
         reduced_motion: None,
         on_code: Some(Rc::new(highlight_code)),
+        ..Options::default()
     }
 }
 

@@ -45,12 +45,24 @@ const FULL_WASM_BUDGET: u64 = (180 + 85 + 17) * 1024;
 const PLAYOUT_WASM_BUDGET: u64 = 60 * 1024;
 const MARKDOWN_LAYER_BUDGET: u64 = 84 * 1024;
 /// `ReplyView` with portal-drawer (issue 33): 16.0 KB, 17.1 KB once a turn's events carried
-/// tools' pictures (issue 48), and room for gzip (docs/decisions.md, "Size budgets").
-const REPLY_VIEW_BUDGET: u64 = 18 * 1024;
+/// tools' pictures (issue 48), 18.9 KB with the code and diagram hooks (issue 47: the options
+/// read field by field, the drawer's `diagrams` feature; 3.7 KB, of which the drawer's blocks
+/// compiled once for both their callers took back 1.8 KB), and room for gzip
+/// (docs/decisions.md, "Size budgets").
+const REPLY_VIEW_BUDGET: u64 = 20 * 1024;
 /// `portal-wasm/react` (issue 47), shipped unminified as it is written: 1.6 KB (4.3 KB raw).
 /// 2 KB holds a thin component; more means it grew beyond feeding `ReplyView` (docs/decisions.md,
 /// "Size budgets").
 const REACT_BUDGET: u64 = 2 * 1024;
+/// `portal-wasm/highlight` (issue 47), what importing it costs: the web app's painter
+/// (web/highlight/paint.js), shipped as it is written, 2.5 KB. 3 KB holds a painter that names
+/// ranges; more means it grew into drawing code itself (docs/decisions.md, "Size budgets").
+const HIGHLIGHT_BUDGET: u64 = 3 * 1024;
+/// Prism's files that `portal-wasm/highlight` imports on first need, never with the package's
+/// other entries: 28.3 KB with all 23, of which a reply loads its languages' alone (Prism's core
+/// and Rust: about 4 KB). 33 KB is the web app's 36 KB for the same painter and files together
+/// (xtask/src/sizes.rs) less the painter's 3 KB.
+const PRISM_BUDGET: u64 = 33 * 1024;
 
 /// Builds the package and packs it; returns the tarball's path.
 pub fn build() -> anyhow::Result<PathBuf> {
@@ -232,7 +244,15 @@ const SHIPPED: &[(&str, &str)] = &[
         "wasm-pkg/js/react/portal-reply.d.ts",
         "react/portal-reply.d.ts",
     ),
+    (PAINTER, "highlight/paint.js"),
+    ("wasm-pkg/js/highlight/paint.d.ts", "highlight/paint.d.ts"),
 ];
+
+/// The code highlighter's painter, the web app's own: the package ships it as it is, with the
+/// Prism files it imports beside it ([`copy_prism`]).
+const PAINTER: &str = "web/highlight/paint.js";
+/// Where npm installs Prism (package.json's `prismjs`), whose files the painter imports.
+const PRISM: &str = "node_modules/prismjs";
 
 /// package.json (its version checked against the workspace's), the README for npm users, the
 /// changelog, the repository's LICENSE and the [`SHIPPED`] files.
@@ -258,6 +278,40 @@ fn copy_files(package: &Path) -> anyhow::Result<()> {
         }
         fs::copy(from, &to).with_context(|| format!("cannot copy {from}"))?;
     }
+    copy_prism(&package.join("highlight"))
+}
+
+/// The Prism files the painter imports (`import("./prism/NAME")`, as a bundler finds them), into
+/// `highlight/prism/` with Prism's licence. They are scripts that set the global `Prism`, and
+/// their `package.json` says they are CommonJS, so a bundler wraps them as such rather than
+/// warning about `module` in an ES module; browsers without a bundler import them as they are.
+fn copy_prism(highlight: &Path) -> anyhow::Result<()> {
+    let painter = fs::read_to_string(PAINTER).with_context(|| format!("cannot read {PAINTER}"))?;
+    let prism = highlight.join("prism");
+    fs::create_dir_all(&prism)?;
+    let mut files = 0;
+    for imported in painter.split("import(\"./prism/").skip(1) {
+        let Some((name, _)) = imported.split_once("\")") else {
+            bail!("{PAINTER} imports a Prism file whose name does not end in \"): {imported:.40}");
+        };
+        let from = Path::new(PRISM).join("components").join(name);
+        fs::copy(&from, prism.join(name)).with_context(|| {
+            format!(
+                "cannot copy {}, which {PAINTER} imports; run `npm ci` (package.json's prismjs \
+                 has it) or correct the name",
+                from.display()
+            )
+        })?;
+        files += 1;
+    }
+    ensure!(
+        files > 0,
+        "{PAINTER} imports no Prism file (import(\"./prism/prism-NAME.min.js\")), so the \
+         package would colour nothing; xtask/src/package.rs reads its imports"
+    );
+    fs::copy(Path::new(PRISM).join("LICENSE"), prism.join("LICENSE"))
+        .with_context(|| format!("cannot copy {PRISM}/LICENSE; run `npm ci`"))?;
+    fs::write(prism.join("package.json"), "{ \"type\": \"commonjs\" }\n")?;
     Ok(())
 }
 
@@ -283,7 +337,8 @@ fn pack(package: &Path) -> anyhow::Result<PathBuf> {
 
 /// The budgets: printed, and an error when one is over. The markdown layer is the full engine's
 /// wasm without `ReplyView` less the one without markdown, and `ReplyView` with the drawer the
-/// full wasm less the one without it, each compressed whole; the React component is its file.
+/// full wasm less the one without it, each compressed whole; the React component and the
+/// highlighter's painter are their files, and Prism's files are counted each on its own.
 fn budgets(
     package: &Path,
     without_markdown: &Path,
@@ -294,6 +349,15 @@ fn budgets(
     let without_markdown = sizes::measure(&[without_markdown.to_path_buf()])?;
     let without_reply_view = sizes::measure(&[without_reply_view.to_path_buf()])?;
     let react = sizes::measure(&[package.join("react/portal-reply.js")])?;
+    let painter = sizes::measure(&[package.join("highlight/paint.js")])?;
+    let mut prism = Vec::new();
+    for entry in fs::read_dir(package.join("highlight/prism"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "js") {
+            prism.push(path);
+        }
+    }
+    let prism = sizes::measure(&prism)?;
     sizes::check(&[
         ("portal-wasm, full engine (wasm)", full, FULL_WASM_BUDGET),
         ("portal-wasm/playout (wasm)", playout, PLAYOUT_WASM_BUDGET),
@@ -308,6 +372,12 @@ fn budgets(
             REPLY_VIEW_BUDGET,
         ),
         ("portal-wasm/react (JavaScript)", react, REACT_BUDGET),
+        (
+            "portal-wasm/highlight (painter, on import)",
+            painter,
+            HIGHLIGHT_BUDGET,
+        ),
+        ("its Prism files (each on first need)", prism, PRISM_BUDGET),
     ])
 }
 

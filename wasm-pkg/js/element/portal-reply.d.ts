@@ -1,19 +1,28 @@
-import type { ReplyView, ReplyViewOptions } from "../full/web.js";
+import type { DiagramOptions, ReplyView, ReplyViewOptions } from "../full/web.js";
 
 /** The `ReplyView` class of either full entry (`portal-wasm` or `portal-wasm/web`). */
 export interface ReplyViewClass {
   new (element: HTMLElement, options?: ReplyViewOptions): ReplyView;
-  drawReply(element: HTMLElement, text: string): void;
+  drawReply(element: HTMLElement, text: string, options?: ReplyViewOptions): void;
 }
 
 /**
  * `<portal-reply>`: an element that draws a reply as it streams in, with `ReplyView`'s methods.
  * Attribute `reduced-motion="true"` (or `"false"`) sets ReplyView's `reducedMotion` option; by
- * default it follows `prefers-reduced-motion`. Style it with `portal-wasm/reply.css`.
+ * default it follows `prefers-reduced-motion`. Properties `highlightCode` and `diagrams` set the
+ * options of the same names. Options are read when a reply starts (its first `push`, or
+ * `drawReply`). Style it with `portal-wasm/reply.css`.
  */
 export interface PortalReplyElement extends HTMLElement {
   /** The element's ReplyView, made on first use. */
   readonly view: ReplyView;
+  /**
+   * Called with the element once its reply settled, to colour its code: `highlightCode` from
+   * `portal-wasm/highlight`, or your own (ReplyView's `highlightCode` option).
+   */
+  highlightCode: ((element: HTMLElement) => void) | null;
+  /** Fenced code blocks drawn as diagrams by your page (ReplyView's `diagrams` option). */
+  diagrams: DiagramOptions | null;
   /** Text of the reply as it streams in; chunks may end anywhere, even inside a character. */
   push(text: string): void;
   /** The stream ended: the rest plays out, then the reply settles. */

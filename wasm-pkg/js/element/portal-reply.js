@@ -12,15 +12,39 @@ export function definePortalReply(ReplyView, name = "portal-reply") {
 
   class PortalReply extends HTMLElement {
     #view = null;
+    #highlightCode = null;
+    #diagrams = null;
 
-    /** The element's ReplyView, made on first use; `reduced-motion="true|false"` sets its option. */
+    /** The element's ReplyView, made on first use with the options below. */
     get view() {
-      if (this.#view === null) {
-        const reduced = this.getAttribute("reduced-motion");
-        const options = reduced === "true" || reduced === "false" ? { reducedMotion: reduced === "true" } : {};
-        this.#view = new ReplyView(this, options);
-      }
+      if (this.#view === null) this.#view = new ReplyView(this, this.#options());
       return this.#view;
+    }
+
+    /** ReplyView's options: `reduced-motion="true|false"`, `highlightCode` and `diagrams`. */
+    #options() {
+      const reduced = this.getAttribute("reduced-motion");
+      return {
+        reducedMotion: reduced === "true" || reduced === "false" ? reduced === "true" : undefined,
+        highlightCode: this.highlightCode,
+        diagrams: this.diagrams,
+      };
+    }
+
+    /** Colours the reply's code once it settled (ReplyView's option); read when a reply starts. */
+    get highlightCode() {
+      return this.#highlightCode;
+    }
+    set highlightCode(value) {
+      this.#highlightCode = value;
+    }
+
+    /** Code blocks drawn as diagrams (ReplyView's option); read when a reply starts. */
+    get diagrams() {
+      return this.#diagrams;
+    }
+    set diagrams(value) {
+      this.#diagrams = value;
     }
 
     /** Text of the reply as it streams in; chunks may end anywhere, even inside a character. */
@@ -56,7 +80,7 @@ export function definePortalReply(ReplyView, name = "portal-reply") {
       this.#view?.cancel();
       this.#view?.free();
       this.#view = null;
-      ReplyView.drawReply(this, text);
+      ReplyView.drawReply(this, text, this.#options());
     }
 
     /**

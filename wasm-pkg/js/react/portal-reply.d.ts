@@ -27,6 +27,13 @@ export interface PortalReplyProps {
    * system asks. Without it the reply follows `prefers-reduced-motion`. Read when a view starts.
    */
   reducedMotion?: boolean;
+  /**
+   * Called with the reply's `<div>` once it settled, to colour its code: `highlightCode` from
+   * `portal-wasm/highlight`, or your own (ReplyView's option). Read when a reply starts.
+   */
+  highlightCode?: ReplyViewOptions["highlightCode"];
+  /** Fenced code blocks drawn as diagrams by your page (ReplyView's option). Read when a reply starts. */
+  diagrams?: ReplyViewOptions["diagrams"];
   /** Classes for the reply's `<div>`, besides `portal-reply`, which `portal-wasm/reply.css` styles. */
   className?: string;
   /** Called with the whole reply once it is drawn settled and no more is coming. */

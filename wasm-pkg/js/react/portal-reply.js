@@ -18,14 +18,14 @@ export function createPortalReply(ReplyView) {
   // more may come (`live`), whether the person stopped it, and the last text reported settled.
   const fresh = () => ({ view: null, text: "", live: true, started: false, stopped: false, reported: null });
 
-  function PortalReply({ text, streaming = true, reducedMotion, className, onSettled }, ref) {
+  function PortalReply({ text, streaming = true, reducedMotion, highlightCode, diagrams, className, onSettled }, ref) {
     const host = useRef(null);
     const state = useRef(null);
     if (state.current === null) state.current = fresh();
-    // The latest callback and option, for the views and the ref's methods.
+    // The latest callback and options, for the views and the ref's methods.
     const props = useRef(null);
     useDrawEffect(() => {
-      props.current = { onSettled, options: reducedMotion === undefined ? {} : { reducedMotion } };
+      props.current = { onSettled, options: { reducedMotion, highlightCode, diagrams } };
     });
 
     const settled = (s, reply) => {

@@ -2,8 +2,11 @@
 // example shows the streamed reply one whole character at a time and settles on the reply,
 // ReplyView and <portal-reply> draw a streamed markdown reply and settle to the reloaded DOM, and
 // portal-wasm/react's <PortalReply text> plays a growing text, draws a replaced one settled and
-// stops its frames when unmounted, and the README's Vue 3 and Svelte 5 components draw a streamed
-// reply through <portal-reply> (a ref pushed into, attributes bound) and settle to the reloaded DOM.
+// stops its frames when unmounted, the README's Vue 3 and Svelte 5 components draw a streamed
+// reply through <portal-reply> (a ref pushed into, attributes bound) and settle to the reloaded DOM,
+// and portal-wasm/highlight colours a settled reply's code, fetching nothing until a reply has
+// code, while a diagram hook draws each settled diagram block once, through ReplyView, the
+// element and the React component, and as the README's example does.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -19,12 +22,18 @@ import { writeReadmeExample, writeReadmeSection } from './readme.mjs';
 const out = 'page-dist';
 const types = { '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
 
-/** `entry` bundled by esbuild into `out`, served with a page that loads it, and Chromium. */
-async function bundled(entry) {
+/**
+ * `entry` bundled by esbuild into `out` (with `splitting`, dynamic imports as chunks of their
+ * own, and `alias`, modules stood in for), served with a page that loads it, and Chromium.
+ */
+async function bundled(entry, { splitting = false, alias = {} } = {}) {
   mkdirSync(out, { recursive: true });
   await esbuild.build({
     entryPoints: [entry],
     bundle: true,
+    splitting,
+    alias,
+    chunkNames: 'chunks/[name]-[hash]',
     format: 'esm',
     minify: true,
     jsx: 'automatic',
@@ -234,4 +243,61 @@ test("the README's Svelte 5 component draws a streamed reply through <portal-rep
   assert.deepEqual(warnings.map((w) => w.message), [], 'svelte/compiler has no warnings');
   writeFileSync('readme-svelte.js', js.code);
   await framework('svelte-page.ts', 'portalSvelteTest');
+});
+
+test('portal-wasm/highlight colours settled code, loaded on first need; diagrams are drawn once', async () => {
+  const { url, browser, close } = await bundled('hooks-page.tsx', { splitting: true });
+  try {
+    const { page, errors } = await opened(browser, url, { consoleErrors: true });
+    await page.waitForFunction(() => window.portalHooksTest);
+    const { FLOW } = await page.evaluate(() => window.portalHooksTest);
+    assert.deepEqual(await page.evaluate(() => window.portalHooksTest.prism()), [], 'nothing fetched on import');
+    assert.deepEqual(await page.evaluate(() => window.portalHooksTest.plain()), [],
+      'nothing fetched for a reply without code blocks');
+
+    const view = await page.evaluate(() => window.portalHooksTest.view());
+    assert.deepEqual(view.before, [], 'nothing fetched while the reply plays out');
+    assert.deepEqual(view.after.map((name) => name.replace(/\.min-\w+\.js$/, '')).sort(), ['prism-core', 'prism-rust'],
+      "once settled, Prism's core and the reply's one language, each a chunk of its own");
+    assert.deepEqual(view.keywords.sort(), ['fn', 'let'], "CSS.highlights holds the Rust's keywords");
+    assert.equal(view.codeTexts, 1, "the code's DOM is untouched: one text node");
+    assert.deepEqual(view.calls, [[FLOW, 'mermaid', 'diagram']], 'the diagram hook called once, with its source');
+    assert.deepEqual(view.svgs, [FLOW]);
+    assert.ok(view.same, 'settled to the DOM drawReply draws with the same diagram hook');
+
+    for (const through of ['element', 'react']) {
+      const shown = await page.evaluate((through) => window.portalHooksTest[through](), through);
+      assert.deepEqual(shown.calls, [[FLOW, 'mermaid', 'diagram']], `${through}: the diagram hook called once`);
+      assert.deepEqual(shown.svgs, [FLOW], `${through}: the diagram drawn`);
+      assert.deepEqual(shown.keywords.sort(), ['fn', 'let'], `${through}: the code coloured`);
+    }
+    assert.deepEqual(errors, []);
+    await page.screenshot({ path: join(out, 'hooks-page.png'), fullPage: true });
+  } finally {
+    await browser.close();
+    close();
+  }
+});
+
+test("the README's diagrams example draws mermaid blocks once settled and colours code", async () => {
+  writeReadmeSection('Code colours and diagrams', 'readme-diagrams.ts');
+  const { url, browser, close } = await bundled('readme-diagrams-page.ts',
+    { splitting: true, alias: { mermaid: './mermaid-stub.ts' } });
+  try {
+    const { page, errors } = await opened(browser, url, { consoleErrors: true });
+    await page.waitForFunction(() => document.querySelectorAll('#reply .diagram').length === 2
+      && [...(CSS.highlights.get('code-keyword') ?? [])].length > 0, null, { timeout: 20000 });
+    const shown = await page.evaluate(() => ({
+      svgs: [...document.querySelectorAll('#reply .diagram svg')].map((svg) => decodeURIComponent(svg.dataset.source)),
+      texts: [...document.querySelectorAll('#reply .diagram')].map((diagram) => diagram.textContent),
+      code: document.querySelectorAll('#reply .code-block').length,
+    }));
+    assert.deepEqual(shown.svgs, ['graph TD\n  A-->B\n'], 'mermaid.render drew the graph');
+    assert.deepEqual(shown.texts, ['', 'not a diagram\n'], 'a block mermaid cannot draw shows its source');
+    assert.equal(shown.code, 1, 'the rust block stays code');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    close();
+  }
 });

@@ -23,6 +23,7 @@ import type {
   BuiltPrompt,
   CatalogueEntry,
   CompactionHint,
+  DiagramOptions,
   Effort,
   EncodedPicture,
   MarkdownAlignment,
@@ -75,6 +76,7 @@ import {
   type PortalReplyProps,
   type ReplyViewClass as ReactReplyViewClass,
 } from "portal-wasm/react";
+import { highlightCode } from "portal-wasm/highlight";
 import { createElement, createRef } from "react";
 import "portal-wasm/reply.css";
 import playoutWasmUrl from "portal-wasm/playout/portal_wasm_bg.wasm";
@@ -263,8 +265,16 @@ console.log(settled.settled, drawn, title && reply.slice(title.start, title.end)
 streaming.free();
 console.log(renderMarkdown(reply).map(blockText).join("\n\n"));
 
-// A reply drawn into an element as it streams, and a reloaded one; the element around it.
-const viewOptions: ReplyViewOptions = { reducedMotion: true };
+// A reply drawn into an element as it streams, and a reloaded one; the element around it. Its
+// code coloured once settled, and its mermaid and dot blocks drawn by the page.
+const diagramOptions: DiagramOptions = {
+  languages: ["mermaid", "dot"],
+  async draw(element: HTMLElement, source: string, language: string) {
+    element.textContent = `${language}: ${source}`;
+  },
+};
+const viewOptions: ReplyViewOptions = { reducedMotion: true, highlightCode, diagrams: diagramOptions };
+highlightCode(document.body);
 const view = new ReplyView(document.createElement("div"), viewOptions);
 view.push("**Bold** 👋");
 view.push("🏽 and more");
@@ -272,12 +282,14 @@ view.finish();
 const whole: Promise<string> = view.settled;
 const drawnLength: number = view.drawnLength;
 whole.then((text) => console.log(text.length, drawnLength));
-ReplyView.drawReply(document.createElement("div"), reply);
+ReplyView.drawReply(document.createElement("div"), reply, { highlightCode: null, diagrams: null });
 const viewClass: ReplyViewClass = ReplyView;
 const PortalReply = definePortalReply(web.ReplyView, "portal-reply");
 definePortalReply(viewClass, "other-reply");
 const element: PortalReplyElement = new PortalReply();
 const tagged: PortalReplyElement = document.createElement("portal-reply");
+tagged.highlightCode = highlightCode;
+tagged.diagrams = { draw: (container, source) => container.append(source) };
 element.push("Hello");
 element.finish();
 tagged.drawReply("# Reloaded");
@@ -290,7 +302,8 @@ const reactClass: ReactReplyViewClass = ReplyView;
 const ReactReply = createPortalReply(reactClass);
 createPortalReply(web.ReplyView);
 const props: PortalReplyProps = {
-  text: "# Hello 👋🏽", streaming: false, reducedMotion: true, className: "chat",
+  text: "# Hello 👋🏽", streaming: false, reducedMotion: true, className: "chat", highlightCode,
+  diagrams: diagramOptions,
   onSettled: (text: string) => console.log(text.length),
 };
 const handle = createRef<PortalReplyHandle>();
