@@ -32,6 +32,12 @@ pub(crate) enum Node {
         text: String,
         revealed_ms: f64,
     },
+    /// A math span's TeX, drawn as MathML (`crate::maths`). It arrives whole: core's markdown
+    /// holds maths back until its closing delimiter.
+    Math {
+        tex: String,
+        display: bool,
+    },
 }
 
 /// A top-level block's description, and when its last piece will have resolved if it has one.
@@ -74,6 +80,7 @@ impl Node {
                     ..
                 },
             ) => a == b && was == is,
+            (Node::Math { .. }, Node::Math { .. }) => self == other,
             _ => false,
         }
     }
@@ -251,16 +258,10 @@ impl Painter<'_> {
                 self.leaf(&mut code, text, source.clone());
                 out.push(node("code", Vec::new(), code));
             }
-            Inline::Math {
-                text,
-                display,
-                source,
-            } => {
-                let mut code = Vec::new();
-                self.leaf(&mut code, text, source.clone());
-                let name = if *display { "math display" } else { "math" };
-                out.push(node("code", class(name), code));
-            }
+            Inline::Math { text, display, .. } => out.push(Node::Math {
+                tex: text.clone(),
+                display: *display,
+            }),
             Inline::Link {
                 href,
                 pending,

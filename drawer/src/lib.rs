@@ -15,6 +15,7 @@ mod describe;
 #[cfg(feature = "diagrams")]
 mod diagram;
 mod live;
+mod maths;
 pub mod page;
 mod patch;
 mod reply;

@@ -8,6 +8,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{CharacterData, Document, Element};
 
 use crate::describe::Node;
+use crate::maths;
 use crate::page::element;
 
 /// How many top-level blocks share a `<div class="blocks">` group. The browser lays out every
@@ -77,6 +78,7 @@ impl<'a> Drawer<'a> {
                 self.words.push((word.clone(), *revealed_ms, step));
                 word.into()
             }
+            Node::Math { tex, display } => maths::draw(self.document, tex, *display),
             Node::Element {
                 tag,
                 attributes,

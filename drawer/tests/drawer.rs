@@ -555,3 +555,128 @@ fn a_diagram_block_is_handed_over_once_it_settles_and_its_drawing_stays() {
         "R10, with the same hook"
     );
 }
+
+/// The markup a reply's maths is drawn as, one entry per math span: its element's name and, for
+/// MathML, its `display`, or the TeX drawn as code.
+fn maths_drawn(body: &Element) -> Vec<String> {
+    let found = body.query_selector_all("math, code.math").unwrap();
+    (0..found.length())
+        .filter_map(|i| found.item(i))
+        .map(|node| {
+            let element: &Element = node.unchecked_ref();
+            match element.namespace_uri().as_deref() {
+                Some("http://www.w3.org/1998/Math/MathML") => format!(
+                    "math {} {}",
+                    element.get_attribute("display").unwrap_or_default(),
+                    element.inner_html()
+                ),
+                _ => format!("code {}", element.text_content().unwrap_or_default()),
+            }
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test]
+fn maths_in_every_notation_is_drawn_as_mathml() {
+    let body = body();
+    draw_reply(
+        &body,
+        "So $x^2$, \\(y_1\\), $$\\frac{a}{b}$$ and \\[\\sqrt{z}\\], for $5 or \\frac{.",
+        &options(false),
+    );
+    assert_eq!(
+        maths_drawn(&body),
+        [
+            "math  <msup><mi>x</mi><mn>2</mn></msup>",
+            "math  <msub><mi>y</mi><mn>1</mn></msub>",
+            "math block <mfrac><mi>a</mi><mi>b</mi></mfrac>",
+            "math block <msqrt><mi>z</mi></msqrt>",
+        ]
+    );
+    assert!(
+        body.text_content().unwrap().contains("for $5 or \\frac{."),
+        "money and a lone command stay text: {}",
+        body.inner_html()
+    );
+}
+
+#[wasm_bindgen_test]
+fn tex_mathml_cannot_draw_is_drawn_as_code_saying_why() {
+    let body = body();
+    draw_reply(
+        &body,
+        "A $\\left( x$ and $\\unknowncommand{x}$.",
+        &options(false),
+    );
+    assert_eq!(
+        maths_drawn(&body),
+        ["code \\left( x", "code \\unknowncommand{x}"]
+    );
+    let code = body.query_selector("code.math").unwrap().unwrap();
+    assert!(
+        code.get_attribute("title")
+            .unwrap()
+            .starts_with("Not drawn as maths: "),
+        "{}",
+        body.inner_html()
+    );
+}
+
+#[wasm_bindgen_test]
+fn maths_never_carries_links_styles_or_handlers() {
+    let body = body();
+    for tex in [
+        "\\href{javascript:alert(1)}{x}",
+        "\\style{background:url(https://evil.example)}{x}",
+        "\\class{caret}{x}",
+        "<mi onclick=\"alert(1)\">x</mi>",
+        "\\text{<img src=x onerror=alert(1)>}",
+        "\\mathcolor{red}{x} \\color{red} y",
+    ] {
+        draw_reply(&body, &format!("A ${tex}$ B"), &options(false));
+        let all = body.query_selector_all("*").unwrap();
+        for i in 0..all.length() {
+            let element: Element = all.item(i).unwrap().unchecked_into();
+            let names = element.get_attribute_names();
+            for name in names.iter() {
+                let name = name.as_string().unwrap();
+                assert!(
+                    !name.starts_with("on") && !["href", "style", "src"].contains(&name.as_str()),
+                    "{tex}: {} has {name}",
+                    element.outer_html()
+                );
+            }
+            assert!(
+                !["script", "img", "a"].contains(&element.local_name().as_str()),
+                "{tex}: {}",
+                body.inner_html()
+            );
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn live_maths_never_shows_a_delimiter_and_settles_to_mathml() {
+    let reply = "Euler: $e^{i\\pi} + 1 = 0$, Pythagoras \\(a^2 + b^2 = c^2\\) and\n\n\
+                 $$\\int_0^1 x\\,dx = \\tfrac12$$\n\nthen \\[\\sum_k k\\] done.";
+    let mut live = Live::new(false);
+    for grapheme in reply.chars() {
+        live.push(&grapheme.to_string());
+        live.play(FRAME_MS);
+        let text = live.body.text_content().unwrap();
+        assert!(
+            !text.contains('$') && !text.contains("\\(") && !text.contains("\\["),
+            "a raw delimiter drawn: {}",
+            live.body.inner_html()
+        );
+    }
+    live.finish();
+    live.play_out();
+    assert!(live.settled.is_some());
+    let settled = maths_drawn(&live.body);
+    let whole = body();
+    draw_reply(&whole, reply, &options(false));
+    assert_eq!(settled, maths_drawn(&whole));
+    assert_eq!(settled.len(), 4);
+    assert!(settled.iter().all(|drawn| drawn.starts_with("math ")));
+}

@@ -30,6 +30,9 @@ pub(super) struct Source<'a> {
     pub real: usize,
     /// Whether the reply may grow past them.
     pub growing: bool,
+    /// Where the math spans written `\(…\)` start in the parsed text, in order: parsed as
+    /// `$$…$$` (`tex.rs`), they are inline all the same.
+    pub inline_maths: &'a [usize],
 }
 
 impl Source<'_> {
@@ -308,7 +311,12 @@ impl Builder<'_> {
         let source = self.source.reply_range(range);
         self.leaf(Inline::Math {
             text,
-            display,
+            display: display
+                && self
+                    .source
+                    .inline_maths
+                    .binary_search(&range.start)
+                    .is_err(),
             source,
         });
     }

@@ -125,7 +125,7 @@ fn cut_end(text: &str, at: usize) -> usize {
     end
 }
 
-/// The end of `text` without what is undecided at it. `!`, `]` and a backslash are undecided
+/// The end of `text` without what is undecided at it. `!`, `]`, `$` and a backslash are undecided
 /// only as the last character before what is not yet known (`at_end`): the text's very end, or
 /// what was just held back; once white space follows them, they are decided (a backslash only
 /// once a space does).
@@ -139,6 +139,8 @@ fn held_end(text: &str, mut at_end: bool) -> usize {
         let next = match trimmed.as_bytes().last() {
             Some(&run @ (b'*' | b'_' | b'~' | b'`')) => trimmed.trim_end_matches(run as char),
             Some(b'!' | b']') if at_end => &trimmed[..trimmed.len() - 1],
+            // Dollar signs open maths or are money, as the next character says.
+            Some(b'$') if at_end => trimmed.trim_end_matches('$'),
             Some(b'\\') if at_end || before_break => {
                 let backslashes = trimmed.len() - trimmed.trim_end_matches('\\').len();
                 if backslashes % 2 == 1 {

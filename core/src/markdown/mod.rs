@@ -18,6 +18,7 @@ mod references;
 mod scan;
 mod stream;
 mod tail;
+mod tex;
 mod tree;
 
 pub use stream::{StreamingMarkdown, Update};
@@ -30,6 +31,7 @@ pub fn parse(reply: &str) -> Vec<Block> {
         base: 0,
         real: reply.len(),
         growing: false,
+        inline_maths: &[],
     };
     parse::parse(source, &references::References::default()).blocks
 }

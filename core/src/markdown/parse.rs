@@ -8,10 +8,11 @@ use pulldown_cmark::{BrokenLink, CowStr, Event, Options, Parser, Tag, TagEnd};
 use super::build::{Source, build};
 use super::hold::BLANKS;
 use super::references::{Label, References, label};
+use super::tex;
 use super::tree::Block;
 
 /// CommonMark with GFM tables, strikethrough and task lists, and math spans.
-fn options() -> Options {
+pub(super) fn options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
@@ -58,6 +59,12 @@ pub(super) struct Definition {
 /// Parses `source.text`; references it does not define itself are looked up in `known`. A
 /// reference still being written (it reaches into the closers) parses as a link, left open.
 pub(super) fn parse(source: Source<'_>, known: &References) -> Parsed {
+    let rewritten = tex::rewrite(source.text, source.real);
+    let source = Source {
+        text: rewritten.text.as_deref().unwrap_or(source.text),
+        inline_maths: &rewritten.inline,
+        ..source
+    };
     let mut unresolved = Vec::new();
     let mut last_inline_leaf = None;
     let mut callback = |link: BrokenLink<'_>| -> Option<(CowStr<'_>, CowStr<'_>)> {

@@ -120,9 +120,13 @@ pub(super) struct Scan {
     /// out. Keeping it here rather than in the destination keeps [`Open`] plain data, copied
     /// without cloning code of its own.
     before_link: Vec<Open>,
-    /// Runs of one and two dollar signs that no longer open math: one of them was left open,
-    /// so no later one can close.
-    no_math: [bool; 2],
+    /// Whether single dollar signs no longer open math: one was left open, so no later one can
+    /// close. (Open `$$` waits for its closer instead.)
+    no_math: bool,
+    /// Maths opened by `\(` or `\[` and not closed yet: where, and the bracket that closes it.
+    /// The text from there waits (`tex.rs` pairs the delimiters in the same way: each closer
+    /// closes the last opener).
+    tex_open: Option<(usize, u8)>,
     /// Where the text stops being decided, before its end: what follows it is drawn once the
     /// reply decides it.
     undecided: Option<usize>,
@@ -147,12 +151,21 @@ impl Scan {
                     _ => self.inline(text, i),
                 };
             }
+            // Maths still open at the end waits for its closer, so that its delimiters never
+            // show; a lone `$` that may be money is read as text again.
             let Some(&Open::Math { start, run }) = self.open.last() else {
-                return;
+                break;
             };
             self.open.pop();
-            self.no_math[run - 1] = true;
-            i = start + run;
+            if run == 2 || maths_waits(&text[start..]) {
+                self.undecided = earliest(self.undecided, Some(start));
+                break;
+            }
+            self.no_math = true;
+            i = start + 1;
+        }
+        if let Some((start, _)) = self.tex_open {
+            self.undecided = earliest(self.undecided, Some(start));
         }
     }
 
@@ -161,7 +174,14 @@ impl Scan {
         let bytes = text.as_bytes();
         match bytes[i] {
             b'\\' => {
-                let escaped = bytes.get(i + 1).is_some_and(u8::is_ascii_punctuation);
+                let next = bytes.get(i + 1).copied();
+                match (next, self.tex_open) {
+                    (Some(b'('), _) => self.tex_open = Some((i, b')')),
+                    (Some(b'['), _) => self.tex_open = Some((i, b']')),
+                    (Some(next), Some((_, close))) if next == close => self.tex_open = None,
+                    _ => {}
+                }
+                let escaped = next.is_some_and(|b| b.is_ascii_punctuation());
                 i + if escaped { 2 } else { 1 }
             }
             b'`' => {
@@ -177,7 +197,7 @@ impl Scan {
                         .chars()
                         .next()
                         .is_some_and(|c| !c.is_whitespace());
-                if opens && run <= 2 && !self.no_math[run - 1] {
+                if opens && (run == 2 || run == 1 && !self.no_math) {
                     self.push(Open::Math { start: i, run });
                 }
                 i + run
@@ -217,7 +237,8 @@ impl Scan {
 
     /// Inside math: as pulldown-cmark reads it, `$$` closes display math, and any run of
     /// dollar signs after a character that is not white space closes math (`$$x$` is a dollar
-    /// sign and `$x$`).
+    /// sign and `$x$`), taking as many dollar signs as opened it (`$x$$$y$$` is `$x$` and
+    /// `$$y$$`).
     fn in_math(&mut self, text: &str, i: usize, opened: usize) -> usize {
         let bytes = text.as_bytes();
         if bytes[i] != b'$' {
@@ -228,8 +249,10 @@ impl Scan {
             .chars()
             .next_back()
             .is_some_and(|c| !c.is_whitespace());
-        if after_text || opened == 2 && run == 2 {
+        if after_text || opened == 2 && run >= 2 {
+            // The closer takes as many dollar signs as opened; the rest of the run reads anew.
             self.open.pop();
+            return i + opened.min(run);
         }
         i + run
     }
@@ -586,6 +609,19 @@ fn repeat(out: &mut String, c: char, times: usize) {
 }
 
 /// The earlier of two places, either of which may be missing.
+/// How long a math span opened by one `$` may run, unclosed at the end of the text, while its
+/// text waits; past it, or past a line's end, the dollar sign is more likely money or a shell's
+/// variable than maths, and the text shows.
+const MAX_WAITING_MATHS: usize = 200;
+
+/// Whether an unclosed math span opened by one `$`, `span` from that dollar sign to the end,
+/// waits for its closer: when it does not start with a digit (money) and is short, on one line.
+fn maths_waits(span: &str) -> bool {
+    !span[1..].starts_with(|c: char| c.is_ascii_digit())
+        && span.len() <= MAX_WAITING_MATHS
+        && !span.contains(['\n', '\r'])
+}
+
 fn earliest(a: Option<usize>, b: Option<usize>) -> Option<usize> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),

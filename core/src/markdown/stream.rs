@@ -103,6 +103,7 @@ impl StreamingMarkdown {
                 base: from,
                 real: decided - from,
                 growing: !whole,
+                inline_maths: &[],
             },
             &self.references,
         );
@@ -202,6 +203,7 @@ impl StreamingMarkdown {
                     base: start,
                     real: text.len(),
                     growing: false,
+                    inline_maths: &[],
                 },
                 &self.references,
             );

@@ -20,6 +20,7 @@ pub(super) fn parse_decided(reply: &str, from: usize, end: usize, known: &Refere
             base: from,
             real: end - from,
             growing: true,
+            inline_maths: &[],
         },
         known,
     )
@@ -79,6 +80,7 @@ pub(super) fn draw_open(
             base: from,
             real: keep,
             growing: true,
+            inline_maths: &[],
         };
         let closed = parse(source, known);
         if !closed.closers_as_text

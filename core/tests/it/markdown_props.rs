@@ -82,15 +82,34 @@ fn inline_leaves<'a>(reply: &str, inlines: &'a [Inline], out: &mut Vec<Leaf<'a>>
     }
 }
 
-/// The content of inline code or math: its source without the backticks or dollar signs.
+/// The content of inline code or math: its source without the backticks, dollar signs or
+/// backslashed brackets.
 fn content_range(reply: &str, source: &Range<usize>) -> Range<usize> {
     let span = reply.get(source.clone()).unwrap_or_default();
-    let fence = span.len() - span.trim_start_matches(['`', '$']).len();
+    let fence = if span.starts_with(['\\']) {
+        2
+    } else {
+        span.len() - span.trim_start_matches(['`', '$']).len()
+    };
     let fence = fence.min(span.len() / 2);
     source.start + fence..source.end - fence
 }
 
-/// The math spans of a tree, whose dollar signs may show until the span closes.
+/// Whether the reply has maths opened by one dollar sign that may show its `$` until it closes
+/// (docs/markdown.md): maths starting with a digit (money, most of the time), or running over a
+/// line or past 200 bytes. All other maths waits for its closer.
+fn has_maths_that_may_show(reply: &str, whole: &[Block]) -> bool {
+    math_ranges(whole).iter().any(|source| {
+        let span = &reply[source.clone()];
+        !span.starts_with("$$")
+            && !span.starts_with('\\')
+            && (span[1..].starts_with(|c: char| c.is_ascii_digit())
+                || span.len() > 200
+                || span.contains(['\n', '\r']))
+    })
+}
+
+/// The math spans of a tree.
 fn math_ranges(blocks: &[Block]) -> Vec<Range<usize>> {
     fn walk(inlines: &[Inline], out: &mut Vec<Range<usize>>) {
         for inline in inlines {
@@ -179,12 +198,12 @@ fn check_playout_with(reply: &str, raw_syntax: bool) -> Result<(), TestCaseError
         }
     }
     // Two constructs are drawn as text until the reply completes them (docs/markdown.md): a
-    // reference link until a later definition arrives, and math until its closing dollar sign,
-    // with the syntax around it.
+    // reference link until a later definition arrives, and maths opened by a dollar sign that may
+    // be money until its closing dollar sign, with the syntax around it.
     let has_definitions = reply
         .lines()
         .any(|line| line.trim_start_matches([' ', '>']).starts_with('[') && line.contains("]:"));
-    let has_math = !math_ranges(&whole).is_empty();
+    let has_math = has_maths_that_may_show(reply, &whole);
 
     let mut markdown = StreamingMarkdown::new();
     let mut previous: Vec<Block> = Vec::new();
@@ -338,6 +357,13 @@ const PIECES: &[&str] = &[
 /// checked for everything but raw syntax.
 const MORE_PIECES: &[&str] = &["$", "$$", "$x^2$", "$5", "\r"];
 
+/// Maths in every notation, whole, and backslashed brackets alone: whatever completes as maths
+/// never shows a raw delimiter on its way (docs/markdown.md). (Lone dollar signs, which may be
+/// money, are in `MORE_PIECES`; spaces keep these from joining other dollar signs into runs.)
+const MATHS_PIECES: &[&str] = &[
+    " $x^2$ ", " $$d$$ ", "\\(b\\)", "\\[c\\]", "\\(", "\\)", "\\[", "\\]", "x", " ", "\n",
+];
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
 
@@ -360,6 +386,19 @@ proptest! {
             .copied()
             .collect();
         check_playout_with(&reply, false)
+            .map_err(|failure| TestCaseError::fail(format!("{reply:?}: {failure}")))?;
+    }
+
+    #[test]
+    fn generated_maths_plays_out_without_flashes_of_delimiters(
+        pieces in proptest::collection::vec(0..PIECES.len() + MATHS_PIECES.len(), 0..48)
+    ) {
+        let reply: String = pieces
+            .iter()
+            .map(|&i| PIECES.get(i).unwrap_or_else(|| &MATHS_PIECES[i - PIECES.len()]))
+            .copied()
+            .collect();
+        check_playout(&reply)
             .map_err(|failure| TestCaseError::fail(format!("{reply:?}: {failure}")))?;
     }
 
