@@ -15,6 +15,8 @@ mod describe;
 #[cfg(feature = "diagrams")]
 mod diagram;
 mod live;
+#[cfg(feature = "maths")]
+mod mathml;
 mod maths;
 pub mod page;
 mod patch;

@@ -12,11 +12,24 @@ use super::tex;
 use super::tree::Block;
 
 /// CommonMark with GFM tables, strikethrough and task lists, and math spans.
-pub(super) fn options() -> Options {
+fn options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_MATH
+}
+
+/// What a broken link reference resolves to, if anything.
+pub(super) type Resolve<'a, 'input> =
+    &'a mut dyn FnMut(BrokenLink<'input>) -> Option<(CowStr<'input>, CowStr<'input>)>;
+
+/// A parser of `text`. Every parse goes through here with one callback type, so the wasm holds
+/// pulldown-cmark's parser once.
+pub(super) fn parser<'a, 'input>(
+    text: &'input str,
+    resolve: Resolve<'a, 'input>,
+) -> Parser<'input, Resolve<'a, 'input>> {
+    Parser::new_with_broken_link_callback(text, options(), Some(resolve))
 }
 
 /// What one run found.
@@ -80,7 +93,7 @@ pub(super) fn parse(source: Source<'_>, known: &References) -> Parsed {
             }
         }
     };
-    let parser = Parser::new_with_broken_link_callback(source.text, options(), Some(&mut callback));
+    let parser = parser(source.text, &mut callback);
     let mut definitions = Vec::new();
     for (text, definition) in parser.reference_definitions().iter() {
         definitions.push(Definition {

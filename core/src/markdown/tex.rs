@@ -7,9 +7,9 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Parser};
+use pulldown_cmark::Event;
 
-use super::parse::options;
+use super::parse::parser;
 
 /// How many times the first pair that did not read as maths is dropped and the rest tried again
 /// before none is rewritten.
@@ -155,7 +155,7 @@ fn with_dollars(text: &str, pairs: &[Pair]) -> String {
 fn top_level_blocks(text: &str) -> Vec<Range<usize>> {
     let mut depth = 0usize;
     let mut blocks = Vec::new();
-    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+    for (event, range) in parser(text, &mut |_| None).into_offset_iter() {
         match event {
             Event::Start(_) => {
                 if depth == 0 {
@@ -173,7 +173,7 @@ fn top_level_blocks(text: &str) -> Vec<Range<usize>> {
 
 /// The byte ranges of the math spans pulldown-cmark reads in `text`, sorted.
 fn math_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut spans: Vec<(usize, usize)> = Parser::new_ext(text, options())
+    let mut spans: Vec<(usize, usize)> = parser(text, &mut |_| None)
         .into_offset_iter()
         .filter(|(event, _)| matches!(event, Event::InlineMath(_) | Event::DisplayMath(_)))
         .map(|(_, Range { start, end })| (start, end))
