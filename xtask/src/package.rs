@@ -93,7 +93,12 @@ pub fn build() -> anyhow::Result<PathBuf> {
     let without_markdown = without("without markdown", WITHOUT_MARKDOWN)?;
     let without_reply_view = without("without ReplyView", WITHOUT_REPLY_VIEW)?;
     let without_maths = without("without maths", WITHOUT_MATHS)?;
-    budgets(package, &without_markdown, &without_reply_view, &without_maths)?;
+    budgets(
+        package,
+        &without_markdown,
+        &without_reply_view,
+        &without_maths,
+    )?;
     Ok(tarball)
 }
 

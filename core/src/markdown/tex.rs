@@ -30,21 +30,14 @@ pub(super) struct Rewritten {
 /// so a reply parsed whole pairs its delimiters as one parsed a block at a time does.
 pub(super) fn rewrite(text: &str, real: usize) -> Rewritten {
     let reply = &text[..real];
-    if !reply.contains("\\(") && !reply.contains("\\[") {
+    let opens = |pair: &[u8]| pair[0] == b'\\' && matches!(pair[1], b'(' | b'[');
+    if !reply.as_bytes().windows(2).any(opens) {
         return Rewritten::default();
     }
-    let mut pairs: Vec<Pair> = top_level_blocks(reply)
-        .into_iter()
-        .flat_map(|block| {
-            pairs(&reply[block.clone()])
-                .into_iter()
-                .map(move |pair| Pair {
-                    open: block.start + pair.open,
-                    close: block.start + pair.close,
-                    ..pair
-                })
-        })
-        .collect();
+    let mut pairs = Vec::new();
+    for block in top_level_blocks(reply) {
+        find_pairs(&reply[block.clone()], block.start, &mut pairs);
+    }
     for _ in 0..ATTEMPTS {
         if pairs.is_empty() {
             break;
@@ -89,19 +82,19 @@ impl Pair {
     }
 }
 
-/// The pairs of `text`: each closer closes the last opener before it if it is of its kind (maths
-/// does not nest, so an opener left open is text). A backslash and the byte after it are read
-/// together, so `\\(` is an escaped backslash and a bracket.
-fn pairs(text: &str) -> Vec<Pair> {
-    let mut pairs = Vec::new();
+/// Adds the pairs of `text`, which starts at `offset`: each closer closes the last opener
+/// before it if it is of its kind (maths does not nest, so an opener left open is text). A
+/// backslash and the byte after it are read together, so `\\(` is an escaped backslash and a
+/// bracket.
+fn find_pairs(text: &str, offset: usize, pairs: &mut Vec<Pair>) {
     let mut open: Option<(usize, u8)> = None;
     scan(text, |at, byte| match (open, byte) {
         (_, b'(' | b'[') => open = Some((at, closer(byte))),
         (Some((start, close)), byte) if byte == close => {
             if is_maths(&text[start + 2..at]) {
                 pairs.push(Pair {
-                    open: start,
-                    close: at,
+                    open: offset + start,
+                    close: offset + at,
                     display: close == b']',
                 });
             }
@@ -109,7 +102,6 @@ fn pairs(text: &str) -> Vec<Pair> {
         }
         _ => {}
     });
-    pairs
 }
 
 /// Calls `found(at, byte)` for each backslash at `at` and the byte after it.
@@ -126,15 +118,12 @@ fn scan(text: &str, mut found: impl FnMut(usize, u8)) {
     }
 }
 
-/// Whether what a pair of delimiters holds may be maths: something, and not words alone, which
-/// is brackets escaped (`\[not a link\]`).
+/// Whether what a pair of delimiters holds may be maths: something, and not words of plain
+/// letters alone, which is brackets escaped (`\[not a link\]`).
 fn is_maths(between: &str) -> bool {
-    let words = between.split_whitespace().count();
-    words > 0
-        && (words == 1
-            || !between
-                .chars()
-                .all(|c| c.is_alphabetic() || c.is_whitespace()))
+    let words = between.split_ascii_whitespace().count();
+    let plain = |b: u8| b.is_ascii_alphabetic() || b.is_ascii_whitespace();
+    words == 1 || words > 1 && !between.bytes().all(plain)
 }
 
 fn closer(opener: u8) -> u8 {
@@ -171,15 +160,14 @@ fn top_level_blocks(text: &str) -> Vec<Range<usize>> {
     blocks
 }
 
-/// The byte ranges of the math spans pulldown-cmark reads in `text`, sorted.
+/// The byte ranges of the math spans pulldown-cmark reads in `text`, in order: events come in
+/// the order of the text.
 fn math_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut spans: Vec<(usize, usize)> = parser(text, &mut |_| None)
+    parser(text, &mut |_| None)
         .into_offset_iter()
         .filter(|(event, _)| matches!(event, Event::InlineMath(_) | Event::DisplayMath(_)))
         .map(|(_, Range { start, end })| (start, end))
-        .collect();
-    spans.sort_unstable();
-    spans
+        .collect()
 }
 
 #[cfg(test)]

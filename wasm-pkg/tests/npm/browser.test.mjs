@@ -1,6 +1,7 @@
 // Pages bundled with esbuild from the installed package, played in headless Chromium: the React
 // example shows the streamed reply one whole character at a time and settles on the reply,
-// ReplyView and <portal-reply> draw a streamed markdown reply and settle to the reloaded DOM, and
+// ReplyView and <portal-reply> draw a streamed markdown reply and settle to the reloaded DOM (a
+// maths reply never showing a delimiter on the way, settling to MathML), and
 // portal-wasm/react's <PortalReply text> plays a growing text, draws a replaced one settled and
 // stops its frames when unmounted, the README's Vue 3 and Svelte 5 components draw a streamed
 // reply through <portal-reply> (a ref pushed into, attributes bound) and settle to the reloaded DOM,
@@ -125,6 +126,24 @@ test('ReplyView and <portal-reply> draw a streamed reply and settle to the reloa
     assert.equal(element.settled, reply);
     assert.equal(element.live, element.reloaded, '<portal-reply> settles to the DOM its drawReply draws');
     assert.equal(element.display, 'block', 'reply.css styles <portal-reply>');
+
+    // Maths streamed one grapheme cluster at a time never shows a delimiter in any frame, and
+    // settles to MathML the browser draws, the same DOM a reloaded reply gets.
+    const maths = await page.evaluate(() => window.portalTest.maths());
+    assert.ok(maths.frames.length > 20, `drawn over many frames (${maths.frames.length})`);
+    for (const text of maths.frames) {
+      assert.doesNotMatch(text, /\$|\\[()[\]]/, `a maths delimiter drawn: ${text}`);
+    }
+    assert.equal(maths.live, maths.reloaded, 'the maths reply settles to the DOM drawReply draws');
+    assert.equal(maths.code, 0, 'every span is drawn as maths, none as its TeX');
+    assert.deepEqual(maths.maths.map(({ namespace, display }) => [namespace, display]), [
+      ['http://www.w3.org/1998/Math/MathML', 'inline math'],
+      ['http://www.w3.org/1998/Math/MathML', 'inline math'],
+      ['http://www.w3.org/1998/Math/MathML', 'block math'],
+      ['http://www.w3.org/1998/Math/MathML', 'block math'],
+      ['http://www.w3.org/1998/Math/MathML', 'inline math'],
+    ]);
+    assert.ok(maths.maths.every(({ width }) => width > 0), 'the browser lays every formula out');
 
     assert.deepEqual(await page.evaluate(() => window.portalTest.refused()),
       { name: 'InputError', field: 'options.reducedMotoin' });

@@ -11,6 +11,12 @@ export const REPLY =
   "[the map](https://example.com/map).\n\n- [x] trains\n- [ ] the Thai restaurant (น้ำ)\n\n" +
   "```rust\nlet days = 5;\n```\n\n| city | days |\n|---|---:|\n| Kyoto | 3 |\n| Tokyo | 2 |\n";
 
+/** A reply in every maths notation, and no dollar sign that could be money. */
+export const MATHS =
+  "Euler's identity $e^{i\\pi} + 1 = 0$ and Pythagoras \\(a^2 + b^2 = c^2\\).\n\n" +
+  "$$\\int_0^1 x^2\\,dx = \\frac{1}{3}$$\n\nThe sum \\[\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}\\] " +
+  "holds, for **every** $n \\ge 1$.\n";
+
 /** The reply in uneven chunks sliced by UTF-16 unit, so some end inside a surrogate pair. */
 function chunks(reply: string): string[] {
   const out = [];
@@ -78,6 +84,42 @@ Object.assign(window, {
       reloaded.drawReply(REPLY);
       return { settled, live: element.innerHTML, reloaded: reloaded.innerHTML,
         display: getComputedStyle(element).display };
+    },
+    /**
+     * A maths reply pushed one grapheme cluster at a time: the element's text in every animation
+     * frame until it settles, and the settled and reloaded DOMs.
+     */
+    async maths() {
+      const live = box("maths");
+      const view = new ReplyView(live);
+      const frames: string[] = [];
+      let settled = false;
+      view.settled.then(() => { settled = true; });
+      const sample = () => {
+        frames.push(live.textContent ?? "");
+        if (!settled) requestAnimationFrame(sample);
+      };
+      requestAnimationFrame(sample);
+      for (const { segment } of new Intl.Segmenter("und", { granularity: "grapheme" }).segment(MATHS)) {
+        view.push(segment);
+        await new Promise((resolve) => setTimeout(resolve, 4));
+      }
+      view.finish();
+      await view.settled;
+      const reloaded = box("maths-reloaded");
+      ReplyView.drawReply(reloaded, MATHS);
+      const maths = [...live.querySelectorAll("math")];
+      return {
+        frames,
+        live: live.innerHTML,
+        reloaded: reloaded.innerHTML,
+        maths: maths.map((math) => ({
+          namespace: math.namespaceURI,
+          display: getComputedStyle(math).display,
+          width: math.getBoundingClientRect().width,
+        })),
+        code: live.querySelectorAll("code.math").length,
+      };
     },
     /** Options the view does not know. */
     refused() {
