@@ -137,11 +137,11 @@ test('ReplyView and <portal-reply> draw a streamed reply and settle to the reloa
     assert.equal(maths.live, maths.reloaded, 'the maths reply settles to the DOM drawReply draws');
     assert.equal(maths.code, 0, 'every span is drawn as maths, none as its TeX');
     assert.deepEqual(maths.maths.map(({ namespace, display }) => [namespace, display]), [
-      ['http://www.w3.org/1998/Math/MathML', 'inline math'],
-      ['http://www.w3.org/1998/Math/MathML', 'inline math'],
+      ['http://www.w3.org/1998/Math/MathML', 'math'],
+      ['http://www.w3.org/1998/Math/MathML', 'math'],
       ['http://www.w3.org/1998/Math/MathML', 'block math'],
       ['http://www.w3.org/1998/Math/MathML', 'block math'],
-      ['http://www.w3.org/1998/Math/MathML', 'inline math'],
+      ['http://www.w3.org/1998/Math/MathML', 'math'],
     ]);
     assert.ok(maths.maths.every(({ width }) => width > 0), 'the browser lays every formula out');
 
