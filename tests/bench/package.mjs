@@ -16,13 +16,12 @@
 //
 // Usage: node tests/bench/package.mjs [<chars>:<rate> ...]   (default 50000:2000 5000:200)
 // PORTAL_BENCH_PAGES=loop (or class) runs one page only, for work in progress (no targets then).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+
 import { join } from 'node:path';
 
 import { launchBrowser, root } from '../e2e/portal.mjs';
 import {
-  alternate, bundle, chunked, conditions, label, pairedRatio, round, serve, STALL_AT, STALL_MS, summary, table,
+  alternate, bundle, chunked, conditions, label, pairedRatio, printVerdict, round, serve, STALL_AT, STALL_MS, summary, writeReport,
 } from './pages.mjs';
 import { markdownReply } from './reply.mjs';
 
@@ -96,29 +95,17 @@ try {
       runs.push(summary(page, condition, all, { clusters, chunks: chunks.length, chunksInside: inside }));
     }
   }
-  report = {
-    date: new Date().toISOString(),
-    chromium: browser.version(),
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, loadAverage: loadavg().map((l) => round(l)) },
-    runs,
-    targets: targets(runs),
-    problems,
-  };
-  mkdirSync(join(root, 'target', 'bench'), { recursive: true });
-  writeFileSync(join(root, 'target', 'bench', 'package.json'), `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`\n${table(runs)}\n`);
+  report = writeReport('package.json', browser, runs, targets(runs), problems);
 } finally {
   await browser.close();
   server.close();
 }
-for (const { target, met } of report.targets) console.log(`${met ? 'met   ' : 'MISSED'}  ${target}`);
-for (const problem of problems) console.log(`PROBLEM ${problem}`);
-console.log(`\nbench: wrote ${join('target', 'bench', 'package.json')}`);
+const met = printVerdict(report, 'package.json');
 const missing = ['loop', 'class'].filter((id) => !PAGES.some((p) => p.id === id));
 if (missing.length > 0) {
   console.log(`bench: only ${PAGES.map((p) => p.name).join(', ')} ran (PORTAL_BENCH_PAGES); the targets need both pages`);
 }
-if (report.targets.some((t) => !t.met) || problems.length > 0 || missing.length > 0) {
+if (!met || missing.length > 0) {
   console.error('bench: the package bench missed a target (above)');
   process.exit(1);
 }

@@ -1,9 +1,10 @@
 // What the package's browser benches share (tests/bench/package.mjs and streamdown.mjs): the
 // stream's chunks, pages bundled with esbuild against the built package and served, the recorder
-// injected into each page, one run of a page on a condition, and the table. docs/bench.md ("The
+// injected into each page, one run of a page on a condition, the table and the report. docs/bench.md ("The
 // package's reply view") explains the numbers.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { cpus, loadavg } from 'node:os';
 import { extname, join } from 'node:path';
 
 import * as esbuild from 'esbuild';
@@ -315,4 +316,31 @@ export function table(runs) {
 /** The median over the repeats of `of`'s `key` over `to`'s in the same repeat. */
 export function pairedRatio(of, to, key) {
   return median(of.repeats.map((run, i) => run[key] / to.repeats[i][key]));
+}
+
+/**
+ * Writes target/bench/`name` (JSON): the runs, their targets and the problems found, with the
+ * browser and the machine they ran on; prints the table and returns the report.
+ */
+export function writeReport(name, browser, runs, targets, problems) {
+  const report = {
+    date: new Date().toISOString(),
+    chromium: browser.version(),
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, loadAverage: loadavg().map((l) => round(l)) },
+    runs,
+    targets,
+    problems,
+  };
+  mkdirSync(join(root, 'target', 'bench'), { recursive: true });
+  writeFileSync(join(root, 'target', 'bench', name), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\n${table(runs)}\n`);
+  return report;
+}
+
+/** Prints each target with whether it was met, and the problems; whether all were met. */
+export function printVerdict(report, name) {
+  for (const { target, met } of report.targets) console.log(`${met ? 'met   ' : 'MISSED'}  ${target}`);
+  for (const problem of report.problems) console.log(`PROBLEM ${problem}`);
+  console.log(`\nbench: wrote ${join('target', 'bench', name)}`);
+  return report.targets.every((t) => t.met) && report.problems.length === 0;
 }

@@ -15,13 +15,12 @@
 // numbers.
 //
 // Usage: node tests/bench/streamdown.mjs [<chars>:<rate> ...]   (default 50000:2000 5000:200)
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+
 import { join } from 'node:path';
 
 import { launchBrowser, root } from '../e2e/portal.mjs';
 import {
-  alternate, bundle, chunked, conditions, label, pairedRatio, round, serve, STALL_AT, STALL_MS, summary, table,
+  alternate, bundle, chunked, conditions, label, pairedRatio, printVerdict, round, serve, STALL_AT, STALL_MS, summary, writeReport,
 } from './pages.mjs';
 import { markdownReply } from './reply.mjs';
 
@@ -85,25 +84,13 @@ try {
       runs.push(summary(page, condition, all, { clusters, chunks: chunks.length, chunksInside: inside }));
     }
   }
-  report = {
-    date: new Date().toISOString(),
-    chromium: browser.version(),
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, loadAverage: loadavg().map((l) => round(l)) },
-    runs,
-    targets: targets(runs),
-    problems,
-  };
-  mkdirSync(join(root, 'target', 'bench'), { recursive: true });
-  writeFileSync(join(root, 'target', 'bench', 'streamdown.json'), `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`\n${table(runs)}\n`);
+  report = writeReport('streamdown.json', browser, runs, targets(runs), problems);
 } finally {
   await browser.close();
   server.close();
 }
-for (const { target, met } of report.targets) console.log(`${met ? 'met   ' : 'MISSED'}  ${target}`);
-for (const problem of problems) console.log(`PROBLEM ${problem}`);
-console.log(`\nbench: wrote ${join('target', 'bench', 'streamdown.json')}`);
-if (report.targets.some((t) => !t.met) || problems.length > 0) {
+const met = printVerdict(report, 'streamdown.json');
+if (!met) {
   console.error('bench: the Streamdown bench missed a target (above)');
   process.exit(1);
 }
