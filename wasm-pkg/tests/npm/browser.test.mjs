@@ -25,9 +25,10 @@ const types = { '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'applicat
 
 /**
  * `entry` bundled by esbuild into `out` (with `splitting`, dynamic imports as chunks of their
- * own, and `alias`, modules stood in for), served with a page that loads it, and Chromium.
+ * own, `alias`, modules stood in for, and React's and Vue's development builds when
+ * `development`), served with a page that loads it, and Chromium.
  */
-async function bundled(entry, { splitting = false, alias = {} } = {}) {
+async function bundled(entry, { splitting = false, alias = {}, development = false } = {}) {
   mkdirSync(out, { recursive: true });
   await esbuild.build({
     entryPoints: [entry],
@@ -41,7 +42,7 @@ async function bundled(entry, { splitting = false, alias = {} } = {}) {
     outdir: out,
     loader: { '.wasm': 'file' },
     define: {
-      'process.env.NODE_ENV': '"production"',
+      'process.env.NODE_ENV': development ? '"development"' : '"production"',
       // Vue's esm-bundler build asks the bundler for its feature flags.
       __VUE_OPTIONS_API__: 'true',
       __VUE_PROD_DEVTOOLS__: 'false',
@@ -155,9 +156,13 @@ test('ReplyView and <portal-reply> draw a streamed reply and settle to the reloa
   }
 });
 
-test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text and settles', async () => {
+/**
+ * portal-wasm/react's page, bundled with React's production build or its development build, in
+ * which StrictMode mounts every component, unmounts it and mounts it again.
+ */
+async function reactChecks({ development }) {
   writeReadmeExample();
-  const { url, browser, close } = await bundled('react-page.tsx');
+  const { url, browser, close } = await bundled('react-page.tsx', { development });
   try {
     const { page, errors } = await opened(browser, url, { consoleErrors: true });
     await page.waitForFunction(() => window.portalReactTest);
@@ -199,12 +204,18 @@ test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text 
     assert.equal(pushed.live, pushed.reloaded);
 
     assert.deepEqual(errors, []);
-    await page.screenshot({ path: join(out, 'react-page.png'), fullPage: true });
+    await page.screenshot({ path: join(out, `react-page${development ? '-development' : ''}.png`), fullPage: true });
   } finally {
     await browser.close();
     close();
   }
-});
+}
+
+test('<PortalReply text> from portal-wasm/react (React 19) plays a growing text and settles', () =>
+  reactChecks({ development: false }));
+
+test("<PortalReply text> does the same in StrictMode under React's development build", () =>
+  reactChecks({ development: true }));
 
 /** A new page of `browser` at `url`, and the errors it throws (and logs, with `consoleErrors`). */
 async function opened(browser, url, { consoleErrors = false } = {}) {

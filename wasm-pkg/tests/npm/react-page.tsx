@@ -1,8 +1,9 @@
 // The page the browser test bundles with esbuild for portal-wasm/react: <PortalReply text=…>
 // from the installed package with React 19, fed the whole reply so far as it grows (the way
 // Streamdown and the AI SDK's message parts give it), driven from the test through
-// `window.portalReactTest`.
-import { createRef } from "react";
+// `window.portalReactTest`. Every root renders in StrictMode, as Vite's and Next's templates do:
+// in React's development build it mounts each component, unmounts it and mounts it again.
+import { createRef, StrictMode } from "react";
 import { flushSync } from "react-dom";
 import { createRoot, type Root } from "react-dom/client";
 import init, { ReplyView } from "portal-wasm/web";
@@ -59,7 +60,8 @@ function mount(id: string) {
   document.body.append(box);
   const root: Root = createRoot(box);
   const ref = createRef<PortalReplyHandle>();
-  const show = (props: PortalReplyProps) => flushSync(() => root.render(<PortalReply ref={ref} {...props} />));
+  const show = (props: PortalReplyProps) =>
+    flushSync(() => root.render(<StrictMode><PortalReply ref={ref} {...props} /></StrictMode>));
   const reply = () => box.querySelector<HTMLDivElement>("div.portal-reply")!;
   return { box, root, ref, show, reply };
 }
@@ -145,7 +147,8 @@ Object.assign(window, {
       document.body.append(box);
       const root = createRoot(box);
       const show = (text: string, state: "streaming" | "done") =>
-        flushSync(() => root.render(<Message parts={[{ type: "step-start" }, { type: "text", text, state }]} />));
+        flushSync(() =>
+          root.render(<StrictMode><Message parts={[{ type: "step-start" }, { type: "text", text, state }]} /></StrictMode>));
       for (const text of prefixes(REPLY)) {
         show(text, "streaming");
         await pause(12);
