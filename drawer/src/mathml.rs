@@ -79,6 +79,7 @@ thread_local! {
 
 /// A math span's `<math>` element, or why it cannot be drawn.
 pub(crate) fn mathml(document: &Document, tex: &str, display: bool) -> Result<Element, String> {
+    within_bounds(tex)?;
     let mode = if display {
         MathDisplay::Block
     } else {
@@ -93,6 +94,43 @@ pub(crate) fn mathml(document: &Document, tex: &str, display: bool) -> Result<El
     converted.and_then(|result| {
         rebuilt(document, &result.mathml).ok_or_else(|| "its MathML could not be read".to_string())
     })
+}
+
+/// The longest TeX drawn as maths: a formula is rarely a kilobyte, and a reply's maths must not
+/// make a page of MathML the size of a book.
+const MAX_TEX: usize = 10_000;
+
+/// How deeply groups (`{…}`, `\left…\right`, `\begin…\end`) may nest in TeX drawn as maths:
+/// math-core reads them by recursion, and a wasm stack is small (10,000 nested braces overflow
+/// even a native one). The markdown tree's own nesting bound is 32 too.
+const MAX_DEPTH: usize = 32;
+
+/// Why `tex` is not drawn as maths, if it is too long or nests too deeply.
+fn within_bounds(tex: &str) -> Result<(), String> {
+    if tex.len() > MAX_TEX {
+        return Err(format!("it is longer than {MAX_TEX} bytes"));
+    }
+    let bytes = tex.as_bytes();
+    let mut depth = 0usize;
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        let (step, change) = match rest[0] {
+            b'{' => (1, 1),
+            b'}' => (1, -1),
+            b'\\' if rest.starts_with(b"\\left") || rest.starts_with(b"\\begin") => (5, 1),
+            b'\\' if rest.starts_with(b"\\right") || rest.starts_with(b"\\end") => (4, -1),
+            // An escaped brace, or any other command's first letter, is not a group.
+            b'\\' => (2, 0),
+            _ => (1, 0),
+        };
+        depth = depth.saturating_add_signed(change);
+        if depth > MAX_DEPTH {
+            return Err(format!("its groups nest more than {MAX_DEPTH} deep"));
+        }
+        at += step;
+    }
+    Ok(())
 }
 
 /// `markup` read as XML and drawn again in the MathML namespace.

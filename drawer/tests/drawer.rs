@@ -680,3 +680,39 @@ fn live_maths_never_shows_a_delimiter_and_settles_to_mathml() {
     assert_eq!(settled.len(), 4);
     assert!(settled.iter().all(|drawn| drawn.starts_with("math ")));
 }
+
+#[wasm_bindgen_test]
+fn maths_too_deep_or_too_long_is_drawn_as_code_and_never_overflows_the_stack() {
+    let body = body();
+    let deep = format!("{}x{}", "{".repeat(4_000), "}".repeat(4_000));
+    let fracs = format!("{}x{}", "\\frac{".repeat(600), "}{y}".repeat(600));
+    let lefts = format!("{}x{}", "\\left(".repeat(600), "\\right)".repeat(600));
+    let long = "x+".repeat(6_000);
+    let nested_32 = format!("{}x{}", "\\sqrt{".repeat(32), "}".repeat(32));
+    let reply = format!("A ${deep}$ B ${fracs}$ C ${lefts}$ D ${long}x$ E ${nested_32}$.");
+    draw_reply(&body, &reply, &options(false));
+    let drawn = maths_drawn(&body);
+    assert_eq!(drawn.len(), 5, "{drawn:?}");
+    for code in &drawn[..4] {
+        assert!(code.starts_with("code "), "drawn as code: {}", &code[..40]);
+    }
+    assert!(drawn[4].starts_with("math "), "32 groups deep is maths");
+    let titles: Vec<String> = {
+        let found = body.query_selector_all("code.math").unwrap();
+        (0..found.length())
+            .map(|i| {
+                let element: Element = found.item(i).unwrap().unchecked_into();
+                element.get_attribute("title").unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(
+        titles,
+        [
+            "Not drawn as maths: its groups nest more than 32 deep",
+            "Not drawn as maths: its groups nest more than 32 deep",
+            "Not drawn as maths: its groups nest more than 32 deep",
+            "Not drawn as maths: it is longer than 10000 bytes",
+        ]
+    );
+}
