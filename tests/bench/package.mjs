@@ -19,9 +19,9 @@
 
 import { join } from 'node:path';
 
-import { launchBrowser, root } from '../e2e/portal.mjs';
+import { root } from '../e2e/portal.mjs';
 import {
-  alternate, bundle, chunked, conditions, label, pairedRatio, printVerdict, round, serve, STALL_AT, STALL_MS, summary, writeReport,
+  conditions, label, pairedRatio, printVerdict, runBench,
 } from './pages.mjs';
 import { markdownReply } from './reply.mjs';
 
@@ -71,35 +71,17 @@ function targets(runs) {
   return judged;
 }
 
-await bundle(PAGES.map(({ entry }) => entry), OUT);
-const server = await serve(OUT);
-const url = `http://127.0.0.1:${server.address().port}`;
-const browser = await launchBrowser();
-const problems = [];
-let report;
-try {
-  const runs = [];
-  for (const condition of CONDITIONS) {
-    const reply = markdownReply(condition.chars);
-    const { chunks, inside, clusters } = chunked(reply, condition.rate);
-    console.log(`bench: ${label(condition)}: ${chunks.length} chunks, ${inside} ending inside a character, `
-      + `a ${STALL_MS / 1000} s stall ${Math.round(STALL_AT * 100)} % in; ${PAGES.map((p) => p.name).join(' and ')}, ${REPEATS} repeats…`);
-    const repeats = await alternate(browser, url, PAGES, condition, { reply, chunks }, REPEATS);
-    const settledTexts = new Set(Object.values(repeats).flat().map((r) => r.drawnText));
-    if (settledTexts.size !== 1) problems.push(`${label(condition)}: the settled text differs between pages or repeats`);
-    for (const page of PAGES) {
-      const all = repeats[page.id];
-      if (all.some((r) => r.domMismatches > 0)) {
-        problems.push(`${page.name}, ${label(condition)}: a frame's drawn text did not end where the page said it did`);
-      }
-      runs.push(summary(page, condition, all, { clusters, chunks: chunks.length, chunksInside: inside }));
-    }
-  }
-  report = writeReport('package.json', browser, runs, targets(runs), problems);
-} finally {
-  await browser.close();
-  server.close();
-}
+const report = await runBench({
+  name: 'package.json',
+  pages: PAGES,
+  out: OUT,
+  conditions: CONDITIONS,
+  repeats: REPEATS,
+  replyFor: (condition) => markdownReply(condition.chars),
+  about: '',
+  samePagesText: true,
+  targets,
+});
 const met = printVerdict(report, 'package.json');
 const missing = ['loop', 'class'].filter((id) => !PAGES.some((p) => p.id === id));
 if (missing.length > 0) {

@@ -1,6 +1,7 @@
-// What the package's browser benches share (tests/bench/package.mjs and streamdown.mjs): the
-// stream's chunks, pages bundled with esbuild against the built package and served, the recorder
-// injected into each page, one run of a page on a condition, the table and the report. docs/bench.md ("The
+// What the package's browser benches share (tests/bench/package.mjs and streamdown.mjs): a bench
+// run whole (`runBench`: the stream's chunks, pages bundled with esbuild against the built package
+// and served, the recorder injected into each page, the runs alternating, the table and the
+// report), and what their targets are judged with. docs/bench.md ("The
 // package's reply view") explains the numbers.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -9,14 +10,14 @@ import { extname, join } from 'node:path';
 
 import * as esbuild from 'esbuild';
 
-import { root } from '../e2e/portal.mjs';
+import { launchBrowser, root } from '../e2e/portal.mjs';
 import { readMetrics } from './metrics.mjs';
 import { lcg } from './reply.mjs';
 import { startTrace, topSelfThreadTime } from './trace.mjs';
 
 /** The stall: where in the stream (a share of its duration) and how long. */
-export const STALL_AT = 0.4;
-export const STALL_MS = 2000;
+const STALL_AT = 0.4;
+const STALL_MS = 2000;
 /** Chunk sizes in code points. */
 const CHUNK_MIN = 5;
 const CHUNK_MAX = 40;
@@ -44,7 +45,7 @@ export function conditions(args, defaults) {
  * due when its last character is due at `rate`; those due during the stall arrive together at its
  * end. Returns the chunks ([text, due ms]) and how many end inside a cluster.
  */
-export function chunked(reply, rate) {
+function chunked(reply, rate) {
   const below = lcg(0xC0FFEE);
   const boundary = new Set([reply.length]);
   const clusterAt = []; // UTF-16 offset → clusters before it
@@ -133,7 +134,7 @@ function recorder({ scrollEveryMs }) {
 }
 
 /** `entries` (files of tests/bench/package/) bundled by esbuild into `out`, React in production. */
-export async function bundle(entries, out) {
+async function bundle(entries, out) {
   if (!existsSync(join(PACKAGE, 'package.json'))) {
     throw new Error('target/npm/portal-wasm is missing: run `cargo xtask package` first');
   }
@@ -155,7 +156,7 @@ export async function bundle(entries, out) {
 }
 
 /** Serves `out`'s files, and `/?page=<script>` a page that loads one. */
-export function serve(out) {
+function serve(out) {
   const types = { '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
   const page = (script) => `<!DOCTYPE html><html lang="en"><meta charset="utf-8">
 ${existsSync(join(out, `${script}.css`)) ? `<link rel="stylesheet" href="${script}.css">` : ''}
@@ -264,7 +265,7 @@ async function benchRun(browser, url, page, condition, stream, { trace = false }
  * so neither always runs on a warmer machine); each page's runs by its id. PORTAL_BENCH_TRACE=1
  * traces each page's first repeat, whose numbers are then no good for judging.
  */
-export async function alternate(browser, url, pages, condition, stream, repeats) {
+async function alternate(browser, url, pages, condition, stream, repeats) {
   const runs = Object.fromEntries(pages.map(({ id }) => [id, []]));
   for (let repeat = 0; repeat < repeats; repeat += 1) {
     const order = repeat % 2 === 0 ? pages : [...pages].reverse();
@@ -278,11 +279,11 @@ export async function alternate(browser, url, pages, condition, stream, repeats)
   return runs;
 }
 
-export const round = (value, digits = 2) => Number(value.toFixed(digits));
-export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+const round = (value, digits = 2) => Number(value.toFixed(digits));
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
 /** The medians of a page's repeats on a condition, with the repeats kept (less their text). */
-export function summary(page, condition, all, stream) {
+function summary(page, condition, all, stream) {
   const med = (key) => median(all.map((r) => r[key]));
   return {
     page: page.name, pageId: page.id, condition, ...stream,
@@ -293,7 +294,7 @@ export function summary(page, condition, all, stream) {
   };
 }
 
-export function table(runs) {
+function table(runs) {
   const rows = [
     ['stream (first chunk → settled)', (r) => `${(r.wallMs / 1000).toFixed(1)} s`],
     ['frames drawn', (r) => r.frames],
@@ -319,10 +320,54 @@ export function pairedRatio(of, to, key) {
 }
 
 /**
+ * One bench: `pages` (`{ id, name, entry }`) bundled into `out` and served, each played on every
+ * condition `repeats` times in one browser, alternating, on the reply `replyFor(condition)`
+ * (`about` says what it holds, for the log). A problem is a page whose frames' drawn text did not
+ * end where the page said it did, or whose settled text differs between repeats (and between
+ * pages too when `samePagesText`). Writes target/bench/`name` and returns the report, its
+ * targets judged by `targets(runs)`.
+ */
+export async function runBench({ name, pages, out, conditions, repeats, replyFor, about, samePagesText, targets }) {
+  await bundle(pages.map(({ entry }) => entry), out);
+  const server = await serve(out);
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const browser = await launchBrowser();
+  try {
+    const runs = [];
+    const problems = [];
+    for (const condition of conditions) {
+      const reply = replyFor(condition);
+      const { chunks, inside, clusters } = chunked(reply, condition.rate);
+      console.log(`bench: ${label(condition)}${about}: ${chunks.length} chunks, ${inside} ending inside a character, `
+        + `a ${STALL_MS / 1000} s stall ${Math.round(STALL_AT * 100)} % in; ${pages.map((p) => p.name).join(' and ')}, `
+        + `${repeats} repeats…`);
+      const played = await alternate(browser, url, pages, condition, { reply, chunks }, repeats);
+      if (samePagesText && new Set(Object.values(played).flat().map((r) => r.drawnText)).size !== 1) {
+        problems.push(`${label(condition)}: the settled text differs between pages or repeats`);
+      }
+      for (const page of pages) {
+        const all = played[page.id];
+        if (new Set(all.map((r) => r.drawnText)).size !== 1) {
+          problems.push(`${page.name}, ${label(condition)}: the settled text differs between repeats`);
+        }
+        if (all.some((r) => r.domMismatches > 0)) {
+          problems.push(`${page.name}, ${label(condition)}: a frame's drawn text did not end where the page said it did`);
+        }
+        runs.push(summary(page, condition, all, { clusters, chunks: chunks.length, chunksInside: inside }));
+      }
+    }
+    return writeReport(name, browser, runs, targets(runs), problems);
+  } finally {
+    await browser.close();
+    server.close();
+  }
+}
+
+/**
  * Writes target/bench/`name` (JSON): the runs, their targets and the problems found, with the
  * browser and the machine they ran on; prints the table and returns the report.
  */
-export function writeReport(name, browser, runs, targets, problems) {
+function writeReport(name, browser, runs, targets, problems) {
   const report = {
     date: new Date().toISOString(),
     chromium: browser.version(),

@@ -18,9 +18,9 @@
 
 import { join } from 'node:path';
 
-import { launchBrowser, root } from '../e2e/portal.mjs';
+import { root } from '../e2e/portal.mjs';
 import {
-  alternate, bundle, chunked, conditions, label, pairedRatio, printVerdict, round, serve, STALL_AT, STALL_MS, summary, writeReport,
+  conditions, label, pairedRatio, printVerdict, runBench,
 } from './pages.mjs';
 import { markdownReply } from './reply.mjs';
 
@@ -59,36 +59,17 @@ function targets(runs) {
   return judged;
 }
 
-await bundle(PAGES.map(({ entry }) => entry), OUT);
-const server = await serve(OUT);
-const url = `http://127.0.0.1:${server.address().port}`;
-const browser = await launchBrowser();
-const problems = [];
-let report;
-try {
-  const runs = [];
-  for (const condition of CONDITIONS) {
-    const reply = markdownReply(condition.chars, { maths: true });
-    const { chunks, inside, clusters } = chunked(reply, condition.rate);
-    console.log(`bench: ${label(condition)} with maths and code: ${chunks.length} chunks, ${inside} ending inside a `
-      + `character, a ${STALL_MS / 1000} s stall ${Math.round(STALL_AT * 100)} % in; Streamdown and <PortalReply>, ${REPEATS} repeats…`);
-    const repeats = await alternate(browser, url, PAGES, condition, { reply, chunks }, REPEATS);
-    for (const page of PAGES) {
-      const all = repeats[page.id];
-      if (new Set(all.map((r) => r.drawnText)).size !== 1) {
-        problems.push(`${page.name}, ${label(condition)}: the settled text differs between repeats`);
-      }
-      if (all.some((r) => r.domMismatches > 0)) {
-        problems.push(`${page.name}, ${label(condition)}: a frame's drawn text did not end where the page said it did`);
-      }
-      runs.push(summary(page, condition, all, { clusters, chunks: chunks.length, chunksInside: inside }));
-    }
-  }
-  report = writeReport('streamdown.json', browser, runs, targets(runs), problems);
-} finally {
-  await browser.close();
-  server.close();
-}
+const report = await runBench({
+  name: 'streamdown.json',
+  pages: PAGES,
+  out: OUT,
+  conditions: CONDITIONS,
+  repeats: REPEATS,
+  replyFor: (condition) => markdownReply(condition.chars, { maths: true }),
+  about: ' with maths and code',
+  samePagesText: false,
+  targets,
+});
 const met = printVerdict(report, 'streamdown.json');
 if (!met) {
   console.error('bench: the Streamdown bench missed a target (above)');
