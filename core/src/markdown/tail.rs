@@ -6,6 +6,7 @@ use super::closers::close;
 use super::hold::{BLANKS, could_be_delimiter_row, ends_a_line, line_start, without_line_end};
 use super::parse::{Leaf, Parsed, parse};
 use super::references::References;
+use super::tex;
 use super::tree::{Block, Inline};
 
 /// How many times the constructs left open are closed before the text from the first of them
@@ -67,6 +68,10 @@ pub(super) fn draw_open(
     // subtle: a closer is read as text, or syntax they should close is), the innermost open
     // construct waits and the rest is closed again; at the last try,
     // everything from the first open construct waits; failing that, it waits without closers.
+    // The scan reads the leaf with its `\(…\)` and `\[…\]` pairs as the parse reads them, as
+    // `$$…$$` (two bytes for two): inside maths, brackets and delimiters are not syntax.
+    let rewritten = tex::rewrite(open_text, open_text.len());
+    let open_text = rewritten.text.as_deref().unwrap_or(open_text);
     let mut limit = open_text.len();
     for attempt in 1..=CLOSING_ATTEMPTS {
         let closing = close(open_text, limit);
