@@ -11,8 +11,8 @@ use pulldown_cmark::Event;
 
 use super::parse::parser;
 
-/// How many times the first pair that did not read as maths is dropped and the rest tried again
-/// before none is rewritten.
+/// How many times a block's pairs that did not read as maths are dropped and the rest tried
+/// again before none of its pairs is rewritten.
 const ATTEMPTS: usize = 4;
 
 /// A text with its `\(…\)` and `\[…\]` pairs rewritten as `$$…$$`, and where the inline ones
@@ -26,8 +26,9 @@ pub(super) struct Rewritten {
 }
 
 /// Rewrites the pairs of `text[..real]` (the rest is closers, never rewritten) that
-/// pulldown-cmark reads as math spans once rewritten. A pair lies within one top-level block,
-/// so a reply parsed whole pairs its delimiters as one parsed a block at a time does.
+/// pulldown-cmark reads as math spans once rewritten. Each top-level block is paired and checked
+/// on its own, so a block's maths depends on its text alone: a reply parsed whole reads it as
+/// one parsed a block at a time does.
 pub(super) fn rewrite(text: &str, real: usize) -> Rewritten {
     let reply = &text[..real];
     let opens = |pair: &[u8]| pair[0] == b'\\' && matches!(pair[1], b'(' | b'[');
@@ -36,34 +37,44 @@ pub(super) fn rewrite(text: &str, real: usize) -> Rewritten {
     }
     let mut pairs = Vec::new();
     for block in top_level_blocks(reply) {
-        find_pairs(&reply[block.clone()], block.start, &mut pairs);
+        for pair in block_pairs(&reply[block.clone()]) {
+            pairs.push(Pair {
+                open: block.start + pair.open,
+                close: block.start + pair.close,
+                ..pair
+            });
+        }
     }
+    if pairs.is_empty() {
+        return Rewritten::default();
+    }
+    Rewritten {
+        text: Some(with_dollars(text, &pairs)),
+        inline: pairs
+            .iter()
+            .filter(|pair| !pair.display)
+            .map(|pair| pair.open)
+            .collect(),
+    }
+}
+
+/// The pairs of one block that pulldown-cmark reads as math spans once rewritten: those that do
+/// not are dropped and the rest tried again, a few times, before none is kept.
+fn block_pairs(block: &str) -> Vec<Pair> {
+    let mut pairs = Vec::new();
+    find_pairs(block, 0, &mut pairs);
     for _ in 0..ATTEMPTS {
         if pairs.is_empty() {
             break;
         }
-        let rewritten = with_dollars(text, &pairs);
-        let spans = math_spans(&rewritten);
-        match pairs
-            .iter()
-            .position(|pair| spans.binary_search(&pair.span()).is_err())
-        {
-            Some(failed) => {
-                pairs.remove(failed);
-            }
-            None => {
-                return Rewritten {
-                    text: Some(rewritten),
-                    inline: pairs
-                        .iter()
-                        .filter(|pair| !pair.display)
-                        .map(|pair| pair.open)
-                        .collect(),
-                };
-            }
+        let spans = math_spans(&with_dollars(block, &pairs));
+        let before = pairs.len();
+        pairs.retain(|pair| spans.binary_search(&pair.span()).is_ok());
+        if pairs.len() == before {
+            return pairs;
         }
     }
-    Rewritten::default()
+    Vec::new()
 }
 
 /// A pair of delimiters: `open` is where `\(` or `\[` starts and `close` where its `\)` or `\]`
