@@ -478,12 +478,11 @@ const PARAGRAPHS: &[&str] = &[
     "In short, {topic} reads the same in every script, one character at a time, about six tenths of a second behind the model.",
 ];
 
-/// The markdown the tour shows after its first paragraph: a heading, a list with bold, inline
-/// code and maths, a link, a fenced code block and a small table.
+/// The markdown the tour shows after its first paragraph: a heading, a list with bold and inline
+/// code, a link, a fenced code block and a small table.
 const MARKDOWN_TOUR: &str = "## What plays out here\n\n\
 - **Whole clusters**: a frame never ends inside an emoji or an accent.\n\
 - **Markdown** as it arrives: `**bold**`, lists, code and tables, with no raw syntax on the way.\n\
-- **Maths** whole once it closes: $e^{i\\pi} + 1 = 0$ and \\(a^2 + b^2 = c^2\\).\n\
 - Links such as [CommonMark](https://commonmark.org) open in a new tab.\n\n\
 ```rust\n\
 let frame = playout.tick(now_ms);\n\
