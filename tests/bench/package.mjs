@@ -21,12 +21,10 @@ import { join } from 'node:path';
 
 import { root } from '../e2e/portal.mjs';
 import {
-  conditions, label, pairedRatio, printVerdict, runBench,
+  label, pairedRatio, printVerdict, runBench,
 } from './pages.mjs';
 import { markdownReply } from './reply.mjs';
 
-const CONDITIONS = conditions(process.argv.slice(2), [{ chars: 50_000, rate: 2000 }, { chars: 5_000, rate: 200 }]);
-const REPEATS = Math.max(1, Number(process.env.PORTAL_BENCH_REPEATS ?? 5) || 1);
 const PAGES = [
   { id: 'loop', name: 'README loop', entry: 'readme-loop.ts' },
   { id: 'class', name: 'ReplyView', entry: 'reply-view.ts' },
@@ -75,8 +73,6 @@ const report = await runBench({
   name: 'package.json',
   pages: PAGES,
   out: OUT,
-  conditions: CONDITIONS,
-  repeats: REPEATS,
   replyFor: (condition) => markdownReply(condition.chars),
   about: '',
   samePagesText: true,

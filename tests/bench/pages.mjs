@@ -29,15 +29,18 @@ const TRACE = Boolean(process.env.PORTAL_BENCH_TRACE);
 
 export const label = ({ chars, rate }) => `${chars.toLocaleString('en')} at ${rate} chars/s`;
 
-/** `<chars>:<rate>` arguments, or `defaults`. */
-export function conditions(args, defaults) {
+/** The bench's `<chars>:<rate>` arguments, or 50,000 at 2,000 chars/s and 5,000 at 200. */
+function conditions(args) {
   const asked = args.map((arg) => {
     const [, chars, rate] = /^(\d+):(\d+)$/.exec(arg) ?? [];
     if (!(Number(chars) > 0 && Number(rate) > 0)) throw new Error(`"${arg}" is not a run; give <chars>:<rate>, such as 5000:200`);
     return { chars: Number(chars), rate: Number(rate) };
   });
-  return asked.length > 0 ? asked : defaults;
+  return asked.length > 0 ? asked : [{ chars: 50_000, rate: 2000 }, { chars: 5_000, rate: 200 }];
 }
+
+/** How many times each page plays each condition: PORTAL_BENCH_REPEATS, 5 unless set. */
+const REPEATS = Math.max(1, Number(process.env.PORTAL_BENCH_REPEATS ?? 5) || 1);
 
 /**
  * The reply cut into chunks of CHUNK_MIN–CHUNK_MAX code points, each ending inside a cluster
@@ -321,13 +324,14 @@ export function pairedRatio(of, to, key) {
 
 /**
  * One bench: `pages` (`{ id, name, entry }`) bundled into `out` and served, each played on every
- * condition `repeats` times in one browser, alternating, on the reply `replyFor(condition)`
+ * condition the command line names (`conditions`) REPEATS times in one browser, alternating, on
+ * the reply `replyFor(condition)`
  * (`about` says what it holds, for the log). A problem is a page whose frames' drawn text did not
  * end where the page said it did, or whose settled text differs between repeats (and between
  * pages too when `samePagesText`). Writes target/bench/`name` and returns the report, its
  * targets judged by `targets(runs)`.
  */
-export async function runBench({ name, pages, out, conditions, repeats, replyFor, about, samePagesText, targets }) {
+export async function runBench({ name, pages, out, replyFor, about, samePagesText, targets }) {
   await bundle(pages.map(({ entry }) => entry), out);
   const server = await serve(out);
   const url = `http://127.0.0.1:${server.address().port}`;
@@ -335,13 +339,13 @@ export async function runBench({ name, pages, out, conditions, repeats, replyFor
   try {
     const runs = [];
     const problems = [];
-    for (const condition of conditions) {
+    for (const condition of conditions(process.argv.slice(2))) {
       const reply = replyFor(condition);
       const { chunks, inside, clusters } = chunked(reply, condition.rate);
       console.log(`bench: ${label(condition)}${about}: ${chunks.length} chunks, ${inside} ending inside a character, `
         + `a ${STALL_MS / 1000} s stall ${Math.round(STALL_AT * 100)} % in; ${pages.map((p) => p.name).join(' and ')}, `
-        + `${repeats} repeats…`);
-      const played = await alternate(browser, url, pages, condition, { reply, chunks }, repeats);
+        + `${REPEATS} repeats…`);
+      const played = await alternate(browser, url, pages, condition, { reply, chunks }, REPEATS);
       if (samePagesText && new Set(Object.values(played).flat().map((r) => r.drawnText)).size !== 1) {
         problems.push(`${label(condition)}: the settled text differs between pages or repeats`);
       }

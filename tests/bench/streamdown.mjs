@@ -20,12 +20,10 @@ import { join } from 'node:path';
 
 import { root } from '../e2e/portal.mjs';
 import {
-  conditions, label, pairedRatio, printVerdict, runBench,
+  label, pairedRatio, printVerdict, runBench,
 } from './pages.mjs';
 import { markdownReply } from './reply.mjs';
 
-const CONDITIONS = conditions(process.argv.slice(2), [{ chars: 50_000, rate: 2000 }, { chars: 5_000, rate: 200 }]);
-const REPEATS = Math.max(1, Number(process.env.PORTAL_BENCH_REPEATS ?? 5) || 1);
 const PAGES = [
   { id: 'streamdown', name: 'Streamdown', entry: 'streamdown.tsx' },
   { id: 'portal', name: '<PortalReply>', entry: 'portal-reply.tsx' },
@@ -63,8 +61,6 @@ const report = await runBench({
   name: 'streamdown.json',
   pages: PAGES,
   out: OUT,
-  conditions: CONDITIONS,
-  repeats: REPEATS,
   replyFor: (condition) => markdownReply(condition.chars, { maths: true }),
   about: ' with maths and code',
   samePagesText: false,

@@ -61,8 +61,7 @@ pub(super) fn rewrite(text: &str, real: usize) -> Rewritten {
 /// The pairs of one block that pulldown-cmark reads as math spans once rewritten: those that do
 /// not are dropped and the rest tried again, a few times, before none is kept.
 fn block_pairs(block: &str) -> Vec<Pair> {
-    let mut pairs = Vec::new();
-    find_pairs(block, 0, &mut pairs);
+    let mut pairs = find_pairs(block);
     for _ in 0..ATTEMPTS {
         if pairs.is_empty() {
             break;
@@ -93,19 +92,19 @@ impl Pair {
     }
 }
 
-/// Adds the pairs of `text`, which starts at `offset`: each closer closes the last opener
-/// before it if it is of its kind (maths does not nest, so an opener left open is text). A
-/// backslash and the byte after it are read together, so `\\(` is an escaped backslash and a
-/// bracket.
-fn find_pairs(text: &str, offset: usize, pairs: &mut Vec<Pair>) {
+/// The pairs of `text`: each closer closes the last opener before it if it is of its kind
+/// (maths does not nest, so an opener left open is text). A backslash and the byte after it are
+/// read together, so `\\(` is an escaped backslash and a bracket.
+fn find_pairs(text: &str) -> Vec<Pair> {
+    let mut pairs = Vec::new();
     let mut open: Option<(usize, u8)> = None;
     scan(text, |at, byte| match (open, byte) {
         (_, b'(' | b'[') => open = Some((at, closer(byte))),
         (Some((start, close)), byte) if byte == close => {
             if is_maths(&text[start + 2..at]) {
                 pairs.push(Pair {
-                    open: offset + start,
-                    close: offset + at,
+                    open: start,
+                    close: at,
                     display: close == b']',
                 });
             }
@@ -113,6 +112,7 @@ fn find_pairs(text: &str, offset: usize, pairs: &mut Vec<Pair>) {
         }
         _ => {}
     });
+    pairs
 }
 
 /// Calls `found(at, byte)` for each backslash at `at` and the byte after it.

@@ -28,6 +28,13 @@ async fn opened(server: &Server, token: &str, body: Value) -> String {
     created["id"].as_str().expect("id").to_string()
 }
 
+/// What a local portal (no sign-in) made when `body` was posted to `path`; its id.
+async fn made_locally(server: &common::Server, path: &str, body: Value) -> String {
+    let (status, made) = server.call(Method::POST, path, Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    made["id"].as_str().expect("id").to_string()
+}
+
 /// Sends `text` in `token`'s conversation `id` and waits for the turn to end; its number.
 async fn answered(server: &Server, token: &str, id: &str, text: &str) -> u32 {
     let (status, sent) = server
@@ -463,32 +470,9 @@ async fn deleting_a_project_keeps_or_deletes_its_conversations_but_not_while_one
     let data = tempfile::tempdir().expect("tempdir");
     // A slow demo model, so that a turn is still running when the project is deleted.
     let server = common::start(data.path(), 1.0).await;
-    let (_, made) = server
-        .call(
-            Method::POST,
-            "/api/projects",
-            Some(json!({ "name": "Herons" })),
-        )
-        .await;
-    let herons = made["id"].as_str().expect("id").to_string();
-    let (_, created) = server
-        .call(
-            Method::POST,
-            "/api/conversations",
-            Some(json!({ "project": herons })),
-        )
-        .await;
-    let running = created["id"].as_str().expect("id").to_string();
-    let quiet = {
-        let (_, created) = server
-            .call(
-                Method::POST,
-                "/api/conversations",
-                Some(json!({ "project": herons })),
-            )
-            .await;
-        created["id"].as_str().expect("id").to_string()
-    };
+    let herons = made_locally(&server, "/api/projects", json!({ "name": "Herons" })).await;
+    let running = made_locally(&server, "/api/conversations", json!({ "project": herons })).await;
+    let quiet = made_locally(&server, "/api/conversations", json!({ "project": herons })).await;
     let (status, _) = server.post_message(&running, "Count the herons").await;
     assert_eq!(status, 202);
 
@@ -524,14 +508,7 @@ async fn deleting_a_project_keeps_or_deletes_its_conversations_but_not_while_one
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     // A second project, deleted with its conversation.
-    let (_, made) = server
-        .call(
-            Method::POST,
-            "/api/projects",
-            Some(json!({ "name": "Egrets" })),
-        )
-        .await;
-    let egrets = made["id"].as_str().expect("id").to_string();
+    let egrets = made_locally(&server, "/api/projects", json!({ "name": "Egrets" })).await;
     let (status, moved) = server
         .call(
             Method::PATCH,
