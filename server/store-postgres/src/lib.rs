@@ -7,6 +7,7 @@ mod api_keys;
 mod calls;
 mod connection;
 mod conversations;
+mod knowledge;
 mod load;
 mod projects;
 mod replicas;
@@ -37,9 +38,10 @@ use portal_store::codec::{
 };
 use portal_store::rules::{self, Statements as _};
 use portal_store::{
-    AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, Project, RecentTurns, Result, ShareLink, SsoAccount, Storage,
-    StorageError, StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
+    AttachmentRef, Collection, ConversationId, ConversationInfo, ConversationPage,
+    ConversationQuery, ConversationSummary, KnowledgeDocument, Owner, Passage, Project,
+    RecentTurns, Result, ShareLink, SsoAccount, Storage, StorageError, StoredApiKey, StoredSession,
+    TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
 /// How many connections one server keeps to the database. **Decision:** 16: enough for the
@@ -484,6 +486,39 @@ impl Storage for PostgresStorage {
 
     fn project(&self, owner: &Owner, id: &str) -> Result<Project> {
         self.read(|t| projects::one(t, owner, id))
+    }
+
+    fn collections(&self, org_id: &str, user_id: &str) -> Result<Vec<Collection>> {
+        self.read(|t| knowledge::list(t, org_id, user_id))
+    }
+
+    fn collection(&self, org_id: &str, user_id: &str, id: &str) -> Result<Collection> {
+        self.read(|t| knowledge::one(t, org_id, user_id, id))
+    }
+
+    fn knowledge_documents(
+        &self,
+        org_id: &str,
+        collection_id: &str,
+    ) -> Result<Vec<KnowledgeDocument>> {
+        self.read(|t| {
+            knowledge::in_org(t, org_id, collection_id)?.ok_or_else(|| {
+                StorageError::CollectionNotFound {
+                    collection: collection_id.to_string(),
+                }
+            })?;
+            knowledge::documents(t, collection_id)
+        })
+    }
+
+    fn search_knowledge(
+        &self,
+        org_id: &str,
+        collection_ids: &[String],
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<Passage>> {
+        self.read(|t| knowledge::search(t, org_id, collection_ids, query, limit))
     }
 
     fn share_links(&self, owner: &Owner) -> Result<Vec<ShareLink>> {

@@ -340,6 +340,52 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX conversations_by_project
         ON conversations (project_id, pinned DESC, last_activity DESC, id DESC);
     "#,
+    // Version 13: knowledge, as SQLite's version 15 keeps it, searched through a generated
+    // `tsvector` (headings weighed A, text B, accents taken off as `codec::without_accents`
+    // takes them) and its GIN index.
+    r#"
+    CREATE TABLE knowledge_collections (
+        id          TEXT PRIMARY KEY,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT,
+        name        TEXT NOT NULL,
+        description TEXT NOT NULL,
+        created_at  BIGINT NOT NULL
+    );
+    CREATE UNIQUE INDEX knowledge_collections_by_name
+        ON knowledge_collections (org_id, COALESCE(user_id, ''), name);
+
+    CREATE TABLE knowledge_documents (
+        id            TEXT PRIMARY KEY,
+        collection_id TEXT NOT NULL REFERENCES knowledge_collections (id),
+        org_id        TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        media_type    TEXT NOT NULL,
+        bytes         BIGINT NOT NULL,
+        pages         BIGINT NOT NULL,
+        passages      BIGINT NOT NULL,
+        created_at    BIGINT NOT NULL
+    );
+    CREATE INDEX knowledge_documents_by_collection ON knowledge_documents (collection_id);
+    CREATE INDEX knowledge_documents_by_org ON knowledge_documents (org_id);
+
+    CREATE TABLE knowledge_passages (
+        id          BIGSERIAL PRIMARY KEY,
+        document_id TEXT NOT NULL REFERENCES knowledge_documents (id),
+        position    BIGINT NOT NULL,
+        page        BIGINT,
+        headings    TEXT NOT NULL,
+        body        TEXT NOT NULL,
+        search      tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('english',
+                regexp_replace(normalize(headings, NFD), '[\u0300-\u036f]', '', 'g')), 'A') ||
+            setweight(to_tsvector('english',
+                regexp_replace(normalize(body, NFD), '[\u0300-\u036f]', '', 'g')), 'B')
+        ) STORED
+    );
+    CREATE INDEX knowledge_passages_by_document ON knowledge_passages (document_id, position);
+    CREATE INDEX knowledge_passages_search ON knowledge_passages USING GIN (search);
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

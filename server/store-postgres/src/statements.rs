@@ -16,8 +16,8 @@ use portal_store::codec::{
 };
 use portal_store::quota::{Hold, Limit, Spender};
 use portal_store::{
-    ConversationId, Owner, PausedClaim, Project, Result, ShareLink, SsoSignIn, StorageError,
-    StoredApiKey, Usage, rules,
+    Collection, CollectionOwner, ConversationId, KnowledgeDocument, NewPassage, Owner, PausedClaim,
+    Project, Result, ShareLink, SsoSignIn, StorageError, StoredApiKey, Usage, rules,
 };
 
 /// How long a turn that opened or resumed is left to the replica that is about to run it
@@ -823,6 +823,51 @@ impl rules::Statements for Statements<'_, '_> {
 
     fn delete_project_row(&mut self, id: &str) -> Result<()> {
         super::projects::delete(self.0, id)
+    }
+
+    fn count_collections(&mut self, owner: &CollectionOwner) -> Result<u64> {
+        super::knowledge::count_owned(self.0, owner)
+    }
+
+    fn collection_named(
+        &mut self,
+        owner: &CollectionOwner,
+        name: &str,
+    ) -> Result<Option<Collection>> {
+        super::knowledge::named(self.0, owner, name)
+    }
+
+    fn insert_collection(&mut self, collection: &Collection) -> Result<()> {
+        super::knowledge::insert_collection(self.0, collection)
+    }
+
+    fn collection_in(&mut self, org_id: &str, id: &str) -> Result<Option<Collection>> {
+        super::knowledge::in_org(self.0, org_id, id)
+    }
+
+    fn knowledge_held(&mut self, org_id: &str) -> Result<(u64, u64)> {
+        super::knowledge::held(self.0, org_id)
+    }
+
+    fn insert_knowledge_document(
+        &mut self,
+        org_id: &str,
+        document: &KnowledgeDocument,
+        passages: &[NewPassage],
+    ) -> Result<()> {
+        super::knowledge::insert_document(self.0, org_id, document, passages)
+    }
+
+    fn delete_knowledge_document(
+        &mut self,
+        collection_id: &str,
+        document_id: &str,
+    ) -> Result<bool> {
+        super::knowledge::delete_document(self.0, collection_id, document_id)
+    }
+
+    fn delete_collection_rows(&mut self, collection_id: &str) -> Result<()> {
+        super::knowledge::delete_collection(self.0, collection_id)
     }
 
     fn insert_sso_sign_in(&mut self, sign_in: &SsoSignIn, expires_at_ms: i64) -> Result<()> {

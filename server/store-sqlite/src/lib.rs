@@ -15,14 +15,16 @@ use portal_store::codec::{
 };
 use portal_store::rules::{self, Statements as _};
 use portal_store::{
-    AttachmentRef, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, Owner, Project, RecentTurns, Result, ShareLink, SsoAccount, Storage,
-    StorageError, StoredApiKey, StoredSession, TurnRef, UsageLine, UsageQuery, UsageRecord,
+    AttachmentRef, Collection, ConversationId, ConversationInfo, ConversationPage,
+    ConversationQuery, ConversationSummary, KnowledgeDocument, Owner, Passage, Project,
+    RecentTurns, Result, ShareLink, SsoAccount, Storage, StorageError, StoredApiKey, StoredSession,
+    TurnRef, UsageLine, UsageQuery, UsageRecord,
 };
 
 mod api_keys;
 mod calls;
 mod conversations;
+mod knowledge;
 mod load;
 mod lock;
 mod projects;
@@ -422,6 +424,39 @@ impl Storage for SqliteStorage {
 
     fn projects(&self, owner: &Owner) -> Result<Vec<Project>> {
         self.read(|c| projects::list(c, owner))
+    }
+
+    fn collections(&self, org_id: &str, user_id: &str) -> Result<Vec<Collection>> {
+        self.read(|c| knowledge::list(c, org_id, user_id))
+    }
+
+    fn collection(&self, org_id: &str, user_id: &str, id: &str) -> Result<Collection> {
+        self.read(|c| knowledge::one(c, org_id, user_id, id))
+    }
+
+    fn knowledge_documents(
+        &self,
+        org_id: &str,
+        collection_id: &str,
+    ) -> Result<Vec<KnowledgeDocument>> {
+        self.read(|c| {
+            knowledge::in_org(c, org_id, collection_id)?.ok_or_else(|| {
+                StorageError::CollectionNotFound {
+                    collection: collection_id.to_string(),
+                }
+            })?;
+            knowledge::documents(c, collection_id)
+        })
+    }
+
+    fn search_knowledge(
+        &self,
+        org_id: &str,
+        collection_ids: &[String],
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<Passage>> {
+        self.read(|c| knowledge::search(c, org_id, collection_ids, query, limit))
     }
 
     fn project(&self, owner: &Owner, id: &str) -> Result<Project> {

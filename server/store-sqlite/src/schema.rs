@@ -347,6 +347,60 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX conversations_by_project
         ON conversations (project_id, pinned DESC, last_activity DESC, id DESC);
     "#,
+    // Version 15: knowledge (docs/knowledge.md): collections of an organisation's (no user) or
+    // of one person's, their documents, and each document's passages, indexed by FTS5 for
+    // keyword search. The index holds no copy of the text (`content=`): it reads
+    // `knowledge_passages`, and the triggers keep it in step with each insert and delete.
+    r#"
+    CREATE TABLE knowledge_collections (
+        id          TEXT PRIMARY KEY,
+        org_id      TEXT NOT NULL,
+        user_id     TEXT,
+        name        TEXT NOT NULL,
+        description TEXT NOT NULL,
+        created_at  INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX knowledge_collections_by_name
+        ON knowledge_collections (org_id, COALESCE(user_id, ''), name);
+
+    CREATE TABLE knowledge_documents (
+        id            TEXT PRIMARY KEY,
+        collection_id TEXT NOT NULL REFERENCES knowledge_collections (id),
+        org_id        TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        media_type    TEXT NOT NULL,
+        bytes         INTEGER NOT NULL,
+        pages         INTEGER NOT NULL,
+        passages      INTEGER NOT NULL,
+        created_at    INTEGER NOT NULL
+    );
+    CREATE INDEX knowledge_documents_by_collection ON knowledge_documents (collection_id);
+    CREATE INDEX knowledge_documents_by_org ON knowledge_documents (org_id);
+
+    CREATE TABLE knowledge_passages (
+        id          INTEGER PRIMARY KEY,
+        document_id TEXT NOT NULL REFERENCES knowledge_documents (id),
+        position    INTEGER NOT NULL,
+        page        INTEGER,
+        headings    TEXT NOT NULL,
+        body        TEXT NOT NULL
+    );
+    CREATE INDEX knowledge_passages_by_document ON knowledge_passages (document_id, position);
+
+    CREATE VIRTUAL TABLE knowledge_passages_fts USING fts5 (
+        headings, body,
+        content = 'knowledge_passages', content_rowid = 'id',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER knowledge_passages_indexed AFTER INSERT ON knowledge_passages BEGIN
+        INSERT INTO knowledge_passages_fts (rowid, headings, body)
+        VALUES (new.id, new.headings, new.body);
+    END;
+    CREATE TRIGGER knowledge_passages_unindexed AFTER DELETE ON knowledge_passages BEGIN
+        INSERT INTO knowledge_passages_fts (knowledge_passages_fts, rowid, headings, body)
+        VALUES ('delete', old.id, old.headings, old.body);
+    END;
+    "#,
 ];
 
 /// Brings the database to [`SCHEMA_VERSION`], applying the missing migrations in one

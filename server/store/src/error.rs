@@ -258,6 +258,24 @@ pub enum StorageError {
     )]
     ProjectsFull { most: u64 },
     #[error(
+        "there is no collection `{collection}` you may use; list the collections to find its id"
+    )]
+    CollectionNotFound { collection: String },
+    #[error(
+        "there is no document `{document}` in this collection; list its documents to find its id"
+    )]
+    KnowledgeDocumentNotFound { document: String },
+    #[error(
+        "there are {most} collections already, the most one owner may have; delete one you no longer need, then make this one"
+    )]
+    CollectionsFull { most: u64 },
+    #[error("there is a collection named `{name}` already; choose another name")]
+    CollectionNameTaken { name: String },
+    #[error(
+        "this document would take the organisation's knowledge past its limit of {documents} documents or {bytes} bytes; delete documents it no longer needs, or ask the operator to raise --knowledge-documents or --knowledge-bytes"
+    )]
+    KnowledgeFull { documents: u64, bytes: u64 },
+    #[error(
         "the import would make {new} projects, and you have {have} of the {most} one person may have; delete projects you no longer need, or import fewer conversations, then import it again; nothing was imported"
     )]
     ImportProjectsFull { have: u64, new: u64, most: u64 },

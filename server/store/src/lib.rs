@@ -17,6 +17,7 @@
 // What the backends (`portal-store-sqlite`, `portal-store-postgres`) build their statements from.
 pub mod assemble;
 pub mod codec;
+pub mod knowledge;
 pub mod report;
 pub mod rules;
 
@@ -39,6 +40,10 @@ use serde::{Deserialize, Serialize};
 pub use calls::{KeptText, MAX_KEPT_BYTES, NewCall, RecordedCall};
 pub use days::DAY_MS;
 pub use error::{StorageError, check_schema};
+pub use knowledge::{
+    Collection, CollectionOwner, KnowledgeDocument, KnowledgeLimits, NewCollection,
+    NewKnowledgeDocument, NewPassage, Passage,
+};
 pub use location::{
     Location, LocationError, PASSWORD_VARIABLE, PasswordError, PasswordSources, redacted,
 };
@@ -541,6 +546,78 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn forget_sign_in_failures(&self, keys: &[String], places: &[i64]) -> Result<()> {
         in_write(self, |s| rules::forget_sign_in_failures(s, keys, places))
     }
+
+    /// The collections `user_id` of `org_id` may search: the organisation's, then their own,
+    /// each by name.
+    fn collections(&self, org_id: &str, user_id: &str) -> Result<Vec<Collection>>;
+
+    /// One collection `user_id` of `org_id` may search (the organisation's, or their own);
+    /// anyone else's is [`StorageError::CollectionNotFound`].
+    fn collection(&self, org_id: &str, user_id: &str, id: &str) -> Result<Collection>;
+
+    /// Makes a collection ([`knowledge::create_collection`]).
+    fn create_collection(
+        &self,
+        collection: &NewCollection,
+        limits: &KnowledgeLimits,
+    ) -> Result<Collection> {
+        in_write(self, |s| {
+            knowledge::create_collection(s, collection, limits)
+        })
+    }
+
+    /// Deletes a collection of `org_id`'s with its documents and their passages
+    /// ([`knowledge::delete_collection`]).
+    fn delete_collection(&self, org_id: &str, collection_id: &str) -> Result<()> {
+        in_write(self, |s| {
+            knowledge::delete_collection(s, org_id, collection_id)
+        })
+    }
+
+    /// The documents of a collection of `org_id`'s, newest first.
+    fn knowledge_documents(
+        &self,
+        org_id: &str,
+        collection_id: &str,
+    ) -> Result<Vec<KnowledgeDocument>>;
+
+    /// Adds a document and its passages to a collection of `org_id`'s
+    /// ([`knowledge::add_document`]).
+    fn add_knowledge_document(
+        &self,
+        org_id: &str,
+        document: &NewKnowledgeDocument,
+        limits: &KnowledgeLimits,
+    ) -> Result<KnowledgeDocument> {
+        in_write(self, |s| {
+            knowledge::add_document(s, org_id, document, limits)
+        })
+    }
+
+    /// Deletes a document of a collection of `org_id`'s with its passages
+    /// ([`knowledge::delete_document`]).
+    fn delete_knowledge_document(
+        &self,
+        org_id: &str,
+        collection_id: &str,
+        document_id: &str,
+    ) -> Result<()> {
+        in_write(self, |s| {
+            knowledge::delete_document(s, org_id, collection_id, document_id)
+        })
+    }
+
+    /// The passages of the collections `collection_ids` of `org_id`'s that match the words of
+    /// `query` ([`knowledge::query_words`]) best, at most `limit`, best first: the database's
+    /// keyword ranking (BM25 on SQLite, `ts_rank_cd` on PostgreSQL), headings weighing more
+    /// than text. A collection of another organisation's finds nothing.
+    fn search_knowledge(
+        &self,
+        org_id: &str,
+        collection_ids: &[String],
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<Passage>>;
 
     /// The schema version the database holds now. It is [`SCHEMA_VERSIONS`]'s for this
     /// database once opened, unless a newer build has migrated it since: a replica still

@@ -11,11 +11,12 @@ use portal_core::attachment::Attachment;
 use portal_core::{Block, Role, TraceEntry, Transcript, TurnStatus};
 
 use super::{
-    ConversationChange, ConversationId, ConversationInfo, ConversationPage, ConversationQuery,
-    ConversationSummary, ImportedWork, NewApiKey, NewProject, NewShareLink, NewTurn, Owner,
-    PausedClaim, Project, ProjectChange, ProjectConversations, RecentTurns, Result, ShareLink,
-    SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError, StoredApiKey,
-    StoredSession, ThrottleRule, Usage,
+    Collection, ConversationChange, ConversationId, ConversationInfo, ConversationPage,
+    ConversationQuery, ConversationSummary, ImportedWork, KnowledgeDocument, KnowledgeLimits,
+    NewApiKey, NewCollection, NewKnowledgeDocument, NewProject, NewShareLink, NewTurn, Owner,
+    Passage, PausedClaim, Project, ProjectChange, ProjectConversations, RecentTurns, Result,
+    ShareLink, SignInPlaces, SsoAccount, SsoSignIn, SsoSignInLimits, Storage, StorageError,
+    StoredApiKey, StoredSession, ThrottleRule, Usage,
 };
 
 /// A [`Storage`] whose calls are awaited. Cloning shares the same storage and the same lanes.
@@ -581,6 +582,101 @@ impl AsyncStorage {
     ) -> Result<Option<SsoSignIn>> {
         self.run(Lane::Write, move |s| {
             s.claim_sso_sign_in(&state_sha256, binding_sha256.as_deref())
+        })
+        .await
+    }
+
+    /// See [`Storage::collections`].
+    pub async fn collections(&self, org_id: &str, user_id: &str) -> Result<Vec<Collection>> {
+        let (org_id, user_id) = (org_id.to_string(), user_id.to_string());
+        self.run(Lane::Read, move |s| s.collections(&org_id, &user_id))
+            .await
+    }
+
+    /// See [`Storage::collection`].
+    pub async fn collection(&self, org_id: &str, user_id: &str, id: &str) -> Result<Collection> {
+        let (org_id, user_id, id) = (org_id.to_string(), user_id.to_string(), id.to_string());
+        self.run(Lane::Read, move |s| s.collection(&org_id, &user_id, &id))
+            .await
+    }
+
+    /// See [`Storage::create_collection`].
+    pub async fn create_collection(
+        &self,
+        collection: NewCollection,
+        limits: KnowledgeLimits,
+    ) -> Result<Collection> {
+        self.run(Lane::Write, move |s| {
+            s.create_collection(&collection, &limits)
+        })
+        .await
+    }
+
+    /// See [`Storage::delete_collection`].
+    pub async fn delete_collection(&self, org_id: &str, collection_id: &str) -> Result<()> {
+        let (org_id, collection_id) = (org_id.to_string(), collection_id.to_string());
+        self.run(Lane::Write, move |s| {
+            s.delete_collection(&org_id, &collection_id)
+        })
+        .await
+    }
+
+    /// See [`Storage::knowledge_documents`].
+    pub async fn knowledge_documents(
+        &self,
+        org_id: &str,
+        collection_id: &str,
+    ) -> Result<Vec<KnowledgeDocument>> {
+        let (org_id, collection_id) = (org_id.to_string(), collection_id.to_string());
+        self.run(Lane::Read, move |s| {
+            s.knowledge_documents(&org_id, &collection_id)
+        })
+        .await
+    }
+
+    /// See [`Storage::add_knowledge_document`].
+    pub async fn add_knowledge_document(
+        &self,
+        org_id: &str,
+        document: NewKnowledgeDocument,
+        limits: KnowledgeLimits,
+    ) -> Result<KnowledgeDocument> {
+        let org_id = org_id.to_string();
+        self.run(Lane::Write, move |s| {
+            s.add_knowledge_document(&org_id, &document, &limits)
+        })
+        .await
+    }
+
+    /// See [`Storage::delete_knowledge_document`].
+    pub async fn delete_knowledge_document(
+        &self,
+        org_id: &str,
+        collection_id: &str,
+        document_id: &str,
+    ) -> Result<()> {
+        let (org_id, collection_id, document_id) = (
+            org_id.to_string(),
+            collection_id.to_string(),
+            document_id.to_string(),
+        );
+        self.run(Lane::Write, move |s| {
+            s.delete_knowledge_document(&org_id, &collection_id, &document_id)
+        })
+        .await
+    }
+
+    /// See [`Storage::search_knowledge`].
+    pub async fn search_knowledge(
+        &self,
+        org_id: &str,
+        collection_ids: Vec<String>,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<Passage>> {
+        let (org_id, query) = (org_id.to_string(), query.to_string());
+        self.run(Lane::Read, move |s| {
+            s.search_knowledge(&org_id, &collection_ids, &query, limit)
         })
         .await
     }

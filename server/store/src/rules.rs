@@ -22,6 +22,7 @@ use super::{
     Result, ShareLink, SignInPlaces, SsoSignIn, SsoSignInLimits, StorageError, StoredApiKey,
     ThrottleRule, Usage,
 };
+use crate::knowledge::{Collection, CollectionOwner, KnowledgeDocument, NewPassage};
 use crate::quota::{Hold, Limit, Spender, Spending};
 
 /// One database's statements, run inside one of its transactions ([`super::Storage::write_statements`]).
@@ -340,6 +341,42 @@ pub trait Statements {
 
     /// Removes the project's row (its conversations are out of it already).
     fn delete_project_row(&mut self, id: &str) -> Result<()>;
+
+    /// How many collections `owner` has.
+    fn count_collections(&mut self, owner: &CollectionOwner) -> Result<u64>;
+
+    /// `owner`'s collection named `name`, if they have one.
+    fn collection_named(
+        &mut self,
+        owner: &CollectionOwner,
+        name: &str,
+    ) -> Result<Option<Collection>>;
+
+    /// Keeps a collection.
+    fn insert_collection(&mut self, collection: &Collection) -> Result<()>;
+
+    /// The collection `id` if it is in the organisation `org_id` (its own or one of its
+    /// people's).
+    fn collection_in(&mut self, org_id: &str, id: &str) -> Result<Option<Collection>>;
+
+    /// How many documents, and how many bytes of them, the organisation's collections hold.
+    fn knowledge_held(&mut self, org_id: &str) -> Result<(u64, u64)>;
+
+    /// Keeps a document of the organisation `org_id` and its passages, searchable at once.
+    fn insert_knowledge_document(
+        &mut self,
+        org_id: &str,
+        document: &KnowledgeDocument,
+        passages: &[NewPassage],
+    ) -> Result<()>;
+
+    /// Removes a document of the collection with its passages; `false` when it has none of that
+    /// id.
+    fn delete_knowledge_document(&mut self, collection_id: &str, document_id: &str)
+    -> Result<bool>;
+
+    /// Removes a collection with its documents and their passages.
+    fn delete_collection_rows(&mut self, collection_id: &str) -> Result<()>;
 }
 
 /// Opens the conversation's next turn with its user's message: refused while the newest turn is

@@ -476,6 +476,8 @@ impl From<StorageError> for ApiError {
         let status = match &error {
             StorageError::ConversationNotFound { .. }
             | StorageError::ProjectNotFound { .. }
+            | StorageError::CollectionNotFound { .. }
+            | StorageError::KnowledgeDocumentNotFound { .. }
             | StorageError::TurnNotFound { .. }
             | StorageError::MessageNotFound { .. }
             | StorageError::BlockNotFound { .. }
@@ -489,7 +491,10 @@ impl From<StorageError> for ApiError {
             | StorageError::ApiKeysFull { .. }
             | StorageError::ShareLinksFull { .. }
             | StorageError::ProjectsFull { .. }
-            | StorageError::ImportProjectsFull { .. } => StatusCode::CONFLICT,
+            | StorageError::ImportProjectsFull { .. }
+            | StorageError::CollectionsFull { .. }
+            | StorageError::CollectionNameTaken { .. } => StatusCode::CONFLICT,
+            StorageError::KnowledgeFull { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             StorageError::QuotaExceeded { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             StorageError::UsageQuota(_) | StorageError::TurnsAtOnce { .. } => {
                 StatusCode::TOO_MANY_REQUESTS

@@ -231,6 +231,34 @@ impl Storage for Failing {
     fn project(&self, owner: &Owner, id: &str) -> Result<portal_store::Project> {
         self.inner.project(owner, id)
     }
+    fn collections(&self, org_id: &str, user_id: &str) -> Result<Vec<portal_store::Collection>> {
+        self.inner.collections(org_id, user_id)
+    }
+    fn collection(
+        &self,
+        org_id: &str,
+        user_id: &str,
+        id: &str,
+    ) -> Result<portal_store::Collection> {
+        self.inner.collection(org_id, user_id, id)
+    }
+    fn knowledge_documents(
+        &self,
+        org_id: &str,
+        collection_id: &str,
+    ) -> Result<Vec<portal_store::KnowledgeDocument>> {
+        self.inner.knowledge_documents(org_id, collection_id)
+    }
+    fn search_knowledge(
+        &self,
+        org_id: &str,
+        collection_ids: &[String],
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<portal_store::Passage>> {
+        self.inner
+            .search_knowledge(org_id, collection_ids, query, limit)
+    }
     fn create_session(&self, session: &StoredSession) -> Result<()> {
         self.inner.create_session(session)
     }
