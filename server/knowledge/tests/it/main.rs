@@ -1,0 +1,3 @@
+//! The knowledge crate's pure parts: ranked lists fused.
+
+mod fuse;
