@@ -1,3 +1,4 @@
-//! The knowledge crate's pure parts: ranked lists fused.
+//! The knowledge crate's pure parts: documents split into passages, and ranked lists fused.
 
+mod chunk;
 mod fuse;
