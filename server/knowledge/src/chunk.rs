@@ -11,10 +11,10 @@ use pulldown_cmark::{Event, HeadingLevel, OffsetIter, Options, Parser, Tag, TagE
 use text_splitter::{Characters, MarkdownSplitter, TextSplitter};
 
 /// The size of a passage in characters: `text-splitter` fills one to the range's start and goes
-/// on to its end only to keep a larger unit (a section, a paragraph) whole, never past it. A
-/// passage of about 300 tokens (some 1,200 characters of English) is long enough to answer from
-/// and short enough that five fit in a tool result.
-pub const PASSAGE_CHARS: RangeInclusive<usize> = 200..=1_200;
+/// on to its end only to keep a larger unit (a section, a paragraph) whole, never past it.
+/// **Decision:** 800 to 1,200, some 200 to 300 tokens of English: long enough to answer from,
+/// short enough that five fit in a tool result.
+pub const PASSAGE_CHARS: RangeInclusive<usize> = 800..=1_200;
 
 /// A heading is cut to this many characters in a passage's heading path.
 pub const HEADING_CHARS: usize = 200;

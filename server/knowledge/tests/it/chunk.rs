@@ -52,8 +52,7 @@ fn markdown_passages_carry_the_headings_they_start_under() {
             @0 ["Installation"] 495 chars: "# Installation\n\nThe quick brow… dog near the river."
             @498 ["Installation", "On Debian"] 913 chars: "## On Debian\n\nThe quick brown … dog near the river."
             @1414 ["Installation", "On Debian", "Troubleshooting"] 740 chars: "### Troubleshooting\n\nThe quick… dog near the river."
-            @2157 ["Installation", "On macOS"] 612 chars: "## On macOS\n\nThe quick brown f… dog near the river."
-            @2772 ["Use"] 246 chars: "# Use\n\nThe quick brown fox jum… dog near the river."
+            @2157 ["Installation", "On macOS"] 861 chars: "## On macOS\n\nThe quick brown f… dog near the river."
         "####]],
     );
 }
@@ -102,13 +101,8 @@ fn pages_are_split_each_on_its_own_and_blank_pages_give_nothing() {
         100,
         expect![[r#"
             p1 @0 [] 179 chars: "The quick brown fox jumps over… dog near the river."
-            p3 @0 [] 239 chars: "The quick brown fox jumps over… dog near the river."
-            p3 @240 [] 239 chars: "The quick brown fox jumps over… dog near the river."
-            p3 @480 [] 239 chars: "The quick brown fox jumps over… dog near the river."
-            p3 @720 [] 239 chars: "The quick brown fox jumps over… dog near the river."
-            p3 @960 [] 239 chars: "The quick brown fox jumps over… dog near the river."
-            p3 @1200 [] 239 chars: "The quick brown fox jumps over… dog near the river."
-            p3 @1440 [] 239 chars: "The quick brown fox jumps over… dog near the river."
+            p3 @0 [] 839 chars: "The quick brown fox jumps over… dog near the river."
+            p3 @840 [] 839 chars: "The quick brown fox jumps over… dog near the river."
             p3 @1680 [] 119 chars: "The quick brown fox jumps over… dog near the river."
         "#]],
     );
@@ -121,9 +115,9 @@ fn most_caps_the_passages_of_a_hostile_document() {
         Source::Pages(&pages),
         3,
         expect![[r#"
-            p1 @0 [] 239 chars: "The quick brown fox jumps over… dog near the river."
-            p1 @240 [] 239 chars: "The quick brown fox jumps over… dog near the river."
-            p1 @480 [] 239 chars: "The quick brown fox jumps over… dog near the river."
+            p1 @0 [] 839 chars: "The quick brown fox jumps over… dog near the river."
+            p1 @840 [] 839 chars: "The quick brown fox jumps over… dog near the river."
+            p1 @1680 [] 119 chars: "The quick brown fox jumps over… dog near the river."
         "#]],
     );
     check(Source::Markdown(&filler(1_000)), 0, expect![""]);
