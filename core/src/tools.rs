@@ -23,6 +23,9 @@ pub const READ_DOCUMENT: &str = "read_document";
 pub const SEARCH_ATTACHMENTS: &str = "search_attachments";
 /// Loads a catalogue skill's instructions (rule S7).
 pub const LOAD_SKILL: &str = "load_skill";
+/// Searches the organisation's knowledge collections an agent lists (docs/knowledge.md). Not one
+/// of the portal's own tools: the server offers it to the agents whose file lists collections.
+pub const SEARCH_KNOWLEDGE: &str = "search_knowledge";
 
 /// The result a call gets when the person declined its approval request: it did not run. Written
 /// for the model, which reads it; a front end shows the call as declined.

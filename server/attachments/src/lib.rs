@@ -23,7 +23,7 @@ use thiserror::Error;
 use unicode_segmentation::UnicodeSegmentation;
 
 pub use document::pdf_reading;
-use document::read_text;
+pub use document::read_text;
 pub use pdf::{PdfLimits, read_pdf};
 pub use picture::{
     ModelPictures, PictureError, check_declared_size, encode_for_model, read_picture,

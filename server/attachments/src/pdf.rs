@@ -168,6 +168,8 @@ pub struct Progress {
     document: Document,
     text: String,
     text_bytes: usize,
+    /// Where each page read is in `text`, page 1 first (empty for a page without text).
+    pages: Vec<std::ops::Range<usize>>,
 }
 
 impl Progress {
@@ -182,6 +184,7 @@ impl Progress {
             document,
             text: String::new(),
             text_bytes: limits.text_bytes,
+            pages: Vec::new(),
         }
     }
 
@@ -206,9 +209,14 @@ impl Progress {
                         if !self.text.is_empty() {
                             self.text.push_str("\n\n");
                         }
+                        let start = self.text.len();
                         self.text.push_str(&page);
+                        self.pages.push(start..self.text.len());
                     }
-                    None => self.document.unreadable_pages.push(number),
+                    None => {
+                        self.document.unreadable_pages.push(number);
+                        self.pages.push(self.text.len()..self.text.len());
+                    }
                 }
                 self.document.pages_read = number;
                 if number.is_power_of_two() {
@@ -236,6 +244,17 @@ impl Progress {
     /// Records that reading failed after the pages read so far.
     pub fn fail(&mut self) {
         self.document.status = ReadingStatus::Failed;
+    }
+
+    /// The document as [`Progress::finish`] leaves it, and the text of each page read, page 1
+    /// first (empty for a page without text): what knowledge splits a PDF by.
+    pub fn finish_with_pages(self) -> (Document, Vec<String>) {
+        let pages = self
+            .pages
+            .iter()
+            .map(|range| self.text[range.clone()].to_string())
+            .collect();
+        (self.finish(), pages)
     }
 
     /// The document as reading left it: finished, unless it failed, with the text read.

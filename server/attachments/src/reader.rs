@@ -96,8 +96,24 @@ impl ReaderPlace {
         &self,
         document: &Document,
         bytes: &[u8],
-        mut progress: impl FnMut(&Document),
+        progress: impl FnMut(&Document),
     ) -> Document {
+        self.read_folded(document, bytes, progress).finish()
+    }
+
+    /// Reads as [`ReaderPlace::read`] does, and answers each page's text too, page 1 first
+    /// (empty for a page without text).
+    pub fn read_pages(&self, document: &Document, bytes: &[u8]) -> (Document, Vec<String>) {
+        self.read_folded(document, bytes, |_| {})
+            .finish_with_pages()
+    }
+
+    fn read_folded(
+        &self,
+        document: &Document,
+        bytes: &[u8],
+        mut progress: impl FnMut(&Document),
+    ) -> Progress {
         let mut folded = Progress::new(document, &self.limits);
         let limits = serde_json::to_string(&self.limits).expect("limits serialise");
         let child = Command::new(&self.program)
@@ -118,7 +134,7 @@ impl ReaderPlace {
                     self.program.display()
                 );
                 folded.fail();
-                return folded.finish();
+                return folded;
             }
         };
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -191,7 +207,7 @@ impl ReaderPlace {
                 Err(_) => folded.fail(),
             },
         }
-        folded.finish()
+        folded
     }
 }
 

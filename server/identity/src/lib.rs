@@ -143,6 +143,9 @@ pub struct Agent {
     /// The tools of its organisation's MCP servers it is offered: by server id, the tools' names
     /// on the server, or `*` for all of them.
     pub mcp: BTreeMap<String, Vec<String>>,
+    /// The names of its organisation's knowledge collections it searches with
+    /// `search_knowledge` (docs/knowledge.md).
+    pub knowledge: Vec<String>,
     /// What the agent is for, in a sentence or two for the people who talk to it: an empty
     /// conversation greets them with it.
     pub description: String,
@@ -358,6 +361,7 @@ fn default_agent(organisation: &str) -> Agent {
         skills: Vec::new(),
         tools: demo::tools::NAMES.map(String::from).to_vec(),
         mcp: BTreeMap::new(),
+        knowledge: Vec::new(),
         description: "Answers your questions, and shows what an agent does: it counts \
                       characters, publishes notes once you approve them and asks when something \
                       is unclear."

@@ -60,6 +60,8 @@ struct AgentFile {
     #[serde(default)]
     mcp: BTreeMap<String, Vec<String>>,
     #[serde(default)]
+    knowledge: Vec<String>,
+    #[serde(default)]
     description: String,
     #[serde(default)]
     examples: Vec<String>,
@@ -245,6 +247,23 @@ fn agent(organisation: &str, id: &str, path: &Path) -> Result<Agent, ConfigError
         }
         skills.push(slug);
     }
+    let mut knowledge: Vec<String> = Vec::new();
+    for name in file.knowledge {
+        let name = name.trim().to_string();
+        let problem = if name.is_empty() {
+            "lists an empty name; write each collection's name".to_string()
+        } else if knowledge.contains(&name) {
+            format!("`{name}` is listed twice; keep one")
+        } else {
+            knowledge.push(name);
+            continue;
+        };
+        return Err(ConfigError::Field {
+            path: path.to_path_buf(),
+            field: "knowledge",
+            problem,
+        });
+    }
     Ok(Agent {
         id: id.to_string(),
         organisation: organisation.to_string(),
@@ -255,6 +274,7 @@ fn agent(organisation: &str, id: &str, path: &Path) -> Result<Agent, ConfigError
         skills,
         tools: file.tools,
         mcp: file.mcp,
+        knowledge,
         description: file.description.trim().to_string(),
         examples: file
             .examples

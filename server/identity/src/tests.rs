@@ -112,6 +112,7 @@ fn agents_are_read_with_their_defaults_and_skills_in_binding_order() {
             skills: vec!["market-research".into(), "fact-check".into()],
             tools: Vec::new(),
             mcp: Default::default(),
+            knowledge: Vec::new(),
             description: String::new(),
             examples: Vec::new(),
         }

@@ -1,9 +1,12 @@
-//! The pure part of the portal's knowledge: collections of an organisation's documents that an
-//! agent searches. A document's text is split into passages by its structure ([`chunk`]), a web
-//! page is first read as markdown-like text ([`html`]), and the ranked lists of several searches
-//! are fused into one ([`fuse`]). Nothing here reads files, the network or the clock; storage,
-//! embedding and the tools are elsewhere.
+//! The portal's knowledge (docs/knowledge.md): collections of an organisation's documents that
+//! an agent searches. A document arriving is sniffed and read ([`ingest`]), a web page first as
+//! markdown-like text ([`html`]), and split into passages by its structure ([`chunk`]); storage
+//! keeps and searches them (`portal_store::knowledge`), and `search_knowledge` ([`search_tool`])
+//! answers an agent's query with passages quoted as data.
 
 pub mod chunk;
-pub mod fuse;
 pub mod html;
+pub mod ingest;
+pub mod search_tool;
+
+pub use search_tool::{KnowledgeTools, SEARCH_KNOWLEDGE};

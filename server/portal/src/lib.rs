@@ -233,7 +233,9 @@ impl Server {
         );
         let skills = Arc::new(portal_tools::skills::SkillLibrary::load(&identity)?);
         let mcp = Arc::new(portal_tools::mcp::McpServers::start(&identity, &config.mcp));
-        let mut tools = portal_tools::ToolRegistry::standard().with_source(mcp.clone());
+        let mut tools = portal_tools::ToolRegistry::standard()
+            .with_source(mcp.clone())
+            .with_source(Arc::new(portal_knowledge::KnowledgeTools));
         portal_attachments::register(
             &mut tools,
             portal_attachments::DocumentToolConfig::default(),

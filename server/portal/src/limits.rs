@@ -71,6 +71,28 @@ pub struct Limits {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub projects_per_user: u64,
+    /// Knowledge collections one owner (the organisation, or one person) may have
+    /// (docs/knowledge.md).
+    #[arg(
+        long = "knowledge-collections",
+        default_value_t = Limits::DEFAULT.knowledge_collections,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub knowledge_collections: u64,
+    /// Documents one organisation's knowledge may hold, its people's collections included.
+    #[arg(
+        long = "knowledge-documents",
+        default_value_t = Limits::DEFAULT.knowledge_documents,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub knowledge_documents: u64,
+    /// Bytes of documents, as uploaded, one organisation's knowledge may hold.
+    #[arg(
+        long = "knowledge-bytes",
+        default_value_t = Limits::DEFAULT.knowledge_bytes,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub knowledge_bytes: u64,
     /// Characters (Unicode scalar values) a project's instructions may have.
     #[arg(
         long = "max-project-instructions-chars",
@@ -132,7 +154,9 @@ impl Limits {
     /// tool, with room to rotate them); 100 live share links a user (each keeps its snapshot in the
     /// database); 100 projects a user (more than a sidebar shows; each turn in one reads its
     /// instructions) with instructions of at most 20,000 characters (about 5,000 tokens, the
-    /// length of an answer, kept well inside a context window beside the author's); 500 messages a chat completion request (a conversation
+    /// length of an answer, kept well inside a context window beside the author's); 100
+    /// knowledge collections an owner, and 10,000 documents or 2 GiB of them an organisation
+    /// (a company handbook, its policies and a product's manuals, with room to spare); 500 messages a chat completion request (a conversation
     /// of 250 turns sent back whole; a longer one continues with its new message alone, see
     /// docs/api.md); 2 picture decodes at
     /// once (the development machine's cores; each may take 160 MB, see
@@ -151,6 +175,9 @@ impl Limits {
         api_keys_per_user: 20,
         share_links_per_user: 100,
         projects_per_user: 100,
+        knowledge_collections: 100,
+        knowledge_documents: 10_000,
+        knowledge_bytes: 2 * 1024 * 1024 * 1024,
         project_instructions_chars: 20_000,
         api_messages: 500,
         picture_decodes: 2,
@@ -160,6 +187,17 @@ impl Limits {
         archives_at_once: 1,
         uploads: UploadConfig::DEFAULT,
     };
+}
+
+impl Limits {
+    /// What one organisation's knowledge may hold.
+    pub fn knowledge(&self) -> portal_store::KnowledgeLimits {
+        portal_store::KnowledgeLimits {
+            collections: self.knowledge_collections,
+            documents: self.knowledge_documents,
+            bytes: self.knowledge_bytes,
+        }
+    }
 }
 
 impl Default for Limits {

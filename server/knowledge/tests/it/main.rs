@@ -1,6 +1,6 @@
-//! The knowledge crate's pure parts: documents split into passages, web pages read as text, and
-//! ranked lists fused.
+//! The knowledge crate: documents split into passages, web pages read as text, and what an
+//! arriving document is read as.
 
 mod chunk;
-mod fuse;
 mod html;
+mod ingest;

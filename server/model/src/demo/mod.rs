@@ -3,8 +3,10 @@
 //!
 //! It reads the prompt core assembled. On a turn's first call it thinks, narrates and calls one
 //! of the demo tools when the prompt offers it: `ask_user` when the message asks it to clarify,
-//! `publish_note` (which needs the user's approval) when the message asks it to publish, and
-//! `count_characters` otherwise. A message that asks it to publish "two notes" ("Please publish
+//! `publish_note` (which needs the user's approval) when the message asks it to publish,
+//! `search_knowledge` when it is offered (the agent lists knowledge collections), and
+//! `count_characters` otherwise; its answer to a search quotes the passage that matched best,
+//! with its document and reference (`knowledge`). A message that asks it to publish "two notes" ("Please publish
 //! two notes on the herons") has it publish them one at a time: once the first note's call is
 //! answered (approved or declined), it calls `publish_note` again for the second, so the turn
 //! asks for a second approval before it answers. A message that carries documents and asks for
@@ -33,7 +35,7 @@ use portal_core::compaction::{SUMMARY_NOTE, SummaryRequest};
 use portal_core::model::{ModelCapabilities, PictureLimit, Provider};
 use portal_core::prompt::{Answer, Entry, Layer, Part, PictureSource, Prompt, render};
 use portal_core::tokens::{EstimateCounter, TokenCounter};
-use portal_core::tools::READ_DOCUMENT;
+use portal_core::tools::{READ_DOCUMENT, SEARCH_KNOWLEDGE};
 use portal_core::usage::Tokens;
 use serde_json::json;
 
@@ -43,6 +45,7 @@ use quote::opening;
 use tools::{ASK_USER, COUNT_CHARACTERS, PUBLISH_NOTE};
 
 mod attached;
+mod knowledge;
 mod quote;
 mod summary;
 pub mod tools;
@@ -187,7 +190,7 @@ impl DemoModel {
             );
             let mut opening = reading_notes(prompt);
             if opening.is_empty() {
-                opening.push(tool_said(&answer));
+                opening.push(knowledge::note(&answer).unwrap_or_else(|| tool_said(&answer)));
             }
             opening.extend(
                 Picture::of_answer(prompt, &answer)
@@ -223,6 +226,12 @@ impl DemoModel {
                     format!("I will publish a short note on {topic}; that needs your approval."),
                     PUBLISH_NOTE.to_string(),
                     note(&topic, None),
+                ))
+            } else if offered(SEARCH_KNOWLEDGE) && attached.pictures.is_empty() {
+                Some((
+                    "Let me look in the organisation's documents first.".to_string(),
+                    SEARCH_KNOWLEDGE.to_string(),
+                    knowledge::search(&message),
                 ))
             } else if attached.pictures.is_empty() && offered(COUNT_CHARACTERS) {
                 // A picture is answered from what the model was handed, with no tool.
@@ -741,6 +750,39 @@ mod tests {
             Some(ModelEvent::Finished {
                 reason: FinishReason::ToolCalls
             })
+        );
+    }
+
+    #[test]
+    fn demo_searches_knowledge_when_offered_and_quotes_the_best_passage() {
+        let tools = [COUNT_CHARACTERS, SEARCH_KNOWLEDGE];
+        let script = demo(0.0)
+            .script(
+                &prompt("How many holidays do we get?", &tools, None),
+                &NoPictures,
+            )
+            .expect("script");
+        assert!(script.iter().any(|(_, e)| matches!(e,
+            ModelEvent::ToolCallEnd { name, arguments: Ok(arguments), .. }
+                if name == SEARCH_KNOWLEDGE
+                    && arguments["query"] == "How many holidays do we get?")));
+        let found = "Passages from the organisation's documents, best first.\n\
+            <passage reference=\"knowledge:12\" document=\"holidays &amp; leave.md\" \
+            collection=\"handbook\" page=\"3\" section=\"Holidays\">\n\
+            Everyone takes twenty-five days of leave a year.\n</passage>\n";
+        let answered = demo(0.0)
+            .script(
+                &prompt("How many holidays do we get?", &tools, Some(found)),
+                &NoPictures,
+            )
+            .expect("script");
+        assert!(
+            text_of(&answered).starts_with(
+                "I searched the organisation's documents. “holidays & leave.md”, page 3 says: \
+                 “Everyone takes twenty-five days of leave a year.” [knowledge:12]"
+            ),
+            "{}",
+            text_of(&answered)
         );
     }
 

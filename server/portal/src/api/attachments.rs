@@ -57,12 +57,12 @@ struct UploadQuery {
 /// An upload's request before its body is read: who sends it, the name it gives, and the place
 /// it holds among its user's uploads in flight.
 #[derive(Debug)]
-struct Upload {
-    caller: Caller,
-    filename: String,
-    in_flight: Held,
+pub(super) struct Upload {
+    pub(super) caller: Caller,
+    pub(super) filename: String,
+    pub(super) in_flight: Held,
     /// The length the request declares, to refuse a file past the limit before it arrives.
-    length: Option<usize>,
+    pub(super) length: Option<usize>,
 }
 
 impl FromRequestParts<AppState> for Upload {
@@ -232,7 +232,7 @@ async fn upload(
 }
 
 /// The answer to an upload refused for what it is, or to one that could not be read back.
-fn refused(error: UploadError) -> ApiError {
+pub(super) fn refused(error: UploadError) -> ApiError {
     let status = match error {
         UploadError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         UploadError::Unsupported { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -244,12 +244,12 @@ fn refused(error: UploadError) -> ApiError {
 
 /// The buffer an upload's file is read through once received. **Decision:** 64 KiB, the piece
 /// its bytes are copied into the database in.
-const FILE_BUFFER: usize = 64 * 1024;
+pub(super) const FILE_BUFFER: usize = 64 * 1024;
 
 /// The uploaded file, refused past the largest upload, received into a temporary file of its
 /// own (in the system's, `TMPDIR`; gone once closed, whatever happens to the server), so an
 /// upload takes the pieces in flight in memory, never its whole size, and is read from there.
-async fn receive(
+pub(super) async fn receive(
     body: Body,
     length: Option<usize>,
     filename: &str,

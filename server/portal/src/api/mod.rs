@@ -11,6 +11,7 @@ mod conversations;
 mod exchange;
 mod info;
 pub(crate) mod keys;
+mod knowledge;
 mod projects;
 mod session;
 mod share;
@@ -276,6 +277,7 @@ impl AppState {
             skills: Vec::new(),
             tools: Vec::new(),
             mcp: Default::default(),
+            knowledge: Vec::new(),
             description: String::new(),
             examples: Vec::new(),
         }
@@ -283,6 +285,11 @@ impl AppState {
 }
 
 pub(crate) use attachments::UPLOADS;
+
+/// Whether `path` is one that files are uploaded to: an attachment, or a collection's document.
+pub(crate) fn is_upload(path: &str) -> bool {
+    path == UPLOADS || knowledge::is_document_upload(path)
+}
 
 /// The API's routes under `/api`; [`sign_in`] and [`answers`] go around them (`crate::app`).
 pub(crate) fn routes() -> Router<AppState> {
@@ -297,6 +304,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .merge(exchange::router())
         .merge(share::router())
         .merge(projects::router())
+        .merge(knowledge::router())
         .merge(calls::router())
         .merge(turns::router())
         .merge(usage::router())

@@ -21,7 +21,7 @@ pub struct Deadlines {
 /// Answers 408 when the request (reading its body included) is not answered in time.
 pub async fn limit(State(deadlines): State<Deadlines>, request: Request, next: Next) -> Response {
     let (deadline, flag) =
-        if request.method() == Method::POST && request.uri().path() == crate::api::UPLOADS {
+        if request.method() == Method::POST && crate::api::is_upload(request.uri().path()) {
             (deadlines.upload, "--upload-timeout")
         } else {
             (deadlines.request, "--request-timeout")

@@ -86,6 +86,7 @@ fn agent(tools: &[&str]) -> Agent {
         skills: Vec::new(),
         tools: tools.iter().map(|t| t.to_string()).collect(),
         mcp: Default::default(),
+        knowledge: Vec::new(),
         description: String::new(),
         examples: Vec::new(),
     }

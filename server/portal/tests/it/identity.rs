@@ -267,8 +267,20 @@ impl Server {
         filename: &str,
         bytes: Vec<u8>,
     ) -> (StatusCode, Value) {
+        self.upload_to("/api/attachments", token, filename, bytes)
+            .await
+    }
+
+    /// Uploads `bytes` named `filename` to `path`, as the page's file picker sends them.
+    pub(crate) async fn upload_to(
+        &self,
+        path: &str,
+        token: &str,
+        filename: &str,
+        bytes: Vec<u8>,
+    ) -> (StatusCode, Value) {
         let response = self
-            .request(reqwest::Method::POST, "/api/attachments", token)
+            .request(reqwest::Method::POST, path, token)
             .query(&[("filename", filename)])
             .body(bytes)
             .send()
@@ -630,6 +642,11 @@ async fn a1_a2_uploads_are_sniffed_read_to_the_end_and_kept_to_their_organisatio
 
 /// A one-page PDF with one line of text.
 fn tiny_pdf() -> Vec<u8> {
+    pdf_of_lines(&["Quarterly numbers"])
+}
+
+/// A PDF of one page for each line, showing it.
+pub(crate) fn pdf_of_lines(lines: &[&str]) -> Vec<u8> {
     use lopdf::content::{Content, Operation};
     use lopdf::{Object, Stream, dictionary};
 
@@ -639,26 +656,31 @@ fn tiny_pdf() -> Vec<u8> {
         dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" },
     );
     let resources_id = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
-    let content = Content {
-        operations: vec![
-            Operation::new("BT", vec![]),
-            Operation::new("Tf", vec!["F1".into(), 12.into()]),
-            Operation::new("Td", vec![72.into(), 720.into()]),
-            Operation::new("Tj", vec![Object::string_literal("Quarterly numbers")]),
-            Operation::new("ET", vec![]),
-        ],
-    };
-    let content_id = doc.add_object(Stream::new(
-        dictionary! {},
-        content.encode().expect("content"),
-    ));
-    let page_id = doc.add_object(
-        dictionary! { "Type" => "Page", "Parent" => pages_id, "Contents" => content_id },
-    );
+    let mut kids: Vec<Object> = Vec::new();
+    for line in lines {
+        let content = Content {
+            operations: vec![
+                Operation::new("BT", vec![]),
+                Operation::new("Tf", vec!["F1".into(), 12.into()]),
+                Operation::new("Td", vec![72.into(), 720.into()]),
+                Operation::new("Tj", vec![Object::string_literal(*line)]),
+                Operation::new("ET", vec![]),
+            ],
+        };
+        let content_id = doc.add_object(Stream::new(
+            dictionary! {},
+            content.encode().expect("content"),
+        ));
+        let page_id = doc.add_object(
+            dictionary! { "Type" => "Page", "Parent" => pages_id, "Contents" => content_id },
+        );
+        kids.push(page_id.into());
+    }
+    let count = kids.len() as i64;
     doc.objects.insert(
         pages_id,
         Object::Dictionary(dictionary! {
-            "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1,
+            "Type" => "Pages", "Kids" => kids, "Count" => count,
             "Resources" => resources_id,
             "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
         }),

@@ -31,6 +31,7 @@ mod failed_writes;
 mod http;
 mod identity;
 mod inspect;
+mod knowledge;
 mod knowledge_storage;
 mod mcp;
 mod memory_window;
