@@ -19,6 +19,7 @@ pub mod playout;
 pub mod prompt;
 pub mod reply;
 pub mod skills;
+pub mod sources;
 pub mod stream;
 pub mod title;
 pub mod tokens;

@@ -190,8 +190,8 @@ fn live_answers(prompt: &Prompt) -> impl Iterator<Item = &Answer> {
         .flat_map(|e| e.answers())
 }
 
-/// The value of `name="…"` in a manifest's, a caption's or a passage's opening tag, unescaped.
-pub(super) fn attribute(tag: &str, name: &str) -> Option<String> {
+/// The value of `name="…"` in a manifest's or a caption's opening tag, unescaped.
+fn attribute(tag: &str, name: &str) -> Option<String> {
     let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
     let end = start + tag[start..].find('"')?;
     Some(

@@ -1,10 +1,10 @@
 //! The demo and knowledge (docs/knowledge.md): offered `search_knowledge`, the demo searches
 //! with the person's message before it answers, and its answer opens with the passage that
-//! matched best, quoted with its document and its reference.
+//! matched best, quoted with its document and cited by its reference.
 
 use portal_core::prompt::Answer;
+use portal_core::sources;
 
-use super::attached::attribute;
 use super::quote::opening;
 
 /// The most of a passage the demo quotes, in characters.
@@ -19,23 +19,15 @@ pub fn search(message: &str) -> serde_json::Value {
 }
 
 /// What the demo says of a `search_knowledge` answer: the best passage quoted with its document
-/// and reference, or `None` when the answer holds no passage (it is not that tool's).
+/// and cited, or `None` when the answer quotes no passage (it is not that tool's).
 pub fn note(answer: &Answer) -> Option<String> {
-    let start = answer.content.find("<passage reference=\"knowledge:")?;
-    let rest = &answer.content[start..];
-    let tag_end = rest.find(">\n")?;
-    let tag = &rest[..tag_end];
-    let reference = attribute(tag, "reference")?;
-    let document = attribute(tag, "document")?;
-    let body = &rest[tag_end + 2..];
-    let body = &body[..body.find("\n</passage>").unwrap_or(body.len())];
-    let page = attribute(tag, "page")
-        .map(|p| format!(", page {p}"))
-        .unwrap_or_default();
+    let best = sources::read(&answer.content).into_iter().next()?;
+    let page = best.page.map(|p| format!(", page {p}")).unwrap_or_default();
     // A passage's lines (a heading, then its paragraph) are quoted as one line.
-    let body = body.split_whitespace().collect::<Vec<_>>().join(" ");
-    let quote = opening(&body, PASSAGE_QUOTE_CHARS).quoted()?;
+    let text = best.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let quote = opening(&text, PASSAGE_QUOTE_CHARS).quoted()?;
     Some(format!(
-        "I searched the organisation's documents. “{document}”{page} says: {quote} [{reference}]"
+        "I searched the organisation's documents. “{}”{page} says: {quote} [{}]",
+        best.document, best.reference
     ))
 }

@@ -766,13 +766,20 @@ mod tests {
             ModelEvent::ToolCallEnd { name, arguments: Ok(arguments), .. }
                 if name == SEARCH_KNOWLEDGE
                     && arguments["query"] == "How many holidays do we get?")));
-        let found = "Passages from the organisation's documents, best first.\n\
-            <passage reference=\"knowledge:12\" document=\"holidays &amp; leave.md\" \
-            collection=\"handbook\" page=\"3\" section=\"Holidays\">\n\
-            Everyone takes twenty-five days of leave a year.\n</passage>\n";
+        let found = portal_core::sources::write(
+            "holidays",
+            &[portal_core::sources::Source {
+                reference: "knowledge:12".into(),
+                document: "holidays & leave.md".into(),
+                collection: "handbook".into(),
+                page: Some(3),
+                section: Some("Holidays".into()),
+                text: "Everyone takes twenty-five days\nof leave a year.".into(),
+            }],
+        );
         let answered = demo(0.0)
             .script(
-                &prompt("How many holidays do we get?", &tools, Some(found)),
+                &prompt("How many holidays do we get?", &tools, Some(&found)),
                 &NoPictures,
             )
             .expect("script");
