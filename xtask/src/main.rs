@@ -196,11 +196,17 @@ fn test() -> anyhow::Result<()> {
     package::check(&tarball)?;
     build_web("dist")?;
     sizes::web_app_budget()?;
-    run::step(
-        "Building the server for the end-to-end tests",
-        "cargo",
-        &["build", "-p", "portal-server"],
-    )?;
+    // The end-to-end tests run the `portal` that the native tests' build made (the server's
+    // integration tests run it too): `cargo build -p portal-server` alone would resolve other
+    // features for its dependencies and build them all again, some three minutes on a cold
+    // machine.
+    let portal = target_dir()?.join("debug").join("portal");
+    if !portal.is_file() {
+        bail!(
+            "the native tests' build made no {}; run `cargo test --no-run`",
+            portal.display()
+        );
+    }
     run::step(
         "Running browser end-to-end tests",
         "node",
