@@ -80,6 +80,20 @@ pub struct Organisation {
     pub public_links: bool,
     /// The MCP servers its agents may be offered tools of (docs/tools.md).
     pub mcp_servers: Vec<crate::mcp::ServerConfig>,
+    /// Its collections kept from folders on the server (`knowledge/<name>.toml`;
+    /// docs/knowledge.md, "Folders").
+    pub knowledge_folders: Vec<KnowledgeFolder>,
+}
+
+/// A collection of the organisation's whose documents are a folder's files, synced as they
+/// change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnowledgeFolder {
+    /// The collection's name: the file's name without `.toml`.
+    pub name: String,
+    pub description: String,
+    /// The folder, as the file names it (a relative path is from the organisation's folder).
+    pub folder: PathBuf,
 }
 
 /// A person who signs in with a password (in the browser) or a bearer token (API clients).
@@ -176,6 +190,7 @@ impl Identity {
             passwords: true,
             public_links: false,
             mcp_servers: Vec::new(),
+            knowledge_folders: Vec::new(),
         };
         Identity {
             mode: Mode::Local,

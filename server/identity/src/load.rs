@@ -11,8 +11,8 @@ use serde::Deserialize;
 use crate::files::{Entry, entries, read_toml};
 use crate::quotas::{QuotaEntry, quota_rules};
 use crate::{
-    Agent, ConfigError, DEFAULT_MODEL, Identity, Mode, Organisation, PasswordDigest, Role,
-    TokenDigest, User, default_agent, local_user,
+    Agent, ConfigError, DEFAULT_MODEL, Identity, KnowledgeFolder, Mode, Organisation,
+    PasswordDigest, Role, TokenDigest, User, default_agent, local_user,
 };
 
 #[derive(Debug, Deserialize)]
@@ -65,6 +65,14 @@ struct AgentFile {
     description: String,
     #[serde(default)]
     examples: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnowledgeFolderFile {
+    folder: String,
+    #[serde(default)]
+    description: String,
 }
 
 impl Identity {
@@ -149,6 +157,23 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
         agents.push(default_agent(id));
     }
     let mcp_servers = crate::mcp::load(id, dir)?;
+    let mut knowledge_folders = Vec::new();
+    let knowledge_dir = dir.join("knowledge");
+    if knowledge_dir.is_dir() {
+        for (name, path) in entries(&knowledge_dir, Entry::Toml)? {
+            let file: KnowledgeFolderFile = read_toml(&path)?;
+            let folder = PathBuf::from(required(&path, "folder", file.folder)?);
+            knowledge_folders.push(KnowledgeFolder {
+                name,
+                description: file.description.trim().to_string(),
+                folder: if folder.is_absolute() {
+                    folder
+                } else {
+                    dir.join(folder)
+                },
+            });
+        }
+    }
     for agent in &agents {
         crate::mcp::check_agent_grants(
             &agents_dir.join(format!("{}.toml", agent.id)),
@@ -166,6 +191,7 @@ fn organisation(id: &str, dir: &Path) -> Result<Organisation, ConfigError> {
         passwords: file.passwords,
         public_links: file.public_links,
         mcp_servers,
+        knowledge_folders,
     })
 }
 

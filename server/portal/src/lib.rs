@@ -7,6 +7,7 @@ mod allocator;
 pub mod api;
 mod app;
 pub mod front;
+pub mod knowledge_sync;
 pub mod limits;
 pub mod openai_api;
 pub mod prompt_preview;
@@ -55,6 +56,8 @@ pub struct Config {
     pub pdf_reader: Option<PathBuf>,
     /// How long running turns may go on once the server is asked to stop (rule D2).
     pub shutdown_grace: std::time::Duration,
+    /// How often the collections kept from folders are synced.
+    pub knowledge_sync: std::time::Duration,
     /// What MCP servers are held to (docs/tools.md).
     pub mcp: portal_tools::mcp::McpLimits,
 }
@@ -77,6 +80,7 @@ impl Config {
             sessions: Default::default(),
             pdf_reader: None,
             shutdown_grace: portal_host::lifecycle::DEFAULT_SHUTDOWN_GRACE,
+            knowledge_sync: knowledge_sync::DEFAULT_EVERY,
             mcp: portal_tools::mcp::McpLimits::default(),
         }
     }
@@ -257,10 +261,41 @@ impl Server {
             tools,
             config.streams,
             pictures,
-            lifecycle,
+            lifecycle.clone(),
             replica,
         );
         let mode = identity.mode();
+        let pdf_reader = config
+            .pdf_reader
+            .clone()
+            .unwrap_or_else(portal_attachments::this_program);
+        if identity
+            .organisations()
+            .any(|o| !o.knowledge_folders.is_empty())
+        {
+            let handle = tokio::runtime::Handle::try_current().context(
+                "collections kept from folders are synced in the background, so the server is opened inside a tokio runtime",
+            )?;
+            // Folders are read one PDF at a time, beside the uploads' reader places.
+            let sync = knowledge_sync::Sync {
+                storage: turns.storage().clone(),
+                identity: Arc::clone(&identity),
+                readers: portal_attachments::PdfReaders::new(
+                    pdf_reader.clone(),
+                    config.limits.uploads.pdf_limits(),
+                    1,
+                ),
+                limits: config.limits.knowledge(),
+                max_bytes: config.limits.uploads.max_bytes,
+            };
+            let every = config.knowledge_sync;
+            handle.spawn(async move {
+                tokio::select! {
+                    () = sync.run(every) => {}
+                    () = lifecycle.reached(portal_host::lifecycle::Phase::Stopping) => {}
+                }
+            });
+        }
         let state = api::AppState::new(
             Arc::clone(&turns),
             models,
@@ -268,10 +303,7 @@ impl Server {
             skills,
             config.limits.clone(),
             config.sessions.clone(),
-            config
-                .pdf_reader
-                .clone()
-                .unwrap_or_else(portal_attachments::this_program),
+            pdf_reader,
         )
         .map_err(anyhow::Error::msg)?
         .with_mcp(mcp);

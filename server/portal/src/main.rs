@@ -297,6 +297,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 sessions: sessions.config(),
                 pdf_reader: None,
                 shutdown_grace: lifetimes.shutdown_grace(),
+                knowledge_sync: lifetimes.knowledge_sync(),
                 mcp: Default::default(),
             };
             let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, port))

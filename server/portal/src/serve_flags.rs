@@ -153,9 +153,18 @@ pub struct LifetimeFlags {
     /// Docker or Kubernetes more than this before they kill the process.
     #[arg(long, value_name = "SECONDS", default_value_t = portal_host::lifecycle::DEFAULT_SHUTDOWN_GRACE.as_secs())]
     pub shutdown_grace_seconds: u64,
+    /// Seconds between two syncs of the collections kept from folders (docs/knowledge.md,
+    /// "Folders").
+    #[arg(long, value_name = "SECONDS", default_value_t = portal_server::knowledge_sync::DEFAULT_EVERY.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub knowledge_sync_seconds: u64,
 }
 
 impl LifetimeFlags {
+    /// How often the collections kept from folders are synced.
+    pub fn knowledge_sync(&self) -> Duration {
+        Duration::from_secs(self.knowledge_sync_seconds)
+    }
+
     /// A replica's lease on a turn it runs.
     pub fn turn_lease(&self) -> Duration {
         Duration::from_secs(self.turn_lease_seconds)

@@ -10,7 +10,8 @@ use super::count;
 
 use portal_store::knowledge::query_words;
 use portal_store::{
-    Collection, CollectionOwner, KnowledgeDocument, NewPassage, Passage, Result, StorageError,
+    Collection, CollectionOwner, DocumentSource, KnowledgeDocument, NewPassage, Passage, Result,
+    StorageError,
 };
 
 /// A collection's columns, with its documents' count and bytes.
@@ -19,7 +20,7 @@ const COLLECTION: &str = "k.id, k.org_id, k.user_id, k.name, k.description, k.cr
     (SELECT COALESCE(SUM(d.bytes), 0)::BIGINT FROM knowledge_documents d
         WHERE d.collection_id = k.id)";
 
-const DOCUMENT: &str = "id, collection_id, name, media_type, bytes, pages, passages, created_at";
+const DOCUMENT: &str = "id, collection_id, name, media_type, bytes, pages, passages, created_at, source_path, source_stamp";
 
 /// Headings are kept as one text, a line each, as SQLite keeps them.
 const HEADING_SEPARATOR: char = '\n';
@@ -63,6 +64,14 @@ pub(super) fn in_org(t: &mut Tx<'_>, org_id: &str, id: &str) -> Result<Option<Co
     .as_ref()
     .map(read_collection)
     .transpose()
+}
+
+pub(super) fn exists_in_org(t: &mut Tx<'_>, org_id: &str, id: &str) -> Result<bool> {
+    Ok(t.query_opt(
+        "SELECT 1 FROM knowledge_collections WHERE id = $1 AND org_id = $2",
+        &[&id, &org_id],
+    )?
+    .is_some())
 }
 
 pub(super) fn named(
@@ -124,8 +133,9 @@ pub(super) fn insert_document(
 ) -> Result<()> {
     t.execute(
         "INSERT INTO knowledge_documents
-             (id, collection_id, org_id, name, media_type, bytes, pages, passages, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             (id, collection_id, org_id, name, media_type, bytes, pages, passages, created_at,
+              source_path, source_stamp)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         &[
             &document.id,
             &document.collection_id,
@@ -136,6 +146,8 @@ pub(super) fn insert_document(
             &i64::from(document.pages),
             &big(document.passages),
             &document.created_at_ms,
+            &document.source.as_ref().map(|s| &s.path),
+            &document.source.as_ref().map(|s| &s.stamp),
         ],
     )?;
     for (position, passage) in passages.iter().enumerate() {
@@ -289,5 +301,9 @@ fn read_document(row: &Row) -> Result<KnowledgeDocument> {
         pages: u32::try_from(row.get::<_, i64>(5)).unwrap_or(u32::MAX),
         passages: count(row.get(6))?,
         created_at_ms: row.get(7),
+        source: match (row.get(8), row.get(9)) {
+            (Some(path), Some(stamp)) => Some(DocumentSource { path, stamp }),
+            _ => None,
+        },
     })
 }

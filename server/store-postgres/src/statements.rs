@@ -841,8 +841,8 @@ impl rules::Statements for Statements<'_, '_> {
         super::knowledge::insert_collection(self.0, collection)
     }
 
-    fn collection_in(&mut self, org_id: &str, id: &str) -> Result<Option<Collection>> {
-        super::knowledge::in_org(self.0, org_id, id)
+    fn collection_in(&mut self, org_id: &str, id: &str) -> Result<bool> {
+        super::knowledge::exists_in_org(self.0, org_id, id)
     }
 
     fn knowledge_held(&mut self, org_id: &str) -> Result<(u64, u64)> {

@@ -8,7 +8,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use portal_store::knowledge::query_words;
 use portal_store::{
-    Collection, CollectionOwner, KnowledgeDocument, NewPassage, Passage, Result, StorageError,
+    Collection, CollectionOwner, DocumentSource, KnowledgeDocument, NewPassage, Passage, Result,
+    StorageError,
 };
 
 /// A collection's columns, with its documents' count and bytes.
@@ -16,7 +17,7 @@ const COLLECTION: &str = "k.id, k.org_id, k.user_id, k.name, k.description, k.cr
     (SELECT count(*) FROM knowledge_documents d WHERE d.collection_id = k.id),
     (SELECT COALESCE(SUM(d.bytes), 0) FROM knowledge_documents d WHERE d.collection_id = k.id)";
 
-const DOCUMENT: &str = "id, collection_id, name, media_type, bytes, pages, passages, created_at";
+const DOCUMENT: &str = "id, collection_id, name, media_type, bytes, pages, passages, created_at, source_path, source_stamp";
 
 /// Headings are kept as one text, a line each, so the index searches them as a column.
 const HEADING_SEPARATOR: char = '\n';
@@ -49,6 +50,13 @@ pub(super) fn in_org(c: &Connection, org_id: &str, id: &str) -> Result<Option<Co
     ))?
     .query_row(params![id, org_id], read_collection)
     .optional()?)
+}
+
+pub(super) fn exists_in_org(c: &Connection, org_id: &str, id: &str) -> Result<bool> {
+    Ok(
+        c.prepare_cached("SELECT 1 FROM knowledge_collections WHERE id = ?1 AND org_id = ?2")?
+            .exists(params![id, org_id])?,
+    )
 }
 
 pub(super) fn named(
@@ -105,8 +113,9 @@ pub(super) fn insert_document(
 ) -> Result<()> {
     c.prepare_cached(
         "INSERT INTO knowledge_documents
-             (id, collection_id, org_id, name, media_type, bytes, pages, passages, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             (id, collection_id, org_id, name, media_type, bytes, pages, passages, created_at,
+              source_path, source_stamp)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         document.id,
@@ -117,7 +126,9 @@ pub(super) fn insert_document(
         document.bytes,
         document.pages,
         document.passages,
-        document.created_at_ms
+        document.created_at_ms,
+        document.source.as_ref().map(|s| &s.path),
+        document.source.as_ref().map(|s| &s.stamp)
     ])?;
     let mut insert = c.prepare_cached(
         "INSERT INTO knowledge_passages (document_id, position, page, headings, body)
@@ -263,5 +274,9 @@ fn read_document(row: &Row) -> rusqlite::Result<KnowledgeDocument> {
         pages: row.get(5)?,
         passages: row.get(6)?,
         created_at_ms: row.get(7)?,
+        source: match (row.get(8)?, row.get(9)?) {
+            (Some(path), Some(stamp)) => Some(DocumentSource { path, stamp }),
+            _ => None,
+        },
     })
 }

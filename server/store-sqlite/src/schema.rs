@@ -372,10 +372,14 @@ const MIGRATIONS: &[&str] = &[
         bytes         INTEGER NOT NULL,
         pages         INTEGER NOT NULL,
         passages      INTEGER NOT NULL,
-        created_at    INTEGER NOT NULL
+        created_at    INTEGER NOT NULL,
+        source_path   TEXT,
+        source_stamp  TEXT
     );
-    CREATE INDEX knowledge_documents_by_collection ON knowledge_documents (collection_id);
-    CREATE INDEX knowledge_documents_by_org ON knowledge_documents (org_id);
+    CREATE INDEX knowledge_documents_by_collection ON knowledge_documents (collection_id, bytes);
+    CREATE UNIQUE INDEX knowledge_documents_by_source
+        ON knowledge_documents (collection_id, source_path) WHERE source_path IS NOT NULL;
+    CREATE INDEX knowledge_documents_by_org ON knowledge_documents (org_id, bytes);
 
     CREATE TABLE knowledge_passages (
         id          INTEGER PRIMARY KEY,

@@ -82,6 +82,18 @@ pub struct NewKnowledgeDocument {
     pub pages: u32,
     /// Its passages, in the document's order.
     pub passages: Vec<NewPassage>,
+    /// Where it was read from, for a collection kept from a folder: its path in the folder and
+    /// the stamp (size and time changed) it had, so a sync finds what changed.
+    pub source: Option<DocumentSource>,
+}
+
+/// Where a document kept from a folder was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DocumentSource {
+    /// Its path within the folder, `/`-separated.
+    pub path: String,
+    /// Its size and the time it was changed, as the folder's sync compares them.
+    pub stamp: String,
 }
 
 /// One passage of a document.
@@ -106,6 +118,8 @@ pub struct KnowledgeDocument {
     /// How many passages it was split into.
     pub passages: u64,
     pub created_at_ms: i64,
+    /// Where it was read from, for a collection kept from a folder.
+    pub source: Option<DocumentSource>,
 }
 
 /// A passage a search found, with where it comes from.
@@ -227,6 +241,7 @@ pub fn add_document(
         pages: document.pages,
         passages: document.passages.len() as u64,
         created_at_ms: s.now_ms()?,
+        source: document.source.clone(),
     };
     s.insert_knowledge_document(org_id, &kept, &document.passages)?;
     Ok(kept)
@@ -257,12 +272,15 @@ pub fn delete_collection(s: &mut dyn Statements, org_id: &str, collection_id: &s
     s.delete_collection_rows(collection_id)
 }
 
-/// The collection `id`, if it is `org_id`'s.
-fn collection_of(s: &mut dyn Statements, org_id: &str, id: &str) -> Result<Collection> {
-    s.collection_in(org_id, id)?
-        .ok_or_else(|| StorageError::CollectionNotFound {
+/// Refuses a collection `id` that is not `org_id`'s.
+fn collection_of(s: &mut dyn Statements, org_id: &str, id: &str) -> Result<()> {
+    if s.collection_in(org_id, id)? {
+        Ok(())
+    } else {
+        Err(StorageError::CollectionNotFound {
             collection: id.to_string(),
         })
+    }
 }
 
 /// What knowledge written at once for one organisation locks, on every server, so that its

@@ -41,7 +41,7 @@ pub use calls::{KeptText, MAX_KEPT_BYTES, NewCall, RecordedCall};
 pub use days::DAY_MS;
 pub use error::{StorageError, check_schema};
 pub use knowledge::{
-    Collection, CollectionOwner, KnowledgeDocument, KnowledgeLimits, NewCollection,
+    Collection, CollectionOwner, DocumentSource, KnowledgeDocument, KnowledgeLimits, NewCollection,
     NewKnowledgeDocument, NewPassage, Passage,
 };
 pub use location::{

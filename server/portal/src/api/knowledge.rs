@@ -11,7 +11,7 @@
 //! every route, as one that does not exist; the organisation's is 403 to a member who would
 //! change it.
 
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -23,9 +23,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use portal_core::title::one_line_name;
 use serde::{Deserialize, Serialize};
 
-use portal_attachments::{UploadError, clean_filename, pdf_reading, sniff_head};
+use portal_attachments::{UploadError, clean_filename};
 use portal_identity::Caller;
-use portal_knowledge::ingest::{self, IngestError, Kind};
+use portal_knowledge::ingest::IngestError;
 use portal_store::{
     Collection, CollectionOwner, KnowledgeDocument, NewCollection, NewKnowledgeDocument,
 };
@@ -34,6 +34,7 @@ use super::attachments::{FILE_BUFFER, Upload, receive, refused};
 use super::checks::text_within;
 use super::keys::random;
 use super::{ApiError, AppState};
+use crate::knowledge_sync;
 
 /// The longest collection name, in characters. **Decision:** 80, as a project's.
 pub const NAME_LIMIT: usize = 80;
@@ -240,54 +241,37 @@ async fn add_document(
     if name.is_empty() {
         return Err(refused(UploadError::Empty { filename: name }));
     }
-    let (bytes, kind) = {
-        let name = name.clone();
-        blocking(move || {
-            let mut file = BufReader::with_capacity(FILE_BUFFER, file);
-            let unreadable = |source| {
+    let document_id = new_id("kdoc")?;
+    let readers = state.gates.pdf_readers.clone();
+    let handle = tokio::runtime::Handle::current();
+    let (reading_id, shown) = (document_id.clone(), name.clone());
+    let (read, size) = blocking(move || {
+        let mut bytes = Vec::new();
+        let mut file = file;
+        file.rewind()
+            .and_then(|()| BufReader::with_capacity(FILE_BUFFER, file).read_to_end(&mut bytes))
+            .map_err(|source| {
                 refused(UploadError::Unreadable {
-                    filename: name.clone(),
+                    filename: shown.clone(),
                     source,
                 })
-            };
-            let sniffed = sniff_head(&mut file).map_err(unreadable)?;
-            let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes).map_err(unreadable)?;
-            let kind = ingest::kind(&name, sniffed, &bytes).map_err(ingest_refused)?;
-            Ok((bytes, kind))
-        })
-        .await?
-    };
-    let document_id = new_id("kdoc")?;
-    let size = bytes.len() as u64;
-    let (pages, passages) = if kind == Kind::Pdf {
-        // The PDF waits for one of the server's reader places, and is read in a reader process.
-        let place = state.gates.pdf_readers.place().await;
-        let reading = pdf_reading(&document_id, &name);
-        let name = name.clone();
-        blocking(move || {
-            let (read, pages) = place.read_pages(&reading, &bytes);
-            let passages = ingest::pages(&name, &pages).map_err(ingest_refused)?;
-            Ok((read.pages_read, passages))
-        })
-        .await?
-    } else {
-        let name = name.clone();
-        blocking(move || {
-            ingest::text(&name, kind, &bytes)
-                .map(|passages| (0, passages))
-                .map_err(ingest_refused)
-        })
-        .await?
-    };
+            })?;
+        // A PDF waits for one of the server's reader places, and is read in a reader process.
+        let place = || handle.block_on(readers.place());
+        let read =
+            knowledge_sync::read(place, &reading_id, &shown, &bytes).map_err(ingest_refused)?;
+        Ok((read, bytes.len() as u64))
+    })
+    .await?;
     let document = NewKnowledgeDocument {
         id: document_id,
         collection_id: collection.id,
         name,
-        media_type: kind.media_type().to_string(),
+        media_type: read.kind.media_type().to_string(),
         bytes: size,
-        pages,
-        passages,
+        pages: read.pages,
+        passages: read.passages,
+        source: None,
     };
     let kept = state
         .turns

@@ -138,7 +138,7 @@ pub(crate) async fn start_on(
 
 /// [`start`] with `more` written into the configuration directory, and the server's
 /// configuration changed by `change`.
-async fn start_configured(
+pub(crate) async fn start_configured(
     more: impl FnOnce(&Path),
     change: impl FnOnce(&mut portal_server::Config),
 ) -> Server {

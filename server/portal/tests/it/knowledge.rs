@@ -11,7 +11,7 @@ use portal_core::{Block, Transcript};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::identity::{ALICE, BOB, CAROL, Server, pdf_of_lines, start_with};
+use crate::identity::{ALICE, BOB, CAROL, Server, pdf_of_lines, start_configured, start_with};
 
 /// Acme's administrator.
 const DANA: &str = "dana-token";
@@ -19,25 +19,27 @@ const DANA: &str = "dana-token";
 /// The identity tests' organisations, with Acme's administrator Dana and its agent `librarian`,
 /// which searches the collection `handbook`.
 async fn start() -> Server {
-    start_with(|root: &Path| {
-        let write = |path: &str, text: String| {
-            let path = root.join(path);
-            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        };
-        write(
-            "organisations/acme/users/dana/user.toml",
-            format!(
-                "name = \"Dana\"\nrole = \"admin\"\ntoken_sha256 = \"{}\"\n",
-                portal_identity::TokenDigest::of(DANA).to_hex()
-            ),
-        );
-        write(
-            "organisations/acme/agents/librarian.toml",
-            "name = \"Librarian\"\nmodel = \"demo\"\nknowledge = [\"handbook\"]\n".into(),
-        );
-    })
-    .await
+    start_with(configure).await
+}
+
+/// Writes Dana and the librarian into the configuration directory `root`.
+fn configure(root: &Path) {
+    let write = |path: &str, text: String| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        "organisations/acme/users/dana/user.toml",
+        format!(
+            "name = \"Dana\"\nrole = \"admin\"\ntoken_sha256 = \"{}\"\n",
+            portal_identity::TokenDigest::of(DANA).to_hex()
+        ),
+    );
+    write(
+        "organisations/acme/agents/librarian.toml",
+        "name = \"Librarian\"\nmodel = \"demo\"\nknowledge = [\"handbook\"]\n".into(),
+    );
 }
 
 /// A collection made by `token` from `body`; its id.
@@ -316,4 +318,119 @@ async fn a_hostile_caller_reaches_no_collection_that_is_not_theirs() {
     );
     assert_eq!(results.matches("</passage>").count(), 1, "{results}");
     assert!(results.contains("&lt;/passage> Say the heron"), "{results}");
+}
+
+// Issue 43: a collection kept from a folder the operator names holds what the folder holds, a
+// few syncs after each change: files added, changed and deleted; sub-folders read, hidden files
+// and links (which could lead out of the folder) left out.
+#[tokio::test]
+async fn a_collection_kept_from_a_folder_follows_its_files() {
+    let folder = tempfile::tempdir().expect("a folder");
+    let outside = tempfile::tempdir().expect("another folder");
+    let path = folder.path().to_path_buf();
+    let server = start_configured(
+        |root: &Path| {
+            configure(root);
+            std::fs::create_dir_all(root.join("organisations/acme/knowledge")).expect("mkdir");
+            std::fs::write(
+                root.join("organisations/acme/knowledge/handbook.toml"),
+                format!(
+                    "folder = {:?}\ndescription = \"From the wiki\"\n",
+                    path.display().to_string()
+                ),
+            )
+            .expect("write");
+        },
+        |config| config.knowledge_sync = std::time::Duration::from_millis(100),
+    )
+    .await;
+    let file = |name: &str, text: &str| {
+        let path = folder.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    file("leave.md", "# Leave\n\nTwenty-five days a year.");
+    file("travel/trains.txt", "Trains under four hours.");
+    file(".draft.md", "# Draft\n\nNot yet.");
+    std::fs::write(
+        outside.path().join("secret.md"),
+        "# Secret\n\nThe vault code.",
+    )
+    .expect("write");
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.md"),
+        folder.path().join("secret.md"),
+    )
+    .expect("a link");
+
+    let documents = || async {
+        let (status, listed) = server.get("/api/collections", BOB).await;
+        assert_eq!(status, StatusCode::OK);
+        let Some(id) = listed["collections"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == "handbook"))
+            .map(|c| c["id"].as_str().expect("id").to_string())
+        else {
+            return Vec::new();
+        };
+        let (_, shown) = server.get(&format!("/api/collections/{id}"), BOB).await;
+        let mut names: Vec<(String, u64)> = shown["documents"]
+            .as_array()
+            .expect("documents")
+            .iter()
+            .map(|d| {
+                (
+                    d["name"].as_str().expect("name").to_string(),
+                    d["bytes"].as_u64().expect("bytes"),
+                )
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let until = |expected: Vec<(&'static str, u64)>| {
+        let documents = &documents;
+        async move {
+            let expected: Vec<(String, u64)> = expected
+                .into_iter()
+                .map(|(n, b)| (n.to_string(), b))
+                .collect();
+            let started = std::time::Instant::now();
+            loop {
+                let found = documents().await;
+                if found == expected {
+                    return;
+                }
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(20),
+                    "{found:?}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    };
+    until(vec![("leave.md", 33), ("travel/trains.txt", 24)]).await;
+    file("leave.md", "# Leave\n\nThirty days a year, from 2027.");
+    std::fs::remove_file(folder.path().join("travel/trains.txt")).expect("removed");
+    until(vec![("leave.md", 39)]).await;
+
+    let conversation = server.conversation(BOB, "librarian").await;
+    let (results, _) = asked(&server, BOB, &conversation, "How many days a year?").await;
+    assert!(
+        results.contains("Thirty days") && !results.contains("Twenty-five"),
+        "{results}"
+    );
+    assert!(!results.contains("vault"), "{results}");
+}
+
+// Issue 43's hostile documents: a PDF of 10,000 pages is read to the reading limit
+// (`--max-pdf-pages`, 2,000) and no further, its pages' passages kept, and answered in words.
+#[tokio::test]
+async fn a_ten_thousand_page_pdf_is_read_to_the_reading_limit() {
+    let server = start().await;
+    let handbook = collection(&server, DANA, json!({ "name": "handbook", "shared": true })).await;
+    let pdf = crate::attack_support::pdf_of_pages(10_000);
+    let document = added(&server, DANA, &handbook, "huge.pdf", pdf).await;
+    assert_eq!(document["pages"], 2_000, "{document}");
+    assert_eq!(document["passages"], 2_000, "{document}");
 }

@@ -58,6 +58,7 @@ fn document(id: &str, collection_id: &str, passages: &[(&[&str], &str)]) -> NewK
                 headings: headings.iter().map(|h| (*h).into()).collect(),
             })
             .collect(),
+        source: None,
     }
 }
 
