@@ -13,6 +13,7 @@ use thiserror::Error;
 use crate::block::ToolPicture;
 use crate::memory::cut::{count_up_to, cut_prefix};
 use crate::model::{ModelCapabilities, PictureLimit};
+use crate::tag::attribute;
 
 /// An attachment, decided at upload to be a document or a picture and never re-decided.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -574,12 +575,4 @@ fn page_ranges(pages: &[u32]) -> String {
         i += 1;
     }
     ranges.join(", ")
-}
-
-/// Escapes the characters that would end an attribute value or open a tag.
-pub(crate) fn attribute(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
 }

@@ -21,6 +21,7 @@ pub mod reply;
 pub mod skills;
 pub mod sources;
 pub mod stream;
+pub mod tag;
 pub mod title;
 pub mod tokens;
 pub mod tool_card;

@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag::{self, attribute};
+
 /// A passage quoted in a `search_knowledge` result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
@@ -79,7 +81,7 @@ pub fn read(result: &str) -> Vec<Source> {
         let Some(close) = inside.find("\n</passage>") else {
             break;
         };
-        let value = |name: &str| value(tag, name);
+        let value = |name: &str| tag::value(tag, name);
         if let (Some(reference), Some(document), Some(collection)) =
             (value("reference"), value("document"), value("collection"))
         {
@@ -119,25 +121,6 @@ pub fn citations(text: &str) -> Vec<(std::ops::Range<usize>, String)> {
         }
     }
     found
-}
-
-/// The value of `name="…"` in `tag`, unescaped.
-fn value(tag: &str, name: &str) -> Option<String> {
-    let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
-    let end = start + tag[start..].find('"')?;
-    Some(
-        tag[start..end]
-            .replace("&quot;", "\"")
-            .replace("&lt;", "<")
-            .replace("&amp;", "&"),
-    )
-}
-
-fn attribute(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
 }
 
 #[cfg(test)]

@@ -103,8 +103,8 @@ impl Reader {
             Open::Nothing => self.opening(line),
             _ if is_closing(line) => self.close(),
             Open::User if line.starts_with("<attachment ") => {
-                let name = attr(line, "name").unwrap_or_default();
-                let id = attr(line, "id").unwrap_or_default();
+                let name = crate::tag::value(line, "name").unwrap_or_default();
+                let id = crate::tag::value(line, "id").unwrap_or_default();
                 self.buffer.push(format!("(attached: {name}, {id})"));
             }
             _ => self.buffer.push(line.to_string()),
@@ -116,7 +116,7 @@ impl Reader {
         self.open = match tag {
             "<earlier_summary" => Open::Earlier,
             "<turn" => {
-                self.turn = attr(line, "number")
+                self.turn = crate::tag::value(line, "number")
                     .and_then(|n| n.parse().ok())
                     .unwrap_or(self.turn);
                 Open::Nothing
@@ -126,12 +126,12 @@ impl Reader {
             "<clarification_request" => Open::Clarification,
             "<approval_request" => Open::Approval,
             "<tool_call" => Open::Call {
-                id: attr(line, "ref").unwrap_or_default(),
-                name: attr(line, "name").unwrap_or_default(),
+                id: crate::tag::value(line, "ref").unwrap_or_default(),
+                name: crate::tag::value(line, "name").unwrap_or_default(),
             },
             "<tool_result" => {
-                let id = attr(line, "ref").unwrap_or_default();
-                let outcome = attr(line, "outcome").unwrap_or_default();
+                let id = crate::tag::value(line, "ref").unwrap_or_default();
+                let outcome = crate::tag::value(line, "outcome").unwrap_or_default();
                 if line.ends_with("/>") {
                     self.unanswered_or_left_out(&id, &outcome);
                     Open::Nothing
@@ -248,18 +248,6 @@ fn is_closing(line: &str) -> bool {
             | "</tool_result>"
             | "</clarification_request>"
             | "</approval_request>"
-    )
-}
-
-/// The value of `key="…"` in a tag line, unescaped.
-fn attr(line: &str, key: &str) -> Option<String> {
-    let start = line.find(&format!(" {key}=\""))? + key.len() + 3;
-    let len = line[start..].find('"')?;
-    Some(
-        line[start..start + len]
-            .replace("&quot;", "\"")
-            .replace("&lt;", "<")
-            .replace("&amp;", "&"),
     )
 }
 

@@ -12,13 +12,14 @@ use std::fmt::Write;
 use super::Detail;
 use super::note::{SUMMARY_NOTE, turns_header};
 use super::tail::{Unit, UnitState};
-use super::text::{ARGUMENT_CUT_MARKER, attribute, cut, cut_json_strings};
+use super::text::{ARGUMENT_CUT_MARKER, cut, cut_json_strings};
 use super::view::{Entry, NewestCompaction};
 use crate::attachment::Attachment;
 use crate::block::{Block, TurnsCovered};
 use crate::prompt::entry::{Entry as PromptEntry, Layer, Part};
 use crate::prompt::layers::SystemLayer;
 use crate::prompt::neutral::Prompt;
+use crate::tag::attribute;
 use crate::transcript::{Message, Role, TurnStatus};
 
 /// The first sentence of every summary request's system text.

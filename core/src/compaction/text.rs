@@ -43,14 +43,6 @@ pub(crate) fn cut_json_strings(value: &Value, max: usize) -> Value {
     }
 }
 
-/// Replaces the characters that would end an XML-style attribute value.
-pub(crate) fn attribute(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -172,7 +172,7 @@ fn system_layers(
             .map(|skill| {
                 format!(
                     "<skill name=\"{}\">\n{}\n</skill>",
-                    crate::attachment::attribute(&skill.name),
+                    crate::tag::attribute(&skill.name),
                     skill.instructions.trim()
                 )
             })

@@ -184,7 +184,7 @@ pub fn load_skill(
     let skill = skills.pop().ok_or_else(unavailable)?;
     let content = format!(
         "<skill name=\"{}\">\n{}\n</skill>",
-        crate::attachment::attribute(&skill.name),
+        crate::tag::attribute(&skill.name),
         skill.instructions.trim()
     );
     Ok(LoadedSkill { skill, content })

@@ -5,6 +5,7 @@
 
 use portal_core::Transcript;
 use portal_core::attachment::{Attachment, Document, ReadingStatus};
+use portal_core::tag::attribute;
 use portal_core::tools::{Page, page};
 use serde_json::Value;
 use thiserror::Error;
@@ -263,11 +264,4 @@ fn passages(text: &str, config: &DocumentToolConfig) -> Vec<(usize, String)> {
     }
     flush(&mut paragraph, start, &mut out);
     out
-}
-
-fn attribute(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
 }

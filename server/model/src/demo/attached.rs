@@ -53,23 +53,26 @@ impl Attached {
             match part {
                 Part::Text { text } if text.starts_with("<document ") => {
                     let head = text.lines().next().unwrap_or_default();
-                    if let (Some(id), Some(name)) = (attribute(head, "id"), attribute(head, "name"))
-                    {
+                    if let (Some(id), Some(name)) = (
+                        portal_core::tag::value(head, "id"),
+                        portal_core::tag::value(head, "name"),
+                    ) {
                         attached.documents.push(Document { id, name });
                     }
                 }
                 Part::Text { text } if text.starts_with("<picture ") => caption = Some(text),
                 Part::Picture { picture } => {
                     // The caption just before a picture names it and the size it is sent at.
-                    let caption = caption
-                        .take()
-                        .filter(|c| attribute(c, "id").as_deref() == Some(&picture.attachment_id));
+                    let caption = caption.take().filter(|c| {
+                        portal_core::tag::value(c, "id").as_deref() == Some(&picture.attachment_id)
+                    });
                     attached.pictures.push(Picture {
                         name: caption
-                            .and_then(|c| attribute(c, "name"))
+                            .and_then(|c| portal_core::tag::value(c, "name"))
                             .unwrap_or_else(|| picture.attachment_id.clone()),
                         sent: picture.clone(),
-                        reduced_from: caption.and_then(|c| attribute(c, "reduced-from")),
+                        reduced_from: caption
+                            .and_then(|c| portal_core::tag::value(c, "reduced-from")),
                     });
                 }
                 _ => {}
@@ -158,7 +161,8 @@ pub fn reading_notes(prompt: &Prompt) -> Vec<String> {
                 return format!("I could not read the document: {}", answer.content);
             }
             let head = answer.content.lines().next().unwrap_or_default();
-            let name = attribute(head, "name").unwrap_or_else(|| "the document".into());
+            let name =
+                portal_core::tag::value(head, "name").unwrap_or_else(|| "the document".into());
             let text = answer
                 .content
                 .split_once('\n')
@@ -188,18 +192,6 @@ fn live_answers(prompt: &Prompt) -> impl Iterator<Item = &Answer> {
         .iter()
         .filter(|e| e.layer == Layer::NewMessage)
         .flat_map(|e| e.answers())
-}
-
-/// The value of `name="…"` in a manifest's or a caption's opening tag, unescaped.
-fn attribute(tag: &str, name: &str) -> Option<String> {
-    let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
-    let end = start + tag[start..].find('"')?;
-    Some(
-        tag[start..end]
-            .replace("&quot;", "\"")
-            .replace("&lt;", "<")
-            .replace("&amp;", "&"),
-    )
 }
 
 /// The bytes base64 text stands for.
