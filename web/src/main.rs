@@ -43,6 +43,7 @@ mod shared_page;
 mod sidebar;
 mod sign_in;
 mod sign_in_page;
+mod sources;
 mod state;
 mod stream;
 mod tabs;
