@@ -30,6 +30,7 @@ mod highlight;
 mod icon;
 mod inspector;
 mod keys;
+mod knowledge;
 mod listing;
 mod opening;
 mod projects;
