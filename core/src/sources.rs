@@ -1,8 +1,9 @@
 //! What `search_knowledge` answers, written and read in one place (docs/knowledge.md): the
 //! passages an agent found in its organisation's documents, each with its document, collection,
 //! page, section and a reference (`knowledge:<id>`) the answer cites it by. The server writes a
-//! tool result with [`write`]; a front end reads the sources under an answer back with [`read`],
-//! and finds the citations in its text with [`citations`].
+//! tool result with [`write`]; a front end reads the sources under an answer back with [`read`]
+//! (every passage a turn's searches found with [`of_turn`]), and finds the citations in its text
+//! with [`citations`].
 //!
 //! The passages are quoted as data inside `<passage>` elements after a line saying they are not
 //! instructions; a passage's text cannot close its element early (`</passage` in it is escaped),
@@ -10,7 +11,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::block::BlockKind;
 use crate::tag::{self, attribute};
+use crate::tools::SEARCH_KNOWLEDGE;
+use crate::turn_state::TurnState;
 
 /// A passage quoted in a `search_knowledge` result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +28,16 @@ pub struct Source {
     /// The headings it is under, outermost first, joined by ` › `.
     pub section: Option<String>,
     pub text: String,
+}
+
+impl Source {
+    /// Where in its document the passage is, for a front end's list of sources: its page and its
+    /// section, joined by ` · ` (`page 3 · Leave › Annual`); `None` when it has neither.
+    pub fn place(&self) -> Option<String> {
+        let page = self.page.map(|p| format!("page {p}"));
+        let parts: Vec<String> = page.into_iter().chain(self.section.clone()).collect();
+        (!parts.is_empty()).then(|| parts.join(" · "))
+    }
 }
 
 /// The line a result opens with when it holds passages.
@@ -99,6 +113,40 @@ pub fn read(result: &str) -> Vec<Source> {
     sources
 }
 
+/// The passages a turn's `search_knowledge` calls found, for the sources listed under its
+/// answer: each whole result's, in the order the calls were made, a passage found again by a
+/// later search listed once. A call still running, or one that failed, lists nothing.
+pub fn of_turn(state: &TurnState) -> Vec<Source> {
+    let mut found: Vec<Source> = Vec::new();
+    let searches = state.blocks.iter().filter_map(|b| {
+        b.call
+            .as_ref()
+            .filter(|c| b.kind == BlockKind::ToolUse && c.name == SEARCH_KNOWLEDGE)
+    });
+    for call in searches {
+        let result = state.blocks.iter().find(|b| {
+            b.kind == BlockKind::ToolResult && b.call.as_ref().is_some_and(|c| c.id == call.id)
+        });
+        let Some(result) = result.filter(|r| r.ended && !r.is_error) else {
+            continue;
+        };
+        for source in read(&result.text) {
+            if !found.iter().any(|f| f.reference == source.reference) {
+                found.push(source);
+            }
+        }
+    }
+    found
+}
+
+/// The id a front end gives the entry listing the source cited by `reference` under turn
+/// `turn`'s answer (`knowledge:12` under turn 3 is `turn-3-source-knowledge-12`), so that a
+/// citation in that answer can link to it. The turn keeps two turns that found one passage from
+/// giving two entries one id.
+pub fn element_id(turn: u32, reference: &str) -> String {
+    format!("turn-{turn}-source-{}", reference.replace(':', "-"))
+}
+
 /// The citations in an answer's text: each `[knowledge:<id>]`, as its byte range and reference,
 /// in order.
 pub fn citations(text: &str) -> Vec<(std::ops::Range<usize>, String)> {
@@ -160,6 +208,113 @@ mod tests {
         assert!(read("Some other tool's answer <passage ").is_empty());
         assert!(write("leave", &[]).starts_with("No passage matches `leave`"));
         assert!(read(&write("leave", &[])).is_empty());
+    }
+
+    /// Folds events written as JSON values into a turn.
+    fn fold(events: &[serde_json::Value]) -> TurnState {
+        let mut state = TurnState::opened(1, "How much leave?");
+        for event in events {
+            let event = serde_json::from_value(event.clone()).expect("a turn event");
+            state.apply(&event);
+        }
+        state
+    }
+
+    /// A call of `tool` and its result `text`, the result whole when `ended`.
+    fn call_and_result(
+        message: usize,
+        id: &str,
+        tool: &str,
+        text: &str,
+        error: bool,
+        ended: bool,
+    ) -> Vec<serde_json::Value> {
+        use serde_json::json;
+        let mut events = vec![
+            json!({"event": "message_start", "message": message, "role": "assistant"}),
+            json!({"event": "block_start", "message": message, "block": 0, "kind": "tool_use",
+                   "call": {"id": id, "name": tool}}),
+            json!({"event": "delta", "message": message, "block": 0, "text": "{\"query\":\"leave\"}"}),
+            json!({"event": "block_end", "message": message, "block": 0}),
+            json!({"event": "message_start", "message": message + 1, "role": "tool"}),
+            json!({"event": "block_start", "message": message + 1, "block": 0,
+                   "kind": "tool_result", "call": {"id": id}, "is_error": error}),
+            json!({"event": "delta", "message": message + 1, "block": 0, "text": text}),
+        ];
+        if ended {
+            events.push(json!({"event": "block_end", "message": message + 1, "block": 0}));
+        }
+        events
+    }
+
+    #[test]
+    fn a_turns_sources_are_its_searches_passages_each_once() {
+        let first = write(
+            "leave",
+            &[
+                source("knowledge:12", "Days."),
+                source("knowledge:7", "Trains."),
+            ],
+        );
+        let second = write(
+            "trains",
+            &[
+                source("knowledge:7", "Trains."),
+                source("knowledge:3", "Buses."),
+            ],
+        );
+        let mut events = call_and_result(1, "a", SEARCH_KNOWLEDGE, &first, false, true);
+        // Another tool quoting passages lists nothing; nor does a failed search.
+        events.extend(call_and_result(
+            3,
+            "b",
+            "read_document",
+            &first,
+            false,
+            true,
+        ));
+        events.extend(call_and_result(
+            5,
+            "c",
+            SEARCH_KNOWLEDGE,
+            &second,
+            true,
+            true,
+        ));
+        let state = fold(&events);
+        let references = |state: &TurnState| {
+            of_turn(state)
+                .into_iter()
+                .map(|s| s.reference)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(references(&state), ["knowledge:12", "knowledge:7"]);
+
+        // A search still answering lists nothing until its result is whole.
+        events.extend(call_and_result(
+            7,
+            "d",
+            SEARCH_KNOWLEDGE,
+            &second,
+            false,
+            false,
+        ));
+        assert_eq!(references(&fold(&events)), ["knowledge:12", "knowledge:7"]);
+        events.push(serde_json::json!({"event": "block_end", "message": 8, "block": 0}));
+        assert_eq!(
+            references(&fold(&events)),
+            ["knowledge:12", "knowledge:7", "knowledge:3"]
+        );
+        assert!(of_turn(&fold(&[])).is_empty());
+        let found = &of_turn(&state)[0];
+        assert_eq!(found.place().as_deref(), Some("page 3 · Leave › Annual"));
+        let unplaced = Source {
+            page: None,
+            section: None,
+            ..found.clone()
+        };
+        assert_eq!(unplaced.place(), None);
+        assert_eq!(element_id(3, "knowledge:12"), "turn-3-source-knowledge-12");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The sidebar: New chat, projects, the search box and the person's conversations (all of them or
+//! The sidebar: New chat, projects, knowledge, the search box and the person's conversations (all of them or
 //! one project's), pinned ones first, then newest activity first, a page at a time. On a narrow screen it is a drawer the header's button opens; Esc or a click
 //! beside it closes it.
 
@@ -12,6 +12,7 @@ use crate::conversation_link::ConversationLink;
 use crate::delete_dialog::DeleteDialog;
 use crate::exchange::ExchangeButton;
 use crate::icon::Icon;
+use crate::knowledge::KnowledgeButton;
 use crate::listing;
 use crate::opening;
 use crate::projects::{ProjectsButton, ShownProjectBar};
@@ -94,6 +95,7 @@ pub fn Sidebar() -> impl IntoView {
                         "New chat"
                     </button>
                     <ProjectsButton />
+                    <KnowledgeButton />
                     <ExchangeButton />
                 </div>
                 <input

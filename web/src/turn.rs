@@ -1,6 +1,6 @@
 //! One turn: the user's message (or the `/compact` pill) with its Edit button, the assistant's
-//! blocks, what a running turn is doing, why a failed one failed, the turn's notes, its controls
-//! and what can be done with the reply.
+//! blocks, the sources its answer was given, what a running turn is doing, why a failed one
+//! failed, the turn's notes, its controls and what can be done with the reply.
 
 use leptos::prelude::*;
 use portal_core::TurnStatus;
@@ -13,6 +13,7 @@ use crate::api;
 use crate::block::BlockSlot;
 use crate::compaction::CompactPill;
 use crate::controls::TurnControls;
+use crate::sources::Sources;
 use crate::state::portal;
 use crate::turn_actions::{EditMessage, ReplyActions};
 use crate::turn_failure::TurnFailure;
@@ -72,6 +73,7 @@ pub fn Turn(turn: TurnView) -> impl IntoView {
                 </For>
                 {move || running.get().then(|| view! { <TurnActivity turn /> })}
             </div>
+            <Sources turn />
             <TurnFailure turn />
             <p class="turn-note">
                 {move || {

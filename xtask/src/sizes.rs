@@ -127,6 +127,10 @@ const SHARE_BUDGET: u64 = 4 * 1024;
 /// (issue 45).
 const PROJECTS_BUDGET: u64 = 4 * 1024;
 
+/// The knowledge panel (web/knowledge/: collections, their documents, adding and deleting them),
+/// loaded on first need and kept outside the app's budget (issue 43).
+const KNOWLEDGE_BUDGET: u64 = 4 * 1024;
+
 /// What the panels loaded on first need share (web/panels/: calling the API, making elements,
 /// showing a panel and asking before what cannot be undone),
 /// loaded with the first of them and kept outside the app's budget.
@@ -139,7 +143,7 @@ const SHARED_PAGE_BUDGET: u64 = 2 * 1024;
 
 /// The parts of the web app loaded on first need, each in its folder of `dist/` with its own
 /// budget: the rest is the app.
-const LAZY: [(&str, &str, u64); 8] = [
+const LAZY: [(&str, &str, u64); 9] = [
     (
         "dist/highlight",
         "code highlighter (lazy, dist/highlight)",
@@ -170,6 +174,11 @@ const LAZY: [(&str, &str, u64); 8] = [
         "dist/projects",
         "projects panel (lazy, dist/projects)",
         PROJECTS_BUDGET,
+    ),
+    (
+        "dist/knowledge",
+        "knowledge panel (lazy, dist/knowledge)",
+        KNOWLEDGE_BUDGET,
     ),
     (
         "dist/panels",
