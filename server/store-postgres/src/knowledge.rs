@@ -117,12 +117,13 @@ pub(super) fn insert_collection(t: &mut Tx<'_>, collection: &Collection) -> Resu
 }
 
 pub(super) fn held(t: &mut Tx<'_>, org_id: &str) -> Result<(u64, u64)> {
-    let row = t.query_one(
-        "SELECT count(*), COALESCE(SUM(bytes), 0)::BIGINT FROM knowledge_documents
-         WHERE org_id = $1",
+    match t.query_opt(
+        "SELECT documents, bytes FROM knowledge_totals WHERE org_id = $1",
         &[&org_id],
-    )?;
-    Ok((count(row.get(0))?, count(row.get(1))?))
+    )? {
+        Some(row) => Ok((count(row.get(0))?, count(row.get(1))?)),
+        None => Ok((0, 0)),
+    }
 }
 
 pub(super) fn insert_document(

@@ -342,7 +342,7 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // Version 13: knowledge, as SQLite's version 15 keeps it, searched through a generated
     // `tsvector` (headings weighed A, text B, accents taken off as `codec::without_accents`
-    // takes them) and its GIN index.
+    // takes them) and its GIN index; each organisation's totals kept by a trigger.
     r#"
     CREATE TABLE knowledge_collections (
         id          TEXT PRIMARY KEY,
@@ -371,7 +371,28 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX knowledge_documents_by_collection ON knowledge_documents (collection_id, bytes);
     CREATE UNIQUE INDEX knowledge_documents_by_source
         ON knowledge_documents (collection_id, source_path) WHERE source_path IS NOT NULL;
-    CREATE INDEX knowledge_documents_by_org ON knowledge_documents (org_id, bytes);
+
+    CREATE TABLE knowledge_totals (
+        org_id    TEXT PRIMARY KEY,
+        documents BIGINT NOT NULL,
+        bytes     BIGINT NOT NULL
+    );
+    CREATE FUNCTION knowledge_documents_count() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'INSERT' THEN
+            INSERT INTO knowledge_totals (org_id, documents, bytes)
+            VALUES (NEW.org_id, 1, NEW.bytes)
+            ON CONFLICT (org_id) DO UPDATE SET documents = knowledge_totals.documents + 1,
+                bytes = knowledge_totals.bytes + EXCLUDED.bytes;
+        ELSE
+            UPDATE knowledge_totals SET documents = documents - 1, bytes = bytes - OLD.bytes
+            WHERE org_id = OLD.org_id;
+        END IF;
+        RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER knowledge_documents_counted AFTER INSERT OR DELETE ON knowledge_documents
+        FOR EACH ROW EXECUTE FUNCTION knowledge_documents_count();
 
     CREATE TABLE knowledge_passages (
         id          BIGSERIAL PRIMARY KEY,

@@ -350,7 +350,9 @@ const MIGRATIONS: &[&str] = &[
     // Version 15: knowledge (docs/knowledge.md): collections of an organisation's (no user) or
     // of one person's, their documents, and each document's passages, indexed by FTS5 for
     // keyword search. The index holds no copy of the text (`content=`): it reads
-    // `knowledge_passages`, and the triggers keep it in step with each insert and delete.
+    // `knowledge_passages`, and the triggers keep it in step with each insert and delete. Each
+    // organisation's totals are kept by triggers too, so its limits are checked without counting
+    // its documents.
     r#"
     CREATE TABLE knowledge_collections (
         id          TEXT PRIMARY KEY,
@@ -379,7 +381,21 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX knowledge_documents_by_collection ON knowledge_documents (collection_id, bytes);
     CREATE UNIQUE INDEX knowledge_documents_by_source
         ON knowledge_documents (collection_id, source_path) WHERE source_path IS NOT NULL;
-    CREATE INDEX knowledge_documents_by_org ON knowledge_documents (org_id, bytes);
+
+    CREATE TABLE knowledge_totals (
+        org_id    TEXT PRIMARY KEY,
+        documents INTEGER NOT NULL,
+        bytes     INTEGER NOT NULL
+    );
+    CREATE TRIGGER knowledge_documents_counted AFTER INSERT ON knowledge_documents BEGIN
+        INSERT INTO knowledge_totals (org_id, documents, bytes) VALUES (new.org_id, 1, new.bytes)
+        ON CONFLICT (org_id) DO UPDATE
+            SET documents = documents + 1, bytes = bytes + excluded.bytes;
+    END;
+    CREATE TRIGGER knowledge_documents_uncounted AFTER DELETE ON knowledge_documents BEGIN
+        UPDATE knowledge_totals SET documents = documents - 1, bytes = bytes - old.bytes
+        WHERE org_id = old.org_id;
+    END;
 
     CREATE TABLE knowledge_passages (
         id          INTEGER PRIMARY KEY,

@@ -359,8 +359,8 @@ pub trait Statements {
     /// people's).
     fn collection_in(&mut self, org_id: &str, id: &str) -> Result<bool>;
 
-    /// How many documents, and how many bytes of them, the organisation's collections hold,
-    /// read from an index that holds both (a few milliseconds at 100,000 documents).
+    /// How many documents, and how many bytes of them, the organisation's collections hold, as
+    /// the database keeps them counted (its triggers), not counted again.
     fn knowledge_held(&mut self, org_id: &str) -> Result<(u64, u64)>;
 
     /// Keeps a document of the organisation `org_id` and its passages, searchable at once.
