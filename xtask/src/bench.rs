@@ -2,9 +2,10 @@
 //! of core, the server's load bench (200 conversations streaming at once), two replicas on
 //! PostgreSQL under 2 × 500 streams next to one on SQLite (given a throwaway PostgreSQL in
 //! `PORTAL_TEST_POSTGRES`, `postgres.rs`), the usage report over 1,000,000 rows on both
-//! databases (the same PostgreSQL), a call's prompt from storage, the conversation list at
-//! 10,000 conversations, then the browser playout bench, which writes `target/bench/playout.json`
-//! and prints a table, the npm package's bench (the README's markdown loop against the
+//! databases (the same PostgreSQL), knowledge retrieval on PostgreSQL's documentation (recall,
+//! and latency at 100,000 passages, on both databases; writes `target/bench/knowledge.json`), a
+//! call's prompt from storage, the conversation list at 10,000 conversations, then the browser
+//! playout bench, which writes `target/bench/playout.json` and prints a table, the npm package's bench (the README's markdown loop against the
 //! package's `ReplyView`), which writes `target/bench/package.json`, and the Streamdown bench
 //! (`<Streamdown>` against `<PortalReply>`), which writes `target/bench/streamdown.json`
 //! (`docs/bench.md`).
@@ -12,7 +13,7 @@
 use crate::{build_web, package, postgres, run, setup};
 
 pub fn all() -> anyhow::Result<()> {
-    setup::all()?;
+    setup::everything()?;
     run::step(
         "Benchmarking core (criterion)",
         "cargo",
@@ -46,6 +47,12 @@ pub fn all() -> anyhow::Result<()> {
         "Benchmarking the usage report (1,000,000 rows by user, on SQLite and PostgreSQL)",
         "cargo",
         &["bench", "-p", "portal-server", "--bench", "usage_report"],
+        &postgres.test_env(),
+    )?;
+    run::step_with_env(
+        "Benchmarking knowledge retrieval (PostgreSQL's documentation, 100,000 passages, on SQLite and PostgreSQL)",
+        "cargo",
+        &["bench", "-p", "portal-server", "--bench", "knowledge"],
         &postgres.test_env(),
     )?;
     drop(postgres);

@@ -18,7 +18,8 @@ use anyhow::{Context, bail};
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  setup              install what the build and tests need (idempotent; checks exact versions)
+  setup              install what the build, tests and benches need (idempotent; checks exact
+                     versions)
   test               setup, then fmt, the deploy recipe's checks (as check-deploy), clippy,
                      native tests (given a throwaway PostgreSQL in PORTAL_TEST_POSTGRES, with
                      PORTAL_REQUIRE_POSTGRES=1), wasm tests in headless Chromium, the npm package
@@ -43,12 +44,14 @@ commands:
                      deploy/Dockerfile runs
   demo [--port N]    install what serving needs (as dist), build the web app (release) and serve
                      the portal (default port 8080)
-  bench              setup, criterion benchmarks of core, the server's benches: the load bench,
-                     two replicas on a throwaway PostgreSQL (PORTAL_TEST_POSTGRES) next to one on
-                     SQLite, a call's prompt and the conversation list at 10,000 conversations,
-                     then the browser playout bench: prose at 200 and
-                     2,000 characters a second, markdown at 2,000 (writes
-                     target/bench/playout.json)
+  bench              setup (with PostgreSQL's HTML documentation, the knowledge bench's corpus),
+                     criterion benchmarks of core, the server's benches: the load bench, two
+                     replicas on a throwaway PostgreSQL (PORTAL_TEST_POSTGRES) next to one on
+                     SQLite, the usage report, knowledge retrieval (recall on PostgreSQL's
+                     documentation, latency at 100,000 passages; writes
+                     target/bench/knowledge.json), a call's prompt and the conversation list at
+                     10,000 conversations, then the browser playout bench: prose at 200 and 2,000
+                     characters a second, markdown at 2,000 (writes target/bench/playout.json)
   fuzz [seconds] [target...]
                      every fuzz target (or those named) for `seconds` each (default 60), seeded
                      from the fixtures
@@ -62,7 +65,7 @@ fn main() -> anyhow::Result<()> {
     std::env::set_current_dir(&root).context("cannot enter the workspace root")?;
     run::extend_path(&root);
     match args.first().map(String::as_str) {
-        Some("setup") => setup::all(),
+        Some("setup") => setup::everything(),
         Some("test") => test(),
         Some("test-native") => {
             setup::postgres()?;

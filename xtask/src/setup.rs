@@ -1,6 +1,7 @@
 //! `cargo xtask setup`: installs what the build and the tests need, checking exact versions first,
 //! so a second run installs nothing. `serving` is the part that building and serving the portal
-//! needs (`cargo xtask demo` and `dist`); `all` adds the tests' toolchain.
+//! needs (`cargo xtask demo` and `dist`); `all` adds the tests' toolchain, and `everything` the
+//! benches' corpus.
 
 use anyhow::{Context, bail};
 
@@ -28,6 +29,11 @@ const PROXY_PACKAGES: &[&str] = &["nginx"];
 /// Debian's Python with venv, for the deploy checks' virtualenv (`python_tools`), and systemd for
 /// `systemd-analyze verify` of `deploy/portal.service` (`deploy.rs`).
 const DEPLOY_PACKAGES: &[&str] = &["python3", "python3-venv", "systemd"];
+
+/// Debian's copy of PostgreSQL 15's HTML documentation (`/usr/share/doc/postgresql-doc-15/html`,
+/// some 1,170 pages), the corpus of the knowledge retrieval bench
+/// (`server/portal/benches/knowledge.rs`); only `cargo xtask bench` needs it.
+const BENCH_PACKAGES: &[&str] = &["postgresql-doc-15"];
 
 /// A tool installed with `cargo install`: (crate, binary, version, version line, extra flags).
 type CargoTool = (
@@ -143,6 +149,16 @@ pub fn package() -> anyhow::Result<()> {
     )?;
     println!("xtask: setup: what the npm package needs is installed");
     Ok(())
+}
+
+/// What [`all`] installs and the knowledge bench's corpus, which only `cargo xtask bench` reads:
+/// what `cargo xtask setup` and `bench` install (`test` needs no corpus).
+pub fn everything() -> anyhow::Result<()> {
+    all()?;
+    apt_packages(
+        "PostgreSQL 15's HTML documentation (the knowledge bench's corpus) is installed",
+        BENCH_PACKAGES,
+    )
 }
 
 /// Only PostgreSQL, for `cargo xtask postgres`.
