@@ -334,6 +334,7 @@ fn add(
                 bytes,
                 pages: 0,
                 passages: passages.to_vec(),
+                source: None,
             },
             &LIMITS,
         )

@@ -99,10 +99,12 @@ pub(super) fn insert_collection(c: &Connection, collection: &Collection) -> Resu
 }
 
 pub(super) fn held(c: &Connection, org_id: &str) -> Result<(u64, u64)> {
-    Ok(c.prepare_cached("SELECT documents, bytes FROM knowledge_totals WHERE org_id = ?1")?
-        .query_row([org_id], |row| Ok((row.get(0)?, row.get(1)?)))
-        .optional()?
-        .unwrap_or((0, 0)))
+    Ok(
+        c.prepare_cached("SELECT documents, bytes FROM knowledge_totals WHERE org_id = ?1")?
+            .query_row([org_id], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?
+            .unwrap_or((0, 0)),
+    )
 }
 
 pub(super) fn insert_document(

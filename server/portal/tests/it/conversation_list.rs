@@ -281,7 +281,12 @@ fn a_version_1_database_gets_titles_from_first_messages_when_it_migrates() {
     let connection = rusqlite::Connection::open(&path).expect("raw");
     connection
         .execute_batch(
-            "DROP INDEX conversations_by_project;
+            "DROP TABLE knowledge_totals;
+             DROP TABLE knowledge_passages_fts;
+             DROP TABLE knowledge_passages;
+             DROP TABLE knowledge_documents;
+             DROP TABLE knowledge_collections;
+             DROP INDEX conversations_by_project;
              DROP INDEX conversations_by_activity;
              ALTER TABLE conversations DROP COLUMN pinned;
              ALTER TABLE conversations DROP COLUMN project_id;
