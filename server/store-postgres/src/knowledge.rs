@@ -8,7 +8,7 @@ use postgres::Row;
 use super::connection::Tx;
 use super::count;
 
-use portal_store::knowledge::query_words;
+use portal_store::knowledge::{headings_of, headings_text, query_words};
 use portal_store::{
     Collection, CollectionOwner, DocumentSource, KnowledgeDocument, NewPassage, Passage, Result,
     StorageError,
@@ -21,9 +21,6 @@ const COLLECTION: &str = "k.id, k.org_id, k.user_id, k.name, k.description, k.cr
         WHERE d.collection_id = k.id)";
 
 const DOCUMENT: &str = "id, collection_id, name, media_type, bytes, pages, passages, created_at, source_path, source_stamp";
-
-/// Headings are kept as one text, a line each, as SQLite keeps them.
-const HEADING_SEPARATOR: char = '\n';
 
 pub(super) fn list(t: &mut Tx<'_>, org_id: &str, user_id: &str) -> Result<Vec<Collection>> {
     t.query(
@@ -152,7 +149,7 @@ pub(super) fn insert_document(
         ],
     )?;
     for (position, passage) in passages.iter().enumerate() {
-        let headings = passage.headings.join(&HEADING_SEPARATOR.to_string());
+        let headings = headings_text(&passage.headings);
         t.execute(
             "INSERT INTO knowledge_passages (document_id, position, page, headings, body)
              VALUES ($1, $2, $3, $4, $5)",
@@ -259,11 +256,7 @@ pub(super) fn search(
             page: row
                 .get::<_, Option<i64>>(5)
                 .and_then(|page| u32::try_from(page).ok()),
-            headings: headings
-                .split(HEADING_SEPARATOR)
-                .filter(|h| !h.is_empty())
-                .map(str::to_string)
-                .collect(),
+            headings: headings_of(&headings),
             text: row.get(7),
             score: row.get(8),
         })

@@ -6,7 +6,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use portal_store::knowledge::query_words;
+use portal_store::knowledge::{headings_of, headings_text, query_words};
 use portal_store::{
     Collection, CollectionOwner, DocumentSource, KnowledgeDocument, NewPassage, Passage, Result,
     StorageError,
@@ -18,9 +18,6 @@ const COLLECTION: &str = "k.id, k.org_id, k.user_id, k.name, k.description, k.cr
     (SELECT COALESCE(SUM(d.bytes), 0) FROM knowledge_documents d WHERE d.collection_id = k.id)";
 
 const DOCUMENT: &str = "id, collection_id, name, media_type, bytes, pages, passages, created_at, source_path, source_stamp";
-
-/// Headings are kept as one text, a line each, so the index searches them as a column.
-const HEADING_SEPARATOR: char = '\n';
 
 pub(super) fn list(c: &Connection, org_id: &str, user_id: &str) -> Result<Vec<Collection>> {
     let mut statement = c.prepare_cached(&format!(
@@ -137,7 +134,7 @@ pub(super) fn insert_document(
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for (position, passage) in passages.iter().enumerate() {
-        let headings = passage.headings.join(&HEADING_SEPARATOR.to_string());
+        let headings = headings_text(&passage.headings);
         insert.execute(params![
             document.id,
             position as i64,
@@ -232,21 +229,13 @@ pub(super) fn search(
                 collection_id: row.get(3)?,
                 collection_name: row.get(4)?,
                 page: row.get(5)?,
-                headings: split_headings(&headings),
+                headings: headings_of(&headings),
                 text: row.get(7)?,
                 score: row.get(8)?,
             })
         },
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-fn split_headings(headings: &str) -> Vec<String> {
-    headings
-        .split(HEADING_SEPARATOR)
-        .filter(|h| !h.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 fn read_collection(row: &Row) -> rusqlite::Result<Collection> {

@@ -172,6 +172,20 @@ pub fn query_words(query: &str) -> Vec<String> {
     words
 }
 
+/// A passage's headings as both databases keep them: one text, a line each, so that the keyword
+/// index searches them as a column of their own.
+pub fn headings_text(headings: &[String]) -> String {
+    headings.join("\n")
+}
+
+/// A passage's headings from [`headings_text`]'s text.
+pub fn headings_of(text: &str) -> Vec<String> {
+    text.split('\n')
+        .filter(|h| !h.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// The most words of a query searched for. **Decision:** 32: a question is rarely longer, and
 /// each word is one more term every passage is scored on.
 pub const MAX_QUERY_WORDS: usize = 32;
