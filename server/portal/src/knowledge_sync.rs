@@ -161,19 +161,11 @@ impl Sync {
         if let Some(id) = existing(self.storage.collections(org_id, "").await?) {
             return Ok(id);
         }
-        let mut random = [0u8; 12];
-        getrandom::fill(&mut random)?;
         let made = self
             .storage
             .create_collection(
                 NewCollection {
-                    id: format!(
-                        "col_{}",
-                        random
-                            .iter()
-                            .map(|b| format!("{b:02x}"))
-                            .collect::<String>()
-                    ),
+                    id: new_id("col")?,
                     owner: owner.clone(),
                     name: folder.name.clone(),
                     description: folder.description.clone(),
@@ -202,15 +194,7 @@ impl Sync {
                 self.max_bytes
             );
         }
-        let mut random = [0u8; 12];
-        getrandom::fill(&mut random)?;
-        let id = format!(
-            "kdoc_{}",
-            random
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        );
+        let id = new_id("kdoc")?;
         let readers = self.readers.clone();
         let handle = tokio::runtime::Handle::current();
         let (path, name, reading_id) = (file.full.clone(), file.source.path.clone(), id.clone());
@@ -247,4 +231,17 @@ fn is_full(error: &anyhow::Error) -> bool {
         error.downcast_ref::<StorageError>(),
         Some(StorageError::KnowledgeFull { .. })
     )
+}
+
+/// A new id: `prefix`, then 24 random hexadecimal digits.
+fn new_id(prefix: &str) -> Result<String, getrandom::Error> {
+    let mut random = [0u8; 12];
+    getrandom::fill(&mut random)?;
+    Ok(format!(
+        "{prefix}_{}",
+        random
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    ))
 }

@@ -20,7 +20,6 @@ use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use portal_core::title::one_line_name;
 use serde::{Deserialize, Serialize};
 
 use portal_attachments::{UploadError, clean_filename};
@@ -33,11 +32,9 @@ use portal_store::{
 use super::attachments::{FILE_BUFFER, Upload, receive, refused};
 use super::checks::text_within;
 use super::keys::random;
+use super::projects::{NAME_LIMIT, clean_project_name};
 use super::{ApiError, AppState};
 use crate::knowledge_sync;
-
-/// The longest collection name, in characters. **Decision:** 80, as a project's.
-pub const NAME_LIMIT: usize = 80;
 
 /// The longest collection description, in characters. **Decision:** 2,000, a paragraph or two.
 pub const DESCRIPTION_LIMIT: usize = 2_000;
@@ -141,18 +138,16 @@ async fn create(
     if request.shared && !caller.admin {
         return Err(not_an_administrator());
     }
-    let name = one_line_name(&request.name);
-    let length = name.chars().count();
-    if length == 0 || length > NAME_LIMIT {
-        return Err(ApiError(
+    let name = clean_project_name(&request.name).map_err(|length| {
+        ApiError(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!(
                 "a collection's name has 1 to {NAME_LIMIT} characters, not counting the control \
                  and bidirectional characters left out; this one has {length}; write a name of \
                  that length"
             ),
-        ));
-    }
+        )
+    })?;
     let description = request.description.trim().to_string();
     text_within("description", &description, DESCRIPTION_LIMIT, "shorten it")?;
     let owner = if request.shared {
